@@ -1,0 +1,101 @@
+"""The vocabulary of ChiMDQA (domains, question types, levels) and the checks every input goes through.
+
+Every bad input in the project raises `InputError`, whose message names where the problem is (file, line,
+record id or list index) and what is wrong, so a user can fix the record without guessing.
+"""
+from __future__ import annotations
+
+DOMAINS = ("academic", "education", "finance", "law", "medical", "news")
+FACTUAL_TYPES = ("retrieval", "filtering", "statistical", "computational", "comparison")
+OPEN_TYPES = ("inference", "expansion", "summarization", "suggestion", "generation")
+QUESTION_TYPES = FACTUAL_TYPES + OPEN_TYPES
+CATEGORIES = ("factual", "open_ended")
+LEVELS = ("L1", "L2")
+
+# Release files may name question types in Chinese, as the paper does.
+TYPE_ALIASES = {
+    "检索": "retrieval", "筛选": "filtering", "统计": "statistical", "计算": "computational", "比较": "comparison",
+    "推理": "inference", "扩展": "expansion", "总结": "summarization", "建议": "suggestion", "生成": "generation",
+}
+DOMAIN_NAMES_ZH = {"academic": "学术", "education": "教育", "finance": "金融", "law": "法律",
+                   "medical": "医疗", "news": "新闻"}
+
+
+class InputError(ValueError):
+    """Bad input from a user: the message says where (file, line, id or index) and what is wrong."""
+
+
+def where(file=None, line=None, record_id=None, index=None) -> str:
+    """A short location such as ``qa.jsonl line 12 (id fin-003)`` for error messages."""
+    parts = []
+    if file is not None:
+        parts.append(str(file))
+    if line is not None:
+        parts.append(f"line {line}")
+    if index is not None:
+        parts.append(f"item {index}")
+    text = " ".join(parts) or "input"
+    if record_id is not None:
+        text += f" (id {record_id})"
+    return text
+
+
+def canonical_question_type(value, location: str = "input") -> str:
+    """English question-type name for an English or Chinese name; InputError for anything else."""
+    if isinstance(value, str):
+        name = value.strip()
+        name = TYPE_ALIASES.get(name, name.lower())
+        if name in QUESTION_TYPES:
+            return name
+    raise InputError(f"{location}: unknown question type {value!r}; expected one of "
+                     f"{', '.join(QUESTION_TYPES)} or the Chinese names {' '.join(TYPE_ALIASES)}")
+
+
+def canonical_domain(value, location: str = "input") -> str:
+    if isinstance(value, str) and value.strip().lower() in DOMAINS:
+        return value.strip().lower()
+    raise InputError(f"{location}: unknown domain {value!r}; expected one of {', '.join(DOMAINS)}")
+
+
+def category_of(question_type: str) -> str:
+    """'factual' or 'open_ended' for an English question-type name."""
+    return "factual" if question_type in FACTUAL_TYPES else "open_ended"
+
+
+def check_texts(name: str, values, *, allow_empty: bool = True) -> list[str]:
+    """A list of strings, or InputError naming the first bad item (None, not a string, empty)."""
+    if values is None or isinstance(values, (str, bytes)):
+        raise InputError(f"{name}: expected a list of strings, got {type(values).__name__}")
+    values = list(values)
+    for i, v in enumerate(values):
+        if not isinstance(v, str):
+            raise InputError(f"{name}[{i}]: expected a string, got {type(v).__name__} ({v!r:.60})")
+        if not allow_empty and not v.strip():
+            raise InputError(f"{name}[{i}]: empty string")
+    return values
+
+
+def check_same_length(**columns) -> int:
+    """The common length of the given columns (None ones are ignored), or InputError naming the mismatch."""
+    lengths = {k: len(v) for k, v in columns.items() if v is not None}
+    if not lengths:
+        raise InputError("no input columns given")
+    if len(set(lengths.values())) > 1:
+        raise InputError("columns differ in length: " + ", ".join(f"{k}={n}" for k, n in lengths.items()))
+    n = next(iter(lengths.values()))
+    if n == 0:
+        raise InputError("empty input: " + ", ".join(lengths) + " have no items")
+    return n
+
+
+def check_labels(name: str, values, allowed, canonical=None) -> list[str]:
+    """Validate a breakdown column (domains, levels, ...) item by item; returns canonical values."""
+    out = []
+    for i, v in enumerate(values):
+        if canonical is not None:
+            out.append(canonical(v, f"{name}[{i}]"))
+        elif v in allowed:
+            out.append(v)
+        else:
+            raise InputError(f"{name}[{i}]: unknown value {v!r}; expected one of {', '.join(allowed)}")
+    return out
