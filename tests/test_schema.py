@@ -1,0 +1,49 @@
+import pytest
+
+from chimdqa_eval.schema import (InputError, canonical_domain, canonical_question_type, category_of, check_labels,
+                                 check_same_length, check_texts, where)
+from chimdqa_eval.signature import make_signature, package_version, parse_signature
+
+
+def test_chinese_type_names_are_aliases():
+    assert canonical_question_type("计算") == "computational"
+    assert canonical_question_type(" Summarization ") == "summarization"
+    assert category_of(canonical_question_type("比较")) == "factual"
+    assert category_of(canonical_question_type("生成")) == "open_ended"
+
+
+def test_unknown_type_and_domain_name_the_location():
+    with pytest.raises(InputError, match=r"qa.jsonl line 3 \(id x-1\): unknown question type 'guess'"):
+        canonical_question_type("guess", where("qa.jsonl", 3, "x-1"))
+    with pytest.raises(InputError, match=r"domains\[2\]: unknown domain 'sports'"):
+        check_labels("domains", ["law", "news", "sports"], (), canonical_domain)
+
+
+def test_check_texts_names_the_bad_index():
+    assert check_texts("predictions", ("a", "")) == ["a", ""]
+    with pytest.raises(InputError, match=r"predictions\[1\]: expected a string, got NoneType"):
+        check_texts("predictions", ["a", None])
+    with pytest.raises(InputError, match=r"predictions\[0\]: expected a string, got int"):
+        check_texts("predictions", [3])
+    with pytest.raises(InputError, match=r"references\[1\]: empty string"):
+        check_texts("references", ["a", "  "], allow_empty=False)
+    with pytest.raises(InputError, match="expected a list of strings"):
+        check_texts("predictions", "a single string")
+
+
+def test_check_same_length():
+    assert check_same_length(predictions=[1, 2], references=[3, 4], questions=None) == 2
+    with pytest.raises(InputError, match="predictions=2, references=3"):
+        check_same_length(predictions=[1, 2], references=[3, 4, 5])
+    with pytest.raises(InputError, match="empty input"):
+        check_same_length(predictions=[], references=[])
+
+
+def test_signature_round_trip_and_versions():
+    sig = make_signature({"judge": "rule", "prompt": "none"}, packages=("numpy",))
+    fields = parse_signature(sig)
+    assert list(fields)[:3] == ["judge", "prompt", "chimdqa_eval"]
+    assert fields["numpy"] == package_version("numpy") != "none"
+    assert package_version("surely-not-installed-package") == "none"
+    with pytest.raises(ValueError):
+        make_signature({"judge": "a|b"})
