@@ -1,0 +1,138 @@
+"""A local OpenAI-compatible chat-completions server for tests and benchmarks (real HTTP on 127.0.0.1).
+
+    with ChatServer(lambda body: "A") as server:            # the reply text for each request
+        client = ChatClient("judge", server.api_base)
+        server.latency = 0.05                                 # seconds slept before every reply
+        server.queue(Reply(status=429, headers={"Retry-After": "0"}), Reply(status=500))  # the next two
+        server.requests                                       # every request body received, in order
+
+The handler gets the decoded JSON request body and returns either the assistant's reply text or a `Reply`
+(any status, raw body, headers, extra delay). Queued replies are served first, one per request, before the
+handler is consulted; that is how tests script "fail twice, then answer". `hits(text)` counts requests
+whose last message contains a text, to check what was (not) asked again.
+"""
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Callable
+
+
+@dataclass
+class Reply:
+    """One scripted HTTP reply. `text` becomes a normal completion; `body` (if set) is sent verbatim instead."""
+    text: str = ""
+    status: int = 200
+    body: str | None = None
+    headers: dict = field(default_factory=dict)
+    delay: float = 0.0
+
+
+def completion_body(text: str, model: str = "test-model") -> str:
+    """The JSON of a chat.completion object whose only choice says `text`."""
+    return json.dumps({
+        "id": "chatcmpl-test", "object": "chat.completion", "created": int(time.time()), "model": model,
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
+        "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+    }, ensure_ascii=False)
+
+
+class ChatServer:
+    """Serves POST <base>/chat/completions on 127.0.0.1 (a free port) in a background thread."""
+
+    def __init__(self, handler: Callable[[dict], "str | Reply"] = lambda body: "", *, latency: float = 0.0):
+        self.handler = handler
+        self.latency = latency
+        self.requests: list[dict] = []
+        self.headers: list[dict] = []
+        self._queue: deque = deque()
+        self._lock = threading.Lock()
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,), daemon=True)
+
+    @property
+    def api_base(self) -> str:
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def queue(self, *replies: Reply) -> None:
+        with self._lock:
+            self._queue.extend(replies)
+
+    def hits(self, text: str) -> int:
+        with self._lock:
+            return sum(text in body["messages"][-1]["content"] for body in self.requests)
+
+    def start(self) -> "ChatServer":
+        self._thread.start()
+        return self
+
+    def close(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        self._thread.join()
+
+    def __enter__(self) -> "ChatServer":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _next_reply(self, body: dict) -> Reply:
+        with self._lock:
+            self.requests.append(body)
+            scripted = self._queue.popleft() if self._queue else None
+        if scripted is not None:
+            return scripted
+        reply = self.handler(body)
+        return reply if isinstance(reply, Reply) else Reply(text=reply)
+
+    def _handler_class(self):
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self):
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length)
+                if not self.path.rstrip("/").endswith("/chat/completions"):
+                    return self._send(Reply(status=404, body='{"error": {"message": "not found"}}'))
+                try:
+                    body = json.loads(raw)
+                except ValueError:
+                    return self._send(Reply(status=400, body='{"error": {"message": "body is not JSON"}}'))
+                with server._lock:
+                    server.headers.append(dict(self.headers))
+                reply = server._next_reply(body)
+                time.sleep(server.latency + reply.delay)
+                self._send(reply, body.get("model", "test-model"))
+
+            def _send(self, reply: Reply, model: str = "test-model"):
+                if reply.body is not None:
+                    payload = reply.body
+                elif reply.status == 200:
+                    payload = completion_body(reply.text, model)
+                else:
+                    payload = json.dumps({"error": {"message": reply.text or f"status {reply.status}"}})
+                data = payload.encode("utf-8")
+                try:
+                    self.send_response(reply.status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    for key, value in reply.headers.items():
+                        self.send_header(key, value)
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (its timeout); nothing to tell it
+
+            def log_message(self, *args):
+                pass  # keep test output clean
+
+        return Handler
