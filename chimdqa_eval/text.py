@@ -1,8 +1,15 @@
 """Text normalization and tokenization: the one place where Chinese text is cleaned or split into tokens."""
 from __future__ import annotations
 
+import hashlib
 import re
+import sqlite3
 import unicodedata
+from contextlib import closing
+
+from chimdqa_eval.cache import cache_dir
+from chimdqa_eval.schema import InputError
+from chimdqa_eval.signature import package_version
 
 _SPACE = re.compile(r"[ \t\u3000\u00a0]+")
 _BLANK_LINES = re.compile(r"\n\s*\n+")
@@ -14,3 +21,92 @@ def normalize_text(text: str) -> str:
     text = unicodedata.normalize("NFKC", text).replace("\r\n", "\n").replace("\r", "\n")
     lines = [_SPACE.sub(" ", line).strip() for line in text.split("\n")]
     return _BLANK_LINES.sub("\n\n", "\n".join(lines)).strip()
+
+
+# ---- tokenization -------------------------------------------------------------------------------------------
+# Every lexical metric sees text through tokenize(). Tokens never contain whitespace and are never empty, so a
+# token list survives " ".join(...).split() unchanged: that is how pycocoevalcap-style code reads it, and how the
+# disk cache stores it.
+
+TOKENIZERS = ("jieba", "char")
+
+
+def _check_tokenizer(name: str) -> str:
+    if name not in TOKENIZERS:
+        raise InputError(f"tokenizer {name!r} is unknown; expected one of {', '.join(TOKENIZERS)}")
+    return name
+
+
+def _jieba():
+    import logging
+
+    import jieba
+
+    jieba.setLogLevel(logging.WARNING)  # the dictionary-loading banner is noise in an evaluation run
+    return jieba
+
+
+def tokenize(text: str, tokenizer: str = "jieba") -> list[str]:
+    """Split text into tokens: ``"jieba"`` (jieba's accurate mode with its HMM for unknown words, the default
+    dictionary) or ``"char"`` (every non-whitespace character is a token). The text is tokenized as given
+    (no normalization); whitespace never becomes a token.
+
+    >>> tokenize("我爱北京天安门, Hello world")
+    ['我', '爱', '北京', '天安门', ',', 'Hello', 'world']
+    >>> tokenize("北京 GDP", tokenizer="char")
+    ['北', '京', 'G', 'D', 'P']
+    """
+    if _check_tokenizer(tokenizer) == "char":
+        return [c for c in text if not c.isspace()]
+    return " ".join(_jieba().lcut(text)).split()
+
+
+def tokenizer_signature(name: str) -> str:
+    """The tokenizer as it goes into score signatures, with the version of the library doing the work."""
+    if _check_tokenizer(name) == "char":
+        return "char"
+    return f"jieba-{package_version('jieba')}-accurate"
+
+
+_memory_cache: dict = {}
+
+
+def _disk_cache(name: str):
+    path = cache_dir("tokens") / f"{tokenizer_signature(name)}.sqlite"
+    db = sqlite3.connect(str(path), timeout=60)
+    db.execute("CREATE TABLE IF NOT EXISTS tokens (key BLOB PRIMARY KEY, tokens TEXT NOT NULL)")
+    return db
+
+
+def _text_key(text: str) -> bytes:
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
+
+
+def tokenize_references(texts, tokenizer: str = "jieba") -> list[list[str]]:
+    """tokenize() for texts that recur across runs (references): jieba results are kept in memory and on disk
+    under ``cache_dir("tokens")``, keyed by tokenizer, jieba version and text, so each reference is split once
+    per machine. The disk cache assumes jieba's default dictionary (a user dictionary would need a fresh
+    $CHIMDQA_CACHE). ``"char"`` is cheaper than a cache lookup and is computed directly."""
+    texts = list(texts)
+    if _check_tokenizer(tokenizer) == "char":
+        return [tokenize(t, "char") for t in texts]
+    signature = tokenizer_signature(tokenizer)
+    memory = _memory_cache.setdefault(signature, {})
+    missing = list(dict.fromkeys(t for t in texts if t not in memory))
+    if missing:
+        with closing(_disk_cache(tokenizer)) as db:
+            keys = {_text_key(t): t for t in missing}
+            found = {}
+            key_list = list(keys)
+            for start in range(0, len(key_list), 500):
+                chunk = key_list[start:start + 500]
+                rows = db.execute(f"SELECT key, tokens FROM tokens WHERE key IN ({','.join('?' * len(chunk))})",
+                                  chunk)
+                found.update((keys[k], v.split()) for k, v in rows)
+            new = [(t, tokenize(t, tokenizer)) for t in missing if t not in found]
+            with db:
+                db.executemany("INSERT OR REPLACE INTO tokens VALUES (?, ?)",
+                               [(_text_key(t), " ".join(tokens)) for t, tokens in new])
+        memory.update(found)
+        memory.update(new)
+    return [list(memory[t]) for t in texts]
