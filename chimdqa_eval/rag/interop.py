@@ -1,0 +1,118 @@
+"""RAGChecker interop: read its results JSON, score it, write our results back in its format.
+
+    chimdqa rag-metrics checking_outputs.json                    # labels already there: no model at all
+    chimdqa rag-metrics inputs.json --checker llm --extractor llm --judge-model M --api-base URL -o out.json
+
+The file is ``{"results": [{"query_id", "query", "gt_answer", "response", "retrieved_context": [{"doc_id",
+"text"}], ...}]}``; items may already carry RAGChecker's claims (``response_claims``, ``gt_answer_claims``) and
+labels (``answer2response``, ``response2answer``, ``retrieved2response``, ``retrieved2answer``). What is there
+is used as is; what is missing is extracted and checked by the configured tools.
+"""
+from __future__ import annotations
+
+import copy
+import json
+import sys
+from pathlib import Path
+
+from chimdqa_eval.rag import metrics as M
+from chimdqa_eval.rag.scoring import CHECKERS, CLAIM_FIELDS, EXTRACTORS, RagItem, evaluate_items, item_structures
+from chimdqa_eval.schema import InputError
+
+GIVEN_FIELDS = tuple(CLAIM_FIELDS.values()) + M.STRUCTURES
+
+
+def read_ragchecker(path) -> tuple[list[RagItem], dict]:
+    """(items, the parsed file); InputError naming the file and result for anything malformed."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise InputError(f"{path}: not a JSON file: {err}") from None
+    results = data.get("results") if isinstance(data, dict) else None
+    if not isinstance(results, list) or not results:
+        raise InputError(f"{path}: expected a RAGChecker object {{\"results\": [...]}} with at least one result")
+    return [_item(path, i, result) for i, result in enumerate(results)], data
+
+
+def _item(path, i, result) -> RagItem:
+    where = f"{path} results[{i}]"
+    if not isinstance(result, dict):
+        raise InputError(f"{where}: expected an object, got {type(result).__name__}")
+    where += f" (query_id {result.get('query_id')})"
+    for key in ("query", "gt_answer", "response"):
+        if not isinstance(result.get(key), str):
+            raise InputError(f"{where}: {key} must be a string, got {type(result.get(key)).__name__}")
+    context = result.get("retrieved_context")
+    if not isinstance(context, list):
+        raise InputError(f"{where}: retrieved_context must be a list of {{\"doc_id\", \"text\"}} objects")
+    chunks = []
+    for j, doc in enumerate(context):
+        text = doc.get("text") if isinstance(doc, dict) else None
+        if not isinstance(text, str):
+            raise InputError(f"{where}: retrieved_context[{j}].text must be a string, got {text!r:.60}")
+        chunks.append(text)
+    given = {key: result[key] for key in GIVEN_FIELDS if result.get(key) is not None}
+    return RagItem(where, result["query"], result["gt_answer"], result["response"], chunks, given)
+
+
+def to_ragchecker(data: dict, items: list[RagItem], result: dict) -> dict:
+    """The file's own content with what we extracted and checked filled in, RAGChecker's per-result metrics
+    (shares in [0, 1]) and its grouped corpus metrics (0-100, full precision), plus our signature."""
+    out = copy.deepcopy(data)
+    metrics = [m for m in M.ALL_METRICS if m in result]
+    for item, entry, record in zip(items, result["per_item"], out["results"]):
+        for key in GIVEN_FIELDS:
+            if record.get(key) is None and entry.get(key) is not None:
+                # RAGChecker types claims as lists of strings (its triplets); ours are whole sentences.
+                record[key] = [[c] for c in entry[key]] if key in CLAIM_FIELDS.values() else entry[key]
+        labels = {s: entry[s] for s in M.STRUCTURES if s in entry}
+        claims = {whose: entry.get(key) for whose, key in CLAIM_FIELDS.items()}
+        record["metrics"] = M.query_scores(item_structures(item, labels, claims), metrics)
+    out["metrics"] = {group: {m: result[m] for m in names if m in result} for group, names in M.GROUPS.items()}
+    out["signature"] = result["signature"]
+    return out
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("file", help="RAGChecker results JSON ({\"results\": [...]})")
+    parser.add_argument("--metrics", nargs="+", default=["all"],
+                        help="metric names or groups: overall retriever generator all (default: all)")
+    parser.add_argument("--extractor", choices=EXTRACTORS, default="sentence",
+                        help="claims for items without them: offline clause splitting, or an LLM")
+    parser.add_argument("--checker", choices=CHECKERS, default="nli",
+                        help="labels for items without them (precomputed: every item must carry its labels)")
+    parser.add_argument("--nli-model", help="path or name of a transformers NLI sequence-classification model")
+    parser.add_argument("--judge-model", help="model name at the OpenAI-compatible endpoint (LLM tools)")
+    parser.add_argument("--api-base", help="OpenAI-compatible API base, e.g. http://localhost:8000/v1")
+    parser.add_argument("--api-key-env", default="OPENAI_API_KEY", help="environment variable with the API key")
+    parser.add_argument("--concurrency", type=int, default=16, help="parallel LLM requests")
+    parser.add_argument("--cache", dest="cache_path", help="sqlite file for LLM replies (default: the user cache)")
+    parser.add_argument("--device", help="torch device for the NLI model (default: cuda if available)")
+    parser.add_argument("-o", "--output", help="also write the results back in RAGChecker's format to this file")
+    parser.add_argument("--per-item", action="store_true", help="include per-query claims, labels and scores")
+
+
+def run(args) -> int:
+    from chimdqa_eval.llm import ChatError
+    from chimdqa_eval.rag.checkers import ModelUnavailable
+    from chimdqa_eval.rag.claims import LLMFailure
+
+    items, data = read_ragchecker(args.file)
+    try:
+        result = evaluate_items(items, metrics=args.metrics, extractor=args.extractor, checker=args.checker,
+                                nli_model=args.nli_model, judge_model=args.judge_model, api_base=args.api_base,
+                                api_key_env=args.api_key_env, concurrency=args.concurrency,
+                                cache_path=args.cache_path, device=args.device)
+    except (ChatError, LLMFailure, ModelUnavailable) as err:
+        print(f"chimdqa rag-metrics: error: {err}", file=sys.stderr)
+        return 1
+    if args.output:
+        Path(args.output).write_text(json.dumps(to_ragchecker(data, items, result), ensure_ascii=False, indent=2),
+                                     encoding="utf-8")
+    shown = result if args.per_item else {k: v for k, v in result.items() if k != "per_item"}
+    json.dump(shown, sys.stdout, ensure_ascii=False, indent=2)
+    sys.stdout.write("\n")
+    return 0

@@ -1,0 +1,276 @@
+"""From RAG outputs to RAGChecker's metrics: claims -> checked labels -> boolean structures -> scores.
+
+Only the structures the requested metrics need are built, and only for the queries that do not already carry
+them (labels supplied by the caller, or read from a RAGChecker file). Scores are per query first; every
+aggregate (overall, groups, breakdowns) is a mean over per-query scores, times 100, at full precision.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from chimdqa_eval.aggregate import group_indices
+from chimdqa_eval.rag import metrics as M
+from chimdqa_eval.rag.checkers import CheckTask
+from chimdqa_eval.schema import (DOMAINS, QUESTION_TYPES, InputError, canonical_domain, canonical_question_type,
+                                 check_labels, check_same_length, check_texts)
+from chimdqa_eval.signature import make_signature
+
+EXTRACTORS = ("sentence", "llm")
+CHECKERS = ("nli", "llm", "precomputed")
+CLAIM_FIELDS = {"response": "response_claims", "reference": "gt_answer_claims"}
+
+
+@dataclass
+class RagItem:
+    """One query. `given` holds what the caller already has: claims and/or label structures by RAGChecker name."""
+    name: str  # "query 3" or "query_id abc": used in every error message
+    question: str
+    reference: str
+    response: str
+    chunks: list
+    given: dict = field(default_factory=dict)
+
+
+def claim_text(claim, where: str) -> str:
+    """A claim as text: a string, or RAGChecker's [subject, relation, object] triplet joined by spaces."""
+    if isinstance(claim, str):
+        return claim
+    if isinstance(claim, (list, tuple)) and all(isinstance(part, str) for part in claim):
+        return " ".join(claim)
+    raise InputError(f"{where}: a claim must be a string or a list of strings, got {claim!r:.80}")
+
+
+def _given_claims(item: RagItem, whose: str):
+    key = CLAIM_FIELDS[whose]
+    claims = item.given.get(key)
+    if claims is None:
+        return None
+    if not isinstance(claims, (list, tuple)):
+        raise InputError(f"{item.name}: {key} must be a list of claims, got {type(claims).__name__}")
+    return [claim_text(c, f"{item.name}: {key}[{k}]") for k, c in enumerate(claims)]
+
+
+class _Tools:
+    """Extractor, checker and LLM client, each built on first use so unused models are never loaded."""
+
+    def __init__(self, extractor, checker, nli_model, judge_model, api_base, api_key_env, concurrency,
+                 cache_path, device):
+        self.spec = dict(extractor=extractor, checker=checker, nli_model=nli_model, judge_model=judge_model,
+                         api_base=api_base, api_key_env=api_key_env, concurrency=concurrency,
+                         cache_path=cache_path, device=device)
+        for kind, value, allowed in (("extractor", extractor, EXTRACTORS), ("checker", checker, CHECKERS)):
+            if isinstance(value, str) and value not in allowed:
+                raise InputError(f"unknown {kind} {value!r}; expected one of {', '.join(allowed)} "
+                                 f"or an object with a {'extract' if kind == 'extractor' else 'check'}() method")
+        self._client = None
+        self.built = {}  # role -> the extractor / checker object, once something needed it
+
+    def client(self):
+        if self._client is None:
+            from chimdqa_eval.llm import ChatClient
+
+            if not self.spec["judge_model"] or not self.spec["api_base"]:
+                raise InputError("the LLM extractor/checker needs judge_model= and api_base= (an OpenAI-compatible "
+                                 "endpoint such as http://localhost:8000/v1)")
+            self._client = ChatClient(self.spec["judge_model"], self.spec["api_base"],
+                                      api_key_env=self.spec["api_key_env"], cache_path=self.spec["cache_path"],
+                                      concurrency=self.spec["concurrency"])
+        return self._client
+
+    def extractor(self):
+        if "extractor" not in self.built:
+            from chimdqa_eval.rag.claims import LLMExtractor, SentenceExtractor
+
+            spec = self.spec["extractor"]
+            self.built["extractor"] = (SentenceExtractor() if spec == "sentence" else
+                                       LLMExtractor(self.client()) if spec == "llm" else spec)
+        return self.built["extractor"]
+
+    def checker(self):
+        if "checker" not in self.built:
+            from chimdqa_eval.rag.checkers import LLMChecker, nli_checker
+
+            spec = self.spec["checker"]  # never "precomputed": evaluate_items stops before asking for a checker
+            self.built["checker"] = (nli_checker(self.spec["nli_model"], self.spec["device"]) if spec == "nli" else
+                                     LLMChecker(self.client()) if spec == "llm" else spec)
+        return self.built["checker"]
+
+    def describe(self, role: str, any_given: bool) -> str:
+        """'given', the tool's name, or 'given+<name>' when some queries came with results and others did not."""
+        names = (["given"] if any_given else []) + (
+            [getattr(self.built[role], "name", type(self.built[role]).__name__)] if role in self.built else [])
+        return "+".join(names) or "none"
+
+
+def _claims(items, needed, tools):
+    """{whose: [claims or None per item]}; extracted only for items that must check claims they were not given."""
+    out = {}
+    for whose in ("response", "reference"):
+        structures = [s for s in needed if M.CLAIMS_OF[s] == whose]
+        if not structures:
+            continue
+        claims = [_given_claims(item, whose) for item in items]
+        missing = [i for i, item in enumerate(items)
+                   if claims[i] is None and any(item.given.get(s) is None for s in structures)]
+        if missing:
+            texts = [items[i].response if whose == "response" else items[i].reference for i in missing]
+            extracted = tools.extractor().extract(texts, [items[i].question for i in missing],
+                                                  [items[i].name for i in missing])
+            for i, found in zip(missing, extracted):
+                claims[i] = list(found)
+        out[whose] = claims
+    return out
+
+
+def _tasks(item: RagItem, structure: str, claims: list) -> list[CheckTask]:
+    """The premises one structure checks `claims` against: the other answer, or each chunk in turn."""
+    where = f"{item.name} ({structure})"
+    if structure == "answer2response":
+        return [CheckTask(item.question, item.reference, claims, where)]
+    if structure == "response2answer":
+        return [CheckTask(item.question, item.response, claims, where)]
+    return [CheckTask(item.question, chunk, claims, f"{where}, chunk {j}") for j, chunk in enumerate(item.chunks)]
+
+
+def _labels(items, needed, claims, tools) -> list[dict]:
+    """Per item {structure: RAGChecker labels}: given ones kept, the rest checked in one batch."""
+    labels = [{s: item.given[s] for s in needed if item.given.get(s) is not None} for item in items]
+    todo = [(i, s) for i, item in enumerate(items) for s in needed if s not in labels[i]]
+    tasks, spans = [], []
+    for i, s in todo:
+        new = _tasks(items[i], s, claims[M.CLAIMS_OF[s]][i])
+        spans.append((len(tasks), len(new)))
+        tasks.extend(new)
+    answers = tools.checker().check(tasks) if tasks else []
+    for (i, s), (start, count) in zip(todo, spans):
+        part = answers[start:start + count]
+        if s in ("answer2response", "response2answer"):
+            labels[i][s] = part[0]
+        else:  # one list per chunk -> RAGChecker's rows of claims, one label per chunk
+            n_claims = len(claims[M.CLAIMS_OF[s]][i])
+            labels[i][s] = [[part[j][k] for j in range(count)] for k in range(n_claims)]
+    return labels
+
+
+def item_structures(item: RagItem, labels: dict, claims: dict) -> dict:
+    """Boolean structures of one item, each checked against its claim and chunk counts. `claims` maps
+    response/reference to the item's claims, or None when only labels were given: then the first structure
+    over those claims fixes how many there are."""
+    out, counts = {}, {whose: len(c) for whose, c in claims.items() if c is not None}
+    for s, value in labels.items():
+        flags = M.entailed(value, f"{item.name}: {s}")
+        n_claims = counts.setdefault(M.CLAIMS_OF[s], flags.shape[0])
+        out[s] = M.check_structure(s, flags, n_claims, len(item.chunks), item.name)
+    return out
+
+
+def _scores(per_query: list[dict], indices, metrics) -> dict:
+    return {m: 100.0 * float(np.mean([per_query[i][m] for i in indices])) for m in metrics}
+
+
+def _breakdown(per_query, labels, order, metrics) -> dict:
+    return {key: {**_scores(per_query, idx, metrics), "n": len(idx)}
+            for key, idx in group_indices(labels, order).items()}
+
+
+def evaluate_items(items, *, metrics=M.ALL_METRICS, extractor="sentence", checker="nli", nli_model=None,
+                   judge_model=None, api_base=None, api_key_env="OPENAI_API_KEY", concurrency=16, cache_path=None,
+                   domains=None, question_types=None, device=None) -> dict:
+    """The library result for validated RagItems (see compute_rag)."""
+    metrics = M.resolve_metrics(metrics)
+    needed = M.required_structures(metrics)
+    tools = _Tools(extractor, checker, nli_model, judge_model, api_base, api_key_env, concurrency, cache_path,
+                   device)
+    unlabelled = [(item, s) for item in items for s in needed if item.given.get(s) is None]
+    if unlabelled:
+        if checker == "precomputed":
+            item, s = unlabelled[0]
+            raise InputError(f"{item.name}: no {s} labels given, and checker='precomputed' computes none; supply "
+                             "them in labels=, or choose checker='nli' or 'llm'")
+        tools.checker()  # fail on a missing model before any (possibly paid) claim extraction
+    claims = _claims(items, needed, tools)
+    labels = _labels(items, needed, claims, tools)
+    per_query = [M.query_scores(item_structures(item, labels[i], {w: c[i] for w, c in claims.items()}), metrics)
+                 for i, item in enumerate(items)]
+
+    result = _scores(per_query, range(len(items)), metrics)
+    for group, names in M.GROUPS.items():
+        result[group] = {m: result[m] for m in names if m in metrics}
+    result["n"] = len(items)
+    if domains is not None:
+        result["by_domain"] = _breakdown(per_query, domains, DOMAINS, metrics)
+    if question_types is not None:
+        result["by_question_type"] = _breakdown(per_query, question_types, QUESTION_TYPES, metrics)
+    result["per_item"] = [
+        {**{field_: claims[whose][i] for whose, field_ in CLAIM_FIELDS.items() if whose in claims},
+         **labels[i], "metrics": {m: 100.0 * v for m, v in per_query[i].items()}}
+        for i in range(len(items))]
+    any_claims_given = any(item.given.get(f) is not None for item in items for f in CLAIM_FIELDS.values())
+    any_labels_given = any(item.given.get(s) is not None for item in items for s in needed)
+    packages = ("numpy",) + (("transformers", "torch") if tools.spec["checker"] == "nli" and "checker" in tools.built
+                             else ())
+    result["signature"] = make_signature({
+        "metric": "chimdqa_rag", "metrics": "all" if metrics == M.ALL_METRICS else ",".join(metrics),
+        "extractor": tools.describe("extractor", any_claims_given),
+        "checker": tools.describe("checker", any_labels_given),
+        "mean": "per-query", "scale": "100"}, packages)
+    return result
+
+
+def _chunk_lists(retrieved_contexts) -> list[list[str]]:
+    out = []
+    for i, chunks in enumerate(retrieved_contexts):
+        if isinstance(chunks, (str, bytes)) or not isinstance(chunks, (list, tuple)):
+            raise InputError(f"retrieved_contexts[{i}] (query {i}): expected a list of chunk strings, "
+                             f"got {type(chunks).__name__}")
+        for j, chunk in enumerate(chunks):
+            if not isinstance(chunk, str):
+                raise InputError(f"retrieved_contexts[{i}][{j}] (query {i}): chunk is {type(chunk).__name__}, "
+                                 "not a string")
+        out.append(list(chunks))
+    return out
+
+
+def compute_rag(predictions, references, questions, retrieved_contexts, *, metrics=M.ALL_METRICS,
+                extractor="sentence", checker="nli", nli_model=None, judge_model=None, api_base=None,
+                api_key_env="OPENAI_API_KEY", concurrency=16, cache_path=None, labels=None, domains=None,
+                question_types=None, device=None) -> dict:
+    """RAGChecker's metrics (0-100, mean over queries) for RAG responses.
+
+    predictions / references / questions: one string per query; retrieved_contexts: one list of chunk strings
+    per query. metrics: names or groups (overall, retriever, generator, all). extractor: "sentence" (offline),
+    "llm", or an object with extract(texts, questions, names). checker: "nli" (needs nli_model=), "llm" (needs
+    judge_model= and api_base=), "precomputed", or an object with check(tasks). labels: optional, one dict (or
+    None) per query with any of response_claims, gt_answer_claims and the four structures in RAGChecker's
+    format; what is given is used as is, the rest is extracted and checked.
+    """
+    predictions = check_texts("predictions", predictions)
+    references = check_texts("references", references)
+    questions = check_texts("questions", questions)
+    if retrieved_contexts is None or isinstance(retrieved_contexts, (str, bytes)):
+        raise InputError("retrieved_contexts: expected one list of chunk strings per query")
+    retrieved_contexts = list(retrieved_contexts)
+    labels = None if labels is None else list(labels)
+    domains = None if domains is None else list(domains)
+    question_types = None if question_types is None else list(question_types)
+    n = check_same_length(predictions=predictions, references=references, questions=questions,
+                          retrieved_contexts=retrieved_contexts, labels=labels, domains=domains,
+                          question_types=question_types)
+    chunks = _chunk_lists(retrieved_contexts)
+    if domains is not None:
+        domains = check_labels("domains", domains, DOMAINS, canonical_domain)
+    if question_types is not None:
+        question_types = check_labels("question_types", question_types, QUESTION_TYPES, canonical_question_type)
+    items = []
+    for i in range(n):
+        given = labels[i] if labels is not None else None
+        if given is not None and not isinstance(given, dict):
+            raise InputError(f"labels[{i}] (query {i}): expected a dict of claims/labels or None, "
+                             f"got {type(given).__name__}")
+        items.append(RagItem(f"query {i}", questions[i], references[i], predictions[i], chunks[i], given or {}))
+    return evaluate_items(items, metrics=metrics, extractor=extractor, checker=checker, nli_model=nli_model,
+                          judge_model=judge_model, api_base=api_base, api_key_env=api_key_env,
+                          concurrency=concurrency, cache_path=cache_path, domains=domains,
+                          question_types=question_types, device=device)
