@@ -1,0 +1,186 @@
+"""`chimdqa evaluate`: score a submission against the dataset and write results.json, items.jsonl and report.html.
+
+Factual questions go to the factual metric, open-ended ones to the open-ended metrics, and, when the
+submission carries retrieved contexts, every question also goes to the RAG metrics. Offline and without
+model weights it still completes: the rule judge and the lexical metrics run, the model-based metrics are
+listed as skipped with the reason.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from chimdqa_eval.aggregate import DEFAULT_RESAMPLES, DEFAULT_SEED
+from chimdqa_eval.schema import DOMAINS, InputError
+
+SIMPLEQA_CONFIG = "chinese_simpleqa"
+CONFIGS = ("all", *DOMAINS, SIMPLEQA_CONFIG)
+FAMILY_NAMES = ("factual", "open_ended", "rag")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--predictions", required=True, metavar="FILE",
+                        help="predictions jsonl: one {id, prediction[, retrieved_contexts][, logprobs]} per line")
+    parser.add_argument("--out", required=True, metavar="DIR", help="folder for results.json, items.jsonl, "
+                        "report.html")
+    parser.add_argument("--metadata", metavar="FILE",
+                        help="submission metadata JSON (default: <predictions stem>.meta.json next to it)")
+    parser.add_argument("--model", help="model name (overrides the metadata file)")
+    parser.add_argument("--config", default="all", choices=CONFIGS, help="dataset config (default all)")
+    parser.add_argument("--data-dir", metavar="D", help="release folder (default: the bundled sample)")
+    parser.add_argument("--data-files", nargs="+", metavar="F",
+                        help="QA jsonl files to use instead of a release folder (for chinese_simpleqa: its jsonl)")
+    parser.add_argument("--metrics", nargs="+", metavar="NAME",
+                        help="families (factual open_ended rag) and/or metric names to run (default: all)")
+    parser.add_argument("--allow-partial", action="store_true",
+                        help="score the covered questions when some have no prediction (coverage is recorded)")
+    judge = parser.add_argument_group("factual judge")
+    judge.add_argument("--judge", choices=("rule", "llm"), default="rule")
+    judge.add_argument("--judge-model", help="LLM judge model name (--judge llm)")
+    judge.add_argument("--api-base", help="OpenAI-compatible endpoint for the LLM judge / checker")
+    judge.add_argument("--api-key-env", default="OPENAI_API_KEY", help="environment variable holding the API key")
+    judge.add_argument("--concurrency", type=int, default=16, help="parallel LLM requests")
+    models = parser.add_argument_group("model-based metrics (local paths or Hub names)")
+    models.add_argument("--tokenizer", default="jieba", help="tokenizer of the lexical metrics (default jieba)")
+    models.add_argument("--bertscore-model", default="bert-base-chinese")
+    models.add_argument("--perplexity-model", help="causal LM that scores perplexity (else: submitted logprobs)")
+    models.add_argument("--nli-model", help="NLI model of the RAG claim checker")
+    models.add_argument("--allow-download", action="store_true",
+                        help="let Hugging Face models download (by default the Hub is used offline)")
+    stats = parser.add_argument_group("statistics and report")
+    stats.add_argument("--resamples", type=int, default=DEFAULT_RESAMPLES,
+                       help="bootstrap resamples for the 95%% CIs (0: no CIs)")
+    stats.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    stats.add_argument("--rag-pair", metavar="RESULTS",
+                       help="results.json of the same model in the other RAG condition, for the report's "
+                            "with-vs-without-RAG plot")
+
+
+def run(args) -> int:
+    if not args.allow_download:
+        # Decide before transformers / huggingface_hub are imported: they read this once, at import.
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from chimdqa_eval.report import html, results as res
+
+    wanted = resolve_wanted(args.metrics)
+    questions, dataset = load_questions(args.config, args.data_dir, args.data_files)
+    from chimdqa_eval.submission import load_submission
+
+    submission = load_submission(args.predictions, questions, metadata_path=args.metadata,
+                                 metadata_overrides={"model": args.model}, allow_partial=args.allow_partial)
+    rag_pair = res.read_results(args.rag_pair) if args.rag_pair else None
+    families, skipped = score(submission.items, wanted, args, simpleqa=args.config == SIMPLEQA_CONFIG)
+    out = Path(args.out)
+    results = res.build_results(
+        model=submission.metadata, dataset=dataset,
+        submission={"file": str(submission.path), "sha256": res.file_sha256(submission.path),
+                    "n_scored": len(submission.items), "coverage": round(submission.coverage, 6),
+                    "missing_ids": submission.missing_ids},
+        settings=settings_of(args), families=families, skipped=skipped)
+    label_columns = ("domain", "question_type", "category", "level", "primary_category", "secondary_category")
+    path = res.write_results(out, results, res.item_rows(submission.items, families, label_columns))
+    results["_path"] = str(path)
+    report = html.write_report(out / res.REPORT_FILE, [results] + ([rag_pair] if rag_pair else []))
+    print(summary_table(results))
+    print(f"\nwrote {path}, {out / res.ITEMS_FILE} and {report}")
+    return 0
+
+
+def resolve_wanted(names) -> dict:
+    """{family: None (all its metrics) | set of metric names} from --metrics."""
+    if not names:
+        return {f: None for f in FAMILY_NAMES}
+    from chimdqa_eval.report.results import METRIC_LABELS
+
+    wanted: dict = {}
+    for name in names:
+        if name in FAMILY_NAMES:
+            wanted[name] = None
+            continue
+        owners = [f for f in ("open_ended", "rag") if name in METRIC_LABELS[f]]
+        if not owners:
+            known = sorted({m for f in ("open_ended", "rag") for m in METRIC_LABELS[f]})
+            raise InputError(f"--metrics: unknown name {name!r}; expected families {', '.join(FAMILY_NAMES)} "
+                             f"or metrics {', '.join(known)}")
+        for family in owners:
+            if wanted.get(family, ()) is not None:
+                wanted.setdefault(family, set()).add(name)
+    return wanted
+
+
+def load_questions(config: str, data_dir=None, data_files=None):
+    """(question rows, the dataset block of results.json) for a config."""
+    from chimdqa_eval import release
+
+    if config == SIMPLEQA_CONFIG:
+        if not data_files or len(data_files) != 1:
+            raise InputError("--config chinese_simpleqa needs its jsonl as --data-files FILE")
+        rows = release.read_simpleqa(data_files[0])
+        return rows, {"name": "Chinese SimpleQA", "config": config, "split": "test",
+                      "revision": release.fingerprint(files=data_files), "source": str(data_files[0]),
+                      "n_questions": len(rows)}
+    rows = release.read_qa(data_dir, files=data_files)
+    if config != "all":
+        rows = [r for r in rows if r["domain"] == config]
+        if not rows:
+            raise InputError(f"the release has no questions in domain {config}")
+    source = ", ".join(map(str, data_files)) if data_files else str(release.release_dir(data_dir))
+    return rows, {"name": "ChiMDQA", "config": config, "split": "test",
+                  "revision": release.fingerprint(data_dir, files=data_files), "source": source,
+                  "n_questions": len(rows)}
+
+
+def settings_of(args) -> dict:
+    return {"judge": args.judge, "judge_model": args.judge_model, "tokenizer": args.tokenizer,
+            "bertscore_model": args.bertscore_model, "perplexity_model": args.perplexity_model,
+            "nli_model": args.nli_model, "metrics": args.metrics or ["all"], "resamples": args.resamples,
+            "seed": args.seed, "confidence": 0.95}
+
+
+def score(items: list[dict], wanted: dict, args, *, simpleqa: bool = False):
+    """(FamilyScores list, skipped families) for the joined items."""
+    from chimdqa_eval.report import families as fam
+
+    families, skipped = [], []
+    factual_items = items if simpleqa else [i for i in items if i["category"] == "factual"]
+    open_items = [] if simpleqa else [i for i in items if i["category"] == "open_ended"]
+    if "factual" in wanted and factual_items:
+        print(f"[factual] grading {len(factual_items)} answers with the {args.judge} judge", file=sys.stderr)
+        families.append(fam.factual_scores(factual_items, args, simpleqa=simpleqa))
+    if "open_ended" in wanted and open_items:
+        print(f"[open_ended] scoring {len(open_items)} answers", file=sys.stderr)
+        families.append(fam.open_scores(open_items, wanted["open_ended"], args))
+    if "rag" in wanted and not simpleqa:
+        if items[0].get("retrieved_contexts") is None:
+            skipped.append({"family": "rag", "metric": None,
+                            "reason": "the predictions carry no retrieved_contexts"})
+        else:
+            print(f"[rag] checking claims of {len(items)} answers", file=sys.stderr)
+            family, reason = fam.rag_scores(items, wanted["rag"], args)
+            if family is not None:
+                families.append(family)
+            else:
+                skipped.append({"family": "rag", "metric": None, "reason": reason})
+    return families, skipped
+
+
+def summary_table(results: dict) -> str:
+    """A plain-text table of every overall score with its 95% CI, then what was skipped."""
+    from chimdqa_eval.report.results import METRIC_LABELS
+
+    model = results["model"]["model"]
+    ds = results["dataset"]
+    lines = [f"{model} on {ds['name']} ({ds['config']}, revision {ds['revision']}), "
+             f"{results['submission']['n_scored']} questions scored, "
+             f"coverage {100 * results['submission']['coverage']:.1f}%", ""]
+    lines.append(f"{'family':<11} {'metric':<24} {'value':>8}  {'95% CI':<17} {'n':>6}")
+    for family, metrics in results["metrics"].items():
+        for metric, e in metrics.items():
+            ci = "" if e["ci95"][0] is None else f"[{e['ci95'][0]:.1f}, {e['ci95'][1]:.1f}]"
+            label = METRIC_LABELS.get(family, {}).get(metric, metric)
+            lines.append(f"{family:<11} {label:<24} {e['value']:>8.2f}  {ci:<17} {e['n']:>6}")
+    for s in results["skipped"]:
+        lines.append(f"skipped: {s['family']}{'.' + s['metric'] if s['metric'] else ''}: {s['reason']}")
+    return "\n".join(lines)

@@ -1,0 +1,314 @@
+"""Self-contained HTML pages (the per-run report and the leaderboard page): tables in the paper's layout
+(Tables 4-6) and matplotlib plots embedded as base64 PNG, so one file can be mailed or served by a static Space.
+
+Every function here reads results documents (see results.py) and never re-scores.
+"""
+from __future__ import annotations
+
+import base64
+import html
+import io
+from pathlib import Path
+
+from chimdqa_eval.report.results import (FAMILY_TITLES, LABEL_ORDER, METRIC_LABELS, metric_value, skip_reason)
+from chimdqa_eval.schema import DOMAINS, FACTUAL_TYPES, LEVELS, OPEN_TYPES, QUESTION_TYPES
+
+OPEN_HEADLINES = ("bertscore_f1", "rouge_l", "meteor")  # the per-domain open-ended column, best available first
+PAPER_TAG = "reported in the paper"
+
+CSS = """
+body{font-family:system-ui,-apple-system,"Segoe UI","Noto Sans CJK SC",sans-serif;margin:2em auto;max-width:1200px;
+padding:0 1em;color:#222}
+h1{font-size:1.6em}h2{font-size:1.25em;margin-top:2em;border-bottom:1px solid #ddd}
+table{border-collapse:collapse;margin:.8em 0;font-size:.9em}
+th,td{border:1px solid #ccc;padding:.3em .55em;text-align:right}th{background:#f4f4f4}
+td.name,th.name{text-align:left}tr.paper td{color:#666;font-style:italic}
+.ci{color:#888;font-size:.8em}.skip{color:#b33}.muted{color:#777;font-size:.9em}
+code{font-size:.85em;word-break:break-all}figure{display:inline-block;margin:.5em 1em .5em 0}
+figcaption{font-size:.85em;color:#555}
+"""
+
+# After load, record in the page whether each embedded image decoded (naturalWidth > 0): browsers then show,
+# and headless checks can read, a plain status instead of guessing from pixels.
+IMAGE_CHECK = """
+<script>
+function checkImages(){var imgs=document.images,ok=0;for(var i=0;i<imgs.length;i++){
+var good=imgs[i].complete&&imgs[i].naturalWidth>0;imgs[i].setAttribute('data-rendered',good?'yes':'no');if(good)ok++;}
+var s=document.getElementById('image-status');if(s){s.textContent=ok+' of '+imgs.length+' images rendered';
+s.setAttribute('data-ok',ok);s.setAttribute('data-total',imgs.length);}}
+if(document.readyState==='complete'){checkImages();}else{window.addEventListener('load',checkImages);}
+</script>
+"""
+
+
+def _esc(text) -> str:
+    return html.escape(str(text))
+
+
+def model_label(results: dict) -> str:
+    name = results["model"]["model"]
+    return f"{name} (RAG)" if results["model"].get("rag") else name
+
+
+def is_paper_row(results: dict) -> bool:
+    return results.get("reported") == "paper"
+
+
+def open_headline(results_list) -> str | None:
+    """The open-ended metric shown per domain: BERTScore-F1 as in the paper, else the best one available."""
+    for metric in OPEN_HEADLINES:
+        if any(metric_value(r, "open_ended", metric) is not None for r in results_list):
+            return metric
+    return None
+
+
+def _cell(results, family, metric, column=None, label=None, with_ci=False) -> str:
+    value = metric_value(results, family, metric, column, label)
+    if value is None:
+        reason = skip_reason(results, family, metric) if column is None else None
+        return f'<td class="skip" title="{_esc(reason)}">skipped</td>' if reason else "<td>–</td>"
+    text = f"{value:.1f}"
+    if with_ci:
+        entry = results["metrics"][family][metric]
+        if column is not None:
+            entry = entry["by"][column][label]
+        low, high = entry.get("ci95", [None, None])
+        if low is not None:
+            text += f' <span class="ci">[{low:.1f}, {high:.1f}]</span>'
+    return f"<td>{text}</td>"
+
+
+def _row_start(results) -> str:
+    css = ' class="paper"' if is_paper_row(results) else ""
+    tag = f' <span class="muted">({PAPER_TAG})</span>' if is_paper_row(results) else ""
+    return f'<tr{css}><td class="name">{_esc(model_label(results))}{tag}</td>'
+
+
+def paper_table(results_list, family: str, *, per_domain_metric: str | None, with_ci: bool = False) -> str:
+    """The paper's layout: the family's metrics, then one metric per domain (Table 4: F1, Table 5: B-F1)."""
+    metrics = [m for m in METRIC_LABELS[family]
+               if any(metric_value(r, family, m) is not None or skip_reason(r, family, m) for r in results_list)]
+    if family == "factual":
+        metrics = list(METRIC_LABELS["factual"])
+    head = "".join(f"<th>{METRIC_LABELS[family][m]}</th>" for m in metrics)
+    if per_domain_metric:
+        head += "".join(f"<th>{d}<br><span class='muted'>{METRIC_LABELS[family][per_domain_metric]}</span></th>"
+                        for d in DOMAINS)
+    rows = []
+    for r in results_list:
+        cells = "".join(_cell(r, family, m, with_ci=with_ci) for m in metrics)
+        if per_domain_metric:
+            cells += "".join(_cell(r, family, per_domain_metric, "domain", d) for d in DOMAINS)
+        rows.append(_row_start(r) + cells + "</tr>")
+    return f'<table><tr><th class="name">model</th>{head}</tr>{"".join(rows)}</table>'
+
+
+def breakdown_table(results: dict, family: str, column: str) -> str:
+    """One result's family metrics per label of a breakdown column, with CIs and item counts."""
+    metrics = results["metrics"].get(family, {})
+    labels = []
+    for entry in metrics.values():
+        for label in entry.get("by", {}).get(column, {}):
+            if label not in labels:
+                labels.append(label)
+    order = LABEL_ORDER.get(column, ())
+    labels.sort(key=lambda x: order.index(x) if x in order else len(order))
+    if not labels:
+        return ""
+    head = "".join(f"<th>{METRIC_LABELS[family].get(m, m)}</th>" for m in metrics)
+    rows = []
+    for label in labels:
+        n = max((e["by"].get(column, {}).get(label, {}).get("n", 0) for e in metrics.values()), default=0)
+        cells = "".join(_cell(results, family, m, column, label, with_ci=True) for m in metrics)
+        rows.append(f'<tr><td class="name">{_esc(label)}</td><td>{n}</td>{cells}</tr>')
+    return (f'<table><tr><th class="name">{_esc(column)}</th><th>n</th>{head}</tr>{"".join(rows)}</table>')
+
+
+# ---- plots -------------------------------------------------------------------------------------------------
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only, never a window
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def png_data_uri(fig) -> str:
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=110, bbox_inches="tight", metadata={"Software": None})
+    _pyplot().close(fig)
+    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def domain_bars(results_list, family: str, metric: str):
+    """Grouped bars: one group per domain, one bar per result."""
+    import numpy as np
+
+    plt = _pyplot()
+    shown = [r for r in results_list if metric_value(r, family, metric) is not None]
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.2 * len(DOMAINS) + 0.25 * len(shown)), 3.4))
+    width = 0.8 / max(1, len(shown))
+    x = np.arange(len(DOMAINS))
+    for k, r in enumerate(shown):
+        values = [metric_value(r, family, metric, "domain", d) for d in DOMAINS]
+        ax.bar(x + (k - (len(shown) - 1) / 2) * width, [np.nan if v is None else v for v in values], width,
+               label=model_label(r), hatch="//" if is_paper_row(r) else None)
+    ax.set_xticks(x, DOMAINS)
+    ax.set_ylabel(METRIC_LABELS[family][metric])
+    ax.set_title(f"{METRIC_LABELS[family][metric]} per domain ({FAMILY_TITLES[family].lower()})")
+    ax.grid(axis="y", alpha=.3)
+    if len(shown) > 1:
+        ax.legend(fontsize=7, ncol=2, loc="lower right")
+    return fig
+
+
+def type_values(results: dict, open_metric: str | None) -> list:
+    """One value per question type: factual F1 for the factual types, `open_metric` for the open-ended ones."""
+    values = [metric_value(results, "factual", "F1", "question_type", t) for t in FACTUAL_TYPES]
+    values += [metric_value(results, "open_ended", open_metric, "question_type", t) if open_metric else None
+               for t in OPEN_TYPES]
+    return values
+
+
+def type_radar(results_list, open_metric: str | None):
+    """A radar over the ten question types (factual F1 on the factual five, the open metric on the rest)."""
+    import numpy as np
+
+    plt = _pyplot()
+    angles = np.linspace(0, 2 * np.pi, len(QUESTION_TYPES), endpoint=False)
+    fig, ax = plt.subplots(figsize=(5.2, 5.2), subplot_kw={"projection": "polar"})
+    for r in results_list:
+        values = [0.0 if v is None else v for v in type_values(r, open_metric)]
+        closed = np.concatenate([values, values[:1]])
+        ax.plot(np.concatenate([angles, angles[:1]]), closed, linewidth=1.4, label=model_label(r))
+        ax.fill(np.concatenate([angles, angles[:1]]), closed, alpha=.08)
+    ax.set_xticks(angles, QUESTION_TYPES, fontsize=8)
+    ax.set_ylim(0, 100)
+    open_name = METRIC_LABELS["open_ended"][open_metric] if open_metric else "n/a"
+    ax.set_title(f"Per question type: factual F1 / open-ended {open_name}", fontsize=9)
+    ax.legend(fontsize=7, loc="upper right", bbox_to_anchor=(1.35, 1.1))
+    return fig
+
+
+def rag_pairs(results_list) -> list[tuple[dict, dict]]:
+    """(without RAG, with RAG) results of the same model name, in first-seen order."""
+    by_name: dict = {}
+    for r in results_list:
+        by_name.setdefault(r["model"]["model"], {})[bool(r["model"].get("rag"))] = r
+    return [(pair[False], pair[True]) for pair in by_name.values() if False in pair and True in pair]
+
+
+def rag_plot(pairs, open_metric: str | None):
+    """The paper's Figures 3-4: each model without vs with RAG, on factual F1 and the open-ended metric."""
+    import numpy as np
+
+    plt = _pyplot()
+    panels = [("factual", "F1")] + ([("open_ended", open_metric)] if open_metric else [])
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.0 * len(panels), 3.4), squeeze=False)
+    x = np.arange(len(pairs))
+    for ax, (family, metric) in zip(axes[0], panels):
+        for k, (label, index) in enumerate((("without RAG", 0), ("with RAG", 1))):
+            values = [metric_value(p[index], family, metric) for p in pairs]
+            ax.bar(x + (k - .5) * .38, [np.nan if v is None else v for v in values], .38, label=label)
+        ax.set_xticks(x, [p[0]["model"]["model"] for p in pairs], fontsize=8)
+        ax.set_title(f"{METRIC_LABELS[family][metric]} ({FAMILY_TITLES[family].lower()})", fontsize=9)
+        ax.grid(axis="y", alpha=.3)
+        ax.legend(fontsize=7)
+    return fig
+
+
+def plots(results_list) -> list[tuple[str, str]]:
+    """(caption, data URI) for every plot the results support."""
+    out = []
+    open_metric = open_headline(results_list)
+    if any(metric_value(r, "factual", "F1") is not None for r in results_list):
+        out.append(("Factual F1 per domain (Table 4)", png_data_uri(domain_bars(results_list, "factual", "F1"))))
+    if open_metric:
+        label = METRIC_LABELS["open_ended"][open_metric]
+        out.append((f"Open-ended {label} per domain (Table 5)",
+                    png_data_uri(domain_bars(results_list, "open_ended", open_metric))))
+    if any(any(v is not None for v in type_values(r, open_metric)) for r in results_list):
+        out.append(("The ten question types", png_data_uri(type_radar(results_list, open_metric))))
+    pairs = rag_pairs(results_list)
+    if pairs:
+        out.append(("Without vs with RAG (Figures 3-4)", png_data_uri(rag_plot(pairs, open_metric))))
+    return out
+
+
+# ---- pages -------------------------------------------------------------------------------------------------
+
+def figures_html(results_list) -> str:
+    items = [f'<figure><img alt="{_esc(c)}" src="{uri}"><figcaption>{_esc(c)}</figcaption></figure>'
+             for c, uri in plots(results_list)]
+    return "\n".join(items) + '\n<p class="muted" id="image-status"></p>'
+
+
+def tables_html(results_list, *, with_ci: bool) -> str:
+    parts = []
+    open_metric = open_headline(results_list)
+    if any("factual" in r.get("metrics", {}) for r in results_list):
+        parts.append("<h2>Factual questions (Table 4)</h2>"
+                     + paper_table(results_list, "factual", per_domain_metric="F1", with_ci=with_ci))
+    if any("open_ended" in r.get("metrics", {}) or skip_reason(r, "open_ended", "") for r in results_list):
+        parts.append("<h2>Open-ended questions (Table 5)</h2>"
+                     + paper_table(results_list, "open_ended", per_domain_metric=open_metric, with_ci=with_ci))
+    if any("rag" in r.get("metrics", {}) for r in results_list):
+        parts.append("<h2>RAG (Table 6)</h2>" + paper_table(results_list, "rag", per_domain_metric=None,
+                                                            with_ci=with_ci))
+    return "\n".join(parts)
+
+
+def page(title: str, body: str) -> str:
+    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{_esc(title)}</title>'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1"><style>{CSS}</style></head>'
+            f"<body>\n<h1>{_esc(title)}</h1>\n{body}\n{IMAGE_CHECK}</body></html>\n")
+
+
+def _signatures_html(results: dict) -> str:
+    rows = "".join(f'<tr><td class="name">{_esc(f)}</td><td class="name">{_esc(METRIC_LABELS.get(f, {}).get(m, m))}'
+                   f'</td><td class="name"><code>{_esc(e.get("signature", ""))}</code></td></tr>'
+                   for f, metrics in results["metrics"].items() for m, e in metrics.items())
+    return f'<table><tr><th class="name">family</th><th class="name">metric</th><th class="name">signature</th></tr>{rows}</table>'
+
+
+def _skipped_html(results: dict) -> str:
+    if not results["skipped"]:
+        return "<p>Nothing was skipped.</p>"
+    items = "".join(f"<li><b>{_esc(s['family'])}{'.' + _esc(s['metric']) if s['metric'] else ''}</b>: "
+                    f"{_esc(s['reason'])}</li>" for s in results["skipped"])
+    return f"<ul>{items}</ul>"
+
+
+def report_html(results: dict, others=()) -> str:
+    """The report of one evaluation; `others` (e.g. the same model in the other RAG condition) join the
+    overview tables and plots."""
+    everything = [results, *others]
+    ds, sub, model = results["dataset"], results["submission"], results["model"]
+    facts = [("model", model["model"]), ("RAG", "yes" if model.get("rag") else "no"),
+             ("dataset", f"{ds['name']} / {ds['config']} / {ds['split']}"), ("revision", ds["revision"]),
+             ("questions scored", f"{sub['n_scored']} of {ds['n_questions']} "
+                                  f"(coverage {100 * sub['coverage']:.1f}%)"),
+             ("predictions", f"{sub['file']} (sha256 {sub['sha256'][:12]})"),
+             ("toolkit", f"{results['toolkit']['name']} {results['toolkit']['version']}"),
+             ("created", results["created"])]
+    facts += [(k, model[k]) for k in ("date", "notes", "url") if model.get(k)]
+    body = ['<table>' + "".join(f'<tr><th class="name">{_esc(k)}</th><td class="name">{_esc(v)}</td></tr>'
+                                for k, v in facts) + "</table>",
+            tables_html(everything, with_ci=True), "<h2>Plots</h2>", figures_html(everything)]
+    for family in results["metrics"]:
+        body.append(f"<h2>{_esc(FAMILY_TITLES[family])}: breakdowns with 95% CIs</h2>")
+        columns = []
+        for entry in results["metrics"][family].values():
+            columns += [c for c in entry.get("by", {}) if c not in columns]
+        body += [f"<h3>by {_esc(c)}</h3>" + breakdown_table(results, family, c) for c in columns]
+    body += ["<h2>Skipped</h2>", _skipped_html(results), "<h2>Signatures</h2>", _signatures_html(results)]
+    return page(f"ChiMDQA report: {model_label(results)}", "\n".join(body))
+
+
+def write_report(path, results_list) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(report_html(results_list[0], results_list[1:]), encoding="utf-8")
+    return path

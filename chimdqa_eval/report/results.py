@@ -1,0 +1,221 @@
+"""The results of one evaluation: a versioned JSON document (results.json) and its per-item file (items.jsonl).
+
+Every number in results.json is derived from the per-item values in items.jsonl (grades, per-item scores),
+so breakdowns, confidence intervals and paired comparisons never re-score anything. The layout is described
+by results.schema.json, next to this file; bump SCHEMA_VERSION's major part on any incompatible change.
+
+    metrics: {family: {metric: {value, ci95: [low, high], n, signature,
+                                by: {column: {label: {value, ci95, n}}}}}}
+    skipped: [{family, metric, reason}]
+"""
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+import chimdqa_eval
+from chimdqa_eval.aggregate import DEFAULT_RESAMPLES, DEFAULT_SEED, bootstrap_ci, group_indices
+from chimdqa_eval.schema import DOMAINS, LEVELS, QUESTION_TYPES, InputError
+
+SCHEMA_VERSION = "1.0"
+SCHEMA_PATH = Path(__file__).with_name("results.schema.json")
+RESULTS_FILE, ITEMS_FILE, REPORT_FILE = "results.json", "items.jsonl", "report.html"
+FAMILIES = ("factual", "open_ended", "rag")
+
+# Row order of each breakdown column in tables and plots (labels not listed follow in first-seen order).
+LABEL_ORDER = {"domain": DOMAINS, "question_type": QUESTION_TYPES, "level": LEVELS,
+               "category": ("factual", "open_ended")}
+
+# Per family: metric -> the heading the paper's tables use.
+METRIC_LABELS = {
+    "factual": {"CO": "CO", "NA": "NA", "IN": "IN", "CGA": "CGA", "F1": "F1"},
+    "open_ended": {"meteor": "METEOR", "rouge_l": "ROUGE-L", "cider": "CIDEr", "perplexity": "PPL",
+                   "bertscore_f1": "BERTScore-F1"},
+    "rag": {"precision": "Precision", "recall": "Recall", "f1": "F1", "claim_recall": "Claim recall",
+            "context_precision": "Context precision", "faithfulness": "Faithfulness",
+            "noise_sensitivity_in_relevant": "Relevant noise sens.",
+            "noise_sensitivity_in_irrelevant": "Irrelevant noise sens.", "hallucination": "Hallucination",
+            "self_knowledge": "Self-knowledge", "context_utilization": "Context utilization"},
+}
+FAMILY_TITLES = {"factual": "Factual questions", "open_ended": "Open-ended questions", "rag": "RAG (all questions)"}
+
+
+@dataclass
+class FamilyScores:
+    """What one metric family produced on its items, before aggregation.
+
+    ``per_item`` holds, per item, what ``summarize`` needs (a grade, a score); ``summarize(indices)`` returns
+    {metric: (value, (low, high), n)} over those items, so every breakdown and CI uses the same rule.
+    """
+    family: str
+    ids: list[str]
+    labels: dict[str, list[str]]              # breakdown column -> label of each item
+    per_item: dict[str, list]                 # name -> one value per item (written to items.jsonl)
+    summarize: Callable[[list[int]], dict]
+    signatures: dict[str, str]                # metric -> signature
+    skipped: dict[str, str] = field(default_factory=dict)  # metric -> reason
+
+
+def mean_summarizer(per_item: dict[str, list], metrics, *, scale: float = 1.0,
+                    resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED):
+    """``summarize`` for metrics whose corpus score is the mean of per-item values (times `scale`).
+
+    Items without a value (None or NaN: the metric is undefined for that item) are left out of its mean,
+    and n says how many counted."""
+    arrays = {m: np.array([np.nan if v is None else v for v in per_item[m]], dtype=float) for m in metrics}
+
+    def summarize(indices):
+        out = {}
+        for metric, array in arrays.items():
+            values = array[indices]
+            values = values[~np.isnan(values)]
+            if not len(values):
+                continue
+            low, high = bootstrap_ci(values, n_resamples=resamples, seed=seed) if resamples else (math.nan,) * 2
+            out[metric] = (scale * float(values.mean()), (scale * low, scale * high), int(len(values)))
+        return out
+
+    return summarize
+
+
+def _entry(value, ci, n) -> dict:
+    return {"value": _round(value), "ci95": [_round(ci[0]), _round(ci[1])], "n": n}
+
+
+def _round(x: float):
+    return None if x is None or math.isnan(x) else round(float(x), 4)
+
+
+def aggregate_family(scores: FamilyScores) -> dict:
+    """{metric: {value, ci95, n, signature, by: {column: {label: {value, ci95, n}}}}} for one family."""
+    everything = list(range(len(scores.ids)))
+    overall = scores.summarize(everything)
+    result = {metric: {**_entry(*stats), "signature": scores.signatures.get(metric, ""), "by": {}}
+              for metric, stats in overall.items()}
+    for column, labels in scores.labels.items():
+        for label, indices in group_indices(labels, LABEL_ORDER.get(column, ())).items():
+            for metric, stats in scores.summarize(indices).items():
+                result[metric]["by"].setdefault(column, {})[label] = _entry(*stats)
+    return result
+
+
+def file_sha256(path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def build_results(*, model: dict, dataset: dict, submission: dict, settings: dict,
+                  families: list[FamilyScores], skipped: list[dict] = ()) -> dict:
+    """The results.json document. `skipped` lists whole families or metrics that did not run, with reasons."""
+    metrics = {f.family: aggregate_family(f) for f in families}
+    all_skipped = list(skipped) + [{"family": f.family, "metric": m, "reason": r}
+                                   for f in families for m, r in f.skipped.items()]
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "toolkit": {"name": "chimdqa_eval", "version": chimdqa_eval.__version__},
+        "model": dict(model),
+        "dataset": dict(dataset),
+        "submission": dict(submission),
+        "settings": dict(settings),
+        "metrics": metrics,
+        "skipped": all_skipped,
+        "files": {"items": ITEMS_FILE, "report": REPORT_FILE},
+    }
+
+
+def item_rows(items: list[dict], families: list[FamilyScores], label_columns) -> list[dict]:
+    """One items.jsonl row per scored question: its labels, then each family's per-item values."""
+    rows = {item["id"]: {"id": item["id"], **{c: item[c] for c in label_columns if c in item}} for item in items}
+    for f in families:
+        for i, item_id in enumerate(f.ids):
+            rows[item_id][f.family] = {name: _plain(values[i]) for name, values in f.per_item.items()}
+    return list(rows.values())
+
+
+def _plain(value):
+    if isinstance(value, (np.floating, float)):
+        return None if math.isnan(value) else float(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    return value
+
+
+def write_results(out_dir, results: dict, items: list[dict]) -> Path:
+    """Write results.json and items.jsonl into `out_dir` (created); returns the results.json path."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    with (out / ITEMS_FILE).open("w", encoding="utf-8") as f:
+        for row in items:
+            f.write(json.dumps(row, ensure_ascii=False) + "\n")
+    path = out / RESULTS_FILE
+    path.write_text(json.dumps(results, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    return path
+
+
+def results_path(path) -> Path:
+    """A results.json path from either the file or the folder holding it."""
+    path = Path(path)
+    return path / RESULTS_FILE if path.is_dir() else path
+
+
+def read_results(path) -> dict:
+    """Load a results.json (or the folder holding it), checking it is a results document we can read."""
+    path = results_path(path)
+    if not path.is_file():
+        raise InputError(f"{path}: no results file (run `chimdqa evaluate --out DIR` first)")
+    try:
+        results = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        raise InputError(f"{path}: not valid JSON ({err.msg} at line {err.lineno})") from None
+    if not isinstance(results, dict) or "schema_version" not in results:
+        raise InputError(f"{path}: not a chimdqa results file (no schema_version)")
+    major = str(results["schema_version"]).split(".")[0]
+    if major != SCHEMA_VERSION.split(".")[0]:
+        raise InputError(f"{path}: results schema {results['schema_version']} is not readable by this version "
+                         f"(reads {SCHEMA_VERSION.split('.')[0]}.x)")
+    for key in ("model", "dataset", "metrics", "skipped"):
+        if key not in results:
+            raise InputError(f"{path}: results file lacks '{key}'")
+    results["_path"] = str(path)
+    return results
+
+
+def read_items(results: dict) -> dict[str, dict]:
+    """{id: items.jsonl row} for a results document loaded with read_results."""
+    path = Path(results["_path"]).with_name(results.get("files", {}).get("items", ITEMS_FILE))
+    if not path.is_file():
+        raise InputError(f"{path}: per-item file not found (it is written next to results.json)")
+    rows = {}
+    with path.open(encoding="utf-8") as f:
+        for line_no, text in enumerate(f, 1):
+            if text.strip():
+                try:
+                    row = json.loads(text)
+                except json.JSONDecodeError as err:
+                    raise InputError(f"{path} line {line_no}: not valid JSON ({err.msg})") from None
+                rows[row["id"]] = row
+    return rows
+
+
+def metric_value(results: dict, family: str, metric: str, column: str | None = None, label: str | None = None):
+    """A value from a results document (None when absent): overall, or of one breakdown label."""
+    entry = results.get("metrics", {}).get(family, {}).get(metric)
+    if entry is None:
+        return None
+    if column is not None:
+        entry = entry.get("by", {}).get(column, {}).get(label)
+    return None if entry is None else entry.get("value")
+
+
+def skip_reason(results: dict, family: str, metric: str) -> str | None:
+    for s in results.get("skipped", []):
+        if s["family"] == family and s.get("metric") in (metric, None):
+            return s["reason"]
+    return None

@@ -1,0 +1,222 @@
+"""Submissions: a predictions jsonl plus a small metadata side file, checked in full before any scoring.
+
+One line per question: ``{"id": ..., "prediction": ..., "retrieved_contexts": [...], "logprobs": [...]}`` (the
+last two optional, but all-or-none across the file). The metadata sits next to it as ``<stem>.meta.json``:
+``{"model": ..., "rag": true|false, "date": "YYYY-MM-DD", "notes": ..., "url": ...}``.
+
+Every problem in the file (bad JSON, wrong types, duplicates, ids the dataset does not have, missing ids) is
+collected first and reported in one InputError, so a submitter fixes everything in one round.
+"""
+from __future__ import annotations
+
+import datetime
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from chimdqa_eval.schema import InputError, where
+
+PREDICTION_FIELDS = ("id", "prediction", "retrieved_contexts", "logprobs")
+OPTIONAL_FIELDS = ("retrieved_contexts", "logprobs")
+METADATA_FIELDS = ("model", "rag", "date", "notes", "url")
+MAX_LISTED = 25  # problems shown in one error; the rest are counted
+
+
+@dataclass
+class Submission:
+    path: Path
+    metadata: dict
+    items: list[dict]                       # dataset rows merged with their prediction, in dataset order
+    missing_ids: list[str] = field(default_factory=list)
+    n_questions: int = 0
+
+    @property
+    def coverage(self) -> float:
+        return len(self.items) / self.n_questions if self.n_questions else 0.0
+
+    @property
+    def has_contexts(self) -> bool:
+        return bool(self.items) and self.items[0].get("retrieved_contexts") is not None
+
+    @property
+    def has_logprobs(self) -> bool:
+        return bool(self.items) and self.items[0].get("logprobs") is not None
+
+
+def metadata_path_for(predictions_path) -> Path:
+    """``preds.jsonl`` -> ``preds.meta.json`` (the side file a submission's metadata lives in)."""
+    path = Path(predictions_path)
+    return path.with_name(path.name.removesuffix(".jsonl") + ".meta.json")
+
+
+def _raise_all(problems: list[str], head: str):
+    listed = problems[:MAX_LISTED]
+    more = len(problems) - len(listed)
+    text = f"{head}: {len(problems)} problem{'s' if len(problems) != 1 else ''}\n  " + "\n  ".join(listed)
+    if more:
+        text += f"\n  ... and {more} more"
+    raise InputError(text)
+
+
+def _record_problems(record, loc: str) -> list[str]:
+    """Type problems of one parsed line (an empty list when it is fine)."""
+    if not isinstance(record, dict):
+        return [f"{loc}: expected a JSON object, got {type(record).__name__}"]
+    problems = []
+    unknown = sorted(set(record) - set(PREDICTION_FIELDS))
+    if unknown:
+        problems.append(f"{loc}: unknown field(s) {', '.join(unknown)}; allowed: {', '.join(PREDICTION_FIELDS)}")
+    if "id" not in record:
+        problems.append(f"{loc}: missing field 'id'")
+    elif not isinstance(record["id"], str) or not record["id"].strip():
+        problems.append(f"{loc}: 'id' must be a non-empty string, got {record['id']!r:.60}")
+    if "prediction" not in record:
+        problems.append(f"{loc}: missing field 'prediction' (use \"\" for a question the system did not answer)")
+    elif not isinstance(record["prediction"], str):
+        problems.append(f"{loc}: 'prediction' must be a string, got {type(record['prediction']).__name__}")
+    contexts = record.get("retrieved_contexts")
+    if "retrieved_contexts" in record and (
+            not isinstance(contexts, list) or not all(isinstance(c, str) for c in contexts)):
+        problems.append(f"{loc}: 'retrieved_contexts' must be a list of strings")
+    if "logprobs" in record:
+        logprobs = record["logprobs"]
+        if (not isinstance(logprobs, list) or not logprobs or not all(
+                isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x <= 0
+                for x in logprobs)):
+            problems.append(f"{loc}: 'logprobs' must be a non-empty list of finite numbers <= 0 "
+                            "(natural-log token probabilities)")
+    return problems
+
+
+def read_predictions(path) -> list[dict]:
+    """Parse and type-check a predictions jsonl; each row gets its 1-based ``line``. All problems in one error."""
+    rows, problems = _parse_predictions(Path(path))
+    if problems:
+        _raise_all(problems, f"{path}: invalid predictions file")
+    return rows
+
+
+def _parse_predictions(path: Path):
+    """(valid rows, problems) of a predictions jsonl."""
+    if not path.is_file():
+        raise InputError(f"{path}: no such predictions file")
+    rows, problems = [], []
+    first_line_of: dict = {}
+    with path.open(encoding="utf-8") as f:
+        for line_no, text in enumerate(f, 1):
+            if not text.strip():
+                continue
+            loc = where(path.name, line_no)
+            try:
+                record = json.loads(text)
+            except json.JSONDecodeError as err:
+                problems.append(f"{loc}: not valid JSON ({err.msg} at column {err.colno})")
+                continue
+            if isinstance(record, dict) and isinstance(record.get("id"), str):
+                loc = where(path.name, line_no, record_id=record["id"])
+            record_problems = _record_problems(record, loc)
+            if record_problems:
+                problems += record_problems
+                continue
+            if record["id"] in first_line_of:
+                problems.append(f"{loc}: duplicate id (first on line {first_line_of[record['id']]})")
+                continue
+            first_line_of[record["id"]] = line_no
+            rows.append({**record, "line": line_no})
+    if not rows and not problems:
+        raise InputError(f"{path}: empty predictions file (expected one JSON object per line)")
+    for name in OPTIONAL_FIELDS:
+        having = [r for r in rows if name in r]
+        if having and len(having) < len(rows):
+            lacking = [r for r in rows if name not in r]
+            problems.append(
+                f"{path.name}: '{name}' is given on {len(having)} line(s) but missing on {len(lacking)} "
+                f"(lines {', '.join(str(r['line']) for r in lacking[:10])}{' ...' if len(lacking) > 10 else ''}); "
+                "give it on every line or on none")
+    return rows, problems
+
+
+def read_metadata(path, *, overrides: dict | None = None, has_contexts: bool = False) -> dict:
+    """The submission's metadata: the side file (if present) updated by `overrides` (e.g. from the CLI).
+
+    ``model`` defaults to the predictions file's stem; ``rag`` defaults to whether contexts were given.
+    """
+    path = Path(path)
+    meta: dict = {}
+    if path.is_file():
+        try:
+            meta = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as err:
+            raise InputError(f"{path}: not valid JSON ({err.msg} at line {err.lineno})") from None
+        if not isinstance(meta, dict):
+            raise InputError(f"{path}: expected a JSON object with {', '.join(METADATA_FIELDS)}")
+    meta.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    problems = []
+    unknown = sorted(set(meta) - set(METADATA_FIELDS))
+    if unknown:
+        problems.append(f"unknown field(s) {', '.join(unknown)}; allowed: {', '.join(METADATA_FIELDS)}")
+    for name in ("model", "notes", "url", "date"):
+        if name in meta and not isinstance(meta[name], str):
+            problems.append(f"'{name}' must be a string, got {type(meta[name]).__name__}")
+    if "rag" in meta and not isinstance(meta["rag"], bool):
+        problems.append(f"'rag' must be true or false, got {meta['rag']!r}")
+    if isinstance(meta.get("date"), str):
+        try:
+            datetime.date.fromisoformat(meta["date"])
+        except ValueError:
+            problems.append(f"'date' must be an ISO date such as 2025-01-31, got {meta['date']!r}")
+    if meta.get("rag") is False and has_contexts:
+        problems.append("'rag' is false but the predictions carry retrieved_contexts")
+    if problems:
+        _raise_all(problems, f"{path}: invalid submission metadata")
+    meta.setdefault("model", Path(path).name.removesuffix(".meta.json"))
+    meta.setdefault("rag", has_contexts)
+    return {k: meta[k] for k in METADATA_FIELDS if k in meta}
+
+
+def _join_problems(rows: list[dict], questions: list[dict], allow_partial: bool, source: str):
+    """(problems, missing ids): ids the dataset lacks are always a problem, missing ids unless `allow_partial`."""
+    known = {q["id"] for q in questions}
+    problems = [f"{where(source, r['line'], record_id=r['id'])}: id not in the dataset"
+                for r in rows if r["id"] not in known]
+    predicted = {r["id"] for r in rows}
+    missing = [q["id"] for q in questions if q["id"] not in predicted]
+    if missing and not allow_partial:
+        shown = ", ".join(missing[:10]) + (" ..." if len(missing) > 10 else "")
+        problems.append(f"{source}: {len(missing)} of {len(questions)} questions have no prediction "
+                        f"(coverage {100 * (len(questions) - len(missing)) / len(questions):.1f}%): {shown}; "
+                        "allow a partial submission (--allow-partial) to score the covered questions only")
+    return problems, missing
+
+
+def join_with_dataset(rows: list[dict], questions: list[dict]) -> list[dict]:
+    """Each question row that has a prediction, merged with its prediction fields, in dataset order."""
+    predicted = {r["id"]: r for r in rows}
+    items = []
+    for q in questions:
+        r = predicted.get(q["id"])
+        if r is not None:
+            items.append({**q, "prediction": r["prediction"], "retrieved_contexts": r.get("retrieved_contexts"),
+                          "logprobs": r.get("logprobs"), "line": r["line"]})
+    return items
+
+
+def load_submission(predictions_path, questions: list[dict], *, metadata_path=None, metadata_overrides=None,
+                    allow_partial: bool = False) -> Submission:
+    """Read, validate and join a submission with the dataset's question rows (dicts with at least ``id``)."""
+    predictions_path = Path(predictions_path)
+    if not questions:
+        raise InputError("the dataset selection has no questions to score")
+    rows, problems = _parse_predictions(predictions_path)
+    join_problems, missing = _join_problems(rows, questions, allow_partial, predictions_path.name)
+    if problems or join_problems:
+        _raise_all(problems + join_problems, f"{predictions_path}: invalid predictions file")
+    has_contexts = "retrieved_contexts" in rows[0]
+    metadata = read_metadata(metadata_path or metadata_path_for(predictions_path),
+                             overrides=metadata_overrides, has_contexts=has_contexts)
+    items = join_with_dataset(rows, questions)
+    if not items:
+        raise InputError(f"{predictions_path}: no prediction matches a question of the dataset selection")
+    return Submission(path=predictions_path, metadata=metadata, items=items, missing_ids=missing,
+                      n_questions=len(questions))
