@@ -1,0 +1,245 @@
+"""Reading and validating release files: the ChiMDQA QA jsonl, the documents index and its PDFs, and the
+Chinese SimpleQA jsonl.
+
+A release folder (the sample in data/sample, or a full official release passed as ``data_dir``) holds
+
+    qa/*.jsonl        one QA pair per line: id, domain, question_type, level, question, answer, doc_id
+    documents.jsonl   one document per line: doc_id, domain, title, file (a PDF path relative to the folder)
+
+Every reader validates each record and raises InputError naming the file, the line and the id; nothing is
+skipped. Blank lines are not records and are passed over.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import unicodedata
+from pathlib import Path
+
+from chimdqa_eval.schema import (LEVELS, InputError, canonical_domain, canonical_question_type,
+                                 category_of, where)
+from chimdqa_eval.text import normalize_text
+
+SAMPLE_DIR = Path(__file__).resolve().parent.parent / "data" / "sample"
+QA_DIR = "qa"
+DOCUMENT_INDEX = "documents.jsonl"
+
+QA_FIELDS = ("id", "domain", "question_type", "level", "question", "answer", "doc_id")
+QA_COLUMNS = ("id", "domain", "question_type", "category", "level", "question", "answer", "doc_id")
+DOCUMENT_FIELDS = ("doc_id", "domain", "title", "file")
+PAGE_COLUMNS = ("doc_id", "domain", "title", "page", "text")
+SIMPLEQA_FIELDS = ("id", "primary_category", "secondary_category", "question", "answer", "urls")
+
+_ID_IN_RAW_LINE = re.compile(r'"(?:doc_)?id"\s*:\s*"([^"]*)"')
+
+
+def release_dir(data_dir=None) -> Path:
+    path = Path(data_dir) if data_dir is not None else SAMPLE_DIR
+    if not path.is_dir():
+        raise InputError(f"{path}: release folder not found")
+    return path
+
+
+def qa_files(data_dir=None) -> list[Path]:
+    """The QA jsonl files of a release, in name order."""
+    folder = release_dir(data_dir) / QA_DIR
+    files = sorted(folder.glob("*.jsonl"))
+    if not files:
+        raise InputError(f"{folder}: no QA files (*.jsonl) found")
+    return files
+
+
+def read_jsonl(path):
+    """Yield (line number, record) for each non-blank line; InputError for invalid JSON or a non-object."""
+    path = Path(path)
+    try:
+        with path.open(encoding="utf-8") as f:
+            for number, raw in enumerate(f, start=1):
+                if not raw.strip():
+                    continue
+                try:
+                    record = json.loads(raw)
+                except json.JSONDecodeError as err:
+                    found = _ID_IN_RAW_LINE.search(raw)
+                    location = where(path, number, found.group(1) if found else None)
+                    raise InputError(f"{location}: invalid JSON ({err.msg} at column {err.colno})") from None
+                if not isinstance(record, dict):
+                    raise InputError(f"{where(path, number)}: expected a JSON object, got "
+                                     f"{type(record).__name__}")
+                yield number, record
+    except FileNotFoundError:
+        raise InputError(f"{path}: file not found") from None
+    except UnicodeDecodeError as err:
+        raise InputError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
+
+
+def _check_fields(record: dict, fields, location: str) -> None:
+    missing = [f for f in fields if f not in record]
+    if missing:
+        raise InputError(f"{location}: missing field{'s' if len(missing) > 1 else ''} {', '.join(missing)}")
+
+
+def _text(record: dict, field: str, location: str) -> str:
+    value = record[field]
+    if not isinstance(value, str):
+        raise InputError(f"{location}: field {field} must be a string, got {type(value).__name__}")
+    if not value.strip():
+        raise InputError(f"{location}: field {field} is empty")
+    return value.strip()
+
+
+def _record_location(path, number, record) -> str:
+    record_id = record.get("id", record.get("doc_id"))
+    return where(path, number, record_id if isinstance(record_id, (str, int)) else None)
+
+
+class _UniqueIds:
+    """Remembers where each id was first seen, so a duplicate names both places."""
+
+    def __init__(self):
+        self.seen = {}
+
+    def add(self, record_id: str, location: str) -> None:
+        if record_id in self.seen:
+            raise InputError(f"{location}: duplicate id, first seen at {self.seen[record_id]}")
+        self.seen[record_id] = location
+
+
+def qa_row(record: dict, location: str) -> dict:
+    """One validated QA row with the canonical columns (English question type, derived category)."""
+    _check_fields(record, QA_FIELDS, location)
+    row = {field: _text(record, field, location) for field in ("id", "question", "answer", "doc_id")}
+    row["domain"] = canonical_domain(record["domain"], location)
+    row["question_type"] = canonical_question_type(record["question_type"], location)
+    row["category"] = category_of(row["question_type"])
+    if record.get("category", row["category"]) != row["category"]:
+        raise InputError(f"{location}: category {record['category']!r} contradicts question type "
+                         f"{row['question_type']} ({row['category']})")
+    level = record["level"].strip().upper() if isinstance(record["level"], str) else record["level"]
+    if level not in LEVELS:
+        raise InputError(f"{location}: unknown level {record['level']!r}; expected one of {', '.join(LEVELS)}")
+    row["level"] = level
+    return {column: row[column] for column in QA_COLUMNS}
+
+
+def read_qa(data_dir=None, files=None) -> list[dict]:
+    """Validated QA rows of a release (or of the given jsonl files), in file order.
+
+    When the release has a documents index, every doc_id must be listed there under the same domain."""
+    paths = [Path(f) for f in files] if files is not None else qa_files(data_dir)
+    index = None
+    if files is None and (release_dir(data_dir) / DOCUMENT_INDEX).exists():
+        index = {doc["doc_id"]: doc for doc in read_document_index(data_dir)}
+    ids = _UniqueIds()
+    rows = []
+    for path in paths:
+        for number, record in read_jsonl(path):
+            location = _record_location(path, number, record)
+            row = qa_row(record, location)
+            ids.add(row["id"], location)
+            if index is not None:
+                _check_document(row, index, location)
+            rows.append(row)
+    if not rows:
+        raise InputError(f"{', '.join(map(str, paths))}: no QA pairs")
+    return rows
+
+
+def _check_document(row: dict, index: dict, location: str) -> None:
+    document = index.get(row["doc_id"])
+    if document is None:
+        raise InputError(f"{location}: doc_id {row['doc_id']!r} is not listed in {DOCUMENT_INDEX}")
+    if document["domain"] != row["domain"]:
+        raise InputError(f"{location}: domain {row['domain']} differs from its document's domain "
+                         f"{document['domain']} ({row['doc_id']})")
+
+
+def read_document_index(data_dir=None) -> list[dict]:
+    """Validated rows of documents.jsonl; ``file`` becomes an absolute Path that must exist."""
+    folder = release_dir(data_dir)
+    path = folder / DOCUMENT_INDEX
+    ids = _UniqueIds()
+    documents = []
+    for number, record in read_jsonl(path):
+        location = _record_location(path, number, record)
+        _check_fields(record, DOCUMENT_FIELDS, location)
+        doc = {field: _text(record, field, location) for field in ("doc_id", "title", "file")}
+        doc["domain"] = canonical_domain(record["domain"], location)
+        doc["file"] = folder / doc["file"]
+        if not doc["file"].is_file():
+            raise InputError(f"{location}: document file {doc['file']} not found")
+        ids.add(doc["doc_id"], location)
+        documents.append(doc)
+    if not documents:
+        raise InputError(f"{path}: no documents listed")
+    return documents
+
+
+def read_documents(data_dir=None) -> list[dict]:
+    """One row per non-empty page of every listed PDF: doc_id, domain, title, page (1-based), text."""
+    rows = []
+    for doc in read_document_index(data_dir):
+        pages = pdf_pages(doc["file"])
+        if not any(pages):
+            raise InputError(f"{doc['file']} (id {doc['doc_id']}): no extractable text on any page "
+                             "(a scanned PDF needs OCR first)")
+        rows.extend({"doc_id": doc["doc_id"], "domain": doc["domain"], "title": doc["title"],
+                     "page": number, "text": text}
+                    for number, text in enumerate(pages, start=1) if text)
+    return rows
+
+
+def pdf_pages(path) -> list[str]:
+    """Normalized text of each page of a PDF (empty string for a page without text), read with PyMuPDF."""
+    import pymupdf  # imported here so that reading QA files never needs it
+
+    try:
+        document = pymupdf.open(path)
+    except (pymupdf.FileDataError, RuntimeError) as err:
+        raise InputError(f"{path}: cannot be read as a PDF ({err})") from None
+    with document:
+        return [page_text(page) for page in document]
+
+
+def page_text(page) -> str:
+    """Text blocks of a PyMuPDF page, each with its layout line breaks removed, one block per line."""
+    blocks = [join_lines(block[4].split("\n")) for block in page.get_text("blocks") if block[6] == 0]
+    return normalize_text("\n".join(blocks))
+
+
+def join_lines(lines) -> str:
+    """Undo line wrapping inside a text block. Chinese text wraps anywhere, even inside a number such as
+    48.6, so a block with any wide (CJK) character joins its lines directly; other blocks join with a space."""
+    lines = [line.strip() for line in lines if line.strip()]
+    wide = any(unicodedata.east_asian_width(char) in ("W", "F") for line in lines for char in line)
+    return ("" if wide else " ").join(lines)
+
+
+def read_simpleqa(path) -> list[dict]:
+    """Validated Chinese SimpleQA rows (id, primary_category, secondary_category, question, answer, urls)."""
+    ids = _UniqueIds()
+    rows = []
+    for number, record in read_jsonl(path):
+        location = _record_location(path, number, record)
+        _check_fields(record, SIMPLEQA_FIELDS, location)
+        row = {field: _text(record, field, location) for field in SIMPLEQA_FIELDS[:-1]}
+        urls = record["urls"]
+        if not isinstance(urls, list) or not all(isinstance(u, str) for u in urls):
+            raise InputError(f"{location}: field urls must be a list of strings")
+        row["urls"] = urls
+        ids.add(row["id"], location)
+        rows.append(row)
+    if not rows:
+        raise InputError(f"{path}: no questions")
+    return rows
+
+
+def fingerprint(data_dir=None, files=None) -> str:
+    """Short sha256 over the QA files' names and bytes: the dataset revision recorded with results."""
+    paths = [Path(f) for f in files] if files is not None else qa_files(data_dir)
+    digest = hashlib.sha256()
+    for path in sorted(paths, key=lambda p: p.name):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:12]
+
