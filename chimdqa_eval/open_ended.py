@@ -1,0 +1,164 @@
+"""The open-ended metric of ChiMDQA (the paper's Table 5): METEOR, ROUGE-L, CIDEr, perplexity and BERTScore.
+
+`compute_open` tokenizes, scores every item with each requested metric and derives every aggregate (corpus,
+per domain / question type / level) from the per-item scores. Lexical scores come from chimdqa_eval.lexical,
+model-based ones from chimdqa_eval.neural; this module only wires them together.
+"""
+from __future__ import annotations
+
+from typing import Callable, Iterable
+
+from chimdqa_eval import lexical, neural
+from chimdqa_eval.aggregate import group_indices
+from chimdqa_eval.schema import (DOMAINS, LEVELS, QUESTION_TYPES, InputError, canonical_domain,
+                                 canonical_question_type, check_labels, check_same_length, check_texts)
+from chimdqa_eval.signature import make_signature
+from chimdqa_eval.text import tokenize, tokenize_references, tokenizer_signature
+
+LEXICAL_METRICS = ("meteor", "rouge_l", "cider")
+METRICS = LEXICAL_METRICS + ("perplexity", "bertscore")
+DEFAULT_METRICS = METRICS
+BERTSCORE_KEYS = ("bertscore_f1", "bertscore_precision", "bertscore_recall")
+BREAKDOWNS = (("by_domain", DOMAINS), ("by_question_type", QUESTION_TYPES), ("by_level", LEVELS))
+
+
+def _requested(metrics, explicit):
+    """(metrics to compute, whether an unavailable model is an error). Metrics the caller names are explicit;
+    the default set (metrics=None) is not, so a missing model only skips its metric."""
+    if metrics is None:
+        return list(DEFAULT_METRICS), bool(explicit)
+    if isinstance(metrics, str):
+        metrics = [metrics]
+    metrics = list(dict.fromkeys(metrics))
+    for name in metrics:
+        if name not in METRICS:
+            raise InputError(f"metrics: unknown metric {name!r}; expected some of {', '.join(METRICS)}")
+    if not metrics:
+        raise InputError("metrics: empty; name at least one of " + ", ".join(METRICS))
+    return metrics, True if explicit is None else bool(explicit)
+
+
+def _lexical_signature(metric: str, tokenizer: str, fields: dict) -> str:
+    return make_signature({"metric": metric, "tok": tokenizer_signature(tokenizer), **fields},
+                          packages=("jieba",) if tokenizer == "jieba" else ())
+
+
+def _perplexities(predictions, logprobs, perplexity_model, device):
+    """Per-item perplexity and its signature. An empty prediction (or an empty list of log-probabilities) has
+    no token to score: its perplexity is None."""
+    if logprobs is not None:
+        empty = [i for i, item in enumerate(logprobs) if isinstance(item, (list, tuple)) and len(item) == 0]
+        # A stand-in keeps the list aligned, so errors about other items name their own index.
+        values = neural.perplexity_from_logprobs([[0.0] if i in empty else item for i, item in enumerate(logprobs)])
+        for i in empty:
+            values[i] = None
+        return values, make_signature({"metric": "perplexity", "source": "caller_logprobs"})
+    scored = [i for i, p in enumerate(predictions) if p.strip()]
+    result = neural.get_perplexity_scorer(perplexity_model or neural.DEFAULT_PERPLEXITY_MODEL, device).score(
+        [predictions[i] for i in scored])
+    per_item = [None] * len(predictions)
+    for i, value in zip(scored, result.per_item):
+        per_item[i] = value
+    return per_item, result.signature
+
+
+def _mean(values) -> float | None:
+    values = [v for v in values if v is not None]
+    return sum(values) / len(values) if values else None
+
+
+def compute_open(predictions, references, *, metrics=None, tokenizer: str = "jieba", domains=None,
+                 question_types=None, levels=None, logprobs=None, perplexity_model: str | None = None,
+                 bertscore_model: str = neural.DEFAULT_BERTSCORE_MODEL,
+                 bertscore_num_layers: int = neural.DEFAULT_BERTSCORE_LAYERS, idf: bool = False,
+                 rescale_with_baseline=False, long_answers: str = "truncate", explicit: bool | None = None,
+                 synonyms: Callable[[str], Iterable[str]] | None = None, device=None) -> dict:
+    """Score open-ended answers against one reference each.
+
+    metrics: some of "meteor", "rouge_l", "cider", "perplexity", "bertscore". None (the default) means all five,
+      and a metric whose model cannot be loaded (offline, no local weights) is skipped, with the reason under
+      "skipped". Metrics named by the caller are explicit: an unavailable model raises neural.ModelUnavailable.
+      `explicit=True/False` overrides either way.
+    tokenizer: "jieba" (accurate mode) or "char", for METEOR, ROUGE-L and CIDEr.
+    domains, question_types, levels: optional labels per item for the "by_*" breakdowns.
+    logprobs: per-token natural-log probabilities of each prediction, as APIs return them; perplexity then
+      comes from them (exp of minus their mean) and no model is loaded.
+    perplexity_model: a causal LM (Hub name or folder); default neural.DEFAULT_PERPLEXITY_MODEL.
+    bertscore_model, bertscore_num_layers, idf, rescale_with_baseline: as bert_score's options.
+    long_answers: "truncate" (as bert_score: at the model's maximum length; the number of items cut is
+      "bertscore_truncated") or "window" (overlapping windows, nothing cut).
+    synonyms: METEOR's synonym source, a function from a word to its synonyms; none by default.
+
+    Returns "meteor", "rouge_l", "cider", "bertscore_f1", "bertscore_precision", "bertscore_recall" on a 0-100
+    scale (the mean of the per-item scores; CIDEr-D is pycocoevalcap's 0-10 score times 10), "perplexity" raw
+    (the mean of per-item perplexities, as HF evaluate's `mean_perplexity`), "per_item" {metric: list, same
+    scales}, "by_domain" / "by_question_type" / "by_level" {label: {metric: mean over its items}} for the labels
+    given, "skipped" {metric: reason}, "signature" {metric: signature}.
+
+    Empty predictions (or only whitespace) score 0 on every lexical metric and on BERTScore, as the reference
+    implementations do; they have no perplexity (None per item, left out of the mean). CIDEr-D's document
+    frequencies come from the evaluated references, so its scores depend on the whole set (one item scores 0).
+
+    >>> r = compute_open(["北京是中国的首都。"], ["中国的首都是北京。"], metrics=["rouge_l", "meteor"])
+    >>> round(r["rouge_l"], 2), round(r["meteor"], 2)  # LCS 中国/的/首都/。 is 4 of 6 tokens; 4 chunks of 6
+    (66.67, 85.19)
+    """
+    predictions = check_texts("predictions", predictions)
+    references = check_texts("references", references)
+    n = check_same_length(predictions=predictions, references=references, domains=domains,
+                          question_types=question_types, levels=levels, logprobs=logprobs)
+    labels = {"by_domain": None if domains is None else check_labels("domains", domains, DOMAINS, canonical_domain),
+              "by_question_type": None if question_types is None else check_labels(
+                  "question_types", question_types, QUESTION_TYPES, canonical_question_type),
+              "by_level": None if levels is None else check_labels("levels", levels, LEVELS)}
+    wanted, strict = _requested(metrics, explicit)
+
+    per_item, signature, skipped, extra = {}, {}, {}, {}
+    if any(m in LEXICAL_METRICS for m in wanted):
+        ref_tokens = tokenize_references(references, tokenizer)
+        pred_tokens = [tokenize(p, tokenizer) for p in predictions]
+    if "meteor" in wanted:
+        per_item["meteor"] = [100 * s for s in lexical.meteor(pred_tokens, ref_tokens, synonyms=synonyms)]
+        signature["meteor"] = _lexical_signature("meteor", tokenizer, {
+            "alpha": lexical.METEOR_ALPHA, "beta": lexical.METEOR_BETA, "gamma": lexical.METEOR_GAMMA,
+            "stem": "porter", "synonyms": "none" if synonyms is None else getattr(synonyms, "__name__", "custom")})
+    if "rouge_l" in wanted:
+        per_item["rouge_l"] = [100 * s for s in lexical.rouge_l(pred_tokens, ref_tokens)]
+        signature["rouge_l"] = _lexical_signature("rouge_l", tokenizer, {"score": "f"})
+    if "cider" in wanted:
+        per_item["cider"] = [10 * s for s in lexical.cider_d(pred_tokens, ref_tokens)]
+        signature["cider"] = _lexical_signature("cider_d", tokenizer, {
+            "n": lexical.CIDER_N, "sigma": lexical.CIDER_SIGMA, "df": f"references({n})"})
+    if "perplexity" in wanted:
+        try:
+            per_item["perplexity"], signature["perplexity"] = _perplexities(predictions, logprobs,
+                                                                            perplexity_model, device)
+        except neural.ModelUnavailable as error:
+            if strict:
+                raise
+            skipped["perplexity"] = str(error)
+    if "bertscore" in wanted:
+        try:
+            scorer = neural.get_bert_scorer(bertscore_model, bertscore_num_layers, idf, rescale_with_baseline,
+                                            long_answers, device)
+        except neural.ModelUnavailable as error:
+            if strict:
+                raise
+            skipped["bertscore"] = str(error)
+        else:
+            result = scorer.score(predictions, references)
+            for key, values in zip(BERTSCORE_KEYS, (result.f1, result.precision, result.recall)):
+                per_item[key] = [100 * v for v in values]
+            signature["bertscore"] = result.signature
+            extra["bertscore_truncated"] = result.truncated
+
+    out = {metric: _mean(values) for metric, values in per_item.items()}
+    out.update(extra)
+    out["per_item"] = per_item
+    for key, order in BREAKDOWNS:
+        if labels[key] is not None:
+            out[key] = {label: {metric: _mean([values[i] for i in indices]) for metric, values in per_item.items()}
+                        for label, indices in group_indices(labels[key], order).items()}
+    out["skipped"] = skipped
+    out["signature"] = signature
+    return out
