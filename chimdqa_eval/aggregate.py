@@ -77,3 +77,35 @@ def paired_bootstrap(values_a, values_b, statistic: Callable[[np.ndarray], np.nd
     crossing = np.sum(diffs <= 0) if observed > 0 else np.sum(diffs >= 0)
     p = min(1.0, 2 * (crossing + 1) / (n_resamples + 1))
     return observed, float(p)
+
+
+# --- factual grades (CO / NA / IN) ----------------------------------------------------------------------
+# The factual package imports this module, so its score rule is imported when these functions run.
+
+def factual_confidence_intervals(grades, *, n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
+                                 confidence: float = 0.95) -> dict:
+    """{"CO": (low, high), "NA": ..., "IN": ..., "CGA": ..., "F1": ...}: percentile bootstrap intervals (0-100)
+    from per-item grades. All five use the same resamples (same seed), so the intervals are jointly consistent."""
+    from chimdqa_eval.factual.scores import SCORE_NAMES, grade_matrix, scores_from_shares
+
+    matrix = grade_matrix(grades)
+    if len(matrix) == 0:
+        raise ValueError("no grades: confidence intervals of an empty set are undefined")
+    return {name: bootstrap_ci(matrix, lambda means, name=name: scores_from_shares(means)[name],
+                               n_resamples=n_resamples, seed=seed, confidence=confidence)
+            for name in SCORE_NAMES}
+
+
+def paired_factual_test(grades_a, grades_b, *, n_resamples: int = DEFAULT_RESAMPLES,
+                        seed: int = DEFAULT_SEED) -> dict:
+    """Paired bootstrap between two systems graded on the same items (in the same order):
+    {"CO": (diff, p_value), ..., "F1": (diff, p_value)} with diff = B - A on the 0-100 scale and a two-sided
+    p-value (see paired_bootstrap)."""
+    from chimdqa_eval.factual.scores import SCORE_NAMES, grade_matrix, scores_from_shares
+
+    a, b = grade_matrix(grades_a), grade_matrix(grades_b)
+    if len(a) == 0:
+        raise ValueError("no grades: a paired test on an empty set is undefined")
+    return {name: paired_bootstrap(a, b, lambda means, name=name: scores_from_shares(means)[name],
+                                   n_resamples=n_resamples, seed=seed)
+            for name in SCORE_NAMES}

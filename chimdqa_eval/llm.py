@@ -130,6 +130,10 @@ class ChatClient:
         return {"model": self.model, "api": urlsplit(self.url).hostname or "?",
                 "temperature": self.temperature}
 
+    def close(self) -> None:
+        """Close the cache; the client cannot be used afterwards."""
+        self.cache.close()
+
     def complete_all(self, requests: Sequence[ChatRequest], parse: Callable[[str], object],
                      desc: str = "") -> list[ChatOutcome]:
         """One outcome per request, in the same order. `parse` raises ValueError on an unusable reply."""

@@ -1,0 +1,173 @@
+"""Chinese answer normalization for grading: comparison keys, Chinese numerals, numbers with their precision,
+and the cue phrases of refusals, guesses and competing candidates.
+
+Everything here is a pure function of strings. `NORMALIZER_VERSION` goes into every signature: bump it when
+any table or rule below changes, because grades may change with it.
+"""
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from decimal import Decimal
+
+NORMALIZER_VERSION = "zh-rule-1"
+
+# Common traditional characters and their simplified forms, two characters per pair. Only characters whose
+# simplified form is unambiguous in running text are listed (not 乾/干, 後/后 is safe, 髮/發 both map to 发).
+_TRADITIONAL_PAIRS = (
+    "國国會会學学們们來来時时個个說说為为這这對对過过發发髮发後后開开經经長长動动機机關关現现實实點点業业與与"
+    "體体麼么還还頭头從从當当問问題题員员無无東东車车電电話话見见書书愛爱區区縣县號号歲岁陽阳陰阴雲云華华漢汉"
+    "語语義义門门間间聞闻馬马鳥鸟魚鱼龍龙龜龟麗丽齊齐萬万億亿兩两術术醫医藥药療疗銀银錢钱鐵铁鋼钢礦矿氣气質质"
+    "類类總总統统計计設设論论議议認认識识讀读寫写畫画圖图圓圆團团園园場场報报紙纸線线紅红綠绿藍蓝黃黄顏颜風风"
+    "飛飞雞鸡獸兽蟲虫劇剧藝艺樂乐歷历曆历傳传記记詩诗詞词範范護护權权憲宪選选舉举軍军戰战勝胜敗败僅仅條条約约"
+    "幾几際际島岛灣湾臺台廣广嶺岭蘇苏遼辽寧宁陝陕貴贵滬沪濟济應应該该達达運运進进遠远邊边將将專专導导師师帥帅"
+    "歸归寶宝審审憶忆聽听聲声響响讓让變变決决沒没況况減减滿满漁渔濃浓溫温燈灯熱热爾尔狀状獨独猶犹環环產产畢毕"
+    "異异盡尽監监盤盘眾众礎础確确禮礼種种稱称穩稳築筑簡简糧粮級级紀纪納纳細细組组結结給给絡络維维網网編编練练"
+    "縮缩織织聯联職职腦脑臨临興兴舊旧莊庄葉叶蓮莲蘭兰處处裝装製制複复規规視视親亲覺觉觀观訂订訓训許许試试詳详"
+    "誌志誤误調调談谈請请諸诸證证譯译財财貨货費费資资賽赛趙赵軟软輕轻載载輪轮輸输農农遊游適适鄉乡鄭郑錄录鏡镜"
+    "陸陆隊队階阶隨随險险雖虽雙双難难離离靈灵韓韩頁页項项順顺預预領领頻频顯显願愿餘余館馆驗验鬥斗魯鲁鮮鲜麥麦"
+    "黨党齒齿壽寿夢梦奪夺婦妇媽妈孫孙寬宽層层屬属嚴严劉刘吳吴張张陳陈楊杨馮冯鄧邓蕭萧謝谢羅罗鄒邹湯汤蔣蒋韋韦"
+    "賈贾劍剑獅狮禪禅燒烧礙碍蓋盖歐欧亞亚瑪玛絲丝紐纽倫伦聖圣殺杀鐘钟鍾钟錦锦鑽钻針针釋释遺遗邏逻輯辑齡龄歲岁"
+    "衛卫軌轨鄰邻紡纺織织廠厂價价錶表較较賓宾檔档腳脚鹽盐鹼碱氫氢鈉钠鎂镁鈣钙鋁铝鉀钾銅铜鋅锌"
+)
+_TRADITIONAL = str.maketrans(_TRADITIONAL_PAIRS[0::2], _TRADITIONAL_PAIRS[1::2])
+
+# Unit spellings that mean the same thing.
+_UNIT_SYNONYMS = (("公里", "千米"), ("公斤", "千克"), ("摄氏度", "°c"))
+
+_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8,
+           "九": 9}
+_SMALL_UNITS = {"十": 10, "百": 100, "千": 1000}
+_CN_NUMERAL = re.compile(r"(百分之)?([零〇一二两三四五六七八九十百千万亿]+)(点[零〇一二三四五六七八九]+)?")
+# A single numeral character is only a number next to a measure word or after 第 (not 一样, 统一, 十分).
+_MEASURE_WORDS = set("年月日号届个次人岁位名条章节倍元米克吨种项座层期代世纪度天周")
+# Arabic numbers: thousands separators, decimals, a Chinese multiplier, a percent sign. Digits glued to Latin
+# letters (V08AA04, H2O) are codes, not quantities.
+_ARABIC = re.compile(r"(?<![A-Za-z0-9.])(-)?(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?\s*(万亿|千万|百万|亿|万)?\s*(%)?"
+                     r"(?![A-Za-z])")
+_MULTIPLIERS = {"万": 10 ** 4, "亿": 10 ** 8, "万亿": 10 ** 12, "千万": 10 ** 7, "百万": 10 ** 6}
+
+_APPROX_BEFORE = re.compile(r"(大约|大概|约为|约有|约|将近|接近|近|差不多|估计|估算)\s*$")
+_LOWER_BEFORE = re.compile(r"(超过|多于|大于|高于|逾|至少|不少于|不低于|以上的)\s*$")
+_UPPER_BEFORE = re.compile(r"(不超过|不到|不足|少于|小于|低于|至多|最多|不多于)\s*$")
+_APPROX_AFTER = re.compile(r"^\s*(左右|上下|前后)")
+_LOWER_AFTER = re.compile(r"^\s*(多|余|以上|\+)")
+_UPPER_AFTER = re.compile(r"^\s*(以下|以内)")
+
+REFUSAL = re.compile(
+    r"不知道|不清楚|不确定|不了解|不能确定|无法(确定|回答|得知|判断|提供|找到|确认|获知|查到|给出)|无从|不详|未知"
+    r"|没有(相关|足够|具体|明确)?的?(信息|资料|数据|记载|记录|提及|提到|找到|说明)"
+    r"|未(提及|提到|找到|给出|提供|说明|记载|查到)|(文档|文中|材料|上下文|原文|资料)中?(没有|未|并未)"
+    r"|抱歉|对不起|暂无|i don'?t know|i do not know|not sure|cannot|can'?t|unknown|no information|^n/?a$")
+GUESS = re.compile(r"可能是|也许是|或许是|大概是|应该是|估计是|猜|似乎是|好像是|i think|probably|maybe")
+# 或 starting an alias (或称, 或译) or meaning "perhaps" (或许) does not offer a second candidate.
+ALTERNATIVES = re.compile(r"或者|或是|抑或|亦或|还是|也可能|或(?![称译作名叫许])|\bor\b")
+LIST_SEPARATORS = re.compile(r"以及|和|与|及|、|,|;")
+
+
+def _cn_integer(text: str) -> int | None:
+    """三千五百 -> 3500, 十五 -> 15, 一亿五千万 -> 150000000, 一九一九 -> 1919; None when it is not a number."""
+    if all(ch in _DIGITS for ch in text):
+        return int("".join(str(_DIGITS[ch]) for ch in text))
+    if text[0] in "百千万亿":
+        return None  # 万一, 千万 (as in "千万不要"): not numbers
+    total = section = number = 0
+    for ch in text:
+        if ch in _DIGITS:
+            number = _DIGITS[ch]
+        elif ch in _SMALL_UNITS:
+            section += (number or 1) * _SMALL_UNITS[ch]
+            number = 0
+        elif ch == "万":
+            section = (section + number) * 10 ** 4
+            number = 0
+        else:  # 亿
+            total = (total + section + number) * 10 ** 8
+            section = number = 0
+    return total + section + number
+
+
+def _replace_numeral(match: re.Match) -> str:
+    percent, digits, fraction = match.groups()
+    text, start, end = match.string, match.start(), match.end()
+    before, after = text[start - 1:start], text[end:end + 1]
+    if len(digits) == 1 and not (percent or fraction or before == "第" or after in _MEASURE_WORDS):
+        return match.group(0)
+    if before.isdigit() and digits[0] in "万亿":  # 1.2万 is handled with the Arabic number
+        return match.group(0)
+    value = _cn_integer(digits)
+    if value is None:
+        return match.group(0)
+    out = str(value)
+    if fraction:
+        out += "." + "".join(str(_DIGITS[ch]) for ch in fraction[1:])
+    return out + ("%" if percent else "")
+
+
+def chinese_numerals_to_arabic(text: str) -> str:
+    """Rewrite Chinese numerals as Arabic ones: 三千五百 -> 3500, 百分之五 -> 5%, 三点五 -> 3.5, 第七届 -> 第7届."""
+    return _CN_NUMERAL.sub(_replace_numeral, text)
+
+
+def clean(text: str) -> str:
+    """NFKC (full width -> half width), lower case, traditional -> simplified, unit synonyms, Arabic numerals."""
+    text = unicodedata.normalize("NFKC", text).lower().translate(_TRADITIONAL)
+    for variant, canonical in _UNIT_SYNONYMS:
+        text = text.replace(variant, canonical)
+    return chinese_numerals_to_arabic(text)
+
+
+_NOT_KEY = re.compile(r"[\W_]+")
+
+
+def key(cleaned: str) -> str:
+    """The comparison key of cleaned text: no punctuation, symbols, separators (· • - /) or spaces."""
+    return _NOT_KEY.sub("", cleaned)
+
+
+@dataclass(frozen=True)
+class Number:
+    value: Decimal
+    step: Decimal      # the unit of the last written digit: 3518.17 -> 0.01, 1.2万 -> 1000
+    kind: str = "exact"  # exact | approx | lower (at least) | upper (at most)
+
+    def matches(self, reference: "Number") -> bool:
+        """Equal at the coarser of the two precisions (reference 3518.17: 3518 and 3518.2 match, 3520 does not)."""
+        return abs(self.value - reference.value) <= max(self.step, reference.step) / 2
+
+    def consistent_with(self, reference: "Number") -> bool:
+        """A vague statement (约 3500, 超过 3000) that the reference does not contradict."""
+        if self.kind == "lower":
+            return reference.value >= self.value - self.step / 2
+        if self.kind == "upper":
+            return reference.value <= self.value + self.step / 2
+        return abs(self.value - reference.value) <= abs(reference.value) / 10 or self.matches(reference)
+
+
+def _qualifier(text: str, start: int, end: int) -> str:
+    before, after = text[max(0, start - 4):start], text[end:end + 3]
+    if _UPPER_BEFORE.search(before) or _UPPER_AFTER.search(after):
+        return "upper"
+    if _LOWER_BEFORE.search(before) or _LOWER_AFTER.search(after):
+        return "lower"
+    if _APPROX_BEFORE.search(before) or _APPROX_AFTER.search(after):
+        return "approx"
+    return "exact"
+
+
+def find_numbers(cleaned: str) -> list[Number]:
+    """The numbers in cleaned text with their precision and qualifier; a leading minus or 负/零下 is a sign."""
+    out = []
+    for m in _ARABIC.finditer(cleaned):
+        sign, integer, fraction, multiplier, _ = m.groups()
+        digits = integer.replace(",", "") + (fraction or "")
+        value = Decimal(digits)
+        step = Decimal(1).scaleb(-(len(fraction) - 1)) if fraction else Decimal(1)
+        if multiplier:
+            value *= _MULTIPLIERS[multiplier]
+            step *= _MULTIPLIERS[multiplier]
+        if sign or cleaned[max(0, m.start() - 2):m.start()].endswith(("负", "零下")):
+            value = -value
+        out.append(Number(value, step, _qualifier(cleaned, m.start(), m.end())))
+    return out
