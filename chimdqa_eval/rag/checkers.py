@@ -16,6 +16,7 @@ import json
 import re
 from typing import NamedTuple
 
+from chimdqa_eval.neural import ModelUnavailable, _load, max_input_length
 from chimdqa_eval.rag.claims import prompt_key, raise_failures
 
 
@@ -24,10 +25,6 @@ class CheckTask(NamedTuple):
     premise: str
     claims: list
     where: str  # names the query (and structure, chunk) in error messages
-
-
-class ModelUnavailable(RuntimeError):
-    """The NLI model cannot be loaded (not given, not found, not a classifier, no NLI labels in its config)."""
 
 
 class _Checker:
@@ -79,17 +76,12 @@ class NLIChecker(_Checker):
         import torch
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-        try:
-            self.tokenizer = AutoTokenizer.from_pretrained(model)
-            self.model = AutoModelForSequenceClassification.from_pretrained(model)
-        except (OSError, ValueError) as err:
-            raise ModelUnavailable(f"cannot load NLI model {model!r}: {err}") from None
+        self.tokenizer = _load(AutoTokenizer, model, "NLI")
+        self.model = _load(AutoModelForSequenceClassification, model, "NLI")
         self.labels = label_map(self.model.config.id2label)
         self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
         self.model.to(self.device).eval()
-        limits = [n for n in (self.tokenizer.model_max_length,
-                              getattr(self.model.config, "max_position_embeddings", None)) if n and n < 100_000]
-        self.max_length = min(limits) if limits else 512
+        self.max_length = max_input_length(self.tokenizer, self.model.config)
         self.batch_size = batch_size
         self.name = f"nli:{model}:max_len={self.max_length}"
 

@@ -233,19 +233,9 @@ def _chunk_lists(retrieved_contexts) -> list[list[str]]:
     return out
 
 
-def compute_rag(predictions, references, questions, retrieved_contexts, *, metrics=M.ALL_METRICS,
-                extractor="sentence", checker="nli", nli_model=None, judge_model=None, api_base=None,
-                api_key_env="OPENAI_API_KEY", concurrency=16, cache_path=None, labels=None, domains=None,
-                question_types=None, device=None) -> dict:
-    """RAGChecker's metrics (0-100, mean over queries) for RAG responses.
-
-    predictions / references / questions: one string per query; retrieved_contexts: one list of chunk strings
-    per query. metrics: names or groups (overall, retriever, generator, all). extractor: "sentence" (offline),
-    "llm", or an object with extract(texts, questions, names). checker: "nli" (needs nli_model=), "llm" (needs
-    judge_model= and api_base=), "precomputed", or an object with check(tasks). labels: optional, one dict (or
-    None) per query with any of response_claims, gt_answer_claims and the four structures in RAGChecker's
-    format; what is given is used as is, the rest is extracted and checked.
-    """
+def check_inputs(predictions, references, questions, retrieved_contexts, labels=None, domains=None,
+                 question_types=None):
+    """(RagItems, canonical domains, canonical question types), or InputError naming the first bad query."""
     predictions = check_texts("predictions", predictions)
     references = check_texts("references", references)
     questions = check_texts("questions", questions)
@@ -270,6 +260,24 @@ def compute_rag(predictions, references, questions, retrieved_contexts, *, metri
             raise InputError(f"labels[{i}] (query {i}): expected a dict of claims/labels or None, "
                              f"got {type(given).__name__}")
         items.append(RagItem(f"query {i}", questions[i], references[i], predictions[i], chunks[i], given or {}))
+    return items, domains, question_types
+
+
+def compute_rag(predictions, references, questions, retrieved_contexts, *, metrics=M.ALL_METRICS,
+                extractor="sentence", checker="nli", nli_model=None, judge_model=None, api_base=None,
+                api_key_env="OPENAI_API_KEY", concurrency=16, cache_path=None, labels=None, domains=None,
+                question_types=None, device=None) -> dict:
+    """RAGChecker's metrics (0-100, mean over queries) for RAG responses.
+
+    predictions / references / questions: one string per query; retrieved_contexts: one list of chunk strings
+    per query. metrics: names or groups (overall, retriever, generator, all). extractor: "sentence" (offline),
+    "llm", or an object with extract(texts, questions, names). checker: "nli" (needs nli_model=), "llm" (needs
+    judge_model= and api_base=), "precomputed" (everything from labels=), or an object with check(tasks).
+    labels: optional, one dict (or None) per query with any of response_claims, gt_answer_claims and the four
+    structures in RAGChecker's format; what is given is used as is, the rest is extracted and checked.
+    """
+    items, domains, question_types = check_inputs(predictions, references, questions, retrieved_contexts, labels,
+                                                  domains, question_types)
     return evaluate_items(items, metrics=metrics, extractor=extractor, checker=checker, nli_model=nli_model,
                           judge_model=judge_model, api_base=api_base, api_key_env=api_key_env,
                           concurrency=concurrency, cache_path=cache_path, domains=domains,
