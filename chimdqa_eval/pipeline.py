@@ -79,7 +79,8 @@ def run(args) -> int:
                     "n_scored": len(submission.items), "coverage": round(submission.coverage, 6),
                     "missing_ids": submission.missing_ids},
         settings=settings_of(args), families=families, skipped=skipped)
-    label_columns = ("domain", "question_type", "category", "level", "primary_category", "secondary_category")
+    label_columns = ("domain", "question_type", "category", "level", "primary_category", "secondary_category",
+                     "prediction")
     path = res.write_results(out, results, res.item_rows(submission.items, families, label_columns))
     results["_path"] = str(path)
     report = html.write_report(out / res.REPORT_FILE, [results] + ([rag_pair] if rag_pair else []))
@@ -89,21 +90,23 @@ def run(args) -> int:
 
 
 def resolve_wanted(names) -> dict:
-    """{family: None (all its metrics) | set of metric names} from --metrics."""
+    """{family: None (all its metrics) | set of the library's metric names} from --metrics."""
     if not names:
         return {f: None for f in FAMILY_NAMES}
-    from chimdqa_eval.report.results import METRIC_LABELS
+    from chimdqa_eval.open_ended import METRICS as OPEN_METRICS
+    from chimdqa_eval.rag.metrics import ALL_METRICS as RAG_METRICS, GROUPS as RAG_GROUPS
 
+    choices = {"open_ended": set(OPEN_METRICS), "rag": set(RAG_METRICS) | set(RAG_GROUPS)}
     wanted: dict = {}
     for name in names:
         if name in FAMILY_NAMES:
             wanted[name] = None
             continue
-        owners = [f for f in ("open_ended", "rag") if name in METRIC_LABELS[f]]
+        owners = [f for f, known in choices.items() if name in known]
         if not owners:
-            known = sorted({m for f in ("open_ended", "rag") for m in METRIC_LABELS[f]})
-            raise InputError(f"--metrics: unknown name {name!r}; expected families {', '.join(FAMILY_NAMES)} "
-                             f"or metrics {', '.join(known)}")
+            raise InputError(f"--metrics: unknown name {name!r}; expected families {', '.join(FAMILY_NAMES)}, "
+                             f"open-ended metrics {', '.join(OPEN_METRICS)} or RAG metrics / groups "
+                             f"{', '.join(RAG_METRICS + tuple(RAG_GROUPS))}")
         for family in owners:
             if wanted.get(family, ()) is not None:
                 wanted.setdefault(family, set()).add(name)

@@ -12,42 +12,55 @@ def _labels(items, columns) -> dict:
 
 
 def factual_scores(items: list[dict], args, *, simpleqa: bool = False) -> FamilyScores:
-    from chimdqa_eval import factual
-    from chimdqa_eval.aggregate import DEFAULT_SEED
+    """Factual grades (rule or LLM judge); every score and CI is recomputed from the grades of a subset."""
+    from chimdqa_eval.factual import compute_factual
+    from chimdqa_eval.factual.scores import SCORE_NAMES, scores_from_grades
 
     columns = ("primary_category",) if simpleqa else BREAKDOWN_COLUMNS
-    result = factual.compute_factual(
+    result = compute_factual(
         [i["prediction"] for i in items], [i["answer"] for i in items], [i["question"] for i in items],
         judge=args.judge, judge_model=args.judge_model, api_base=args.api_base, api_key_env=args.api_key_env,
         concurrency=args.concurrency)
     grades = list(result["grades"])
-    resamples, seed = getattr(args, "resamples", 1000), getattr(args, "seed", DEFAULT_SEED)
 
     def summarize(indices):
         subset = [grades[i] for i in indices]
-        scores = factual.factual_scores(subset)
-        cis = factual.factual_confidence_intervals(subset, n_resamples=resamples, seed=seed) if resamples else {}
-        return {m: (scores[m], cis.get(m, (float("nan"),) * 2), len(subset)) for m in factual.FACTUAL_METRICS}
+        scores = scores_from_grades(subset)
+        cis = _factual_cis(subset, args.resamples, args.seed)
+        return {m: (scores[m], cis.get(m, (float("nan"),) * 2), len(subset)) for m in SCORE_NAMES}
 
     return FamilyScores("factual", [i["id"] for i in items], _labels(items, columns), {"grade": grades},
-                        summarize, {m: result["signature"] for m in factual.FACTUAL_METRICS})
+                        summarize, {m: result["signature"] for m in SCORE_NAMES})
+
+
+def _factual_cis(grades, resamples: int, seed: int) -> dict:
+    if not resamples:
+        return {}
+    from chimdqa_eval.aggregate import factual_confidence_intervals
+
+    return factual_confidence_intervals(grades, n_resamples=resamples, seed=seed)
 
 
 def open_scores(items: list[dict], metrics, args) -> FamilyScores:
-    from chimdqa_eval import open_ended
+    """Open-ended metrics; model-based ones whose model is unavailable come back under ``skipped``."""
+    from chimdqa_eval import neural, open_ended
+    from chimdqa_eval.schema import InputError
 
-    kwargs = dict(tokenizer=args.tokenizer, bertscore_model=args.bertscore_model,
-                  perplexity_model=args.perplexity_model)
-    if metrics is not None:
-        kwargs["metrics"] = tuple(metrics)
     logprobs = [i["logprobs"] for i in items] if items[0].get("logprobs") is not None else None
-    result = open_ended.compute_open([i["prediction"] for i in items], [i["answer"] for i in items],
-                                     logprobs=logprobs, **kwargs)
+    try:
+        result = open_ended.compute_open(
+            [i["prediction"] for i in items], [i["answer"] for i in items],
+            metrics=None if metrics is None else sorted(metrics), tokenizer=args.tokenizer, logprobs=logprobs,
+            bertscore_model=args.bertscore_model, perplexity_model=args.perplexity_model)
+    except neural.ModelUnavailable as err:  # only for metrics named in --metrics: the user asked for them
+        raise InputError(str(err)) from None
     per_item = {m: list(v) for m, v in result["per_item"].items()}
-    signatures = result["signature"]
+    # The library signs and skips BERTScore as one metric; results name its F1 / precision / recall apart.
+    signatures = {m: result["signature"]["bertscore" if m.startswith("bertscore_") else m] for m in per_item}
+    skipped = {"bertscore_f1" if m == "bertscore" else m: reason for m, reason in result["skipped"].items()}
     return FamilyScores("open_ended", [i["id"] for i in items], _labels(items, BREAKDOWN_COLUMNS), per_item,
                         mean_summarizer(per_item, list(per_item), resamples=args.resamples, seed=args.seed),
-                        {m: signatures[m] for m in per_item}, dict(result.get("skipped", {})))
+                        signatures, skipped)
 
 
 def rag_scores(items: list[dict], metrics, args):

@@ -11,7 +11,7 @@ import io
 from pathlib import Path
 
 from chimdqa_eval.report.results import (FAMILY_TITLES, LABEL_ORDER, METRIC_LABELS, metric_value, skip_reason)
-from chimdqa_eval.schema import DOMAINS, FACTUAL_TYPES, LEVELS, OPEN_TYPES, QUESTION_TYPES
+from chimdqa_eval.schema import DOMAINS, FACTUAL_TYPES, OPEN_TYPES, QUESTION_TYPES
 
 OPEN_HEADLINES = ("bertscore_f1", "rouge_l", "meteor")  # the per-domain open-ended column, best available first
 PAPER_TAG = "reported in the paper"
@@ -96,6 +96,8 @@ def paper_table(results_list, family: str, *, per_domain_metric: str | None, wit
                         for d in DOMAINS)
     rows = []
     for r in results_list:
+        if family not in r["metrics"] and not any(s["family"] == family for s in r.get("skipped", [])):
+            continue
         cells = "".join(_cell(r, family, m, with_ci=with_ci) for m in metrics)
         if per_domain_metric:
             cells += "".join(_cell(r, family, per_domain_metric, "domain", d) for d in DOMAINS)
@@ -160,7 +162,7 @@ def domain_bars(results_list, family: str, metric: str):
     ax.set_title(f"{METRIC_LABELS[family][metric]} per domain ({FAMILY_TITLES[family].lower()})")
     ax.grid(axis="y", alpha=.3)
     if len(shown) > 1:
-        ax.legend(fontsize=7, ncol=2, loc="lower right")
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return fig
 
 
@@ -179,7 +181,7 @@ def type_radar(results_list, open_metric: str | None):
     plt = _pyplot()
     angles = np.linspace(0, 2 * np.pi, len(QUESTION_TYPES), endpoint=False)
     fig, ax = plt.subplots(figsize=(5.2, 5.2), subplot_kw={"projection": "polar"})
-    for r in results_list:
+    for r in [r for r in results_list if any(v is not None for v in type_values(r, open_metric))]:
         values = [0.0 if v is None else v for v in type_values(r, open_metric)]
         closed = np.concatenate([values, values[:1]])
         ax.plot(np.concatenate([angles, angles[:1]]), closed, linewidth=1.4, label=model_label(r))
@@ -197,7 +199,9 @@ def rag_pairs(results_list) -> list[tuple[dict, dict]]:
     by_name: dict = {}
     for r in results_list:
         by_name.setdefault(r["model"]["model"], {})[bool(r["model"].get("rag"))] = r
-    return [(pair[False], pair[True]) for pair in by_name.values() if False in pair and True in pair]
+    pairs = [(pair[False], pair[True]) for pair in by_name.values() if False in pair and True in pair]
+    # A with-RAG result without factual F1 (e.g. the paper's Table 6 rows) has nothing to set beside its pair.
+    return [p for p in pairs if metric_value(p[1], "factual", "F1") is not None]
 
 
 def rag_plot(pairs, open_metric: str | None):
@@ -212,7 +216,7 @@ def rag_plot(pairs, open_metric: str | None):
         for k, (label, index) in enumerate((("without RAG", 0), ("with RAG", 1))):
             values = [metric_value(p[index], family, metric) for p in pairs]
             ax.bar(x + (k - .5) * .38, [np.nan if v is None else v for v in values], .38, label=label)
-        ax.set_xticks(x, [p[0]["model"]["model"] for p in pairs], fontsize=8)
+        ax.set_xticks(x, [p[0]["model"]["model"] for p in pairs], fontsize=8, rotation=30, ha="right")
         ax.set_title(f"{METRIC_LABELS[family][metric]} ({FAMILY_TITLES[family].lower()})", fontsize=9)
         ax.grid(axis="y", alpha=.3)
         ax.legend(fontsize=7)
@@ -251,7 +255,7 @@ def tables_html(results_list, *, with_ci: bool) -> str:
     if any("factual" in r.get("metrics", {}) for r in results_list):
         parts.append("<h2>Factual questions (Table 4)</h2>"
                      + paper_table(results_list, "factual", per_domain_metric="F1", with_ci=with_ci))
-    if any("open_ended" in r.get("metrics", {}) or skip_reason(r, "open_ended", "") for r in results_list):
+    if any("open_ended" in r.get("metrics", {}) for r in results_list):
         parts.append("<h2>Open-ended questions (Table 5)</h2>"
                      + paper_table(results_list, "open_ended", per_domain_metric=open_metric, with_ci=with_ci))
     if any("rag" in r.get("metrics", {}) for r in results_list):

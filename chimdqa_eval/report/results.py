@@ -37,7 +37,8 @@ LABEL_ORDER = {"domain": DOMAINS, "question_type": QUESTION_TYPES, "level": LEVE
 METRIC_LABELS = {
     "factual": {"CO": "CO", "NA": "NA", "IN": "IN", "CGA": "CGA", "F1": "F1"},
     "open_ended": {"meteor": "METEOR", "rouge_l": "ROUGE-L", "cider": "CIDEr", "perplexity": "PPL",
-                   "bertscore_f1": "BERTScore-F1"},
+                   "bertscore_f1": "BERTScore-F1", "bertscore_precision": "BERTScore-P",
+                   "bertscore_recall": "BERTScore-R"},
     "rag": {"precision": "Precision", "recall": "Recall", "f1": "F1", "claim_recall": "Claim recall",
             "context_precision": "Context precision", "faithfulness": "Faithfulness",
             "noise_sensitivity_in_relevant": "Relevant noise sens.",

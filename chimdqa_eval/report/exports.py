@@ -1,0 +1,100 @@
+"""`chimdqa export --format model-index|eval-results DIR`: a results directory as Hub metadata.
+
+model-index   the ``model-index:`` block of a model card's YAML header (task, dataset with config, split and
+              revision, one entry per metric)
+eval-results  a file for the model repo's ``.eval_results/`` folder: one entry per task id, as the Hub's
+              benchmark leaderboards read them (task ids: ``<family>_<metric>``, e.g. factual_f1)
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import yaml
+
+from chimdqa_eval.report.results import METRIC_LABELS, read_results
+
+DEFAULT_DATASET_ID = "chimdqa/ChiMDQA"
+MODULE_OF = {"factual": "chimdqa_factual", "open_ended": "chimdqa_open", "rag": "chimdqa_rag"}
+FAMILY_NAMES = {"factual": "Factual", "open_ended": "Open-ended", "rag": "RAG"}
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("results", metavar="DIR", help="results folder (or its results.json)")
+    parser.add_argument("--format", required=True, choices=("model-index", "eval-results"))
+    parser.add_argument("--dataset-id", default=DEFAULT_DATASET_ID, help=f"Hub dataset id (default "
+                        f"{DEFAULT_DATASET_ID})")
+    parser.add_argument("--out", metavar="PATH", help="model-index: a YAML file; eval-results: the model repo "
+                        "folder (the file goes to PATH/.eval_results/). Default: print to stdout")
+
+
+def run(args) -> int:
+    results = read_results(args.results)
+    if args.format == "model-index":
+        text = to_yaml(model_index(results, args.dataset_id))
+        target = Path(args.out) if args.out else None
+    else:
+        text = to_yaml(eval_results(results, args.dataset_id))
+        target = Path(args.out) / ".eval_results" / eval_results_filename(results) if args.out else None
+    if target is None:
+        sys.stdout.write(text)
+    else:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+        print(f"wrote {target}")
+    return 0
+
+
+def to_yaml(data) -> str:
+    return yaml.safe_dump(data, allow_unicode=True, sort_keys=False)
+
+
+def _metrics(results):
+    """(family, metric, entry) for each scored metric, in table order."""
+    for family, metrics in results["metrics"].items():
+        for metric, entry in metrics.items():
+            yield family, metric, entry
+
+
+def model_index(results: dict, dataset_id: str = DEFAULT_DATASET_ID) -> dict:
+    ds = results["dataset"]
+    rag = " with RAG" if results["model"].get("rag") else ""
+    metrics = [{"name": f"{FAMILY_NAMES[f]} {METRIC_LABELS[f].get(m, m)}{rag}", "type": MODULE_OF[f],
+                "config": m, "value": e["value"], "verified": False}
+               for f, m, e in _metrics(results)]
+    return {"model-index": [{
+        "name": results["model"]["model"],
+        "results": [{
+            "task": {"type": "question-answering", "name": "Chinese long-document question answering"},
+            "dataset": {"name": ds["name"], "type": dataset_id, "config": ds["config"], "split": ds["split"],
+                        "revision": ds["revision"]},
+            "metrics": metrics,
+            "source": {"name": f"chimdqa_eval {results['toolkit']['version']}"},
+        }],
+    }]}
+
+
+def eval_results_filename(results: dict) -> str:
+    """chimdqa.yaml, or chimdqa_with_rag.yaml: variants of one benchmark go to separate files."""
+    config = results["dataset"]["config"]
+    stem = "chimdqa" if config == "all" else f"chimdqa_{config}"
+    return stem + ("_with_rag" if results["model"].get("rag") else "") + ".yaml"
+
+
+def eval_results(results: dict, dataset_id: str = DEFAULT_DATASET_ID) -> list[dict]:
+    notes = []
+    if results["model"].get("rag"):
+        notes.append("With RAG")
+    if results["dataset"]["config"] != "all":
+        notes.append(f"config {results['dataset']['config']}")
+    notes.append(f"dataset fingerprint {results['dataset']['revision']}")
+    entries = []
+    for family, metric, entry in _metrics(results):
+        item = {"dataset": {"id": dataset_id, "task_id": f"{family}_{metric}".lower()}, "value": entry["value"]}
+        if results["model"].get("date"):
+            item["date"] = results["model"]["date"]
+        if results["model"].get("url"):
+            item["source"] = {"url": results["model"]["url"], "name": results["model"]["model"]}
+        item["notes"] = "; ".join(notes + [f"signature {entry['signature']}"])
+        entries.append(item)
+    return entries

@@ -1,0 +1,146 @@
+"""`chimdqa leaderboard RESULTS_DIR... --out board/`: one table over many results, sorted by factual F1, with
+Table 4's per-domain columns, written as CSV, Markdown and a static HTML page (with the report's plots) that a
+Hub static Space can serve as is.
+
+With --with-paper-rows the paper's own numbers (Tables 4-6, full release) join as rows marked
+"reported in the paper"; they are never mixed up with scored rows (their dataset column says so).
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+from importlib import resources
+from pathlib import Path
+
+from chimdqa_eval.report import html as H
+from chimdqa_eval.report.results import METRIC_LABELS, metric_value, read_results
+from chimdqa_eval.schema import DOMAINS, InputError
+
+PAPER_FILE = "paper_results.json"
+OPEN_COLUMNS = ("meteor", "rouge_l", "cider", "perplexity", "bertscore_f1")
+RAG_COLUMNS = ("precision", "recall", "f1")
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("results", nargs="+", metavar="RESULTS",
+                        help="results.json files or the folders holding them (chimdqa evaluate --out)")
+    parser.add_argument("--out", required=True, metavar="DIR",
+                        help="folder for leaderboard.csv, leaderboard.md and index.html")
+    parser.add_argument("--with-paper-rows", action="store_true",
+                        help="add the paper's reported models (Tables 4-6), marked as such")
+    parser.add_argument("--title", default="ChiMDQA leaderboard")
+
+
+def run(args) -> int:
+    results = [read_results(p) for p in args.results]
+    if args.with_paper_rows:
+        results += paper_rows()
+    paths = write_leaderboard(args.out, results, title=args.title)
+    print(to_markdown(leaderboard_rows(results)))
+    print("\nwrote " + ", ".join(map(str, paths)))
+    return 0
+
+
+def paper_rows() -> list[dict]:
+    """The paper's reported results as minimal results documents (marked ``reported: paper``)."""
+    data = json.loads(resources.files("chimdqa_eval.report").joinpath(PAPER_FILE).read_text(encoding="utf-8"))
+    docs: dict = {}
+    for family in ("factual", "open_ended", "rag"):
+        block = data[family]
+        per_domain = {"factual": "F1", "open_ended": "bertscore_f1"}.get(family)
+        for model, values in block["rows"].items():
+            rag = family == "rag"
+            doc = docs.setdefault((model, rag), {
+                "model": {"model": model, "rag": rag}, "reported": "paper", "skipped": [], "metrics": {},
+                "dataset": {"name": "ChiMDQA", "config": "all", "split": "test", "revision": "paper"},
+                "submission": {"n_scored": None, "coverage": None}})
+            metrics = doc["metrics"].setdefault(family, {})
+            for name, value in zip(block["columns"], values[0]):
+                metrics[name] = {"value": value, "ci95": [None, None], "by": {}, "signature": data["source"]}
+            if per_domain:
+                metrics[per_domain]["by"]["domain"] = {d: {"value": v, "ci95": [None, None]}
+                                                      for d, v in zip(data["domains"], values[1])}
+    return list(docs.values())
+
+
+def _sort_key(results: dict):
+    f1 = metric_value(results, "factual", "F1")
+    return (f1 is None, -(f1 or 0.0), H.is_paper_row(results))
+
+
+def leaderboard_rows(results_list) -> list[dict]:
+    """One flat row per result (rank by factual F1; rows without it last)."""
+    rows = []
+    for rank, r in enumerate(sorted(results_list, key=_sort_key), 1):
+        ds, sub = r["dataset"], r.get("submission", {})
+        row = {"rank": rank, "model": r["model"]["model"], "rag": "yes" if r["model"].get("rag") else "no",
+               "source": "reported in the paper" if H.is_paper_row(r) else "scored",
+               "dataset": f"{ds['config']}@{ds['revision']}", "n_scored": sub.get("n_scored"),
+               "coverage": sub.get("coverage")}
+        for m in METRIC_LABELS["factual"]:
+            row[m] = metric_value(r, "factual", m)
+        for d in DOMAINS:
+            row[f"F1_{d}"] = metric_value(r, "factual", "F1", "domain", d)
+        for m in OPEN_COLUMNS:
+            row[METRIC_LABELS["open_ended"][m]] = metric_value(r, "open_ended", m)
+        for m in RAG_COLUMNS:
+            row[f"RAG {METRIC_LABELS['rag'][m]}"] = metric_value(r, "rag", m)
+        rows.append(row)
+    return rows
+
+
+def _fmt(value) -> str:
+    if value is None:
+        return ""
+    return f"{value:.1f}" if isinstance(value, float) else str(value)
+
+
+def to_csv(rows) -> str:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
+    writer.writeheader()
+    writer.writerows({k: ("" if v is None else v) for k, v in row.items()} for row in rows)
+    return buffer.getvalue()
+
+
+def to_markdown(rows) -> str:
+    columns = list(rows[0])
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(_fmt(row[c]).replace("|", "\\|") for c in columns) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def to_html(rows, results_list, title: str) -> str:
+    ordered = sorted(results_list, key=_sort_key)
+    columns = list(rows[0])
+    head = "".join(f"<th>{H._esc(c)}</th>" for c in columns)
+    body_rows = []
+    for row, r in zip(rows, ordered):
+        css = ' class="paper"' if H.is_paper_row(r) else ""
+        body_rows.append(f"<tr{css}>" + "".join(
+            f'<td{" class=name" if c in ("model", "source", "dataset") else ""}>{H._esc(_fmt(row[c]))}</td>'
+            for c in columns) + "</tr>")
+    scored = [r for r in ordered if not H.is_paper_row(r)]
+    revisions = sorted({r["dataset"]["revision"] for r in scored})
+    note = ("" if len(revisions) <= 1 else
+            f'<p class="skip">These results come from {len(revisions)} different dataset revisions '
+            f"({', '.join(revisions)}): compare only rows with the same dataset column.</p>")
+    body = (f'<p class="muted">{len(rows)} results, sorted by factual F1. Rows in italics are '
+            f"{H.PAPER_TAG} (full release, no confidence intervals).</p>{note}"
+            f'<table id="leaderboard"><thead><tr>{head}</tr></thead><tbody>{"".join(body_rows)}</tbody></table>'
+            + H.tables_html(ordered, with_ci=False) + "<h2>Plots</h2>" + H.figures_html(ordered))
+    return H.page(title, body)
+
+
+def write_leaderboard(out_dir, results_list, *, title: str = "ChiMDQA leaderboard") -> list[Path]:
+    if not results_list:
+        raise InputError("no results to put on a leaderboard")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    rows = leaderboard_rows(results_list)
+    paths = [out / "leaderboard.csv", out / "leaderboard.md", out / "index.html"]
+    paths[0].write_text(to_csv(rows), encoding="utf-8")
+    paths[1].write_text(to_markdown(rows) + "\n", encoding="utf-8")
+    paths[2].write_text(to_html(rows, results_list, title), encoding="utf-8")
+    return paths
