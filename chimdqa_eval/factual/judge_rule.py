@@ -118,6 +118,14 @@ def _text_match(ref: Reference, answer_key: str, cleaned: str) -> bool:
     return False
 
 
+def _only_some_items(items, answer_key: str) -> bool:
+    """The answer names some items of a list reference and nothing else: incomplete, not contradictory."""
+    found = [i for i in items if i in answer_key]
+    for item in found:
+        answer_key = answer_key.replace(item, "")
+    return bool(found) and not re.sub(r"以及|和|与|及|还有", "", answer_key)
+
+
 def _competing(ref: Reference, cleaned: str, answer_key: str) -> bool:
     return not ref.has_alternatives and len(answer_key) <= SHORT_ANSWER and bool(ALTERNATIVES.search(cleaned))
 
@@ -174,6 +182,8 @@ def grade_answer(prediction: str, reference: str, question: str = "") -> str:
         return _grade_long(ref, cleaned, answer_key, question_numbers)
     if _text_match(ref, answer_key, cleaned):
         return "IN" if _competing(ref, cleaned, answer_key) else "CO"
+    if ref.items and _only_some_items(ref.items, answer_key):
+        return "NA"
     return _unmatched(cleaned, answer_key)
 
 

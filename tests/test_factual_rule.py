@@ -1,0 +1,116 @@
+"""The rule judge on real Chinese short answers, one group of cases per rule of the grading definition."""
+import json
+import os
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from chimdqa_eval.factual.judge_rule import grade_answer
+from chimdqa_eval.factual.rules import chinese_numerals_to_arabic, clean, find_numbers, key
+
+SIMPLEQA = Path(os.environ.get("CHINESE_SIMPLEQA_JSONL",
+                               "/work/shared/data/chinese_simpleqa/chinese_simpleqa.jsonl"))
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("三千五百", "3500"), ("十五", "15"), ("一千零五", "1005"), ("一亿五千万", "150000000"),
+    ("一九一九年", "1919年"), ("二〇二三年九月四日", "2023年9月4日"), ("百分之五", "5%"),
+    ("百分之三十五点五", "35.5%"), ("三点五", "3.5"), ("第七届", "第7届"), ("两个", "2个"),
+    # Not numbers: a lone numeral inside a word, and 万/千 starting an idiom.
+    ("统一", "统一"), ("十分重要", "十分重要"), ("万一", "万一"), ("千万不要", "千万不要"),
+])
+def test_chinese_numerals(text, expected):
+    assert chinese_numerals_to_arabic(text) == expected
+
+
+def test_numbers_keep_their_precision_and_multiplier():
+    [n] = find_numbers(clean("1.2万"))
+    assert (n.value, n.step) == (12000, 1000)
+    [n] = find_numbers(clean("3518.17"))
+    assert (n.value, n.step) == (Decimal("3518.17"), Decimal("0.01"))
+    assert [n.value for n in find_numbers(clean("10,537个"))] == [10537]
+    assert [n.value for n in find_numbers(clean("零下五度"))] == [-5]
+    assert find_numbers(clean("V08AA04")) == []  # a code, not a quantity
+
+
+def test_normalization_width_case_traditional_and_separators():
+    assert key(clean("ＡＢＣ１２３")) == "abc123"
+    assert key(clean("長崎（日本）")) == key(clean("长崎(日本)"))
+    assert key(clean("杰里米·边沁")) == key(clean("杰里米 • 边沁")) == "杰里米边沁"
+    assert key(clean("《桃花源记》")) == "桃花源记"
+    assert clean("5公里") == clean("5千米")
+
+
+CASES = [
+    # numbers to the reference's last significant figure (the issue's own examples)
+    ("3518", "3518.17", "CO"), ("3518.2", "3518.17", "CO"), ("3520", "3518.17", "IN"),
+    ("3518.17", "3518", "CO"),
+    # vague ranges: NA when the reference agrees with them, IN when it contradicts them
+    ("大约3500", "3518.17", "NA"), ("超过3000", "3518.17", "NA"), ("3000多", "3518.17", "NA"),
+    ("超过4000", "3518.17", "IN"), ("不到3000", "3518.17", "IN"), ("约5000", "3518.17", "IN"),
+    # Chinese numerals, multipliers, percentages, units the question implies
+    ("三千五百", "3500", "CO"), ("1.2万", "12000", "CO"), ("百分之五", "5%", "CO"), ("一九一九年", "1919年", "CO"),
+    ("1919", "1919年", "CO"), ("1920年", "1919年", "IN"), ("第7届", "第七届", "CO"), ("15", "15英镑", "CO"),
+    ("约3.5万人", "35000", "CO"),
+    # dates and codes made of several numbers: all must match; a missing part is not a contradiction
+    ("2023-09-04", "2023年9月4日", "CO"), ("2023年9月", "2023年9月4日", "NA"), ("2023年9月5日", "2023年9月4日", "IN"),
+    ("7783-63-3", "7783-63-3", "CO"), ("7783-63-2", "7783-63-3", "IN"),
+    # refusals and hedges
+    ("我不知道。", "陶渊明", "NA"), ("抱歉，文档中没有提到相关信息。", "1876", "NA"), ("", "1876", "NA"),
+    ("我不确定，可能是李白", "陶渊明", "IN"), ("我不确定，可能是1920年", "1919年", "IN"),
+    ("我不太确定，可能是陶渊明", "陶渊明", "CO"),
+    # containment of the key content in a longer answer
+    ("《桃花源记》的作者是东晋诗人陶渊明。", "陶渊明", "CO"), ("答案是锡。", "锡", "CO"),
+    ("东汉", "汉", "IN"),  # a one-character reference is not found inside another word
+    ("长崎", "长崎市", "CO"), ("清朝", "清代", "CO"), ("廣東省", "广东", "CO"),
+    # several competing candidates
+    ("陶渊明或李白", "陶渊明", "IN"), ("1919年或1920年", "1919年", "IN"),
+    ("陶渊明，或称陶潜", "陶渊明", "CO"),  # 或称 introduces an alias, not a second candidate
+    # parentheses: either side suffices
+    ("碳酸镁", "碳酸镁（MgCO3）", "CO"), ("MgCO3", "碳酸镁（MgCO3）", "CO"), ("碳酸钙", "碳酸镁（MgCO3）", "IN"),
+    # transliterations: separators, surname alone, original name, variant characters
+    ("杰里米边沁", "杰里米·边沁（Jeremy Bentham）", "CO"), ("边沁", "杰里米·边沁（Jeremy Bentham）", "CO"),
+    ("Jeremy Bentham", "杰里米·边沁（Jeremy Bentham）", "CO"), ("贝蒂·托马斯", "贝蒂·汤玛斯（Betty Thomas）", "CO"),
+    ("贝蒂·戴维斯", "贝蒂·汤玛斯（Betty Thomas）", "IN"),
+    # lists: every item, in any order and with any separator
+    ("三氟化硼、氟化钠", "氟化钠和三氟化硼", "CO"), ("氟化钠和氯化钠", "氟化钠和三氟化硼", "IN"),
+    ("氟化钠", "氟化钠和三氟化硼", "NA"),  # incomplete but contradicting nothing
+]
+
+
+@pytest.mark.parametrize("prediction, reference, expected", CASES)
+def test_rule_judge(prediction, reference, expected):
+    assert grade_answer(prediction, reference) == expected
+
+
+def test_numbers_repeated_from_the_question_are_context():
+    question = "根据2010年人口普查，埃尔托马塔尔聚居地的人口总数是多少？"
+    assert grade_answer("根据2010年普查，人口为628人。", "628", question) == "CO"
+    assert grade_answer("根据2010年普查，约630人。", "628", question) == "NA"
+    assert grade_answer("根据2010年普查，约630人。", "628") == "IN"  # without the question 2010 is a stray number
+
+
+def test_long_reference_needs_its_numbers_or_most_of_its_text():
+    reference = "2019年公司实现营业收入3518.17万元，较上年同期增长12.5%，主要来自海外市场的扩张。"
+    question = "2019年公司的营业收入是多少？"
+    assert grade_answer("3518.17万元", reference, question) == "CO"
+    assert grade_answer("约3518万元", reference, question) == "CO"
+    assert grade_answer("4000万元", reference, question) == "IN"
+    assert grade_answer("文档中没有提到营业收入。", reference, question) == "NA"
+
+
+@pytest.mark.skipif(not SIMPLEQA.exists(), reason="Chinese SimpleQA file not available")
+def test_chinese_simpleqa_answers_against_themselves_refusals_and_each_other():
+    rows = [json.loads(line) for line in SIMPLEQA.read_text(encoding="utf-8").splitlines() if line.strip()]
+    assert len(rows) >= 1000
+    for r in rows:
+        assert grade_answer(r["answer"], r["answer"], r["question"]) == "CO", r["answer"]
+        assert grade_answer(f"根据资料，答案是{r['answer']}。", r["answer"], r["question"]) == "CO", r["answer"]
+        assert grade_answer("抱歉，我无法确定这个问题的答案。", r["answer"], r["question"]) == "NA", r["answer"]
+    # Each answer graded against the next row's reference: wrong unless the two answers coincide.
+    shifted = rows[1:] + rows[:1]
+    pairs = [(o["answer"], r) for o, r in zip(shifted, rows)
+             if key(clean(o["answer"])) != key(clean(r["answer"]))]
+    wrong = sum(grade_answer(p, r["answer"], r["question"]) == "IN" for p, r in pairs)
+    assert wrong / len(pairs) > 0.98
