@@ -1,0 +1,54 @@
+"""Bootstrap confidence intervals and the paired test for factual grades (chimdqa_eval.aggregate)."""
+import math
+
+import pytest
+
+from chimdqa_eval.aggregate import factual_confidence_intervals, paired_factual_test
+from chimdqa_eval.factual import scores_from_grades
+
+GRADES = ["CO"] * 120 + ["NA"] * 30 + ["IN"] * 50   # CO 60%, NA 15%, IN 25% of 200 items
+
+
+def test_intervals_bracket_the_scores_with_the_expected_width():
+    cis = factual_confidence_intervals(GRADES, n_resamples=2000, seed=7)
+    scores = scores_from_grades(GRADES)
+    assert set(cis) == {"CO", "NA", "IN", "CGA", "F1"}
+    for name, (low, high) in cis.items():
+        assert low < scores[name] < high, name
+    # normal approximation of a proportion: 1.96 * sqrt(.6 * .4 / 200) * 100 = 6.8 points
+    half_width = (cis["CO"][1] - cis["CO"][0]) / 2
+    assert 5.5 < half_width < 8.0
+    # CGA is a proportion over the 170 attempted items: 1.96 * sqrt(.706 * .294 / 170) * 100 = 6.8 points
+    assert 5.5 < (cis["CGA"][1] - cis["CGA"][0]) / 2 < 8.0
+
+
+def test_intervals_are_seeded():
+    assert factual_confidence_intervals(GRADES, seed=3) == factual_confidence_intervals(GRADES, seed=3)
+    assert factual_confidence_intervals(GRADES, seed=3) != factual_confidence_intervals(GRADES, seed=4)
+
+
+def test_paired_test_sign_and_significance():
+    better = list(GRADES)
+    for i in range(120, 150):          # B turns 30 of A's refusals into correct answers
+        better[i] = "CO"
+    tests = paired_factual_test(GRADES, better, seed=1)
+    diff, p = tests["CO"]
+    assert diff == pytest.approx(15.0) and p < 0.01
+    assert tests["F1"][0] == pytest.approx(scores_from_grades(better)["F1"] - scores_from_grades(GRADES)["F1"])
+    assert paired_factual_test(better, GRADES, seed=1)["CO"][0] == pytest.approx(-15.0)
+
+
+def test_paired_test_identical_and_nearly_identical_systems():
+    assert paired_factual_test(GRADES, GRADES)["F1"] == (0.0, 1.0)
+    one_more = ["CO"] + GRADES[1:]      # unchanged
+    one_more[-1] = "CO"                 # one IN -> CO out of 200: not significant
+    diff, p = paired_factual_test(GRADES, one_more, seed=2)["CO"]
+    assert diff == pytest.approx(0.5) and p > 0.2
+
+
+def test_paired_test_needs_the_same_items():
+    with pytest.raises(ValueError, match="same items"):
+        paired_factual_test(GRADES, GRADES[:-1])
+    with pytest.raises(ValueError, match="empty"):
+        factual_confidence_intervals([])
+    assert not math.isnan(factual_confidence_intervals(["NA"])["CGA"][0])  # nothing attempted: 0, not NaN
