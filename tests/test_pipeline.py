@@ -1,0 +1,179 @@
+"""`chimdqa evaluate` end to end on the bundled sample release and its hand-written predictions."""
+import json
+import math
+import shutil
+
+import pytest
+
+from chimdqa_eval import cli, release
+from chimdqa_eval.report.results import read_items, read_results
+
+SAMPLE_PREDICTIONS = release.SAMPLE_DIR / "predictions.jsonl"
+
+
+@pytest.fixture(autouse=True)
+def offline(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+
+
+def evaluate(*args) -> int:
+    return cli.main(["evaluate", *map(str, args)])
+
+
+@pytest.fixture(scope="module")
+def sample_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("run")
+    mp = pytest.MonkeyPatch()
+    mp.setenv("HF_HUB_OFFLINE", "1")
+    try:
+        assert evaluate("--predictions", SAMPLE_PREDICTIONS, "--out", out, "--resamples", 200) == 0
+    finally:
+        mp.undo()
+    results = read_results(out)
+    return out, results, read_items(results)
+
+
+def test_writes_the_three_files(sample_run):
+    out, results, items = sample_run
+    assert {p.name for p in out.iterdir()} >= {"results.json", "items.jsonl", "report.html"}
+    assert results["model"] == {"model": "sample-system", "rag": False, "date": "2025-06-01",
+                                "notes": json.loads((release.SAMPLE_DIR / "predictions.meta.json").read_text(
+                                    encoding="utf-8"))["notes"]}
+    assert results["dataset"]["revision"] == release.fingerprint()
+    assert results["dataset"]["n_questions"] == 66 and results["submission"]["coverage"] == 1.0
+
+
+def test_hand_checked_grades(sample_run):
+    _, _, items = sample_run
+    expected = {
+        "aca-ret-001": "CO",   # 512字 vs 512字
+        "news-ret-002": "CO",  # 4800名 vs 4,800名: the same number
+        "fin-ret-002": "CO",   # 每10股派发现金红利3.5元（含税） vs 3.50元（含税）
+        "law-ret-002": "IN",   # 18周岁 vs 16周岁
+        "law-cal-001": "IN",   # 20倍 vs 50倍
+        "fin-cal-001": "NA",   # 不知道
+        "med-sta-001": "NA",   # 抱歉，我无法根据现有信息计算该平均值。
+    }
+    assert {k: items[k]["factual"]["grade"] for k in expected} == expected
+
+
+def test_routing_by_category(sample_run):
+    _, results, items = sample_run
+    qa = {q["id"]: q for q in release.read_qa()}
+    for item_id, row in items.items():
+        family = "factual" if qa[item_id]["category"] == "factual" else "open_ended"
+        assert family in row and ({"factual", "open_ended"} - {family}).isdisjoint(row)
+    assert results["metrics"]["factual"]["CO"]["n"] == 36
+    assert results["metrics"]["open_ended"]["rouge_l"]["n"] == 30
+
+
+def test_scores_are_derived_from_the_items(sample_run):
+    _, results, items = sample_run
+    grades = [row["factual"]["grade"] for row in items.values() if "factual" in row]
+    co, na, inc = (100 * grades.count(g) / len(grades) for g in ("CO", "NA", "IN"))
+    cga = 100 * co / (co + inc)
+    factual = results["metrics"]["factual"]
+    assert factual["CO"]["value"] == pytest.approx(co, abs=1e-4)
+    assert factual["NA"]["value"] == pytest.approx(na, abs=1e-4)
+    assert factual["F1"]["value"] == pytest.approx(2 * co * cga / (co + cga), abs=1e-4)
+    finance = [row["open_ended"]["rouge_l"] for row in items.values()
+               if "open_ended" in row and row["domain"] == "finance"]
+    rouge = results["metrics"]["open_ended"]["rouge_l"]
+    assert rouge["by"]["domain"]["finance"]["value"] == pytest.approx(sum(finance) / len(finance), abs=1e-4)
+    assert rouge["by"]["domain"]["finance"]["n"] == 5
+    for family in results["metrics"].values():
+        for entry in family.values():
+            low, high = entry["ci95"]
+            assert low <= entry["value"] + 1e-9 and entry["value"] <= high + 1e-9
+
+
+def test_offline_skips_model_metrics_with_reasons(sample_run):
+    _, results, _ = sample_run
+    skipped = {(s["family"], s["metric"]): s["reason"] for s in results["skipped"]}
+    assert "bert-base-chinese" in skipped[("open_ended", "bertscore_f1")]
+    assert ("open_ended", "perplexity") in skipped
+    assert "retrieved_contexts" in skipped[("rag", None)]
+    assert "bertscore_f1" not in results["metrics"]["open_ended"]
+    assert set(results["metrics"]["open_ended"]) == {"meteor", "rouge_l", "cider"}
+    for family in results["metrics"].values():
+        assert all(entry["signature"] for entry in family.values())
+
+
+def test_invalid_predictions_exit_2_before_scoring(tmp_path, capsys):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "aca-ret-001", "prediction": 5}\n{"id": "nope", "prediction": "x"}\n',
+                   encoding="utf-8")
+    assert evaluate("--predictions", bad, "--out", tmp_path / "out") == 2
+    err = capsys.readouterr().err
+    assert "line 1 (id aca-ret-001): 'prediction' must be a string" in err
+    assert "line 2 (id nope): id not in the dataset" in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_partial_domain_config_and_logprobs(tmp_path):
+    """--config finance keeps finance only; logprobs give perplexity without a model; partial coverage."""
+    rows = [json.loads(line) for line in SAMPLE_PREDICTIONS.read_text(encoding="utf-8").splitlines()]
+    rows = [{**r, "logprobs": [-1.0, -2.0, -3.0]} for r in rows if r["id"].startswith("fin-")][:-1]
+    preds = tmp_path / "fin.jsonl"
+    preds.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    assert evaluate("--predictions", preds, "--out", tmp_path / "no", "--config", "finance") == 2
+    assert evaluate("--predictions", preds, "--out", tmp_path / "out", "--config", "finance", "--allow-partial",
+                    "--model", "fin-model", "--resamples", 0) == 0
+    results = read_results(tmp_path / "out")
+    assert results["model"]["model"] == "fin-model"
+    assert results["dataset"]["config"] == "finance" and results["dataset"]["n_questions"] == 11
+    assert results["submission"]["missing_ids"] == ["fin-gen-001"]
+    assert results["submission"]["coverage"] == pytest.approx(10 / 11, abs=1e-6)
+    assert set(results["metrics"]["factual"]["F1"]["by"]["domain"]) == {"finance"}
+    # exp(-mean(-1, -2, -3)) = e^2 for every open-ended item
+    assert results["metrics"]["open_ended"]["perplexity"]["value"] == pytest.approx(math.exp(2), abs=1e-3)
+
+
+def test_chinese_simpleqa_by_primary_category(tmp_path):
+    questions = [
+        {"id": "s1", "primary_category": "中华文化", "secondary_category": "历史", "question": "秦朝第一位皇帝是谁？",
+         "answer": "秦始皇", "urls": []},
+        {"id": "s2", "primary_category": "中华文化", "secondary_category": "文学", "question": "《红楼梦》的作者是谁？",
+         "answer": "曹雪芹", "urls": []},
+        {"id": "s3", "primary_category": "自然与自然科学", "secondary_category": "化学",
+         "question": "水的化学式是什么？", "answer": "H2O", "urls": []},
+    ]
+    data = tmp_path / "simpleqa.jsonl"
+    data.write_text("".join(json.dumps(q, ensure_ascii=False) + "\n" for q in questions), encoding="utf-8")
+    preds = tmp_path / "preds.jsonl"
+    preds.write_text('{"id": "s1", "prediction": "秦始皇"}\n{"id": "s2", "prediction": "不知道"}\n'
+                     '{"id": "s3", "prediction": "H2O"}\n', encoding="utf-8")
+    assert evaluate("--predictions", preds, "--out", tmp_path / "out", "--config", "chinese_simpleqa",
+                    "--data-files", data, "--resamples", 0) == 0
+    results = read_results(tmp_path / "out")
+    assert results["dataset"]["name"] == "Chinese SimpleQA"
+    assert set(results["metrics"]) == {"factual"}
+    by = results["metrics"]["factual"]["CO"]["by"]["primary_category"]
+    assert by["中华文化"]["value"] == 50.0 and by["自然与自然科学"]["value"] == 100.0
+
+
+def test_rag_without_a_checker_model_is_skipped_and_with_one_is_scored(tmp_path):
+    from tiny_models import tiny_bert
+
+    rows = [json.loads(line) for line in SAMPLE_PREDICTIONS.read_text(encoding="utf-8").splitlines()]
+    rows = [{**r, "retrieved_contexts": ["公司2023年研发投入3.15亿元。", "无关的段落。"]} for r in rows
+            if r["id"].startswith("fin-")]
+    preds = tmp_path / "rag.jsonl"
+    preds.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    args = ["--predictions", preds, "--config", "finance", "--resamples", 0, "--metrics", "factual", "rag"]
+    assert evaluate(*args, "--out", tmp_path / "a") == 0
+    results = read_results(tmp_path / "a")
+    assert results["model"]["rag"] is True
+    assert [s["reason"] for s in results["skipped"] if s["family"] == "rag"][0].startswith("checker='nli' needs")
+    assert "open_ended" not in results["metrics"]  # not asked for
+
+    nli = tiny_bert(tmp_path / "nli", num_labels=3, id2label={0: "entailment", 1: "neutral", 2: "contradiction"})
+    assert evaluate(*args, "--nli-model", nli, "--out", tmp_path / "b") == 0
+    results = read_results(tmp_path / "b")
+    rag = results["metrics"]["rag"]
+    assert len(rag) == 11 and rag["f1"]["n"] == 11
+    assert set(rag["f1"]["by"]["category"]) == {"factual", "open_ended"}
+    items = read_items(results)
+    assert rag["precision"]["value"] == pytest.approx(
+        sum(row["rag"]["precision"] for row in items.values()) / 11, abs=1e-4)
+    shutil.rmtree(nli)

@@ -1,0 +1,136 @@
+"""Submission reading and validation: every kind of bad input is reported, all at once, before any scoring."""
+import json
+
+import pytest
+
+from chimdqa_eval.schema import InputError
+from chimdqa_eval.submission import load_submission, metadata_path_for, read_metadata, read_predictions
+
+QUESTIONS = [{"id": f"q{i}", "domain": "finance", "question_type": "retrieval", "category": "factual",
+              "level": "L1", "question": f"问题{i}", "answer": f"答案{i}", "doc_id": "d"} for i in range(1, 5)]
+
+
+def write(tmp_path, lines, name="preds.jsonl"):
+    path = tmp_path / name
+    path.write_text("\n".join(line if isinstance(line, str) else json.dumps(line, ensure_ascii=False)
+                              for line in lines) + "\n", encoding="utf-8")
+    return path
+
+
+def full(tmp_path, **extra):
+    return write(tmp_path, [{"id": q["id"], "prediction": f"答{q['id']}", **extra} for q in QUESTIONS])
+
+
+def error_of(fn, *args, **kwargs) -> str:
+    with pytest.raises(InputError) as info:
+        fn(*args, **kwargs)
+    return str(info.value)
+
+
+def test_valid_submission_joins_in_dataset_order(tmp_path):
+    path = write(tmp_path, [{"id": "q3", "prediction": "c"}, {"id": "q1", "prediction": "a"},
+                            {"id": "q2", "prediction": ""}, {"id": "q4", "prediction": "d"}])
+    sub = load_submission(path, QUESTIONS)
+    assert [i["id"] for i in sub.items] == ["q1", "q2", "q3", "q4"]
+    assert [i["prediction"] for i in sub.items] == ["a", "", "c", "d"]
+    assert sub.items[0]["answer"] == "答案1" and sub.items[0]["line"] == 2
+    assert sub.coverage == 1.0 and sub.missing_ids == []
+    assert sub.metadata == {"model": "preds", "rag": False}  # no side file: defaults
+
+
+def test_all_problems_are_listed_in_one_error(tmp_path):
+    path = write(tmp_path, [
+        {"id": "q1", "prediction": "a"},
+        '{"id": "q2", "prediction": "b"',            # line 2: bad JSON
+        {"id": "q1", "prediction": "again"},         # line 3: duplicate
+        {"id": 4, "prediction": "x"},                # line 4: id not a string
+        {"id": "q3", "prediction": None},            # line 5: prediction not a string
+        {"id": "zzz", "prediction": "y"},            # line 6: not in the dataset
+        {"id": "q4", "answer": "typo"},              # line 7: unknown field, no prediction
+        "[1, 2]",                                    # line 8: not an object
+    ])
+    message = error_of(load_submission, path, QUESTIONS)
+    for expected in ("line 2: not valid JSON", "line 3 (id q1): duplicate id (first on line 1)",
+                     "line 4: 'id' must be a non-empty string", "line 5 (id q3): 'prediction' must be a string",
+                     "line 6 (id zzz): id not in the dataset", "line 7 (id q4): unknown field(s) answer",
+                     "line 7 (id q4): missing field 'prediction'", "line 8: expected a JSON object"):
+        assert expected in message, (expected, message)
+    # q2, q3, q4 have no valid line: coverage is reported too
+    assert "3 of 4 questions have no prediction" in message and "q2, q3, q4" in message
+
+
+def test_missing_ids_are_an_error_unless_partial(tmp_path):
+    path = write(tmp_path, [{"id": "q1", "prediction": "a"}, {"id": "q4", "prediction": "d"}])
+    message = error_of(load_submission, path, QUESTIONS)
+    assert "2 of 4 questions have no prediction (coverage 50.0%): q2, q3" in message
+    assert "--allow-partial" in message
+    sub = load_submission(path, QUESTIONS, allow_partial=True)
+    assert [i["id"] for i in sub.items] == ["q1", "q4"]
+    assert sub.missing_ids == ["q2", "q3"] and sub.coverage == 0.5
+
+
+def test_unknown_ids_are_an_error_even_when_partial(tmp_path):
+    path = write(tmp_path, [{"id": "q1", "prediction": "a"}, {"id": "nope", "prediction": "b"}])
+    assert "line 2 (id nope): id not in the dataset" in error_of(load_submission, path, QUESTIONS,
+                                                                  allow_partial=True)
+
+
+def test_empty_and_missing_files(tmp_path):
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n\n", encoding="utf-8")
+    assert "empty predictions file" in error_of(read_predictions, empty)
+    assert "no such predictions file" in error_of(read_predictions, tmp_path / "absent.jsonl")
+
+
+def test_optional_fields_types_and_all_or_none(tmp_path):
+    path = write(tmp_path, [
+        {"id": "q1", "prediction": "a", "retrieved_contexts": ["c1", "c2"], "logprobs": [-0.5, -1.0]},
+        {"id": "q2", "prediction": "b", "retrieved_contexts": "c1", "logprobs": [-0.1]},   # not a list
+        {"id": "q3", "prediction": "c", "retrieved_contexts": ["c"], "logprobs": [0.5]},   # positive logprob
+        {"id": "q4", "prediction": "d", "retrieved_contexts": [1], "logprobs": []},        # non-str, empty
+        {"id": "q5", "prediction": "e"},
+    ])
+    message = error_of(read_predictions, path)
+    assert "line 2 (id q2): 'retrieved_contexts' must be a list of strings" in message
+    assert "line 3 (id q3): 'logprobs' must be a non-empty list of finite numbers <= 0" in message
+    assert "line 4 (id q4): 'retrieved_contexts' must be a list of strings" in message
+    assert "line 4 (id q4): 'logprobs' must be" in message
+    assert "'retrieved_contexts' is given on 1 line(s) but missing on 1 (lines 5)" in message
+
+
+def test_contexts_and_logprobs_reach_the_items(tmp_path):
+    path = full(tmp_path, retrieved_contexts=["片段"], logprobs=[-0.25, -0.75])
+    sub = load_submission(path, QUESTIONS)
+    assert sub.has_contexts and sub.has_logprobs
+    assert sub.items[2]["retrieved_contexts"] == ["片段"] and sub.items[2]["logprobs"] == [-0.25, -0.75]
+    assert sub.metadata["rag"] is True  # inferred from the contexts
+
+
+def test_metadata_side_file_and_overrides(tmp_path):
+    path = full(tmp_path)
+    assert metadata_path_for(path).name == "preds.meta.json"
+    metadata_path_for(path).write_text(json.dumps({"model": "m1", "date": "2025-02-03", "notes": "n"}),
+                                       encoding="utf-8")
+    sub = load_submission(path, QUESTIONS, metadata_overrides={"model": "m2"})
+    assert sub.metadata == {"model": "m2", "rag": False, "date": "2025-02-03", "notes": "n"}
+
+
+def test_bad_metadata_lists_every_problem(tmp_path):
+    meta = tmp_path / "m.meta.json"
+    meta.write_text(json.dumps({"model": 3, "rag": "yes", "date": "03/02/2025", "team": "x"}), encoding="utf-8")
+    message = error_of(read_metadata, meta, has_contexts=True)
+    for expected in ("unknown field(s) team", "'model' must be a string", "'rag' must be true or false",
+                     "'date' must be an ISO date"):
+        assert expected in message
+    meta.write_text(json.dumps({"model": "m", "rag": False}), encoding="utf-8")
+    assert "'rag' is false but the predictions carry retrieved_contexts" in error_of(
+        read_metadata, meta, has_contexts=True)
+    meta.write_text("{not json", encoding="utf-8")
+    assert "not valid JSON" in error_of(read_metadata, meta)
+
+
+def test_long_lists_are_cut_with_a_count(tmp_path):
+    path = write(tmp_path, [{"id": f"x{i}", "prediction": "p"} for i in range(40)])
+    message = error_of(load_submission, path, QUESTIONS)
+    assert "41 problems" in message  # 40 unknown ids + the missing-coverage line
+    assert "... and 16 more" in message
