@@ -134,4 +134,19 @@ def load(name: str = "all", split: str | None = None, data_dir=None, data_files=
     if split is not None and split not in builder.config.splits:
         raise InputError(f"config {name} has no split {split!r}; its splits are {', '.join(builder.config.splits)}")
     builder.download_and_prepare()
+    if split is not None:
+        return _split(builder, split)
+    return datasets.DatasetDict({name: _split(builder, name) for name in builder.config.splits})
+
+
+def _split(builder, split: str) -> datasets.Dataset:
+    # datasets cannot read back a split with no rows (a domain of a partial release may lack a type)
+    if builder.info.splits[split].num_examples == 0:
+        return rows_to_dataset([], builder.info.features, split=split)
     return builder.as_dataset(split=split)
+
+
+def rows_to_dataset(rows: list[dict], features, split=None) -> datasets.Dataset:
+    """A Dataset with exactly these features, also for no rows (where Dataset.from_list fails)."""
+    return datasets.Dataset.from_dict({c: [row[c] for row in rows] for c in features}, features=features,
+                                      split=split)

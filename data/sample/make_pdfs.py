@@ -40,7 +40,9 @@ def write_pdf(path: Path, title: str, pages) -> None:
         y = MARGIN
         for style, text in ([("title", title)] if number == 0 else []) + paragraphs:
             box = pymupdf.Rect(MARGIN, y, PAGE.width - MARGIN, PAGE.height - MARGIN)
-            left = page.insert_textbox(box, text, fontname=FONT, fontsize=SIZES[style])
+            # No-break spaces: insert_textbox wraps at a space and drops it, and a reader joining the lines
+            # of a Chinese block cannot tell that "7.0 mmol/L" had one. Extraction turns them back into spaces.
+            left = page.insert_textbox(box, text.replace(" ", "\u00a0"), fontname=FONT, fontsize=SIZES[style])
             if left < 0:
                 raise SystemExit(f"{path.name}: page {number + 1} overflows; move a <<<page>>> marker up")
             y = PAGE.height - MARGIN - left + GAP

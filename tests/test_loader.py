@@ -1,0 +1,124 @@
+"""chimdqa.py through the real datasets API: configs, splits and their partitions, data_dir / data_files,
+cache invalidation, and errors."""
+import json
+import shutil
+from collections import Counter
+
+import datasets
+import pytest
+
+import chimdqa
+from chimdqa_eval import release
+from chimdqa_eval.schema import DOMAINS, FACTUAL_TYPES, OPEN_TYPES, QUESTION_TYPES, InputError
+
+QA_SPLIT_NAMES = [*QUESTION_TYPES, "factual", "open_ended", "test"]
+
+
+@pytest.fixture(autouse=True)
+def datasets_cache(tmp_path, monkeypatch):
+    """Each test builds into its own datasets cache, so nothing is served from an earlier run."""
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", str(tmp_path / "hf-cache"))
+
+
+def ids(ds) -> list:
+    return list(ds["id"])
+
+
+def test_builder_configs_and_splits_on_the_datasets_api(tmp_path):
+    names = [c.name for c in chimdqa.ChiMDQA.BUILDER_CONFIGS]
+    assert names == ["all", *DOMAINS, "documents", "chinese_simpleqa"]
+    builder = chimdqa.ChiMDQA(config_name="finance", cache_dir=str(tmp_path / "c"))
+    builder.download_and_prepare()
+    dd = builder.as_dataset()
+    assert list(dd) == QA_SPLIT_NAMES
+    assert dd["test"].features == chimdqa.QA_FEATURES
+    assert set(dd["test"]["domain"]) == {"finance"}
+    assert builder.as_dataset(split="retrieval")[0] == {
+        "id": "fin-ret-001", "domain": "finance", "question_type": "retrieval", "category": "factual",
+        "level": "L1", "question": "公司2023年研发投入是多少？", "answer": "3.15亿元", "doc_id": "finance-01"}
+
+
+def test_all_config_matches_the_release_files_row_for_row():
+    test = chimdqa.load("all", split="test")
+    assert isinstance(test, datasets.Dataset)
+    assert test.to_list() == release.read_qa()
+
+
+def test_type_splits_partition_test_and_domains_partition_all():
+    everything = chimdqa.load()
+    assert isinstance(everything, datasets.DatasetDict) and list(everything) == QA_SPLIT_NAMES
+    test_ids = ids(everything["test"])
+    assert len(set(test_ids)) == len(test_ids)
+    by_type = [i for t in QUESTION_TYPES for i in ids(everything[t])]
+    assert Counter(by_type) == Counter(test_ids)
+    for t in QUESTION_TYPES:
+        assert set(everything[t]["question_type"]) == {t}
+    assert Counter(ids(everything["factual"])) == Counter(i for t in FACTUAL_TYPES for i in ids(everything[t]))
+    assert Counter(ids(everything["open_ended"])) == Counter(i for t in OPEN_TYPES for i in ids(everything[t]))
+    assert set(everything["factual"]["category"]) == {"factual"}
+    assert set(everything["open_ended"]["category"]) == {"open_ended"}
+
+    by_domain = {d: chimdqa.load(d) for d in DOMAINS}
+    for split in QA_SPLIT_NAMES:
+        parts = [i for d in DOMAINS for i in ids(by_domain[d][split])]
+        assert Counter(parts) == Counter(ids(everything[split])), split
+    for d in DOMAINS:
+        assert set(by_domain[d]["test"]["domain"]) == {d}
+
+
+def test_documents_config_has_one_row_per_page():
+    pages = chimdqa.load("documents", split="test")
+    assert pages.features == chimdqa.PAGE_FEATURES
+    assert pages.to_list() == release.read_documents()
+    assert set(pages["domain"]) == set(DOMAINS)
+
+
+def write_jsonl(path, records):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def test_chinese_simpleqa_from_data_files(tmp_path):
+    records = [{"id": f"q{i}", "primary_category": "社会", "secondary_category": "法律", "question": f"问题{i}？",
+                "answer": f"答案{i}", "urls": [f"https://example.org/{i}"] * i} for i in range(3)]
+    path = write_jsonl(tmp_path / "csqa.jsonl", records)
+    dd = chimdqa.load("chinese_simpleqa", data_files=str(path))
+    assert list(dd) == ["test"]
+    assert dd["test"].to_list() == records
+    with pytest.raises(InputError, match="pass the Chinese SimpleQA jsonl as data_files"):
+        chimdqa.load("chinese_simpleqa")
+
+
+def test_data_dir_release_is_read_and_rebuilt_after_an_edit(tmp_path):
+    root = tmp_path / "release"
+    shutil.copytree(release.SAMPLE_DIR, root)
+    assert ids(chimdqa.load("news", split="test", data_dir=root)) == ids(chimdqa.load("news", split="test"))
+    news = root / "qa" / "news.jsonl"
+    rows = [json.loads(line) for line in news.read_text("utf-8").splitlines()]
+    rows[0]["answer"] = "2小时08分37秒"
+    write_jsonl(news, rows[:3])
+    edited = chimdqa.load("news", split="test", data_dir=root)
+    assert len(edited) == 3 and edited[0]["answer"] == "2小时08分37秒"
+
+
+def test_qa_data_files_without_a_release_folder(tmp_path):
+    source = release.SAMPLE_DIR / "qa"
+    files = [str(shutil.copy(source / f"{d}.jsonl", tmp_path)) for d in ("law", "medical")]
+    dd = chimdqa.load("all", data_files=files)
+    assert Counter(dd["test"]["domain"]) == Counter(law=11, medical=11)
+    assert len(chimdqa.load("finance", split="test", data_files=files)) == 0
+
+
+def test_bad_release_raises_input_error_through_load(tmp_path):
+    path = write_jsonl(tmp_path / "qa.jsonl", [{"id": "x-1", "domain": "finance", "question_type": "retrieval",
+                                               "level": "L1", "question": "问？", "answer": "", "doc_id": "d"}])
+    with pytest.raises(InputError, match=r"qa.jsonl line 1 \(id x-1\): field answer is empty"):
+        chimdqa.load(data_files=str(path))
+
+
+def test_unknown_split_and_config():
+    with pytest.raises(InputError, match="config law has no split 'train'"):
+        chimdqa.load("law", split="train")
+    with pytest.raises(ValueError, match="sports"):
+        chimdqa.load("sports")
