@@ -1,0 +1,161 @@
+"""results.json against its JSON Schema, the Hub exports parsed back, compare, the leaderboard and the report."""
+import base64
+import csv
+import io
+import json
+import re
+
+import jsonschema
+import pytest
+import yaml
+
+from chimdqa_eval import cli, release
+from chimdqa_eval.report import compare, exports, leaderboard
+from chimdqa_eval.report.results import SCHEMA_PATH, read_items, read_results
+from chimdqa_eval.schema import InputError
+
+SAMPLE_PREDICTIONS = release.SAMPLE_DIR / "predictions.jsonl"
+# Model B fixes four of model A's wrong factual answers.
+FIXES = {"aca-ret-002": "60.2", "law-ret-002": "16周岁", "law-cal-001": "50倍", "edu-cal-001": "54.1%"}
+
+
+@pytest.fixture(scope="module")
+def two_runs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("runs")
+    rows = [json.loads(line) for line in SAMPLE_PREDICTIONS.read_text(encoding="utf-8").splitlines()]
+    better = root / "better.jsonl"
+    better.write_text("".join(json.dumps({**r, "prediction": FIXES.get(r["id"], r["prediction"])},
+                                         ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    mp = pytest.MonkeyPatch()
+    mp.setenv("HF_HUB_OFFLINE", "1")
+    try:
+        for name, preds in (("a", SAMPLE_PREDICTIONS), ("b", better)):
+            assert cli.main(["evaluate", "--predictions", str(preds), "--out", str(root / name),
+                             "--resamples", "100", "--model", f"model-{name}"]) == 0
+    finally:
+        mp.undo()
+    return root, read_results(root / "a"), read_results(root / "b")
+
+
+def test_results_match_the_json_schema(two_runs):
+    root, _, _ = two_runs
+    schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator.check_schema(schema)
+    document = json.loads((root / "a" / "results.json").read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator(schema).validate(document)
+    broken = dict(document, metrics={"factual": {"F1": {"value": 1.0, "n": 3}}})  # no ci95 / signature
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.Draft202012Validator(schema).validate(broken)
+
+
+def test_read_results_rejects_what_it_cannot_read(tmp_path, two_runs):
+    root, _, _ = two_runs
+    with pytest.raises(InputError, match="no results file"):
+        read_results(tmp_path)
+    document = json.loads((root / "a" / "results.json").read_text(encoding="utf-8"))
+    (tmp_path / "results.json").write_text(json.dumps(dict(document, schema_version="2.0")), encoding="utf-8")
+    with pytest.raises(InputError, match="schema 2.0 is not readable"):
+        read_results(tmp_path)
+    (tmp_path / "results.json").write_text("[]", encoding="utf-8")
+    with pytest.raises(InputError, match="not a chimdqa results file"):
+        read_results(tmp_path)
+
+
+def test_model_index_parses_back(two_runs, capsys):
+    root, a, _ = two_runs
+    assert cli.main(["export", "--format", "model-index", str(root / "a")]) == 0
+    card = yaml.safe_load(capsys.readouterr().out)
+    entry = card["model-index"][0]
+    assert entry["name"] == "model-a"
+    result = entry["results"][0]
+    assert result["dataset"] == {"name": "ChiMDQA", "type": exports.DEFAULT_DATASET_ID, "config": "all",
+                                 "split": "test", "revision": a["dataset"]["revision"]}
+    values = {(m["type"], m["config"]): m["value"] for m in result["metrics"]}
+    assert values[("chimdqa_factual", "F1")] == a["metrics"]["factual"]["F1"]["value"]
+    assert values[("chimdqa_open", "rouge_l")] == a["metrics"]["open_ended"]["rouge_l"]["value"]
+    assert len(values) == 5 + 3
+
+
+def test_eval_results_file_parses_back(two_runs, tmp_path):
+    root, a, _ = two_runs
+    assert cli.main(["export", "--format", "eval-results", str(root / "a"), "--out", str(tmp_path),
+                     "--dataset-id", "org/chimdqa"]) == 0
+    entries = yaml.safe_load((tmp_path / ".eval_results" / "chimdqa.yaml").read_text(encoding="utf-8"))
+    by_task = {e["dataset"]["task_id"]: e for e in entries}
+    assert by_task["factual_f1"]["value"] == a["metrics"]["factual"]["F1"]["value"]
+    assert by_task["factual_f1"]["dataset"]["id"] == "org/chimdqa"
+    assert by_task["factual_f1"]["date"] == "2025-06-01"
+    assert a["dataset"]["revision"] in by_task["open_ended_meteor"]["notes"]
+    rag = dict(a, model=dict(a["model"], rag=True))
+    assert exports.eval_results_filename(rag) == "chimdqa_with_rag.yaml"
+    assert exports.eval_results(rag)[0]["notes"].startswith("With RAG")
+
+
+def test_compare_uses_paired_items(two_runs, capsys):
+    root, a, b = two_runs
+    rows = {(r["family"], r["metric"]): r for r in compare.compare(a, b, n_resamples=300)}
+    items_a, items_b = read_items(a), read_items(b)
+    changed = [i for i in items_a if "factual" in items_a[i]
+               and items_a[i]["factual"]["grade"] != items_b[i]["factual"]["grade"]]
+    assert sorted(changed) == sorted(FIXES)  # each fixed answer is now graded CO, nothing else moved
+    co = rows[("factual", "CO")]
+    assert co["diff"] == pytest.approx(100 * len(FIXES) / 36)
+    assert co["a"] == pytest.approx(a["metrics"]["factual"]["CO"]["value"], abs=1e-4)
+    assert 0 < co["p_value"] <= 0.2 and co["comparable"] and co["n"] == 36
+    assert rows[("factual", "NA")]["diff"] == 0 and rows[("factual", "NA")]["p_value"] == 1.0
+    meteor = rows[("open_ended", "meteor")]  # open-ended answers are identical
+    assert meteor["diff"] == 0 and meteor["p_value"] == 1.0
+    assert cli.main(["compare", str(root / "a"), str(root / "b"), "--resamples", "100"]) == 0
+    out = capsys.readouterr().out
+    assert "model-a" in out and "model-b" in out and re.search(r"factual\s+CO\s+.*\+11\.11", out)
+
+
+def test_compare_refuses_different_revisions(two_runs):
+    _, a, b = two_runs
+    other = dict(b, dataset=dict(b["dataset"], revision="something-else"))
+    with pytest.raises(InputError, match="different dataset revisions"):
+        compare.compare(a, other)
+
+
+def test_leaderboard_files(two_runs, tmp_path):
+    root, a, b = two_runs
+    assert cli.main(["leaderboard", str(root / "a"), str(root / "b" / "results.json"), "--out", str(tmp_path),
+                     "--with-paper-rows"]) == 0
+    rows = list(csv.DictReader(io.StringIO((tmp_path / "leaderboard.csv").read_text(encoding="utf-8"))))
+    assert len(rows) == 2 + 8 + 8  # two scored, the paper's 8 models without and with RAG
+    f1 = [float(r["F1"]) for r in rows if r["F1"]]
+    assert f1 == sorted(f1, reverse=True)
+    scored = {r["model"]: r for r in rows if r["source"] == "scored"}
+    assert float(scored["model-b"]["F1"]) == pytest.approx(b["metrics"]["factual"]["F1"]["value"], abs=0.01)
+    assert float(scored["model-a"]["F1_finance"]) == pytest.approx(
+        a["metrics"]["factual"]["F1"]["by"]["domain"]["finance"]["value"], abs=0.01)
+    gpt4o = next(r for r in rows if r["model"] == "GPT-4o" and r["rag"] == "no")
+    assert (gpt4o["source"], gpt4o["F1"], gpt4o["F1_news"], gpt4o["BERTScore-F1"]) == (
+        "reported in the paper", "76.5", "77.8", "81.2")  # the paper's Tables 4 and 5
+    md = (tmp_path / "leaderboard.md").read_text(encoding="utf-8").splitlines()
+    assert md[0].startswith("| rank | model |") and len(md) == 2 + len(rows)
+    assert "reported in the paper" in (tmp_path / "index.html").read_text(encoding="utf-8")
+
+
+def test_report_embeds_png_plots_and_paper_tables(two_runs):
+    root, _, _ = two_runs
+    page = (root / "a" / "report.html").read_text(encoding="utf-8")
+    images = re.findall(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', page)
+    assert len(images) >= 2  # factual F1 per domain, question-type radar
+    assert all(base64.b64decode(data).startswith(b"\x89PNG\r\n\x1a\n") for data in images)
+    for heading in ("Factual questions (Table 4)", "Open-ended questions (Table 5)", "Skipped", "Signatures"):
+        assert heading in page
+    assert "bert-base-chinese" in page  # the skip reason is shown
+    assert not re.search(r'(src|href)="(https?:)?//', page)  # self-contained: nothing fetched from elsewhere
+
+
+def test_with_and_without_rag_plot(two_runs):
+    _, a, b = two_runs
+    with_rag = dict(b, model=dict(b["model"], model="model-a", rag=True))
+    from chimdqa_eval.report import html
+
+    assert html.rag_pairs([a, with_rag]) == [(a, with_rag)]
+    captions = [caption for caption, _ in html.plots([a, with_rag])]
+    assert "Without vs with RAG (Figures 3-4)" in captions
+    assert "Without vs with RAG (Figures 3-4)" not in [c for c, _ in html.plots([a, b])]
+    assert leaderboard.paper_rows()[0]["reported"] == "paper"
