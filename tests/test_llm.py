@@ -153,6 +153,18 @@ CHILD = textwrap.dedent("""
 """)
 
 
+def _cached_rows(path) -> int:
+    if not Path(path).exists():
+        return 0
+    db = sqlite3.connect(path)
+    try:
+        return db.execute("SELECT COUNT(*) FROM replies").fetchone()[0]
+    except sqlite3.OperationalError:  # the child has not created the table yet
+        return 0
+    finally:
+        db.close()
+
+
 def test_a_killed_run_resumes_from_the_cache(tmp_path):
     sixth = threading.Event()
 
@@ -168,12 +180,14 @@ def test_a_killed_run_resumes_from_the_cache(tmp_path):
         child = subprocess.Popen([sys.executable, "-c", CHILD, server.api_base, str(cache)], cwd=repo)
         try:
             assert sixth.wait(60)
-            time.sleep(0.5)
+            # The fifth answer is written by the child's main thread while the sixth request is in flight.
+            deadline = time.monotonic() + 20
+            while _cached_rows(cache) < 5 and time.monotonic() < deadline:
+                time.sleep(0.05)
         finally:
             os.kill(child.pid, signal.SIGKILL)
             child.wait()
-        with sqlite3.connect(cache) as db:
-            assert db.execute("SELECT COUNT(*) FROM replies").fetchone()[0] == 5
+        assert _cached_rows(cache) == 5
         server.handler = lambda body: "1"
         requests = [ask(f"q{i}") for i in range(20)]
         outcomes = ChatClient("judge-x", server.api_base, cache_path=cache).complete_all(requests, int)
