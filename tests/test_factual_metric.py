@@ -11,7 +11,7 @@ from chimdqa_eval.factual import compute_factual, scores_from_grades
 from chimdqa_eval.factual.judge_llm import PROMPT_VERSION, parse_verdict
 from chimdqa_eval.schema import InputError
 from chimdqa_eval.signature import parse_signature
-from tests.chat_server import ChatServer
+from chat_server import ChatServer
 
 REPO = Path(__file__).resolve().parents[1]
 METRIC_DIR = REPO / "metrics" / "chimdqa_factual"

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from chimdqa_eval.llm import ChatClient, ChatError, ChatRequest
-from tests.chat_server import ChatServer, Reply
+from chat_server import ChatServer, Reply
 
 
 def ask(text, key=None):
