@@ -69,6 +69,8 @@ CASES = [
     ("陶渊明，或称陶潜", "陶渊明", "CO"),  # 或称 introduces an alias, not a second candidate
     # parentheses: either side suffices
     ("碳酸镁", "碳酸镁（MgCO3）", "CO"), ("MgCO3", "碳酸镁（MgCO3）", "CO"), ("碳酸钙", "碳酸镁（MgCO3）", "IN"),
+    ("1613年", "万历41年（1613年）", "CO"), ("万历四十一年", "万历41年（1613年）", "CO"),
+    ("1614年", "万历41年（1613年）", "IN"), ("ACFE", "Association of Certified Fraud Examiners (ACFE)", "CO"),
     # transliterations: separators, surname alone, original name, variant characters
     ("杰里米边沁", "杰里米·边沁（Jeremy Bentham）", "CO"), ("边沁", "杰里米·边沁（Jeremy Bentham）", "CO"),
     ("Jeremy Bentham", "杰里米·边沁（Jeremy Bentham）", "CO"), ("贝蒂·托马斯", "贝蒂·汤玛斯（Betty Thomas）", "CO"),

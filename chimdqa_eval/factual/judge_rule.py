@@ -170,12 +170,19 @@ def _grade_long(ref: Reference, cleaned: str, answer_key: str, question_numbers)
     return _unmatched(cleaned, answer_key)
 
 
-def grade_answer(prediction: str, reference: str, question: str = "") -> str:
-    """'CO', 'NA' or 'IN' for one answer; see the module docstring for the rules."""
-    ref = parse_reference(reference)
-    cleaned = rules.clean(prediction)
-    answer_key = rules.key(cleaned)
-    question_numbers = rules.find_numbers(rules.clean(question)) if question else []
+@lru_cache(maxsize=65536)
+def reference_readings(reference: str) -> tuple:
+    """The parsed reference, plus each side of its parentheses read alone when it is numeric or long
+    (万历41年（1613年）: either year suffices); short text handles its parentheses itself."""
+    whole = parse_reference(reference)
+    cleaned = rules.clean(reference)
+    if whole.mode == "text" or not _PARENS.search(cleaned):
+        return (whole,)
+    sides = [_PARENS.sub("", cleaned), *_PARENS.findall(cleaned)]
+    return (whole, *(parse_reference(side) for side in sides if rules.key(side)))
+
+
+def _grade(ref: Reference, cleaned: str, answer_key: str, question_numbers) -> str:
     if ref.mode == "numeric":
         return _grade_numeric(ref, cleaned, answer_key, question_numbers)
     if ref.mode == "long":
@@ -185,6 +192,15 @@ def grade_answer(prediction: str, reference: str, question: str = "") -> str:
     if ref.items and _only_some_items(ref.items, answer_key):
         return "NA"
     return _unmatched(cleaned, answer_key)
+
+
+def grade_answer(prediction: str, reference: str, question: str = "") -> str:
+    """'CO', 'NA' or 'IN' for one answer; see the module docstring for the rules."""
+    cleaned = rules.clean(prediction)
+    answer_key = rules.key(cleaned)
+    question_numbers = rules.find_numbers(rules.clean(question)) if question else []
+    grades = {_grade(ref, cleaned, answer_key, question_numbers) for ref in reference_readings(reference)}
+    return "CO" if "CO" in grades else "NA" if "NA" in grades else "IN"
 
 
 def grade_answers(predictions, references, questions=None) -> list[str]:
