@@ -19,7 +19,7 @@ import chimdqa
 from chimdqa_eval import release
 from chimdqa_eval.schema import DOMAINS, QUESTION_TYPES, InputError
 
-CARD = Path(chimdqa.__file__).resolve().parent / "dataset_card.md"
+CARD = release.shipped_path("dataset_card.md")
 
 
 def qa_path(domain: str, question_type: str) -> str:

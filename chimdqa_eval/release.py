@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import sys
 import unicodedata
 from pathlib import Path
 
@@ -21,7 +22,17 @@ from chimdqa_eval.schema import (LEVELS, InputError, canonical_domain, canonical
                                  category_of, where)
 from chimdqa_eval.text import normalize_text
 
-SAMPLE_DIR = Path(__file__).resolve().parent.parent / "data" / "sample"
+
+
+def shipped_path(relative: str) -> Path:
+    """A file the toolkit ships: in the source tree (editable installs), else under <prefix>/share/chimdqa
+    where a wheel install puts it (setup.cfg [options.data_files])."""
+    source_tree = Path(__file__).resolve().parent.parent / relative
+    installed = Path(sys.prefix) / "share" / "chimdqa" / relative
+    return installed if not source_tree.exists() and installed.exists() else source_tree
+
+
+SAMPLE_DIR = shipped_path("data/sample")
 QA_DIR = "qa"
 DOCUMENT_INDEX = "documents.jsonl"
 
