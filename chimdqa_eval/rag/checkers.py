@@ -101,28 +101,37 @@ class NLIChecker(_Checker):
             out[batch] = logits.float().cpu().numpy()
         return out
 
-    def windows(self, premise: str, claim: str) -> list[str]:
-        """The premise whole when premise + claim fit the model, else consecutive pieces that do."""
-        budget = self.max_length - len(self.tokenizer.tokenize(claim)) - 3  # [CLS] premise [SEP] claim [SEP]
+    def windows(self, premise: str, claim: str, offsets=None) -> list[str]:
+        """The premise whole when premise + claim fit the model, else overlapping pieces that do, together
+        covering it. `offsets` are the premise's token offsets, when the caller already has them."""
+        budget = (self.max_length - len(self.tokenizer.tokenize(claim))
+                  - self.tokenizer.num_special_tokens_to_add(pair=True))
         budget = max(budget, self.max_length // 2)  # a huge claim is truncated rather than starving the premise
-        encoded = self.tokenizer(premise, add_special_tokens=False, return_offsets_mapping=True)
-        offsets = encoded["offset_mapping"]
+        if offsets is None:
+            offsets = self._offsets(premise)
         if len(offsets) <= budget:
             return [premise]
-        return [premise[offsets[i][0]:offsets[min(i + budget, len(offsets)) - 1][1]]
-                for i in range(0, len(offsets), budget)]
+        # Windows overlap by at least a quarter so a sentence cut at one edge is whole in the next one.
+        starts = [*range(0, len(offsets) - budget, budget - budget // 4), len(offsets) - budget]
+        return [premise[offsets[i][0]:offsets[i + budget - 1][1]] for i in starts]
+
+    def _offsets(self, text: str) -> list:
+        # verbose=False: a premise longer than the model is expected here (it is cut into windows next).
+        return self.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True,
+                              verbose=False)["offset_mapping"]
 
     def _check(self, tasks):
-        pairs, owners = [], []  # owners[k] = (task, claim) of pair k
+        unique: dict = {}  # (window, claim) -> row in the logits: a pair repeated across queries runs once
+        owners = []  # (task, claim, row)
         for t, task in enumerate(tasks):
+            offsets = self._offsets(task.premise)
             for c, claim in enumerate(task.claims):
-                for window in self.windows(task.premise, claim):
-                    pairs.append((window, claim))
-                    owners.append((t, c))
-        predicted = self.logits(pairs).argmax(axis=1)
+                for window in self.windows(task.premise, claim, offsets):
+                    owners.append((t, c, unique.setdefault((window, claim), len(unique))))
+        predicted = self.logits(list(unique)).argmax(axis=1)
         seen = [[set() for _ in task.claims] for task in tasks]
-        for (t, c), k in zip(owners, predicted):
-            seen[t][c].add(self.labels[int(k)])
+        for t, c, row in owners:
+            seen[t][c].add(self.labels[int(predicted[row])])
         return [[_combine(s) for s in row] for row in seen]
 
 

@@ -105,22 +105,21 @@ class _Tools:
 
 
 def _claims(items, needed, tools):
-    """{whose: [claims or None per item]}; extracted only for items that must check claims they were not given."""
-    out = {}
+    """{whose: [claims or None per item]}; extracted (in one batch) only for items that must check claims they
+    were not given."""
+    out, todo = {}, []  # todo: (whose, item index) to extract
     for whose in ("response", "reference"):
         structures = [s for s in needed if M.CLAIMS_OF[s] == whose]
-        if not structures:
-            continue
-        claims = [_given_claims(item, whose) for item in items]
-        missing = [i for i, item in enumerate(items)
-                   if claims[i] is None and any(item.given.get(s) is None for s in structures)]
-        if missing:
-            texts = [items[i].response if whose == "response" else items[i].reference for i in missing]
-            extracted = tools.extractor().extract(texts, [items[i].question for i in missing],
-                                                  [items[i].name for i in missing])
-            for i, found in zip(missing, extracted):
-                claims[i] = list(found)
-        out[whose] = claims
+        if structures:
+            out[whose] = [_given_claims(item, whose) for item in items]
+            todo += [(whose, i) for i, item in enumerate(items)
+                     if out[whose][i] is None and any(item.given.get(s) is None for s in structures)]
+    if todo:
+        texts = [items[i].response if whose == "response" else items[i].reference for whose, i in todo]
+        extracted = tools.extractor().extract(texts, [items[i].question for _, i in todo],
+                                              [f"{items[i].name} ({whose})" for whose, i in todo])
+        for (whose, i), found in zip(todo, extracted):
+            out[whose][i] = list(found)
     return out
 
 
