@@ -161,6 +161,11 @@ def test_evaluate_load_gives_the_library_result():
         metric.compute(predictions=["a", None], references=["a", "b"])
 
 
+def test_the_library_docstring_example_holds():
+    import chimdqa_eval.factual as factual
+    assert doctest.testmod(factual).failed == 0
+
+
 def test_the_module_docstring_examples_hold(monkeypatch):
     monkeypatch.chdir(REPO)  # the examples load "metrics/chimdqa_factual" relative to a checkout
     module_text = (METRIC_DIR / "chimdqa_factual.py").read_text(encoding="utf-8")

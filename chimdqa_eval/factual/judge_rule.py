@@ -11,7 +11,9 @@ A reference is read in one of three ways:
 - long text (more than LONG_REFERENCE characters): the answer must contradict none of its numbers and either
   match one of them or cover most of its character bigrams. This is a heuristic; prefer the LLM judge for
   long-form references.
-Refusals without a candidate are NA; a guess at something else, or several competing candidates, is IN.
+A numeric or long reference with parentheses is also read one side at a time (万历41年（1613年）: 1613 is
+enough); the best grade over its readings counts. Refusals without a candidate are NA; a guess at something
+else, or several competing candidates, is IN.
 """
 from __future__ import annotations
 
