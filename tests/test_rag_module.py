@@ -1,4 +1,5 @@
 """The evaluate module (loaded the way users load it) and compute_rag's input checks."""
+import doctest
 from pathlib import Path
 
 import evaluate
@@ -74,3 +75,13 @@ def test_custom_tools_see_only_what_the_metrics_need():
     assert all(t.claims == ["中国的首都是北京"] for t in checker.tasks)
     assert out["claim_recall"] == 50.0  # query 1 has no chunks
     assert "checker:recorder" in out["signature"] and "extractor:sentence-v1" in out["signature"]
+
+
+def test_the_module_docstring_example_holds(monkeypatch):
+    monkeypatch.chdir(Path(MODULE).parents[1])  # the example loads "metrics/chimdqa_rag" relative to a checkout
+    text = (Path(MODULE) / "chimdqa_rag.py").read_text(encoding="utf-8")
+    examples = text.split('_KWARGS_DESCRIPTION = """', 1)[1].split('"""', 1)[0]
+    test = doctest.DocTestParser().get_doctest(examples, {"evaluate": evaluate}, "chimdqa_rag", None, 0)
+    runner = doctest.DocTestRunner()
+    runner.run(test)
+    assert runner.summarize().failed == 0 and len(test.examples) == 3
