@@ -24,7 +24,6 @@ from functools import lru_cache
 from chimdqa_eval.factual import rules
 from chimdqa_eval.factual.rules import ALTERNATIVES, GUESS, LIST_SEPARATORS, REFUSAL, Number
 
-GRADES = ("CO", "NA", "IN")
 LONG_REFERENCE = 30          # characters of comparison key
 LONG_COVERAGE = 0.6          # share of a long reference's bigrams an answer must contain
 SHORT_ANSWER = 40            # competing candidates are only looked for in answers this short (key characters)
@@ -49,7 +48,7 @@ class Reference:
     forms: tuple = ()         # comparison keys, any of which counts (text)
     items: tuple = ()         # list items that must all appear (text, a list of several things)
     foreign: bool = False     # a transliterated name: fold variants before comparing
-    numbers: tuple = ()       # Number (numeric, long)
+    numbers: tuple[Number, ...] = ()   # numeric, long
     bigrams: frozenset = frozenset()
     has_alternatives: bool = False
 
