@@ -159,3 +159,43 @@ def test_with_and_without_rag_plot(two_runs):
     assert "Without vs with RAG (Figures 3-4)" in captions
     assert "Without vs with RAG (Figures 3-4)" not in [c for c, _ in html.plots([a, b])]
     assert leaderboard.paper_rows()[0]["reported"] == "paper"
+
+
+@pytest.mark.parametrize("name", ["chimdqa_factual", "chimdqa_open", "chimdqa_rag"])
+def test_metric_folders_are_evaluate_spaces(name):
+    import runpy
+
+    from chimdqa_eval.report.spaces import metric_folder
+
+    folder = metric_folder(name)
+    readme = (folder / "README.md").read_text(encoding="utf-8")
+    assert readme.startswith("---\n")
+    header = yaml.safe_load(readme.split("---\n")[1])
+    assert header["sdk"] == "gradio" and header["app_file"] == "app.py"
+    assert {"evaluate", "metric"} <= set(header["tags"])
+    assert "chimdqa-eval" in (folder / "requirements.txt").read_text(encoding="utf-8")
+    space = runpy.run_path(str(folder / "app.py"), run_name="space")  # what the Space runs, minus the UI
+    assert space["module"].name == name
+
+
+def test_load_metric_and_evaluate_load_from_metrics(monkeypatch):
+    import evaluate
+
+    import chimdqa_eval
+
+    factual = chimdqa_eval.load_metric("chimdqa_factual")
+    result = factual.compute(predictions=["3.15亿元", "不知道"], references=["3.15亿元", "412人"])
+    assert result["grades"] == ["CO", "NA"] and result["CO"] == 50.0
+    monkeypatch.chdir(release.SAMPLE_DIR.parent.parent / "metrics")
+    assert evaluate.load("chimdqa_factual").name == "chimdqa_factual"
+    with pytest.raises(InputError, match="unknown metric module"):
+        chimdqa_eval.load_metric("rouge")
+
+
+def test_write_spaces(tmp_path):
+    from chimdqa_eval.report.spaces import write_spaces
+
+    folders = write_spaces(tmp_path, ["chimdqa_factual"])
+    assert folders == [tmp_path / "chimdqa_factual"]
+    assert sorted(p.name for p in folders[0].iterdir()) == ["README.md", "app.py", "chimdqa_factual.py",
+                                                             "requirements.txt"]
