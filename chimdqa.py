@@ -15,6 +15,7 @@ On datasets < 4 this file is also a classic loading script: ``load_dataset("chim
 from __future__ import annotations
 
 import hashlib
+from contextlib import contextmanager
 from pathlib import Path
 
 import datasets
@@ -128,12 +129,16 @@ def load(name: str = "all", split: str | None = None, data_dir=None, data_files=
 
     data_dir: a release folder laid out like data/sample (default: the bundled sample).
     data_files: QA jsonl file(s) for the QA configs, or the Chinese SimpleQA jsonl for chinese_simpleqa."""
+    configs = {c.name: c for c in ChiMDQA.BUILDER_CONFIGS}
+    if name not in configs:
+        raise InputError(f"unknown config {name!r}; expected one of {', '.join(configs)}")
+    if split is not None and split not in configs[name].splits:
+        raise InputError(f"config {name} has no split {split!r}; its splits are {', '.join(configs[name].splits)}")
     data_dir = str(Path(data_dir).resolve()) if data_dir is not None else None
     builder = ChiMDQA(config_name=name, dataset_name="chimdqa", data_dir=data_dir, data_files=data_files,
                       hash=_inputs_hash(name, data_dir, data_files))
-    if split is not None and split not in builder.config.splits:
-        raise InputError(f"config {name} has no split {split!r}; its splits are {', '.join(builder.config.splits)}")
-    builder.download_and_prepare()
+    with quiet_progress():
+        builder.download_and_prepare()
     if split is not None:
         return _split(builder, split)
     return datasets.DatasetDict({name: _split(builder, name) for name in builder.config.splits})
@@ -144,6 +149,18 @@ def _split(builder, split: str) -> datasets.Dataset:
     if builder.info.splits[split].num_examples == 0:
         return rows_to_dataset([], builder.info.features, split=split)
     return builder.as_dataset(split=split)
+
+
+@contextmanager
+def quiet_progress():
+    """No per-split progress bars: building even the full release takes about a second."""
+    was_enabled = datasets.is_progress_bar_enabled()
+    datasets.disable_progress_bars()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            datasets.enable_progress_bars()
 
 
 def rows_to_dataset(rows: list[dict], features, split=None) -> datasets.Dataset:

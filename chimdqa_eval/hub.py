@@ -73,6 +73,15 @@ def export_hub(out, data_dir=None) -> Path:
         for t in QUESTION_TYPES:
             rows = [r for r in qa if r["domain"] == d and r["question_type"] == t]
             tables[qa_path(d, t)] = (rows, chimdqa.QA_FEATURES)
+    with chimdqa.quiet_progress():
+        written = _write_tables(out, tables)
+    card = card_with_configs(CARD.read_text(encoding="utf-8"), hub_configs(written), release.fingerprint(data_dir))
+    (out / "README.md").write_text(card, encoding="utf-8")
+    return out
+
+
+def _write_tables(out: Path, tables: dict) -> set:
+    """Write each non-empty table as parquet; returns the paths written."""
     written = set()
     for path, (rows, features) in tables.items():
         if rows:
@@ -81,9 +90,7 @@ def export_hub(out, data_dir=None) -> Path:
             written.add(path)
         else:  # a cell left from an earlier export into the same folder would be uploaded but unlisted
             (out / path).unlink(missing_ok=True)
-    card = card_with_configs(CARD.read_text(encoding="utf-8"), hub_configs(written), release.fingerprint(data_dir))
-    (out / "README.md").write_text(card, encoding="utf-8")
-    return out
+    return written
 
 
 def add_arguments(parser) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 
 from chimdqa_eval import release
-from chimdqa_eval.schema import DOMAINS, LEVELS, QUESTION_TYPES
+from chimdqa_eval.schema import DOMAINS, LEVELS, QUESTION_TYPES, InputError
 
 
 def spread(values) -> tuple:
@@ -107,6 +107,8 @@ def run(args) -> int:
     domains = DOMAINS if args.name == "all" else (args.name,)
     qa = [r for r in release.read_qa(args.data_dir) if r["domain"] in domains]
     pages = [p for p in release.read_documents(args.data_dir) if p["domain"] in domains]
+    if not qa:
+        raise InputError(f"{release.release_dir(args.data_dir)}: no QA pairs in domain {args.name}")
     print(f"ChiMDQA release {release.fingerprint(args.data_dir)} ({args.name})\n")
     print(render(qa, pages))
     return 0

@@ -120,5 +120,5 @@ def test_bad_release_raises_input_error_through_load(tmp_path):
 def test_unknown_split_and_config():
     with pytest.raises(InputError, match="config law has no split 'train'"):
         chimdqa.load("law", split="train")
-    with pytest.raises(ValueError, match="sports"):
+    with pytest.raises(InputError, match="unknown config 'sports'; expected one of all, academic"):
         chimdqa.load("sports")
