@@ -15,6 +15,7 @@ Scores are on the reference implementations' scales (0-1; CIDEr-D 0-10); callers
 """
 from __future__ import annotations
 
+import functools
 from itertools import chain
 from typing import Callable, Iterable, Sequence
 
@@ -132,14 +133,16 @@ def _synonym_matches(hyp_words: list, ref_words: list, synonyms: Callable[[str],
     return pairs
 
 
+@functools.lru_cache(maxsize=1)
 def porter_stem() -> Callable[[str], str]:
     """NLTK's Porter stemmer (its default NLTK_EXTENSIONS mode), the stemmer NLTK's METEOR uses, for lower-case
-    words. Every Porter rule and NLTK's table of irregular forms act on words ending in an ASCII letter; any other
-    word (all of Chinese) is its own stem, which spares the stemmer's cost on Chinese corpora."""
+    words, remembering every stem it computed. Every Porter rule and NLTK's table of irregular forms act on
+    words ending in an ASCII letter; any other word (all of Chinese) is its own stem and skips the stemmer."""
     from nltk.stem.porter import PorterStemmer
 
     stemmer = PorterStemmer()
 
+    @functools.lru_cache(maxsize=1 << 20)
     def stem(word: str) -> str:
         return stemmer.stem(word) if word and "a" <= word[-1] <= "z" else word
 

@@ -1,0 +1,243 @@
+#!/usr/bin/env python3
+"""Benchmark of chimdqa_open against the reference implementations, measured in the same run.
+
+  python bench/bench_open.py [--workload W.jsonl] [--reference-sample N] [--bertscore-pairs N]
+
+Workload: a JSONL of {question_type | category, answer, prediction} records such as
+../shared/bench/make_workload.py writes (used when present, generated into a temporary file); otherwise one
+generated here with the paper's reference lengths (Table 2: mean 162 characters, max 4,726) from the sentences
+of data/sample. Only the open-ended records are scored.
+
+1. Lexical metrics on identical jieba token lists: ROUGE-L + METEOR + CIDEr-D vs rouge_score + NLTK (no WordNet)
+   + pycocoevalcap. The reference side runs on every pair unless --reference-sample is given (then it is
+   extrapolated, and the output says so).
+2. End to end with jieba: compute_open (tokenization included) with an empty token cache ("cold"), and again
+   in a fresh memory with the references' tokens on disk ("cached references"), vs jieba + the reference
+   implementations. jieba's dictionary is loaded beforehand for both sides.
+3. BERTScore vs bert_score's BERTScorer on a bert-base-shaped model (BertConfig() defaults, random weights,
+   the tests' Chinese character vocabulary, layer 8), on the first --bertscore-pairs pairs: a first run
+   (model load included, empty cache) and a second submission (new predictions, same references).
+Every ratio is reference time / our time; max |delta| compares per-item scores before scaling.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED_WORKLOAD = REPO.parent / "shared" / "bench" / "make_workload.py"
+OPEN_TYPES = ("inference", "expansion", "summarization", "suggestion", "generation")
+
+
+def generated_workload(path: Path, n: int = 3029, seed: int = 0) -> None:
+    """Open-ended pairs with Table 2's reference lengths, from the sentences of the sample release."""
+    rng = random.Random(seed)
+    pool = []
+    for file in sorted((REPO / "data" / "sample" / "qa").glob("*.jsonl")):
+        for line in file.read_text(encoding="utf-8").splitlines():
+            record = json.loads(line)
+            pool.append(record["question"].rstrip("？?") + "，" + record["answer"] + "。")
+
+    def text(length):
+        out = ""
+        while len(out) < length:
+            out += rng.choice(pool)
+        return out[:length]
+
+    with open(path, "w", encoding="utf-8") as out:
+        for i in range(n):
+            sigma = 1.0
+            length = int(min(4726, max(2, rng.lognormvariate(math.log(162) - sigma ** 2 / 2, sigma))))
+            answer = text(length)
+            kept = "".join(c for c in answer if rng.random() > 0.15)
+            prediction = kept + text(int(length * rng.uniform(0, 0.6)))
+            out.write(json.dumps({"id": f"gen-{i}", "question_type": OPEN_TYPES[i % 5], "answer": answer,
+                                  "prediction": prediction}, ensure_ascii=False) + "\n")
+
+
+def load_pairs(path: Path):
+    predictions, references = [], []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        if record.get("category") in ("open", "open_ended") or record.get("question_type") in OPEN_TYPES:
+            predictions.append(record["prediction"])
+            references.append(record["answer"])
+    return predictions, references
+
+
+def timed(function, *args, **kwargs):
+    start = time.perf_counter()
+    value = function(*args, **kwargs)
+    return value, time.perf_counter() - start
+
+
+def reference_lexical(preds, refs):
+    """Per-item scores and seconds of rouge_score, NLTK and pycocoevalcap on the given token lists."""
+    from nltk.translate.meteor_score import meteor_score
+    from pycocoevalcap.cider.cider import Cider
+    from rouge_score import rouge_scorer
+
+    class NoWordNet:
+        def synsets(self, word):
+            return []
+
+    class Tokens:  # hands rouge_score our token lists
+        def tokenize(self, index):
+            return lookup[index]
+
+    lookup = {}
+    for i, (p, r) in enumerate(zip(preds, refs)):
+        lookup[("p", i)], lookup[("r", i)] = p, r
+    scorer = rouge_scorer.RougeScorer(["rougeL"], tokenizer=Tokens())
+    rouge, t_rouge = timed(lambda: [scorer.score(("r", i), ("p", i))["rougeL"].fmeasure for i in range(len(preds))])
+    wordnet = NoWordNet()
+    meteor, t_meteor = timed(lambda: [meteor_score([r], p, wordnet=wordnet) for p, r in zip(preds, refs)])
+    cider, t_cider = timed(lambda: list(Cider().compute_score({i: [" ".join(r)] for i, r in enumerate(refs)},
+                                                              {i: [" ".join(p)] for i, p in enumerate(preds)})[1]))
+    return {"rouge_l": rouge, "meteor": meteor, "cider": cider}, {"rouge_l": t_rouge, "meteor": t_meteor,
+                                                                 "cider": t_cider}
+
+
+def bench_lexical(predictions, references, sample):
+    from chimdqa_eval import lexical
+    from chimdqa_eval.text import tokenize
+
+    (ref_tokens, t_tok_refs) = timed(lambda: [tokenize(r) for r in references])
+    (pred_tokens, t_tok_preds) = timed(lambda: [tokenize(p) for p in predictions])
+    print(f"jieba: references {t_tok_refs:.2f} s, predictions {t_tok_preds:.2f} s "
+          f"({sum(map(len, ref_tokens))} + {sum(map(len, pred_tokens))} tokens)")
+    ours, ours_t = {}, {}
+    for name, function in (("rouge_l", lexical.rouge_l), ("meteor", lexical.meteor), ("cider", lexical.cider_d)):
+        ours[name], ours_t[name] = timed(function, pred_tokens, ref_tokens)
+
+    n = len(predictions)
+    index = list(range(n)) if sample is None else sorted(random.Random(0).sample(range(n), min(sample, n)))
+    if sample is None:
+        theirs, theirs_t = reference_lexical(pred_tokens, ref_tokens)
+        compared = ours
+        scale = 1.0
+    else:
+        # CIDEr's document frequencies depend on the whole corpus: compare it on the subsample by itself.
+        sub_p, sub_r = [pred_tokens[i] for i in index], [ref_tokens[i] for i in index]
+        theirs, theirs_t = reference_lexical(sub_p, sub_r)
+        compared = {"rouge_l": [ours["rouge_l"][i] for i in index], "meteor": [ours["meteor"][i] for i in index],
+                    "cider": lexical.cider_d(sub_p, sub_r)}
+        scale = n / len(index)
+        print(f"NOTE: reference implementations measured on {len(index)} of {n} pairs and their time "
+              f"extrapolated x{scale:.2f}")
+    print(f"\n[1] lexical metrics on identical token lists, {n} pairs")
+    for name in ("rouge_l", "meteor", "cider"):
+        delta = float(np.max(np.abs(np.array(compared[name]) - np.array(theirs[name]))))
+        print(f"  {name:8s} ours {ours_t[name]:7.3f} s   reference {theirs_t[name] * scale:8.2f} s   "
+              f"ratio {theirs_t[name] * scale / ours_t[name]:7.1f}x   max|delta| {delta:.2e}")
+    total_ours, total_theirs = sum(ours_t.values()), sum(theirs_t.values()) * scale
+    print(f"  all three: ours {total_ours:.3f} s, reference {total_theirs:.2f} s, ratio {total_theirs / total_ours:.1f}x"
+          f"  (target >= 20x)")
+    return total_theirs + t_tok_refs + t_tok_preds, ours
+
+
+def bench_end_to_end(predictions, references, reference_total, lexical_scores):
+    from chimdqa_eval import text
+    from chimdqa_eval.open_ended import LEXICAL_METRICS, compute_open
+
+    print(f"\n[2] end to end with jieba (reference side: jieba once + the three implementations = "
+          f"{reference_total:.2f} s)")
+    text._memory_cache.clear()
+    cold, t_cold = timed(compute_open, predictions, references, metrics=LEXICAL_METRICS)
+    text._memory_cache.clear()  # a new process: the references' tokens come from disk
+    warm, t_warm = timed(compute_open, predictions, references, metrics=LEXICAL_METRICS)
+    for label, seconds, target in (("cold", t_cold, 5), ("cached references", t_warm, 15)):
+        print(f"  {label:18s} ours {seconds:6.2f} s   ratio {reference_total / seconds:6.1f}x   (target >= {target}x)")
+    scale = {"rouge_l": 100, "meteor": 100, "cider": 10}
+    delta = max(abs(a / scale[m] - b) for m in scale for a, b in zip(warm["per_item"][m], lexical_scores[m]))
+    print(f"  max|delta| against the token-list run: {delta:.2e}")
+
+
+def bench_bertscore(predictions, references, pairs, workdir: Path):
+    import bert_score
+    from transformers import AutoTokenizer, BertConfig, BertModel
+
+    sys.path.insert(0, str(REPO / "tests"))
+    from tiny_models import write_vocab
+    from chimdqa_eval import neural
+
+    model_dir = workdir / "bert-base-random"
+    while "t5" in str(model_dir):  # bert_score loads any model whose name contains "t5" as a T5 encoder
+        model_dir = Path(tempfile.mkdtemp(dir=workdir)) / "bert-base-random"
+    model_dir.mkdir()
+    vocab = write_vocab(model_dir / "vocab.txt")
+    (model_dir / "config.json").write_text('{"model_type": "bert"}', encoding="utf-8")
+    tokenizer = AutoTokenizer.from_pretrained(str(model_dir), model_max_length=512)
+    import torch
+    torch.manual_seed(0)
+    BertModel(BertConfig(vocab_size=len(vocab))).save_pretrained(model_dir)
+    tokenizer.save_pretrained(model_dir)
+
+    preds, refs = predictions[:pairs], references[:pairs]
+    second = [p[: max(1, len(p) - 7)] + "。" for p in preds]  # another submission against the same references
+    print(f"\n[3] BERTScore, bert-base-shaped random model (12x768, layer 8), first {len(preds)} pairs, "
+          f"{torch.get_num_threads()} threads")
+    start = time.perf_counter()
+    theirs_scorer = bert_score.BERTScorer(model_type=str(model_dir), num_layers=8)
+    theirs_first = theirs_scorer.score(preds, refs)
+    t_theirs_first = time.perf_counter() - start
+    theirs_second, t_theirs_second = timed(theirs_scorer.score, second, refs)
+
+    start = time.perf_counter()
+    ours_scorer = neural.get_bert_scorer(str(model_dir), 8)
+    ours_first = ours_scorer.score(preds, refs)
+    t_ours_first = time.perf_counter() - start
+    ours_second, t_ours_second = timed(ours_scorer.score, second, refs)
+    for label, a, b, ours, theirs, target in (
+            ("first run", t_theirs_first, t_ours_first, ours_first, theirs_first, 1.3),
+            ("second submission", t_theirs_second, t_ours_second, ours_second, theirs_second, 2.0)):
+        delta = float(np.max(np.abs(np.array(ours.f1) - theirs[2].numpy())))
+        print(f"  {label:18s} bert_score {a:7.2f} s   ours {b:7.2f} s   ratio {a / b:5.2f}x   (target >= {target}x)"
+              f"   max|delta F1| {delta:.2e}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--workload", type=Path)
+    parser.add_argument("--reference-sample", type=int, default=None,
+                        help="time the reference implementations on this many pairs and extrapolate")
+    parser.add_argument("--bertscore-pairs", type=int, default=64, help="pairs for the BERTScore part (0: skip)")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        workdir = Path(tmp)
+        os.environ["CHIMDQA_CACHE"] = str(workdir / "cache")  # cold caches, and nothing left behind
+        workload = args.workload
+        if workload is None:
+            workload = workdir / "workload.jsonl"
+            if SHARED_WORKLOAD.exists():
+                subprocess.run([sys.executable, str(SHARED_WORKLOAD), str(workload)], check=True)
+                print(f"workload: {SHARED_WORKLOAD.name} (default arguments)")
+            else:
+                generated_workload(workload)
+                print("workload: generated here (Table 2 reference lengths, data/sample sentences)")
+        predictions, references = load_pairs(workload)
+        lengths = [len(r) for r in references]
+        print(f"{len(references)} open-ended pairs; reference length mean {np.mean(lengths):.1f}, "
+              f"max {max(lengths)} characters")
+        from chimdqa_eval.text import tokenize
+
+        tokenize("预热")  # load jieba's dictionary outside every timing
+        reference_total, lexical_scores = bench_lexical(predictions, references, args.reference_sample)
+        bench_end_to_end(predictions, references, reference_total, lexical_scores)
+        if args.bertscore_pairs:
+            bench_bertscore(predictions, references, args.bertscore_pairs, workdir)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
