@@ -112,7 +112,8 @@ def _inputs_hash(name: str, data_dir, data_files) -> str:
     """Cache key over this builder's code and the input files' names, sizes and modification times, so an
     edited release is rebuilt instead of served stale from the datasets cache."""
     if data_files is not None:
-        paths = [data_files] if isinstance(data_files, (str, Path)) else list(data_files)
+        groups = data_files.values() if isinstance(data_files, dict) else [data_files]
+        paths = [p for group in groups for p in ([group] if isinstance(group, (str, Path)) else group)]
     else:
         folder = release.release_dir(data_dir)
         paths = sorted(p for p in folder.rglob("*") if p.is_file()) if name == "documents" else \

@@ -23,7 +23,6 @@ from chimdqa_eval.schema import (LEVELS, InputError, canonical_domain, canonical
 from chimdqa_eval.text import normalize_text
 
 
-
 def shipped_path(relative: str) -> Path:
     """A file the toolkit ships: in the source tree (editable installs), else under <prefix>/share/chimdqa
     where a wheel install puts it (setup.cfg [options.data_files])."""
@@ -39,7 +38,6 @@ DOCUMENT_INDEX = "documents.jsonl"
 QA_FIELDS = ("id", "domain", "question_type", "level", "question", "answer", "doc_id")
 QA_COLUMNS = ("id", "domain", "question_type", "category", "level", "question", "answer", "doc_id")
 DOCUMENT_FIELDS = ("doc_id", "domain", "title", "file")
-PAGE_COLUMNS = ("doc_id", "domain", "title", "page", "text")
 SIMPLEQA_FIELDS = ("id", "primary_category", "secondary_category", "question", "answer", "urls")
 
 _ID_IN_RAW_LINE = re.compile(r'"(?:doc_)?id"\s*:\s*"([^"]*)"')

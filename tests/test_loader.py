@@ -108,6 +108,7 @@ def test_qa_data_files_without_a_release_folder(tmp_path):
     dd = chimdqa.load("all", data_files=files)
     assert Counter(dd["test"]["domain"]) == Counter(law=11, medical=11)
     assert len(chimdqa.load("finance", split="test", data_files=files)) == 0
+    assert ids(chimdqa.load("law", split="test", data_files={"any": files})) == ids(dd["test"])[:11]
 
 
 def test_bad_release_raises_input_error_through_load(tmp_path):
