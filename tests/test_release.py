@@ -1,7 +1,6 @@
 """Release files: the sample's coverage and answerability, PDF text extraction, and every bad-input error."""
 import json
 import shutil
-from collections import Counter
 from pathlib import Path
 
 import pymupdf
@@ -62,16 +61,14 @@ def test_sample_chinese_type_names_become_english():
 
 
 def test_sample_retrieval_answers_are_in_their_documents():
-    text = Counter()
-    pages = release.read_documents()
     doc_text = {}
-    for page in pages:
+    for page in release.read_documents():
         doc_text[page["doc_id"]] = doc_text.get(page["doc_id"], "") + page["text"]
-        text[page["domain"]] += 1
-    assert set(text) == set(DOMAINS) and len(doc_text) >= 6
-    retrieval = [r for r in release.read_qa() if r["question_type"] == "retrieval"]
-    for row in retrieval:
-        assert normalize_text(row["answer"]) in doc_text[row["doc_id"]], row["id"]
+    assert len(doc_text) >= 6
+    assert {doc["domain"] for doc in release.read_document_index()} == set(DOMAINS)
+    for row in release.read_qa():
+        if row["question_type"] == "retrieval":
+            assert normalize_text(row["answer"]) in doc_text[row["doc_id"]], row["id"]
 
 
 def test_sample_open_answers_are_paragraphs_and_factual_answers_short():
@@ -156,21 +153,19 @@ def test_qa_doc_ids_must_be_listed_under_the_same_domain(tmp_path):
         release.read_qa(root)
 
 
-def test_document_index_errors(tmp_path):
+GOOD_DOCUMENT = {"doc_id": "finance-01", "domain": "finance", "title": "t", "file": "pdf/finance-01.pdf"}
+
+
+@pytest.mark.parametrize("second, problem", [
+    ({**GOOD_DOCUMENT, "doc_id": "finance-02", "file": "pdf/none.pdf"}, "document file .*none.pdf not found"),
+    ({k: v for k, v in GOOD_DOCUMENT.items() if k != "title"}, "missing field title"),
+    ({**GOOD_DOCUMENT, "doc_id": "finance-02", "domain": "sports"}, "unknown domain 'sports'"),
+    (GOOD_DOCUMENT, "duplicate id, first seen at .*documents.jsonl line 1"),
+])
+def test_document_index_errors(tmp_path, second, problem):
     root = make_release(tmp_path, [qa_record()], [("finance-01", "finance", [["正文"]])])
-    good = {"doc_id": "finance-01", "domain": "finance", "title": "t", "file": "pdf/finance-01.pdf"}
-    cases = [
-        ({**good, "file": "pdf/none.pdf"}, "document file .*none.pdf not found"),
-        ({k: v for k, v in good.items() if k != "title"}, "missing field title"),
-        ({**good, "domain": "sports"}, "unknown domain"),
-    ]
-    for record, problem in cases:
-        write_lines(root / "documents.jsonl", [good, record] if "none" not in record["file"] else [record])
-        line = 1 if "none" in record["file"] else 2
-        with pytest.raises(InputError, match=rf"documents.jsonl line {line} \(id finance-01\): {problem}"):
-            release.read_documents(root)
-    write_lines(root / "documents.jsonl", [good, good])
-    with pytest.raises(InputError, match=r"line 2 \(id finance-01\): duplicate id"):
+    write_lines(root / "documents.jsonl", [GOOD_DOCUMENT, second])
+    with pytest.raises(InputError, match=rf"documents.jsonl line 2 \(id {second['doc_id']}\): {problem}"):
         release.read_documents(root)
 
 
