@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from pathlib import Path
 
 from chimdqa_eval.aggregate import DEFAULT_RESAMPLES, DEFAULT_SEED
@@ -143,29 +142,36 @@ def settings_of(args) -> dict:
 
 
 def score(items: list[dict], wanted: dict, args, *, simpleqa: bool = False):
-    """(FamilyScores list, skipped families) for the joined items."""
+    """(FamilyScores list, skipped families) for the joined items; one progress step per metric family."""
+    from tqdm.auto import tqdm
+
     from chimdqa_eval.report import families as fam
 
-    families, skipped = [], []
     factual_items = items if simpleqa else [i for i in items if i["category"] == "factual"]
     open_items = [] if simpleqa else [i for i in items if i["category"] == "open_ended"]
+    stages = []
     if "factual" in wanted and factual_items:
-        print(f"[factual] grading {len(factual_items)} answers with the {args.judge} judge", file=sys.stderr)
-        families.append(fam.factual_scores(factual_items, args, simpleqa=simpleqa))
+        stages.append((f"factual ({args.judge} judge, {len(factual_items)} answers)",
+                       lambda: (fam.factual_scores(factual_items, args, simpleqa=simpleqa), None)))
     if "open_ended" in wanted and open_items:
-        print(f"[open_ended] scoring {len(open_items)} answers", file=sys.stderr)
-        families.append(fam.open_scores(open_items, wanted["open_ended"], args))
+        stages.append((f"open-ended ({len(open_items)} answers)",
+                       lambda: (fam.open_scores(open_items, wanted["open_ended"], args), None)))
+    skipped = []
     if "rag" in wanted and not simpleqa:
         if items[0].get("retrieved_contexts") is None:
-            skipped.append({"family": "rag", "metric": None,
-                            "reason": "the predictions carry no retrieved_contexts"})
+            skipped.append({"family": "rag", "metric": None, "reason": "the predictions carry no retrieved_contexts"})
         else:
-            print(f"[rag] checking claims of {len(items)} answers", file=sys.stderr)
-            family, reason = fam.rag_scores(items, wanted["rag"], args)
+            stages.append((f"RAG claims ({len(items)} answers)", lambda: fam.rag_scores(items, wanted["rag"], args)))
+    families = []
+    with tqdm(total=len(stages), desc="chimdqa evaluate", unit="stage", disable=None) as bar:
+        for description, stage in stages:
+            bar.set_postfix_str(description)
+            family, reason = stage()
             if family is not None:
                 families.append(family)
             else:
                 skipped.append({"family": "rag", "metric": None, "reason": reason})
+            bar.update()
     return families, skipped
 
 

@@ -223,13 +223,17 @@ def rag_plot(pairs, open_metric: str | None):
     return fig
 
 
+def _has_domains(results_list, family, metric) -> bool:
+    return any(metric_value(r, family, metric, "domain", d) is not None for r in results_list for d in DOMAINS)
+
+
 def plots(results_list) -> list[tuple[str, str]]:
     """(caption, data URI) for every plot the results support."""
     out = []
     open_metric = open_headline(results_list)
-    if any(metric_value(r, "factual", "F1") is not None for r in results_list):
+    if _has_domains(results_list, "factual", "F1"):
         out.append(("Factual F1 per domain (Table 4)", png_data_uri(domain_bars(results_list, "factual", "F1"))))
-    if open_metric:
+    if open_metric and _has_domains(results_list, "open_ended", open_metric):
         label = METRIC_LABELS["open_ended"][open_metric]
         out.append((f"Open-ended {label} per domain (Table 5)",
                     png_data_uri(domain_bars(results_list, "open_ended", open_metric))))
