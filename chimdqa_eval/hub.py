@@ -96,9 +96,16 @@ def _write_tables(out: Path, tables: dict) -> set:
 def add_arguments(parser) -> None:
     parser.add_argument("out", help="folder to write (created if missing)")
     parser.add_argument("--data-dir", help="release folder (default: the bundled sample release)")
+    parser.add_argument("--metric-spaces", metavar="DIR",
+                        help="also write the three metric modules as evaluate Space folders into DIR")
 
 
 def run(args) -> int:
     out = export_hub(args.out, args.data_dir)
     print(f"wrote {out} (upload with: hf upload <org>/chimdqa {out} --repo-type dataset)")
+    if args.metric_spaces:
+        from chimdqa_eval.report.spaces import write_spaces
+
+        for folder in write_spaces(args.metric_spaces):
+            print(f"wrote {folder} (upload with: hf upload <org>/{folder.name} {folder} --repo-type space)")
     return 0

@@ -192,10 +192,8 @@ def test_load_metric_and_evaluate_load_from_metrics(monkeypatch):
         chimdqa_eval.load_metric("rouge")
 
 
-def test_write_spaces(tmp_path):
-    from chimdqa_eval.report.spaces import write_spaces
-
-    folders = write_spaces(tmp_path, ["chimdqa_factual"])
-    assert folders == [tmp_path / "chimdqa_factual"]
-    assert sorted(p.name for p in folders[0].iterdir()) == ["README.md", "app.py", "chimdqa_factual.py",
-                                                             "requirements.txt"]
+def test_export_hub_writes_the_metric_spaces(tmp_path):
+    assert cli.main(["export-hub", str(tmp_path / "hub"), "--metric-spaces", str(tmp_path / "spaces")]) == 0
+    for name in ("chimdqa_factual", "chimdqa_open", "chimdqa_rag"):
+        assert sorted(p.name for p in (tmp_path / "spaces" / name).iterdir()) == [
+            "README.md", "app.py", f"{name}.py", "requirements.txt"]
