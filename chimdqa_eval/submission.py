@@ -35,14 +35,6 @@ class Submission:
     def coverage(self) -> float:
         return len(self.items) / self.n_questions if self.n_questions else 0.0
 
-    @property
-    def has_contexts(self) -> bool:
-        return bool(self.items) and self.items[0].get("retrieved_contexts") is not None
-
-    @property
-    def has_logprobs(self) -> bool:
-        return bool(self.items) and self.items[0].get("logprobs") is not None
-
 
 def metadata_path_for(predictions_path) -> Path:
     """``preds.jsonl`` -> ``preds.meta.json`` (the side file a submission's metadata lives in)."""

@@ -27,7 +27,6 @@ from chimdqa_eval.schema import DOMAINS, LEVELS, QUESTION_TYPES, InputError
 SCHEMA_VERSION = "1.0"
 SCHEMA_PATH = Path(__file__).with_name("results.schema.json")
 RESULTS_FILE, ITEMS_FILE, REPORT_FILE = "results.json", "items.jsonl", "report.html"
-FAMILIES = ("factual", "open_ended", "rag")
 
 # Row order of each breakdown column in tables and plots (labels not listed follow in first-seen order).
 LABEL_ORDER = {"domain": DOMAINS, "question_type": QUESTION_TYPES, "level": LEVELS,
