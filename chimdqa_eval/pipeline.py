@@ -64,11 +64,12 @@ def run(args) -> int:
     from chimdqa_eval.report import html, results as res
 
     wanted = resolve_wanted(args.metrics)
-    questions, dataset = load_questions(args.config, args.data_dir, args.data_files)
+    questions, outside_ids, dataset = load_questions(args.config, args.data_dir, args.data_files)
     from chimdqa_eval.submission import load_submission
 
     submission = load_submission(args.predictions, questions, metadata_path=args.metadata,
-                                 metadata_overrides={"model": args.model}, allow_partial=args.allow_partial)
+                                 metadata_overrides={"model": args.model}, allow_partial=args.allow_partial,
+                                 outside_ids=outside_ids)
     rag_pair = res.read_results(args.rag_pair) if args.rag_pair else None
     families, skipped = score(submission.items, wanted, args, simpleqa=args.config == SIMPLEQA_CONFIG)
     out = Path(args.out)
@@ -76,7 +77,7 @@ def run(args) -> int:
         model=submission.metadata, dataset=dataset,
         submission={"file": str(submission.path), "sha256": res.file_sha256(submission.path),
                     "n_scored": len(submission.items), "coverage": round(submission.coverage, 6),
-                    "missing_ids": submission.missing_ids},
+                    "missing_ids": submission.missing_ids, "n_outside_config": submission.n_outside},
         settings=settings_of(args), families=families, skipped=skipped)
     label_columns = ("domain", "question_type", "category", "level", "primary_category", "secondary_category",
                      "prediction")
@@ -113,23 +114,23 @@ def resolve_wanted(names) -> dict:
 
 
 def load_questions(config: str, data_dir=None, data_files=None):
-    """(question rows, the dataset block of results.json) for a config."""
+    """(question rows of the config, ids of the release outside it, the dataset block of results.json)."""
     from chimdqa_eval import release
 
     if config == SIMPLEQA_CONFIG:
         if not data_files or len(data_files) != 1:
             raise InputError("--config chinese_simpleqa needs its jsonl as --data-files FILE")
         rows = release.read_simpleqa(data_files[0])
-        return rows, {"name": "Chinese SimpleQA", "config": config, "split": "test",
+        return rows, frozenset(), {"name": "Chinese SimpleQA", "config": config, "split": "test",
                       "revision": release.fingerprint(files=data_files), "source": str(data_files[0]),
                       "n_questions": len(rows)}
-    rows = release.read_qa(data_dir, files=data_files)
-    if config != "all":
-        rows = [r for r in rows if r["domain"] == config]
-        if not rows:
-            raise InputError(f"the release has no questions in domain {config}")
+    every = release.read_qa(data_dir, files=data_files)
+    rows = every if config == "all" else [r for r in every if r["domain"] == config]
+    if not rows:
+        raise InputError(f"the release has no questions in domain {config}")
+    outside = frozenset(r["id"] for r in every) - {r["id"] for r in rows}
     source = ", ".join(map(str, data_files)) if data_files else str(release.release_dir(data_dir))
-    return rows, {"name": "ChiMDQA", "config": config, "split": "test",
+    return rows, outside, {"name": "ChiMDQA", "config": config, "split": "test",
                   "revision": release.fingerprint(data_dir, files=data_files), "source": source,
                   "n_questions": len(rows)}
 
@@ -181,9 +182,13 @@ def summary_table(results: dict) -> str:
 
     model = results["model"]["model"]
     ds = results["dataset"]
-    lines = [f"{model} on {ds['name']} ({ds['config']}, revision {ds['revision']}), "
-             f"{results['submission']['n_scored']} questions scored, "
-             f"coverage {100 * results['submission']['coverage']:.1f}%", ""]
+    sub = results["submission"]
+    lines = [f"{model} on {ds['name']} ({ds['config']}, revision {ds['revision']}), {sub['n_scored']} questions "
+             f"scored, coverage {100 * sub['coverage']:.1f}%"]
+    if sub.get("n_outside_config"):
+        lines.append(f"({sub['n_outside_config']} predictions for questions outside config {ds['config']} "
+                     "were not scored)")
+    lines.append("")
     lines.append(f"{'family':<11} {'metric':<24} {'value':>8}  {'95% CI':<17} {'n':>6}")
     for family, metrics in results["metrics"].items():
         for metric, e in metrics.items():

@@ -30,6 +30,7 @@ class Submission:
     items: list[dict]                       # dataset rows merged with their prediction, in dataset order
     missing_ids: list[str] = field(default_factory=list)
     n_questions: int = 0
+    n_outside: int = 0                      # predictions for release questions outside the selected config
 
     @property
     def coverage(self) -> float:
@@ -195,12 +196,17 @@ def join_with_dataset(rows: list[dict], questions: list[dict]) -> list[dict]:
 
 
 def load_submission(predictions_path, questions: list[dict], *, metadata_path=None, metadata_overrides=None,
-                    allow_partial: bool = False) -> Submission:
-    """Read, validate and join a submission with the dataset's question rows (dicts with at least ``id``)."""
+                    allow_partial: bool = False, outside_ids=frozenset()) -> Submission:
+    """Read, validate and join a submission with the dataset's question rows (dicts with at least ``id``).
+
+    `outside_ids` are ids of the release that the selection (e.g. one domain) leaves out: predictions for them
+    are counted in ``n_outside`` and not scored, instead of being reported as unknown ids."""
     predictions_path = Path(predictions_path)
     if not questions:
         raise InputError("the dataset selection has no questions to score")
     rows, problems = _parse_predictions(predictions_path)
+    n_all = len(rows)
+    rows = [r for r in rows if r["id"] not in outside_ids]
     join_problems, missing = _join_problems(rows, questions, allow_partial, predictions_path.name)
     if problems or join_problems:
         _raise_all(problems + join_problems, f"{predictions_path}: invalid predictions file")
@@ -211,4 +217,4 @@ def load_submission(predictions_path, questions: list[dict], *, metadata_path=No
     if not items:
         raise InputError(f"{predictions_path}: no prediction matches a question of the dataset selection")
     return Submission(path=predictions_path, metadata=metadata, items=items, missing_ids=missing,
-                      n_questions=len(questions))
+                      n_questions=len(questions), n_outside=n_all - len(rows))

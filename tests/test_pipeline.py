@@ -177,3 +177,24 @@ def test_rag_without_a_checker_model_is_skipped_and_with_one_is_scored(tmp_path)
     assert rag["precision"]["value"] == pytest.approx(
         sum(row["rag"]["precision"] for row in items.values()) / 11, abs=1e-4)
     shutil.rmtree(nli)
+
+
+def test_llm_judge_through_evaluate(tmp_path, monkeypatch):
+    """--judge llm reaches the factual judge over HTTP (a local chat server grading everything correct)."""
+    from chat_server import ChatServer
+
+    from chimdqa_eval.signature import parse_signature
+
+    monkeypatch.setenv("CHIMDQA_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("TEST_JUDGE_KEY", "sk-test")
+    with ChatServer(lambda body: "结论：正确") as server:
+        assert evaluate("--predictions", SAMPLE_PREDICTIONS, "--out", tmp_path / "out", "--config", "law",
+                        "--metrics", "factual", "--resamples", 0, "--judge", "llm", "--judge-model", "grader",
+                        "--api-base", server.api_base, "--api-key-env", "TEST_JUDGE_KEY") == 0
+        assert len(server.requests) == 6  # the six factual law questions, nothing else
+    results = read_results(tmp_path / "out")
+    assert results["submission"]["n_outside_config"] == 55  # the other domains' predictions: counted, unscored
+    assert results["metrics"]["factual"]["CO"]["value"] == 100.0
+    fields = parse_signature(results["metrics"]["factual"]["F1"]["signature"])
+    assert fields["judge"] == "llm" and fields["judge_model"] == "grader"
+    assert results["settings"]["judge"] == "llm"

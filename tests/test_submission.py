@@ -133,3 +133,10 @@ def test_long_lists_are_cut_with_a_count(tmp_path):
     message = error_of(load_submission, path, QUESTIONS)
     assert "41 problems" in message  # 40 unknown ids + the missing-coverage line
     assert "... and 16 more" in message
+
+
+def test_predictions_outside_the_selected_config_are_counted_not_scored(tmp_path):
+    path = write(tmp_path, [{"id": "q1", "prediction": "a"}, {"id": "other-domain", "prediction": "b"}])
+    sub = load_submission(path, QUESTIONS[:1], outside_ids=frozenset({"other-domain"}))
+    assert [i["id"] for i in sub.items] == ["q1"] and sub.n_outside == 1
+    assert "(id other-domain): id not in the dataset" in error_of(load_submission, path, QUESTIONS[:1])
