@@ -44,6 +44,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     models = parser.add_argument_group("model-based metrics (local paths or Hub names)")
     models.add_argument("--tokenizer", default="jieba", help="tokenizer of the lexical metrics (default jieba)")
     models.add_argument("--bertscore-model", default="bert-base-chinese")
+    models.add_argument("--bertscore-num-layers", type=int, metavar="N",
+                        help="BERTScore's layer (default: the library's choice for bert-base-chinese, 8)")
     models.add_argument("--perplexity-model", help="causal LM that scores perplexity (else: submitted logprobs)")
     models.add_argument("--nli-model", help="NLI model of the RAG claim checker")
     models.add_argument("--allow-download", action="store_true",
@@ -137,7 +139,8 @@ def load_questions(config: str, data_dir=None, data_files=None):
 
 def settings_of(args) -> dict:
     return {"judge": args.judge, "judge_model": args.judge_model, "tokenizer": args.tokenizer,
-            "bertscore_model": args.bertscore_model, "perplexity_model": args.perplexity_model,
+            "bertscore_model": args.bertscore_model, "bertscore_num_layers": args.bertscore_num_layers,
+            "perplexity_model": args.perplexity_model,
             "nli_model": args.nli_model, "metrics": args.metrics or ["all"], "resamples": args.resamples,
             "seed": args.seed, "confidence": 0.95}
 

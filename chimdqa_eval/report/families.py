@@ -47,11 +47,12 @@ def open_scores(items: list[dict], metrics, args) -> FamilyScores:
     from chimdqa_eval.schema import InputError
 
     logprobs = [i["logprobs"] for i in items] if items[0].get("logprobs") is not None else None
+    layers = {} if args.bertscore_num_layers is None else {"bertscore_num_layers": args.bertscore_num_layers}
     try:
         result = open_ended.compute_open(
             [i["prediction"] for i in items], [i["answer"] for i in items],
             metrics=None if metrics is None else sorted(metrics), tokenizer=args.tokenizer, logprobs=logprobs,
-            bertscore_model=args.bertscore_model, perplexity_model=args.perplexity_model)
+            bertscore_model=args.bertscore_model, perplexity_model=args.perplexity_model, **layers)
     except neural.ModelUnavailable as err:  # only for metrics named in --metrics: the user asked for them
         raise InputError(str(err)) from None
     per_item = {m: list(v) for m, v in result["per_item"].items()}
