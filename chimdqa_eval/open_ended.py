@@ -13,7 +13,7 @@ from chimdqa_eval.aggregate import group_indices
 from chimdqa_eval.schema import (DOMAINS, LEVELS, QUESTION_TYPES, InputError, canonical_domain,
                                  canonical_question_type, check_labels, check_same_length, check_texts)
 from chimdqa_eval.signature import make_signature
-from chimdqa_eval.text import tokenize, tokenize_references, tokenizer_signature
+from chimdqa_eval.text import tokenize_many, tokenize_references, tokenizer_signature
 
 LEXICAL_METRICS = ("meteor", "rouge_l", "cider")
 METRICS = LEXICAL_METRICS + ("perplexity", "bertscore")
@@ -116,7 +116,7 @@ def compute_open(predictions, references, *, metrics=None, tokenizer: str = "jie
     per_item, signature, skipped, extra = {}, {}, {}, {}
     if any(m in LEXICAL_METRICS for m in wanted):
         ref_tokens = tokenize_references(references, tokenizer)
-        pred_tokens = [tokenize(p, tokenizer) for p in predictions]
+        pred_tokens = tokenize_many(predictions, tokenizer)
     if "meteor" in wanted:
         per_item["meteor"] = [100 * s for s in lexical.meteor(pred_tokens, ref_tokens, synonyms=synonyms)]
         signature["meteor"] = _lexical_signature("meteor", tokenizer, {

@@ -68,3 +68,11 @@ def test_reference_cache_follows_the_jieba_version(fresh_cache, monkeypatch):
 def test_char_references_are_not_cached(fresh_cache):
     assert tokenize_references(["北 京"], "char") == [["北", "京"]]
     assert not list(fresh_cache.joinpath("tokens").glob("*.sqlite"))
+
+
+def test_tokenize_many_in_worker_processes_equals_one_by_one(monkeypatch):
+    texts = ["经济增长带动了上海的股票市场。", "", "法院认为 患者的医疗费用应由公司承担。", "GDP增长5.2%"] * 5
+    monkeypatch.setattr(text, "_PARALLEL_MIN_CHARS", 0)
+    monkeypatch.setattr(text, "_cpus", lambda: 2)
+    assert text.tokenize_many(texts) == [tokenize(t) for t in texts]
+    assert text.tokenize_many(texts, "char") == [tokenize(t, "char") for t in texts]
