@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import html
 import io
+import warnings
 from pathlib import Path
 
 from chimdqa_eval.report.results import (FAMILY_TITLES, LABEL_ORDER, METRIC_LABELS, metric_value, skip_reason)
@@ -15,6 +16,7 @@ from chimdqa_eval.schema import DOMAINS, FACTUAL_TYPES, OPEN_TYPES, QUESTION_TYP
 
 OPEN_HEADLINES = ("bertscore_f1", "rouge_l", "meteor")  # the per-domain open-ended column, best available first
 PAPER_TAG = "reported in the paper"
+CJK_FONTS = ("Noto Sans CJK SC", "Source Han Sans SC", "WenQuanYi Zen Hei", "Microsoft YaHei", "SimHei")
 
 CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI","Noto Sans CJK SC",sans-serif;margin:2em auto;max-width:1200px;
@@ -134,12 +136,17 @@ def _pyplot():
     matplotlib.use("Agg")  # files only, never a window
     import matplotlib.pyplot as plt
 
+    # Model names may be Chinese: matplotlib falls back along this list glyph by glyph, to whichever is installed.
+    plt.rcParams["font.sans-serif"] = [*CJK_FONTS, *plt.rcParams["font.sans-serif"]]
     return plt
 
 
 def png_data_uri(fig) -> str:
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=110, bbox_inches="tight", metadata={"Software": None})
+    with warnings.catch_warnings():
+        # Without a CJK font a Chinese model name draws as boxes; the tables next to the plot still name it.
+        warnings.filterwarnings("ignore", message="Glyph .* missing from font")
+        fig.savefig(buffer, format="png", dpi=110, bbox_inches="tight", metadata={"Software": None})
     _pyplot().close(fig)
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
 
