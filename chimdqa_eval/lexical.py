@@ -25,6 +25,8 @@ TokenLists = Sequence[Sequence[str]]
 
 METEOR_ALPHA, METEOR_BETA, METEOR_GAMMA = 0.9, 3.0, 0.5
 CIDER_N, CIDER_SIGMA = 4, 6.0
+# Composite int64 keys (item, word, rank) must stay below this; larger corpora renumber their groups first.
+_KEY_LIMIT = 2 ** 62
 
 
 def _check_pairs(predictions: TokenLists, references: TokenLists) -> None:
@@ -103,10 +105,12 @@ def _align_from_end(item_h, word_h, item_r, word_r):
     occurrence from the end in the hypothesis pairs with the k-th from the end in the reference."""
     if len(word_h) == 0 or len(word_r) == 0:
         return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
-    groups, inverse = np.unique(np.r_[item_h, item_r] * (int(max(word_h.max(), word_r.max())) + 1)
-                                + np.r_[word_h, word_r], return_inverse=True)
-    group_h, group_r = inverse[:len(word_h)], inverse[len(word_h):]
+    words = int(max(word_h.max(), word_r.max())) + 1
+    group_h, group_r = item_h * words + word_h, item_r * words + word_r
     width = max(len(word_h), len(word_r)) + 1
+    if (int(max(item_h.max(), item_r.max())) + 1) * words * width >= _KEY_LIMIT:  # renumber groups densely
+        _, inverse = np.unique(np.r_[group_h, group_r], return_inverse=True)
+        group_h, group_r = inverse[:len(word_h)], inverse[len(word_h):]
     key_h = group_h * width + _ranks_from_end(group_h)
     key_r = group_r * width + _ranks_from_end(group_r)
     _, index_h, index_r = np.intersect1d(key_h, key_r, assume_unique=True, return_indices=True)

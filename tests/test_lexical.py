@@ -127,6 +127,18 @@ def test_meteor_equals_nltk_without_synonyms():
     assert any(0 < s < 1 for s in theirs)  # the fragmentation penalty is exercised, not only 0 and 1
 
 
+def test_meteor_alignment_with_renumbered_keys(monkeypatch):
+    # Corpora too large for direct composite keys take another path; force it on a small one.
+    import chimdqa_eval.lexical as lexical
+
+    preds, refs = _pairs(7, 100)
+    direct = meteor(preds, refs)
+    monkeypatch.setattr(lexical, "_KEY_LIMIT", 0)
+    assert meteor(preds, refs) == direct
+    assert direct == pytest.approx([meteor_score([r], p, wordnet=_NoWordNet()) for p, r in zip(preds, refs)],
+                                   abs=1e-9)
+
+
 def test_meteor_stems_and_lowercases_like_nltk():
     pred, ref = ["Running", "CATS", "经济"], ["run", "cat", "经济", "增长"]
     theirs = meteor_score([ref], pred, wordnet=_NoWordNet())
