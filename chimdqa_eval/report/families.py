@@ -60,7 +60,7 @@ def open_scores(items: list[dict], metrics, args) -> FamilyScores:
     signatures = {m: result["signature"]["bertscore" if m.startswith("bertscore_") else m] for m in per_item}
     skipped = {"bertscore_f1" if m == "bertscore" else m: reason for m, reason in result["skipped"].items()}
     return FamilyScores("open_ended", [i["id"] for i in items], _labels(items, BREAKDOWN_COLUMNS), per_item,
-                        mean_summarizer(per_item, list(per_item), resamples=args.resamples, seed=args.seed),
+                        mean_summarizer(per_item, resamples=args.resamples, seed=args.seed),
                         signatures, skipped)
 
 
@@ -83,5 +83,5 @@ def rag_scores(items: list[dict], metrics, args):
     names = [m for m in ALL_METRICS if m in result["per_item"][0]["metrics"]]
     per_item = {m: [row["metrics"][m] for row in result["per_item"]] for m in names}
     return FamilyScores("rag", [i["id"] for i in items], _labels(items, BREAKDOWN_COLUMNS + ("category",)),
-                        per_item, mean_summarizer(per_item, names, resamples=args.resamples, seed=args.seed),
+                        per_item, mean_summarizer(per_item, resamples=args.resamples, seed=args.seed),
                         {m: result["signature"] for m in names}), None

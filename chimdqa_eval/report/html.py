@@ -285,7 +285,8 @@ def _signatures_html(results: dict) -> str:
     rows = "".join(f'<tr><td class="name">{_esc(f)}</td><td class="name">{_esc(METRIC_LABELS.get(f, {}).get(m, m))}'
                    f'</td><td class="name"><code>{_esc(e.get("signature", ""))}</code></td></tr>'
                    for f, metrics in results["metrics"].items() for m, e in metrics.items())
-    return f'<table><tr><th class="name">family</th><th class="name">metric</th><th class="name">signature</th></tr>{rows}</table>'
+    head = "".join(f'<th class="name">{h}</th>' for h in ("family", "metric", "signature"))
+    return f"<table><tr>{head}</tr>{rows}</table>"
 
 
 def _skipped_html(results: dict) -> str:

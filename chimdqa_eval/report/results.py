@@ -63,13 +63,14 @@ class FamilyScores:
     skipped: dict[str, str] = field(default_factory=dict)  # metric -> reason
 
 
-def mean_summarizer(per_item: dict[str, list], metrics, *, scale: float = 1.0,
-                    resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED):
-    """``summarize`` for metrics whose corpus score is the mean of per-item values (times `scale`).
+def mean_summarizer(per_item: dict[str, list], *, resamples: int = DEFAULT_RESAMPLES,
+                    seed: int = DEFAULT_SEED):
+    """``summarize`` for metrics whose corpus score is the mean of the per-item values (all our families but
+    the factual one: the libraries' per-item values are already on the corpus scale).
 
     Items without a value (None or NaN: the metric is undefined for that item) are left out of its mean,
     and n says how many counted."""
-    arrays = {m: np.array([np.nan if v is None else v for v in per_item[m]], dtype=float) for m in metrics}
+    arrays = {m: np.array([np.nan if v is None else v for v in values], dtype=float) for m, values in per_item.items()}
 
     def summarize(indices):
         out = {}
@@ -79,7 +80,7 @@ def mean_summarizer(per_item: dict[str, list], metrics, *, scale: float = 1.0,
             if not len(values):
                 continue
             low, high = bootstrap_ci(values, n_resamples=resamples, seed=seed) if resamples else (math.nan,) * 2
-            out[metric] = (scale * float(values.mean()), (scale * low, scale * high), int(len(values)))
+            out[metric] = (float(values.mean()), (low, high), int(len(values)))
         return out
 
     return summarize
