@@ -271,8 +271,10 @@ def cider_d(predictions: TokenLists, references: TokenLists, *, n: int = CIDER_N
         norms[k] = np.sqrt(np.bincount(text_of, weights=weight * weight, minlength=2 * n_items))
         # Same item and n-gram on both sides: hypothesis keys are item*width+gram, reference keys are shifted
         # by n_items*width.
-        _, ih, ir = np.intersect1d(keys[~is_ref], keys[is_ref] - n_items * width, assume_unique=True,
-                                   return_indices=True)
+        hyp_keys, ref_keys = keys[~is_ref], keys[is_ref] - n_items * width  # both sorted, as np.unique returns
+        ir = np.minimum(np.searchsorted(ref_keys, hyp_keys), max(len(ref_keys) - 1, 0))
+        ih = np.flatnonzero(ref_keys[ir] == hyp_keys) if len(ref_keys) else np.empty(0, dtype=np.int64)
+        ir = ir[ih]
         w_h, w_r = weight[~is_ref][ih], weight[is_ref][ir]
         val[k] = np.bincount(text_of[~is_ref][ih], weights=np.minimum(w_h, w_r) * w_r, minlength=n_items)
     norm_h, norm_r = norms[:, :n_items], norms[:, n_items:]
