@@ -71,7 +71,7 @@ def rouge_l(predictions: TokenLists, references: TokenLists) -> list[float]:
     return scores
 
 
-# ---- METEOR ---------------------------------------------------------------------------------------------------
+# ---- shared by METEOR and CIDEr-D -----------------------------------------------------------------------------
 
 class _Corpus:
     """Token lists flattened into one int array (ids from a shared vocabulary) with item and position columns."""
@@ -87,6 +87,8 @@ class _Corpus:
         starts = np.cumsum(lengths) - lengths
         self.pos = np.arange(len(self.ids)) - np.repeat(starts, lengths)
 
+
+# ---- METEOR ---------------------------------------------------------------------------------------------------
 
 def _ranks_from_end(keys: np.ndarray) -> np.ndarray:
     """For each element, how many later elements carry the same key (0 for the last occurrence)."""
