@@ -135,6 +135,8 @@ def test_leaderboard_files(two_runs, tmp_path):
     md = (tmp_path / "leaderboard.md").read_text(encoding="utf-8").splitlines()
     assert md[0].startswith("| rank | model |") and len(md) == 2 + len(rows)
     assert "reported in the paper" in (tmp_path / "index.html").read_text(encoding="utf-8")
+    space = yaml.safe_load((tmp_path / "README.md").read_text(encoding="utf-8").split("---\n")[1])
+    assert space["sdk"] == "static" and space["app_file"] == "index.html"
 
 
 def test_report_embeds_png_plots_and_paper_tables(two_runs):

@@ -82,12 +82,9 @@ def eval_results_filename(results: dict) -> str:
 
 
 def eval_results(results: dict, dataset_id: str = DEFAULT_DATASET_ID) -> list[dict]:
-    notes = []
-    if results["model"].get("rag"):
-        notes.append("With RAG")
-    if results["dataset"]["config"] != "all":
-        notes.append(f"config {results['dataset']['config']}")
-    notes.append(f"dataset fingerprint {results['dataset']['revision']}")
+    ds = results["dataset"]
+    notes = ["With RAG"] if results["model"].get("rag") else []
+    notes.append(f"config {ds['config']}, split {ds['split']}, dataset fingerprint {ds['revision']}")
     entries = []
     for family, metric, entry in _metrics(results):
         item = {"dataset": {"id": dataset_id, "task_id": f"{family}_{metric}".lower()}, "value": entry["value"]}
