@@ -43,7 +43,7 @@ if(document.readyState==='complete'){checkImages();}else{window.addEventListener
 """
 
 
-def _esc(text) -> str:
+def esc(text) -> str:
     return html.escape(str(text))
 
 
@@ -68,7 +68,7 @@ def _cell(results, family, metric, column=None, label=None, with_ci=False) -> st
     value = metric_value(results, family, metric, column, label)
     if value is None:
         reason = skip_reason(results, family, metric) if column is None else None
-        return f'<td class="skip" title="{_esc(reason)}">skipped</td>' if reason else "<td>–</td>"
+        return f'<td class="skip" title="{esc(reason)}">skipped</td>' if reason else "<td>–</td>"
     text = f"{value:.1f}"
     if with_ci:
         entry = results["metrics"][family][metric]
@@ -83,7 +83,7 @@ def _cell(results, family, metric, column=None, label=None, with_ci=False) -> st
 def _row_start(results) -> str:
     css = ' class="paper"' if is_paper_row(results) else ""
     tag = f' <span class="muted">({PAPER_TAG})</span>' if is_paper_row(results) else ""
-    return f'<tr{css}><td class="name">{_esc(model_label(results))}{tag}</td>'
+    return f'<tr{css}><td class="name">{esc(model_label(results))}{tag}</td>'
 
 
 def paper_table(results_list, family: str, *, per_domain_metric: str | None, with_ci: bool = False) -> str:
@@ -124,8 +124,8 @@ def breakdown_table(results: dict, family: str, column: str) -> str:
     for label in labels:
         n = max((e["by"].get(column, {}).get(label, {}).get("n", 0) for e in metrics.values()), default=0)
         cells = "".join(_cell(results, family, m, column, label, with_ci=True) for m in metrics)
-        rows.append(f'<tr><td class="name">{_esc(label)}</td><td>{n}</td>{cells}</tr>')
-    return (f'<table><tr><th class="name">{_esc(column)}</th><th>n</th>{head}</tr>{"".join(rows)}</table>')
+        rows.append(f'<tr><td class="name">{esc(label)}</td><td>{n}</td>{cells}</tr>')
+    return (f'<table><tr><th class="name">{esc(column)}</th><th>n</th>{head}</tr>{"".join(rows)}</table>')
 
 
 # ---- plots -------------------------------------------------------------------------------------------------
@@ -255,7 +255,7 @@ def plots(results_list) -> list[tuple[str, str]]:
 # ---- pages -------------------------------------------------------------------------------------------------
 
 def figures_html(results_list) -> str:
-    items = [f'<figure><img alt="{_esc(c)}" src="{uri}"><figcaption>{_esc(c)}</figcaption></figure>'
+    items = [f'<figure><img alt="{esc(c)}" src="{uri}"><figcaption>{esc(c)}</figcaption></figure>'
              for c, uri in plots(results_list)]
     return "\n".join(items) + '\n<p class="muted" id="image-status"></p>'
 
@@ -276,14 +276,14 @@ def tables_html(results_list, *, with_ci: bool) -> str:
 
 
 def page(title: str, body: str) -> str:
-    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{_esc(title)}</title>'
+    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{esc(title)}</title>'
             f'<meta name="viewport" content="width=device-width, initial-scale=1"><style>{CSS}</style></head>'
-            f"<body>\n<h1>{_esc(title)}</h1>\n{body}\n{IMAGE_CHECK}</body></html>\n")
+            f"<body>\n<h1>{esc(title)}</h1>\n{body}\n{IMAGE_CHECK}</body></html>\n")
 
 
 def _signatures_html(results: dict) -> str:
-    rows = "".join(f'<tr><td class="name">{_esc(f)}</td><td class="name">{_esc(METRIC_LABELS.get(f, {}).get(m, m))}'
-                   f'</td><td class="name"><code>{_esc(e.get("signature", ""))}</code></td></tr>'
+    rows = "".join(f'<tr><td class="name">{esc(f)}</td><td class="name">{esc(METRIC_LABELS.get(f, {}).get(m, m))}'
+                   f'</td><td class="name"><code>{esc(e.get("signature", ""))}</code></td></tr>'
                    for f, metrics in results["metrics"].items() for m, e in metrics.items())
     head = "".join(f'<th class="name">{h}</th>' for h in ("family", "metric", "signature"))
     return f"<table><tr>{head}</tr>{rows}</table>"
@@ -292,8 +292,8 @@ def _signatures_html(results: dict) -> str:
 def _skipped_html(results: dict) -> str:
     if not results["skipped"]:
         return "<p>Nothing was skipped.</p>"
-    items = "".join(f"<li><b>{_esc(s['family'])}{'.' + _esc(s['metric']) if s['metric'] else ''}</b>: "
-                    f"{_esc(s['reason'])}</li>" for s in results["skipped"])
+    items = "".join(f"<li><b>{esc(s['family'])}{'.' + esc(s['metric']) if s['metric'] else ''}</b>: "
+                    f"{esc(s['reason'])}</li>" for s in results["skipped"])
     return f"<ul>{items}</ul>"
 
 
@@ -310,15 +310,15 @@ def report_html(results: dict, others=()) -> str:
              ("toolkit", f"{results['toolkit']['name']} {results['toolkit']['version']}"),
              ("created", results["created"])]
     facts += [(k, model[k]) for k in ("date", "notes", "url") if model.get(k)]
-    body = ['<table>' + "".join(f'<tr><th class="name">{_esc(k)}</th><td class="name">{_esc(v)}</td></tr>'
+    body = ['<table>' + "".join(f'<tr><th class="name">{esc(k)}</th><td class="name">{esc(v)}</td></tr>'
                                 for k, v in facts) + "</table>",
             tables_html(everything, with_ci=True), "<h2>Plots</h2>", figures_html(everything)]
     for family in results["metrics"]:
-        body.append(f"<h2>{_esc(FAMILY_TITLES[family])}: breakdowns with 95% CIs</h2>")
+        body.append(f"<h2>{esc(FAMILY_TITLES[family])}: breakdowns with 95% CIs</h2>")
         columns = []
         for entry in results["metrics"][family].values():
             columns += [c for c in entry.get("by", {}) if c not in columns]
-        body += [f"<h3>by {_esc(c)}</h3>" + breakdown_table(results, family, c) for c in columns]
+        body += [f"<h3>by {esc(c)}</h3>" + breakdown_table(results, family, c) for c in columns]
     body += ["<h2>Skipped</h2>", _skipped_html(results), "<h2>Signatures</h2>", _signatures_html(results)]
     return page(f"ChiMDQA report: {model_label(results)}", "\n".join(body))
 

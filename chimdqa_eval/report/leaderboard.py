@@ -116,12 +116,12 @@ def to_markdown(rows) -> str:
 def to_html(rows, results_list, title: str) -> str:
     ordered = sorted(results_list, key=_sort_key)
     columns = list(rows[0])
-    head = "".join(f"<th>{H._esc(c)}</th>" for c in columns)
+    head = "".join(f"<th>{H.esc(c)}</th>" for c in columns)
     body_rows = []
     for row, r in zip(rows, ordered):
         css = ' class="paper"' if H.is_paper_row(r) else ""
         body_rows.append(f"<tr{css}>" + "".join(
-            f'<td{" class=name" if c in ("model", "source", "dataset") else ""}>{H._esc(_fmt(row[c]))}</td>'
+            f'<td{" class=name" if c in ("model", "source", "dataset") else ""}>{H.esc(_fmt(row[c]))}</td>'
             for c in columns) + "</tr>")
     scored = [r for r in ordered if not H.is_paper_row(r)]
     revisions = sorted({r["dataset"]["revision"] for r in scored})
