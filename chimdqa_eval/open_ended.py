@@ -47,7 +47,7 @@ def _perplexities(predictions, logprobs, perplexity_model, device):
     """Per-item perplexity and its signature. An empty prediction (or an empty list of log-probabilities) has
     no token to score: its perplexity is None."""
     if logprobs is not None:
-        empty = [i for i, item in enumerate(logprobs) if isinstance(item, (list, tuple)) and len(item) == 0]
+        empty = {i for i, item in enumerate(logprobs) if isinstance(item, (list, tuple)) and len(item) == 0}
         # A stand-in keeps the list aligned, so errors about other items name their own index.
         values = neural.perplexity_from_logprobs([[0.0] if i in empty else item for i, item in enumerate(logprobs)])
         for i in empty:
