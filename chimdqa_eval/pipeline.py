@@ -65,6 +65,8 @@ def run(args) -> int:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from chimdqa_eval.report import html, results as res
 
+    if args.resamples < 0:
+        raise InputError(f"--resamples: expected 0 (no CIs) or a positive number, got {args.resamples}")
     wanted = resolve_wanted(args.metrics)
     questions, outside_ids, dataset = load_questions(args.config, args.data_dir, args.data_files)
     from chimdqa_eval.submission import load_submission

@@ -153,7 +153,9 @@ def test_report_embeds_png_plots_and_paper_tables(two_runs):
 
 def test_with_and_without_rag_plot(two_runs):
     _, a, b = two_runs
-    with_rag = dict(b, model=dict(b["model"], model="model-a", rag=True))
+    name = r"cheap$\zz$model"  # '$...$' would be matplotlib math mode, and \zz no symbol
+    a = dict(a, model=dict(a["model"], model=name))
+    with_rag = dict(b, model=dict(b["model"], model=name, rag=True))
     from chimdqa_eval.report import html
 
     assert html.rag_pairs([a, with_rag]) == [(a, with_rag)]

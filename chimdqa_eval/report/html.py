@@ -52,6 +52,12 @@ def model_label(results: dict) -> str:
     return f"{name} (RAG)" if results["model"].get("rag") else name
 
 
+def plot_label(results: dict, rag: bool = True) -> str:
+    """A model name for matplotlib, where a pair of '$' would start math mode."""
+    label = model_label(results) if rag else results["model"]["model"]
+    return label.replace("$", r"\$")
+
+
 def is_paper_row(results: dict) -> bool:
     return results.get("reported") == "paper"
 
@@ -163,7 +169,7 @@ def domain_bars(results_list, family: str, metric: str):
     for k, r in enumerate(shown):
         values = [metric_value(r, family, metric, "domain", d) for d in DOMAINS]
         ax.bar(x + (k - (len(shown) - 1) / 2) * width, [np.nan if v is None else v for v in values], width,
-               label=model_label(r), hatch="//" if is_paper_row(r) else None)
+               label=plot_label(r), hatch="//" if is_paper_row(r) else None)
     ax.set_xticks(x, DOMAINS)
     ax.set_ylabel(METRIC_LABELS[family][metric])
     ax.set_title(f"{METRIC_LABELS[family][metric]} per domain ({FAMILY_TITLES[family].lower()})")
@@ -191,7 +197,7 @@ def type_radar(results_list, open_metric: str | None):
     for r in [r for r in results_list if any(v is not None for v in type_values(r, open_metric))]:
         values = [0.0 if v is None else v for v in type_values(r, open_metric)]
         closed = np.concatenate([values, values[:1]])
-        ax.plot(np.concatenate([angles, angles[:1]]), closed, linewidth=1.4, label=model_label(r))
+        ax.plot(np.concatenate([angles, angles[:1]]), closed, linewidth=1.4, label=plot_label(r))
         ax.fill(np.concatenate([angles, angles[:1]]), closed, alpha=.08)
     ax.set_xticks(angles, QUESTION_TYPES, fontsize=8)
     ax.set_ylim(0, 100)
@@ -223,7 +229,7 @@ def rag_plot(pairs, open_metric: str | None):
         for k, (label, index) in enumerate((("without RAG", 0), ("with RAG", 1))):
             values = [metric_value(p[index], family, metric) for p in pairs]
             ax.bar(x + (k - .5) * .38, [np.nan if v is None else v for v in values], .38, label=label)
-        ax.set_xticks(x, [p[0]["model"]["model"] for p in pairs], fontsize=8, rotation=30, ha="right")
+        ax.set_xticks(x, [plot_label(p[0], rag=False) for p in pairs], fontsize=8, rotation=30, ha="right")
         ax.set_title(f"{METRIC_LABELS[family][metric]} ({FAMILY_TITLES[family].lower()})", fontsize=9)
         ax.grid(axis="y", alpha=.3)
         ax.legend(fontsize=7)
