@@ -63,12 +63,12 @@ def test_read_results_rejects_what_it_cannot_read(tmp_path, two_runs):
 
 def test_model_index_parses_back(two_runs, capsys):
     root, a, _ = two_runs
-    assert cli.main(["export", "--format", "model-index", str(root / "a")]) == 0
+    assert cli.main(["export", "--format", "model-index", str(root / "a"), "--dataset-id", "org/chimdqa"]) == 0
     card = yaml.safe_load(capsys.readouterr().out)
     entry = card["model-index"][0]
     assert entry["name"] == "model-a"
     result = entry["results"][0]
-    assert result["dataset"] == {"name": "ChiMDQA", "type": exports.DEFAULT_DATASET_ID, "config": "all",
+    assert result["dataset"] == {"name": "ChiMDQA", "type": "org/chimdqa", "config": "all",
                                  "split": "test", "revision": a["dataset"]["revision"]}
     values = {(m["type"], m["config"]): m["value"] for m in result["metrics"]}
     assert values[("chimdqa_factual", "F1")] == a["metrics"]["factual"]["F1"]["value"]
@@ -88,7 +88,7 @@ def test_eval_results_file_parses_back(two_runs, tmp_path):
     assert a["dataset"]["revision"] in by_task["open_ended_meteor"]["notes"]
     rag = dict(a, model=dict(a["model"], rag=True))
     assert exports.eval_results_filename(rag) == "chimdqa_with_rag.yaml"
-    assert exports.eval_results(rag)[0]["notes"].startswith("With RAG")
+    assert exports.eval_results(rag, "org/chimdqa")[0]["notes"].startswith("With RAG")
 
 
 def test_compare_uses_paired_items(two_runs, capsys):

@@ -14,7 +14,6 @@ import yaml
 
 from chimdqa_eval.report.results import METRIC_LABELS, read_results
 
-DEFAULT_DATASET_ID = "chimdqa/ChiMDQA"
 MODULE_OF = {"factual": "chimdqa_factual", "open_ended": "chimdqa_open", "rag": "chimdqa_rag"}
 FAMILY_NAMES = {"factual": "Factual", "open_ended": "Open-ended", "rag": "RAG"}
 
@@ -22,8 +21,8 @@ FAMILY_NAMES = {"factual": "Factual", "open_ended": "Open-ended", "rag": "RAG"}
 def add_arguments(parser) -> None:
     parser.add_argument("results", metavar="DIR", help="results folder (or its results.json)")
     parser.add_argument("--format", required=True, choices=("model-index", "eval-results"))
-    parser.add_argument("--dataset-id", default=DEFAULT_DATASET_ID, help=f"Hub dataset id (default "
-                        f"{DEFAULT_DATASET_ID})")
+    parser.add_argument("--dataset-id", required=True, metavar="ORG/NAME",
+                        help="the Hub dataset the results refer to (where `chimdqa export-hub` was uploaded)")
     parser.add_argument("--out", metavar="PATH", help="model-index: a YAML file; eval-results: the model repo "
                         "folder (the file goes to PATH/.eval_results/). Default: print to stdout")
 
@@ -56,7 +55,7 @@ def _metrics(results):
             yield family, metric, entry
 
 
-def model_index(results: dict, dataset_id: str = DEFAULT_DATASET_ID) -> dict:
+def model_index(results: dict, dataset_id: str) -> dict:
     ds = results["dataset"]
     rag = " with RAG" if results["model"].get("rag") else ""
     metrics = [{"name": f"{FAMILY_NAMES[f]} {METRIC_LABELS[f].get(m, m)}{rag}", "type": MODULE_OF[f],
@@ -81,7 +80,7 @@ def eval_results_filename(results: dict) -> str:
     return stem + ("_with_rag" if results["model"].get("rag") else "") + ".yaml"
 
 
-def eval_results(results: dict, dataset_id: str = DEFAULT_DATASET_ID) -> list[dict]:
+def eval_results(results: dict, dataset_id: str) -> list[dict]:
     ds = results["dataset"]
     notes = ["With RAG"] if results["model"].get("rag") else []
     notes.append(f"config {ds['config']}, split {ds['split']}, dataset fingerprint {ds['revision']}")
