@@ -75,8 +75,12 @@ def run(args) -> int:
                                  metadata_overrides={"model": args.model}, allow_partial=args.allow_partial,
                                  outside_ids=outside_ids)
     rag_pair = res.read_results(args.rag_pair) if args.rag_pair else None
-    families, skipped = score(submission.items, wanted, args, simpleqa=args.config == SIMPLEQA_CONFIG)
     out = Path(args.out)
+    try:  # before scoring: a bad --out must not cost a long LLM or model run
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise InputError(f"--out {out}: cannot create the folder ({err.strerror})") from None
+    families, skipped = score(submission.items, wanted, args, simpleqa=args.config == SIMPLEQA_CONFIG)
     results = res.build_results(
         model=submission.metadata, dataset=dataset,
         submission={"file": str(submission.path), "sha256": res.file_sha256(submission.path),
