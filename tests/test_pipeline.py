@@ -198,3 +198,10 @@ def test_llm_judge_through_evaluate(tmp_path, monkeypatch):
     fields = parse_signature(results["metrics"]["factual"]["F1"]["signature"])
     assert fields["judge"] == "llm" and fields["judge_model"] == "grader"
     assert results["settings"]["judge"] == "llm"
+
+
+def test_an_unusable_out_folder_fails_before_scoring(tmp_path, capsys):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("", encoding="utf-8")
+    assert evaluate("--predictions", SAMPLE_PREDICTIONS, "--out", blocker / "out") == 2
+    assert "cannot create the folder" in capsys.readouterr().err
