@@ -52,6 +52,7 @@ LONG_TEXT_MODES = ("truncate", "window")
 _NO_LIMIT = 1_000_000
 # Rough padded-token budget of one forward batch; keeps memory flat when texts are long.
 _BATCH_TOKENS = 16_384
+_PADDING = 0.05
 
 
 class ModelUnavailable(RuntimeError):
@@ -60,14 +61,20 @@ class ModelUnavailable(RuntimeError):
 
 # ----------------------------------------------------------------------------------------------- loading
 
-@functools.lru_cache(maxsize=None)
 def _hub_reachable() -> bool:
-    """One quick TCP connect to the Hub: transformers itself retries for about a minute before giving up."""
-    if os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on"):
+    """False when the user said offline; else one quick TCP connect to the Hub, because transformers itself
+    retries for about a minute before giving up on an unreachable Hub."""
+    if any(os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+           for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")):
         return False
     url = urlparse(os.environ.get("HF_ENDPOINT") or "https://huggingface.co")
+    return _can_connect(url.hostname, url.port or (443 if url.scheme == "https" else 80))
+
+
+@functools.lru_cache(maxsize=None)
+def _can_connect(host: str, port: int) -> bool:
     try:
-        socket.create_connection((url.hostname, url.port or (443 if url.scheme == "https" else 80)), 3).close()
+        socket.create_connection((host, port), timeout=3).close()
         return True
     except OSError:
         return False
@@ -75,7 +82,12 @@ def _hub_reachable() -> bool:
 
 def _load(loader, model: str, what: str, **kwargs):
     """loader.from_pretrained(model) from a local folder or the HF cache, or the Hub when it is reachable."""
+    from transformers.utils import logging
+
     offline = os.path.isdir(model) or not _hub_reachable()
+    verbosity = logging.get_verbosity()
+    # Loading fewer layers than were saved makes transformers print a report of every unused weight.
+    logging.set_verbosity_error()
     try:
         return loader.from_pretrained(model, local_files_only=offline, **kwargs)
     except (OSError, ValueError, KeyError) as error:
@@ -85,6 +97,8 @@ def _load(loader, model: str, what: str, **kwargs):
         raise ModelUnavailable(
             f"{what} model {model!r} could not be loaded from {where_from}: {str(error).splitlines()[0]}. "
             f"Pass a local folder, or download it once with `huggingface-cli download {model}`.") from error
+    finally:
+        logging.set_verbosity(verbosity)
 
 
 def _device(device):
@@ -146,14 +160,19 @@ def _library_versions() -> dict:
 
 
 def _batches(lengths: list[int], max_items: int):
-    """Index lists, longest first, each at most max_items long and about _BATCH_TOKENS padded tokens."""
+    """Index lists, longest first, of at most max_items sequences and about _BATCH_TOKENS padded tokens,
+    cut where padding would exceed _PADDING of the real tokens: on CPUs a padded token costs as much as a real
+    one, and sorted neighbours are close in length."""
     order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
-    batch = []
+    batch, real = [], 0
     for i in order:
-        if batch and (len(batch) >= max_items or (len(batch) + 1) * lengths[batch[0]] > _BATCH_TOKENS):
+        padded = (len(batch) + 1) * (lengths[batch[0]] if batch else lengths[i])
+        wasteful = padded > (1 + _PADDING) * (real + lengths[i])
+        if batch and (len(batch) >= max_items or padded > _BATCH_TOKENS or wasteful):
             yield batch
-            batch = []
+            batch, real = [], 0
         batch.append(i)
+        real += lengths[i]
     if batch:
         yield batch
 
@@ -510,6 +529,7 @@ class PerplexityScorer:
         self.device = _device(device)
         self.model = _load(AutoModelForCausalLM, self.model_name, "perplexity").to(self.device).eval()
         self.window = max_input_length(self.tokenizer, config)
+        self.fingerprint = _fingerprint(self.model, self.tokenizer)
         if stride is None:
             stride = max(1, self.window // 2)
         if not isinstance(stride, int) or isinstance(stride, bool) or not 1 <= stride < self.window:
@@ -518,7 +538,8 @@ class PerplexityScorer:
         start = self.tokenizer.bos_token_id
         self.start_id = start if start is not None else self.tokenizer.cls_token_id
         self.signature = make_signature({
-            "metric": "perplexity", "model": self.model_name.replace("|", "/"), "context": self.window,
+            "metric": "perplexity", "model": self.model_name.replace("|", "/"), "weights": self.fingerprint[:12],
+            "context": self.window,
             "stride": stride, "start": "none" if self.start_id is None else self.tokenizer.convert_ids_to_tokens(
                 self.start_id), **_library_versions()})
 

@@ -184,12 +184,16 @@ def test_scorers_are_loaded_once(bert_dir):
 
 def test_missing_model_fails_fast_with_a_reason(monkeypatch, tmp_path):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    neural._hub_reachable.cache_clear()
     with pytest.raises(ModelUnavailable, match="no-such-org/no-such-model"):
         neural.get_perplexity_scorer("no-such-org/no-such-model")
     with pytest.raises(ModelUnavailable, match="could not be loaded"):
         BertScorer(str(tmp_path / "not-a-model"))
-    neural._hub_reachable.cache_clear()
+    # Without HF_HUB_OFFLINE an unreachable Hub is noticed by one connection attempt, not a minute of retries.
+    monkeypatch.delenv("HF_HUB_OFFLINE")
+    monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
+    monkeypatch.setattr(neural, "_can_connect", lambda host, port: False)
+    with pytest.raises(ModelUnavailable, match="not reachable"):
+        neural.BertScorer("no-such-org/no-such-bert")
 
 
 # ---------------------------------------------------------------------------------------------- perplexity
