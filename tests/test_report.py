@@ -162,7 +162,16 @@ def test_with_and_without_rag_plot(two_runs):
     captions = [caption for caption, _ in html.plots([a, with_rag])]
     assert "Without vs with RAG (Figures 3-4)" in captions
     assert "Without vs with RAG (Figures 3-4)" not in [c for c, _ in html.plots([a, b])]
-    assert leaderboard.paper_rows()[0]["reported"] == "paper"
+
+
+
+def test_paper_rows_follow_the_datasets():
+    chimdqa_rows = leaderboard.paper_rows({"ChiMDQA"})
+    assert len(chimdqa_rows) == 16 and all(r["reported"] == "paper" for r in chimdqa_rows)
+    csqa = leaderboard.paper_rows({"Chinese SimpleQA"})
+    assert [(r["model"]["model"], r["metrics"]["factual"]["F1"]["value"]) for r in csqa][:2] == [
+        ("o1-preview", 67.9), ("Doubao-pro-32k", 65.3)]  # the Chinese SimpleQA paper's F-scores
+    assert {r["dataset"]["config"] for r in csqa} == {"chinese_simpleqa"}
 
 
 @pytest.mark.parametrize("name", ["chimdqa_factual", "chimdqa_open", "chimdqa_rag"])

@@ -2,8 +2,9 @@
 Table 4's per-domain columns, written as CSV, Markdown and a static HTML page (with the report's plots) that a
 Hub static Space can serve as is.
 
-With --with-paper-rows the paper's own numbers (Tables 4-6, full release) join as rows marked
-"reported in the paper"; they are never mixed up with scored rows (their dataset column says so).
+With --with-paper-rows the papers' own numbers join as rows marked "reported in the paper" — ChiMDQA's
+Tables 4-6 (full release) and/or Chinese SimpleQA's overall table, for the datasets the results are on; they
+are never mixed up with scored rows (their dataset column says so).
 """
 from __future__ import annotations
 
@@ -30,39 +31,52 @@ def add_arguments(parser) -> None:
     parser.add_argument("--out", required=True, metavar="DIR",
                         help="folder for leaderboard.csv, leaderboard.md and index.html")
     parser.add_argument("--with-paper-rows", action="store_true",
-                        help="add the paper's reported models (Tables 4-6), marked as such")
+                        help="add the papers' reported models (ChiMDQA Tables 4-6, Chinese SimpleQA) for the "
+                             "datasets of the results, marked as such")
     parser.add_argument("--title", default="ChiMDQA leaderboard")
 
 
 def run(args) -> int:
     results = [read_results(p) for p in args.results]
     if args.with_paper_rows:
-        results += paper_rows()
+        results += paper_rows({r["dataset"]["name"] for r in results})
     paths = write_leaderboard(args.out, results, title=args.title)
     print(to_markdown(leaderboard_rows(results)))
     print("\nwrote " + ", ".join(map(str, paths)))
     return 0
 
 
-def paper_rows() -> list[dict]:
-    """The paper's reported results as minimal results documents (marked ``reported: paper``)."""
+def _paper_doc(model: str, rag: bool, dataset: str, config: str) -> dict:
+    return {"model": {"model": model, "rag": rag}, "reported": "paper", "skipped": [], "metrics": {},
+            "dataset": {"name": dataset, "config": config, "split": "test", "revision": "paper"},
+            "submission": {"n_scored": None, "coverage": None}}
+
+
+def paper_rows(datasets=("ChiMDQA",)) -> list[dict]:
+    """The papers' reported results for the named datasets ("ChiMDQA": Tables 4-6, "Chinese SimpleQA": its
+    overall table) as minimal results documents, marked ``reported: paper``."""
     data = json.loads(resources.files("chimdqa_eval.report").joinpath(PAPER_FILE).read_text(encoding="utf-8"))
     docs: dict = {}
-    for family in ("factual", "open_ended", "rag"):
-        block = data[family]
-        per_domain = {"factual": "F1", "open_ended": "bertscore_f1"}.get(family)
+    if "ChiMDQA" in datasets:
+        for family in ("factual", "open_ended", "rag"):
+            block = data[family]
+            per_domain = {"factual": "F1", "open_ended": "bertscore_f1"}.get(family)
+            for model, values in block["rows"].items():
+                rag = family == "rag"
+                doc = docs.setdefault((model, rag), _paper_doc(model, rag, "ChiMDQA", "all"))
+                metrics = doc["metrics"].setdefault(family, {})
+                for name, value in zip(block["columns"], values[0]):
+                    metrics[name] = {"value": value, "ci95": [None, None], "by": {}, "signature": data["source"]}
+                if per_domain:
+                    metrics[per_domain]["by"]["domain"] = {d: {"value": v, "ci95": [None, None]}
+                                                          for d, v in zip(data["domains"], values[1])}
+    if "Chinese SimpleQA" in datasets:
+        block = data["chinese_simpleqa"]
         for model, values in block["rows"].items():
-            rag = family == "rag"
-            doc = docs.setdefault((model, rag), {
-                "model": {"model": model, "rag": rag}, "reported": "paper", "skipped": [], "metrics": {},
-                "dataset": {"name": "ChiMDQA", "config": "all", "split": "test", "revision": "paper"},
-                "submission": {"n_scored": None, "coverage": None}})
-            metrics = doc["metrics"].setdefault(family, {})
-            for name, value in zip(block["columns"], values[0]):
-                metrics[name] = {"value": value, "ci95": [None, None], "by": {}, "signature": data["source"]}
-            if per_domain:
-                metrics[per_domain]["by"]["domain"] = {d: {"value": v, "ci95": [None, None]}
-                                                      for d, v in zip(data["domains"], values[1])}
+            doc = docs.setdefault(("csqa", model), _paper_doc(model, False, "Chinese SimpleQA", "chinese_simpleqa"))
+            doc["metrics"]["factual"] = {name: {"value": value, "ci95": [None, None], "by": {},
+                                                "signature": block["source"]}
+                                         for name, value in zip(block["columns"], values)}
     return list(docs.values())
 
 
