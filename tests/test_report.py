@@ -164,7 +164,6 @@ def test_with_and_without_rag_plot(two_runs):
     assert "Without vs with RAG (Figures 3-4)" not in [c for c, _ in html.plots([a, b])]
 
 
-
 def test_paper_rows_follow_the_datasets():
     chimdqa_rows = leaderboard.paper_rows({"ChiMDQA"})
     assert len(chimdqa_rows) == 16 and all(r["reported"] == "paper" for r in chimdqa_rows)
