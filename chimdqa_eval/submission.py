@@ -96,11 +96,16 @@ def _parse_predictions(path: Path):
         raise InputError(f"{path}: no such predictions file")
     rows, problems = [], []
     first_line_of: dict = {}
-    with path.open(encoding="utf-8") as f:
-        for line_no, text in enumerate(f, 1):
+    with path.open("rb") as f:
+        for line_no, raw in enumerate(f, 1):
+            loc = where(path.name, line_no)
+            try:  # utf-8-sig: a byte-order mark (Windows editors) on the first line is not an error
+                text = raw.decode("utf-8-sig" if line_no == 1 else "utf-8")
+            except UnicodeDecodeError as err:
+                problems.append(f"{loc}: not UTF-8 text ({err.reason} at byte {err.start})")
+                continue
             if not text.strip():
                 continue
-            loc = where(path.name, line_no)
             try:
                 record = json.loads(text)
             except json.JSONDecodeError as err:
@@ -139,9 +144,11 @@ def read_metadata(path, *, overrides: dict | None = None, has_contexts: bool = F
     meta: dict = {}
     if path.is_file():
         try:
-            meta = json.loads(path.read_text(encoding="utf-8"))
+            meta = json.loads(path.read_text(encoding="utf-8-sig"))
         except json.JSONDecodeError as err:
             raise InputError(f"{path}: not valid JSON ({err.msg} at line {err.lineno})") from None
+        except UnicodeDecodeError as err:
+            raise InputError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
         if not isinstance(meta, dict):
             raise InputError(f"{path}: expected a JSON object with {', '.join(METADATA_FIELDS)}")
     meta.update({k: v for k, v in (overrides or {}).items() if v is not None})

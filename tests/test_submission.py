@@ -140,3 +140,13 @@ def test_predictions_outside_the_selected_config_are_counted_not_scored(tmp_path
     sub = load_submission(path, QUESTIONS[:1], outside_ids=frozenset({"other-domain"}))
     assert [i["id"] for i in sub.items] == ["q1"] and sub.n_outside == 1
     assert "(id other-domain): id not in the dataset" in error_of(load_submission, path, QUESTIONS[:1])
+
+
+def test_byte_order_mark_is_fine_and_bad_encoding_is_reported(tmp_path):
+    path = tmp_path / "bom.jsonl"
+    path.write_bytes("\ufeff".encode() + b'{"id": "q1", "prediction": "a"}\n' + '{"id": "q2", "prediction": "乙"}\n'
+                     .encode("gbk") + b'{"id": "q3", "prediction": "c"}\n')
+    message = error_of(read_predictions, path)
+    assert "bom.jsonl line 2: not UTF-8 text" in message and "line 1" not in message
+    path.write_bytes("\ufeff".encode() + b'{"id": "q1", "prediction": "a"}\n')
+    assert read_predictions(path) == [{"id": "q1", "prediction": "a", "line": 1}]
