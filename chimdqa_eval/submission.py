@@ -215,11 +215,14 @@ def load_submission(predictions_path, questions: list[dict], *, metadata_path=No
     n_all = len(rows)
     rows = [r for r in rows if r["id"] not in outside_ids]
     join_problems, missing = _join_problems(rows, questions, allow_partial, predictions_path.name)
-    if problems or join_problems:
-        _raise_all(problems + join_problems, f"{predictions_path}: invalid predictions file")
-    has_contexts = "retrieved_contexts" in rows[0]
-    metadata = read_metadata(metadata_path or metadata_path_for(predictions_path),
-                             overrides=metadata_overrides, has_contexts=has_contexts)
+    problems += join_problems
+    try:  # metadata problems join the same list: one round of fixes
+        metadata = read_metadata(metadata_path or metadata_path_for(predictions_path), overrides=metadata_overrides,
+                                 has_contexts=bool(rows) and "retrieved_contexts" in rows[0])
+    except InputError as err:
+        problems.append(str(err))
+    if problems:
+        _raise_all(problems, f"{predictions_path}: invalid submission")
     items = join_with_dataset(rows, questions)
     if not items:
         raise InputError(f"{predictions_path}: no prediction matches a question of the dataset selection")

@@ -150,3 +150,10 @@ def test_byte_order_mark_is_fine_and_bad_encoding_is_reported(tmp_path):
     assert "bom.jsonl line 2: not UTF-8 text" in message and "line 1" not in message
     path.write_bytes("\ufeff".encode() + b'{"id": "q1", "prediction": "a"}\n')
     assert read_predictions(path) == [{"id": "q1", "prediction": "a", "line": 1}]
+
+
+def test_metadata_and_prediction_problems_come_together(tmp_path):
+    path = write(tmp_path, [{"id": "q1", "prediction": 1}])
+    metadata_path_for(path).write_text(json.dumps({"rag": "no"}), encoding="utf-8")
+    message = error_of(load_submission, path, QUESTIONS, allow_partial=True)
+    assert "'prediction' must be a string" in message and "'rag' must be true or false" in message
