@@ -12,10 +12,13 @@ import os
 from pathlib import Path
 
 from chimdqa_eval.aggregate import DEFAULT_RESAMPLES, DEFAULT_SEED
-from chimdqa_eval.schema import DOMAINS, InputError
+from chimdqa_eval.schema import DOMAINS, FACTUAL_TYPES, OPEN_TYPES, QUESTION_TYPES, InputError
 
 SIMPLEQA_CONFIG = "chinese_simpleqa"
 CONFIGS = ("all", *DOMAINS, SIMPLEQA_CONFIG)
+# split -> the question types it holds, as the loader's splits
+SPLITS = {"test": QUESTION_TYPES, "factual": FACTUAL_TYPES, "open_ended": OPEN_TYPES,
+          **{t: (t,) for t in QUESTION_TYPES}}
 FAMILY_NAMES = ("factual", "open_ended", "rag")
 
 
@@ -28,6 +31,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="submission metadata JSON (default: <predictions stem>.meta.json next to it)")
     parser.add_argument("--model", help="model name (overrides the metadata file)")
     parser.add_argument("--config", default="all", choices=CONFIGS, help="dataset config (default all)")
+    parser.add_argument("--split", default="test", choices=tuple(SPLITS),
+                        help="the loader's splits: test (all), factual, open_ended or one question type")
     parser.add_argument("--data-dir", metavar="D", help="release folder (default: the bundled sample)")
     parser.add_argument("--data-files", nargs="+", metavar="F",
                         help="QA jsonl files to use instead of a release folder (for chinese_simpleqa: its jsonl)")
@@ -68,7 +73,7 @@ def run(args) -> int:
     if args.resamples < 0:
         raise InputError(f"--resamples: expected 0 (no CIs) or a positive number, got {args.resamples}")
     wanted = resolve_wanted(args.metrics)
-    questions, outside_ids, dataset = load_questions(args.config, args.data_dir, args.data_files)
+    questions, outside_ids, dataset = load_questions(args.config, args.data_dir, args.data_files, args.split)
     from chimdqa_eval.submission import load_submission
 
     submission = load_submission(args.predictions, questions, metadata_path=args.metadata,
@@ -121,26 +126,29 @@ def resolve_wanted(names) -> dict:
     return wanted
 
 
-def load_questions(config: str, data_dir=None, data_files=None):
-    """(question rows of the config, ids of the release outside it, the dataset block of results.json)."""
+def load_questions(config: str, data_dir=None, data_files=None, split: str = "test"):
+    """(question rows of the config and split, ids of the release outside them, the dataset block of
+    results.json)."""
     from chimdqa_eval import release
 
     if config == SIMPLEQA_CONFIG:
         if not data_files or len(data_files) != 1:
             raise InputError("--config chinese_simpleqa needs its jsonl as --data-files FILE")
+        if split != "test":
+            raise InputError("--config chinese_simpleqa has one split, test")
         rows = release.read_simpleqa(data_files[0])
-        return rows, frozenset(), {"name": "Chinese SimpleQA", "config": config, "split": "test",
-                      "revision": release.fingerprint(files=data_files), "source": str(data_files[0]),
-                      "n_questions": len(rows)}
+        return rows, frozenset(), {"name": "Chinese SimpleQA", "config": config, "split": split,
+                                   "revision": release.fingerprint(files=data_files), "source": str(data_files[0]),
+                                   "n_questions": len(rows)}
     every = release.read_qa(data_dir, files=data_files)
-    rows = every if config == "all" else [r for r in every if r["domain"] == config]
+    rows = [r for r in every if (config == "all" or r["domain"] == config) and r["question_type"] in SPLITS[split]]
     if not rows:
-        raise InputError(f"the release has no questions in domain {config}")
+        raise InputError(f"the release has no questions in config {config}, split {split}")
     outside = frozenset(r["id"] for r in every) - {r["id"] for r in rows}
     source = ", ".join(map(str, data_files)) if data_files else str(release.release_dir(data_dir))
-    return rows, outside, {"name": "ChiMDQA", "config": config, "split": "test",
-                  "revision": release.fingerprint(data_dir, files=data_files), "source": source,
-                  "n_questions": len(rows)}
+    return rows, outside, {"name": "ChiMDQA", "config": config, "split": split,
+                           "revision": release.fingerprint(data_dir, files=data_files), "source": source,
+                           "n_questions": len(rows)}
 
 
 def settings_of(args) -> dict:

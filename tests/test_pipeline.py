@@ -205,3 +205,12 @@ def test_an_unusable_out_folder_fails_before_scoring(tmp_path, capsys):
     blocker.write_text("", encoding="utf-8")
     assert evaluate("--predictions", SAMPLE_PREDICTIONS, "--out", blocker / "out") == 2
     assert "cannot create the folder" in capsys.readouterr().err
+
+
+def test_split_selects_question_types(tmp_path):
+    """--split factual scores the factual questions only; the open-ended predictions are counted, not scored."""
+    assert evaluate("--predictions", SAMPLE_PREDICTIONS, "--out", tmp_path, "--split", "factual",
+                    "--resamples", 0) == 0
+    results = read_results(tmp_path)
+    assert results["dataset"]["split"] == "factual" and results["dataset"]["n_questions"] == 36
+    assert set(results["metrics"]) == {"factual"} and results["submission"]["n_outside_config"] == 30
