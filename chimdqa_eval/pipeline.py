@@ -203,8 +203,8 @@ def summary_table(results: dict) -> str:
     lines = [f"{model} on {ds['name']} ({ds['config']}, revision {ds['revision']}), {sub['n_scored']} questions "
              f"scored, coverage {100 * sub['coverage']:.1f}%"]
     if sub.get("n_outside_config"):
-        lines.append(f"({sub['n_outside_config']} predictions for questions outside config {ds['config']} "
-                     "were not scored)")
+        lines.append(f"({sub['n_outside_config']} predictions for questions outside config {ds['config']}, "
+                     f"split {ds['split']} were not scored)")
     lines.append("")
     lines.append(f"{'family':<11} {'metric':<24} {'value':>8}  {'95% CI':<17} {'n':>6}")
     for family, metrics in results["metrics"].items():
