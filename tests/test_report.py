@@ -126,6 +126,7 @@ def test_leaderboard_files(two_runs, tmp_path):
     f1 = [float(r["F1"]) for r in rows if r["F1"]]
     assert f1 == sorted(f1, reverse=True)
     scored = {r["model"]: r for r in rows if r["source"] == "scored"}
+    assert scored["model-a"]["judge"] == "rule"
     assert float(scored["model-b"]["F1"]) == pytest.approx(b["metrics"]["factual"]["F1"]["value"], abs=0.01)
     assert float(scored["model-a"]["F1_finance"]) == pytest.approx(
         a["metrics"]["factual"]["F1"]["by"]["domain"]["finance"]["value"], abs=0.01)

@@ -19,6 +19,7 @@ import yaml
 from chimdqa_eval.report import html as H
 from chimdqa_eval.report.results import METRIC_LABELS, metric_value, read_results
 from chimdqa_eval.schema import DOMAINS, InputError
+from chimdqa_eval.signature import parse_signature
 
 PAPER_FILE = "paper_results.json"
 OPEN_COLUMNS = ("meteor", "rouge_l", "cider", "perplexity", "bertscore_f1")
@@ -85,6 +86,17 @@ def _sort_key(results: dict):
     return (f1 is None, -(f1 or 0.0), H.is_paper_row(results))
 
 
+def factual_judge(results: dict) -> str:
+    """Who graded the factual answers ("rule", "llm:<model>"): rows graded differently are not comparable."""
+    if H.is_paper_row(results):
+        return "paper"
+    entry = results["metrics"].get("factual", {}).get("F1")
+    if entry is None:
+        return ""
+    fields = parse_signature(entry["signature"])
+    return ":".join(v for v in (fields.get("judge", "?"), fields.get("judge_model")) if v)
+
+
 def leaderboard_rows(results_list) -> list[dict]:
     """One flat row per result (rank by factual F1; rows without it last)."""
     rows = []
@@ -92,8 +104,8 @@ def leaderboard_rows(results_list) -> list[dict]:
         ds, sub = r["dataset"], r.get("submission", {})
         row = {"rank": rank, "model": r["model"]["model"], "rag": "yes" if r["model"].get("rag") else "no",
                "source": "reported in the paper" if H.is_paper_row(r) else "scored",
-               "dataset": f"{ds['config']}@{ds['revision']}", "n_scored": sub.get("n_scored"),
-               "coverage": sub.get("coverage")}
+               "dataset": f"{ds['config']}@{ds['revision']}", "judge": factual_judge(r),
+               "n_scored": sub.get("n_scored"), "coverage": sub.get("coverage")}
         for m in METRIC_LABELS["factual"]:
             row[m] = metric_value(r, "factual", m)
         for d in DOMAINS:
@@ -135,7 +147,7 @@ def to_html(rows, results_list, title: str) -> str:
     for row, r in zip(rows, ordered):
         css = ' class="paper"' if H.is_paper_row(r) else ""
         body_rows.append(f"<tr{css}>" + "".join(
-            f'<td{" class=name" if c in ("model", "source", "dataset") else ""}>{H.esc(_fmt(row[c]))}</td>'
+            f'<td{" class=name" if c in ("model", "source", "dataset", "judge") else ""}>{H.esc(_fmt(row[c]))}</td>'
             for c in columns) + "</tr>")
     scored = [r for r in ordered if not H.is_paper_row(r)]
     revisions = sorted({r["dataset"]["revision"] for r in scored})
