@@ -53,6 +53,7 @@ _NO_LIMIT = 1_000_000
 # Rough padded-token budget of one forward batch; keeps memory flat when texts are long.
 _BATCH_TOKENS = 16_384
 _PADDING = 0.05
+_CHUNK_PAIRS = 512
 
 
 class ModelUnavailable(RuntimeError):
@@ -290,7 +291,9 @@ class BertScorer:
         self.model = network.to(self.device).eval()
         self.max_length = max_input_length(self.tokenizer, config)
         self._prefix_ids, self._suffix_ids = special_tokens_around(self.tokenizer)
-        self._room = self.max_length - len(self._prefix_ids) - len(self._suffix_ids)
+        self._special_count = len(self._prefix_ids) + len(self._suffix_ids)
+        self._room = self.max_length - self._special_count
+        self._special_ids = {self.tokenizer.cls_token_id, self.tokenizer.sep_token_id}
         self.fingerprint = _fingerprint(self.model, self.tokenizer)
         self.signature = make_signature({
             "metric": "bertscore", "model": self.model_name.replace("|", "/"), "weights": self.fingerprint[:12],
@@ -337,7 +340,7 @@ class BertScorer:
                 owners.append((index, None))
             else:
                 content = content_and_specials[len(self._prefix_ids):-len(self._suffix_ids) or None]
-                for start in range(0, len(content), self._room // 2):
+                for start in range(0, len(content), max(1, self._room // 2)):
                     pieces.append(self._with_specials(content[start:start + self._room]))
                     owners.append((index, start))
                     if start + self._room >= len(content):
@@ -410,30 +413,29 @@ class BertScorer:
 
     # -- scores
 
-    def _idf(self, reference_tokens: list[list[int]]):
-        """bert_score's idf: log((N + 1) / (df + 1)) over the N references, log(N + 1) for unseen tokens,
-        0 for the special tokens."""
+    def _idf(self, reference_tokens: list[list[int]]) -> dict:
+        """bert_score's idf over the N references: log((N + 1) / (df + 1)); unseen tokens get log(N + 1)."""
         counts = {}
         for tokens in reference_tokens:
             for token in set(tokens):
                 counts[token] = counts.get(token, 0) + 1
         n = len(reference_tokens)
-        special = {self.tokenizer.cls_token_id, self.tokenizer.sep_token_id}
-        unseen = math.log(n + 1)
+        return {token: math.log((n + 1) / (count + 1)) for token, count in counts.items()}, math.log(n + 1)
 
-        def weight(token):
-            if token in special:
-                return 0.0
-            return math.log((n + 1) / (counts[token] + 1)) if token in counts else unseen
-        return weight
-
-    def _weights(self, tokens: list[int], weight) -> np.ndarray:
-        if weight is None:
-            special = {self.tokenizer.cls_token_id, self.tokenizer.sep_token_id}
-            return np.array([0.0 if t in special else 1.0 for t in tokens], dtype=np.float32)
-        return np.array([weight(t) for t in tokens], dtype=np.float32)
+    def _weights(self, tokens: list[int], idf) -> np.ndarray:
+        """Token weights: special tokens 0, the others 1 or their idf."""
+        if idf is None:
+            return np.array([0.0 if t in self._special_ids else 1.0 for t in tokens], dtype=np.float32)
+        table, unseen = idf
+        return np.array([0.0 if t in self._special_ids else table.get(t, unseen) for t in tokens], dtype=np.float32)
 
     def score(self, predictions, references) -> BertScoreResult:
+        """Per-item BERTScore of predictions against references (one reference each).
+
+        An empty (or whitespace-only) text scores 0. `truncated` counts the items whose prediction or
+        reference is longer than the model's maximum length (always 0 in window mode). Raises InputError on
+        a non-string item or different lengths.
+        """
         predictions = check_texts("predictions", predictions)
         references = check_texts("references", references)
         check_same_length(predictions=predictions, references=references)
@@ -442,25 +444,32 @@ class BertScorer:
         tokens = {t: self._scored_ids(c) for t, c in contents.items()}
         truncated = sum(1 for p, r in zip(predictions, references)
                         if self.long_texts == "truncate" and max(len(contents[p]), len(contents[r])) > self._room)
-        weight = self._idf([tokens[r] for r in references]) if self.idf else None
+        idf = self._idf([tokens[r] for r in references]) if self.idf else None
+        scores = []
+        # Pairs go by chunks so that memory holds one chunk's embeddings, not the whole corpus's.
+        for start in range(0, len(predictions), _CHUNK_PAIRS):
+            chunk = slice(start, start + _CHUNK_PAIRS)
+            scores += self._score_chunk(predictions[chunk], references[chunk], tokens, idf)
+        precision, recall, f1 = (list(column) for column in zip(*scores))
+        return BertScoreResult(precision, recall, f1, truncated, self.signature)
+
+    def _score_chunk(self, predictions, references, tokens, idf) -> list[tuple[float, float, float]]:
         # Only references are cached: they repeat across submissions, predictions rarely do.
         distinct_refs = list(dict.fromkeys(references))
         embedding = self._embeddings(distinct_refs, [tokens[r] for r in distinct_refs], cache=True)
         new = [p for p in dict.fromkeys(predictions) if p not in embedding]
         embedding.update(self._embeddings(new, [tokens[p] for p in new], cache=False))
-        precision, recall, f1 = [], [], []
+        out = []
         for p, r in zip(predictions, references):
-            if len(contents[p]) == 0 or len(contents[r]) == 0:
+            if len(tokens[p]) == self._special_count or len(tokens[r]) == self._special_count:
                 scores = (0.0, 0.0, 0.0)
             else:
                 scores = greedy_match(embedding[p], embedding[r],
-                                      self._weights(tokens[p], weight), self._weights(tokens[r], weight))
+                                      self._weights(tokens[p], idf), self._weights(tokens[r], idf))
             if self.baseline is not None:
-                scores = [float((s - b) / (1 - b)) for s, b in zip(np.float32(scores), self.baseline)]
-            precision.append(float(scores[0]))
-            recall.append(float(scores[1]))
-            f1.append(float(scores[2]))
-        return BertScoreResult(precision, recall, f1, truncated, self.signature)
+                scores = tuple(float((s - b) / (1 - b)) for s, b in zip(np.float32(scores), self.baseline))
+            out.append(tuple(float(s) for s in scores))
+        return out
 
 
 def _save_atomic(path: Path, array: np.ndarray) -> None:

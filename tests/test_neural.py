@@ -69,6 +69,13 @@ def test_bertscore_equals_bert_score(bert_dir, pairs, idf):
     assert ("idf:references" in result.signature) == idf and "layer:2" in result.signature
 
 
+def test_scoring_by_chunks_changes_nothing(bert_dir, pairs, monkeypatch):
+    predictions, references = pairs
+    whole = BertScorer(str(bert_dir), num_layers=2, idf=True).score(predictions, references)
+    monkeypatch.setattr(neural, "_CHUNK_PAIRS", 5)  # idf still comes from all the references
+    assert BertScorer(str(bert_dir), num_layers=2, idf=True).score(predictions, references) == whole
+
+
 def test_rescaling_with_a_baseline_file_equals_bert_score(bert_dir, pairs, tmp_path):
     baseline = tmp_path / "tiny.tsv"
     baseline.write_text("LAYER,P,R,F\n0,0.1,0.2,0.15\n1,0.3,0.35,0.32\n2,0.62,0.58,0.6\n", encoding="utf-8")
