@@ -1,6 +1,7 @@
 """Text normalization and tokenization: the one place where Chinese text is cleaned or split into tokens."""
 from __future__ import annotations
 
+import functools
 import hashlib
 import multiprocessing
 import os
@@ -40,6 +41,7 @@ def _check_tokenizer(name: str) -> str:
     return name
 
 
+@functools.cache
 def _jieba():
     import logging
 
