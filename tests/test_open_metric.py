@@ -155,3 +155,13 @@ def test_unavailable_models_are_skipped_by_default_and_fatal_when_named(metric, 
 def test_bad_input_names_the_item(metric, predictions, references, options, message):
     with pytest.raises(InputError, match=message):
         metric.compute(predictions=predictions, references=references, **options)
+
+
+def test_docstring_examples_hold():
+    import doctest
+
+    from chimdqa_eval import open_ended, text
+
+    for module in (open_ended, text):
+        failed, attempted = doctest.testmod(module)
+        assert attempted and not failed, module.__name__
