@@ -88,7 +88,7 @@ def _cpus() -> int:
 def tokenize_many(texts, tokenizer: str = "jieba") -> list[list[str]]:
     """tokenize() over a list. jieba is pure Python, so a large input (a whole submission) is split across the
     available CPUs with forked worker processes, which inherit jieba's loaded dictionary; the result is the
-    same as tokenizing one by one. Where fork is unavailable (Windows, macOS), it runs in this process."""
+    same as tokenizing one by one. Off Linux (no fork on Windows, an unsafe one on macOS) it runs in this process."""
     texts = list(texts)
     workers = min(_cpus(), 8)
     if (_check_tokenizer(tokenizer) == "char" or workers < 2 or sys.platform != "linux"
