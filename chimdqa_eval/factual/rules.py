@@ -11,7 +11,7 @@ import unicodedata
 from dataclasses import dataclass
 from decimal import Decimal
 
-NORMALIZER_VERSION = "zh-rule-1"
+NORMALIZER_VERSION = "zh-rule-2"
 
 # Common traditional characters and their simplified forms, two characters per pair. Only characters whose
 # simplified form is unambiguous in running text are listed (not 乾/干, 後/后 is safe, 髮/發 both map to 发).
@@ -39,6 +39,8 @@ _UNIT_SYNONYMS = (("公里", "千米"), ("公斤", "千克"), ("摄氏度", "°c
 _DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8,
            "九": 9}
 _SMALL_UNITS = {"十": 10, "百": 100, "千": 1000}
+# 一千二 is 1200, 三万五 35000: the unit of a final digit that follows one of these without a 零.
+_ELIDED = {"百": 10, "千": 100, "万": 1000, "亿": 10 ** 7}
 _CN_NUMERAL = re.compile(r"(百分之)?([零〇一二两三四五六七八九十百千万亿]+)(点[零〇一二三四五六七八九]+)?")
 # A single numeral character is only a number next to a measure word or after 第 (not 一样, 统一, 十分).
 _MEASURE_WORDS = set("年月日号届个次人岁位名条章节倍元米克吨种项座层期代世纪度天周")
@@ -67,11 +69,14 @@ LIST_SEPARATORS = re.compile(r"以及|和|与|及|、|,|;")
 
 
 def _cn_integer(text: str) -> int | None:
-    """三千五百 -> 3500, 十五 -> 15, 一亿五千万 -> 150000000, 一九一九 -> 1919; None when it is not a number."""
+    """三千五百 -> 3500, 十五 -> 15, 一亿五千万 -> 150000000, 一九一九 -> 1919, 一千二 -> 1200 (a final digit
+    right after 百/千/万/亿 counts in the next lower unit; 一千零二 is 1002); None when it is not a number."""
     if all(ch in _DIGITS for ch in text):
         return int("".join(str(_DIGITS[ch]) for ch in text))
     if text[0] in "百千万亿":
         return None  # 万一, 千万 (as in "千万不要"): not numbers
+    if len(text) >= 2 and text[-1] in _DIGITS and text[-1] not in "零〇" and text[-2] in _ELIDED:
+        return _cn_integer(text[:-1]) + _DIGITS[text[-1]] * _ELIDED[text[-2]]
     total = section = number = 0
     for ch in text:
         if ch in _DIGITS:
