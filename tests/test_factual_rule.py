@@ -18,6 +18,7 @@ SIMPLEQA = Path(os.environ.get("CHINESE_SIMPLEQA_JSONL",
     ("一九一九年", "1919年"), ("二〇二三年九月四日", "2023年9月4日"), ("百分之五", "5%"),
     ("百分之三十五点五", "35.5%"), ("三点五", "3.5"), ("第七届", "第7届"), ("两个", "2个"),
     # A final digit right after 百/千/万/亿 counts in the next lower unit; after 零 it is units.
+    ("十", "10"), ("答案是三。", "答案是3。"), ("三大发明之一", "三大发明之一"),
     ("一千二", "1200"), ("三万五", "35000"), ("两百五", "250"), ("五万三千二", "53200"), ("一千零二", "1002"),
     # Not numbers: a lone numeral inside a word, and 万/千 starting an idiom.
     ("统一", "统一"), ("十分重要", "十分重要"), ("万一", "万一"), ("千万不要", "千万不要"),
@@ -54,7 +55,7 @@ CASES = [
     # Chinese numerals, multipliers, percentages, units the question implies
     ("三千五百", "3500", "CO"), ("1.2万", "12000", "CO"), ("百分之五", "5%", "CO"), ("一九一九年", "1919年", "CO"),
     ("1919", "1919年", "CO"), ("1920年", "1919年", "IN"), ("第7届", "第七届", "CO"), ("15", "15英镑", "CO"),
-    ("约3.5万人", "35000", "CO"),
+    ("约3.5万人", "35000", "CO"), ("十", "10", "CO"), ("一", "1", "CO"), ("答案：三。", "3", "CO"),
     # dates and codes made of several numbers: all must match; a missing part is not a contradiction
     ("2023-09-04", "2023年9月4日", "CO"), ("2023年9月", "2023年9月4日", "NA"), ("2023年9月5日", "2023年9月4日", "IN"),
     ("7783-63-3", "7783-63-3", "CO"), ("7783-63-2", "7783-63-3", "IN"),

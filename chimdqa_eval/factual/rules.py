@@ -42,7 +42,8 @@ _SMALL_UNITS = {"十": 10, "百": 100, "千": 1000}
 # 一千二 is 1200, 三万五 35000: the unit of a final digit that follows one of these without a 零.
 _ELIDED = {"百": 10, "千": 100, "万": 1000, "亿": 10 ** 7}
 _CN_NUMERAL = re.compile(r"(百分之)?([零〇一二两三四五六七八九十百千万亿]+)(点[零〇一二三四五六七八九]+)?")
-# A single numeral character is only a number next to a measure word or after 第 (not 一样, 统一, 十分).
+# A single numeral character is only a number standing alone, next to a measure word or after 第 (not 一样,
+# 统一, 十分).
 _MEASURE_WORDS = set("年月日号届个次人岁位名条章节倍元米克吨种项座层期代世纪度天周")
 # Arabic numbers: thousands separators, decimals, a Chinese multiplier, a percent sign. Digits glued to Latin
 # letters (V08AA04, H2O) are codes, not quantities.
@@ -97,7 +98,8 @@ def _replace_numeral(match: re.Match) -> str:
     percent, digits, fraction = match.groups()
     text, start, end = match.string, match.start(), match.end()
     before, after = text[start - 1:start], text[end:end + 1]
-    if len(digits) == 1 and not (percent or fraction or before == "第" or after in _MEASURE_WORDS):
+    alone = not (before.isalnum() and before not in "是为") and not after.isalnum()  # 十, 答案是三。
+    if len(digits) == 1 and not (percent or fraction or alone or before == "第" or after in _MEASURE_WORDS):
         return match.group(0)
     if before.isdigit() and digits[0] in "万亿":  # 1.2万 is handled with the Arabic number
         return match.group(0)
