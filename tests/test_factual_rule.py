@@ -35,6 +35,11 @@ def test_numbers_keep_their_precision_and_multiplier():
     assert [n.value for n in find_numbers(clean("10,537个"))] == [10537]
     assert [n.value for n in find_numbers(clean("零下五度"))] == [-5]
     assert find_numbers(clean("V08AA04")) == []  # a code, not a quantity
+    assert find_numbers(clean("5G网络")) == find_numbers(clean("F-35B")) == []  # nor are these, not even in part
+    [n] = find_numbers(clean("100mg"))
+    assert (n.value, n.unit) == (Decimal("0.1"), "克")
+    [n] = find_numbers(clean("1.2千米"))
+    assert (n.value, n.step, n.unit) == (1200, 100, "米")
 
 
 def test_normalization_width_case_traditional_and_separators():
@@ -55,6 +60,11 @@ CASES = [
     # Chinese numerals, multipliers, percentages, units the question implies
     ("三千五百", "3500", "CO"), ("1.2万", "12000", "CO"), ("百分之五", "5%", "CO"), ("一九一九年", "1919年", "CO"),
     ("1919", "1919年", "CO"), ("1920年", "1919年", "IN"), ("第7届", "第七届", "CO"), ("15", "15英镑", "CO"),
+    ("1.2千", "1200", "CO"), ("2百", "200", "CO"),
+    # units: the same quantity in another unit matches, a different unit contradicts
+    ("10000米", "10千米", "CO"), ("10kg", "10公斤", "CO"), ("50毫米", "5厘米", "CO"), ("10米", "10千米", "IN"),
+    ("3小时", "3分钟", "IN"), ("15美元", "15英镑", "IN"), ("5亿美元", "5亿元", "IN"), ("3年", "3个月", "IN"),
+    ("3500人左右", "3518.17", "NA"), ("3000人以上", "3518.17", "NA"),
     ("约3.5万人", "35000", "CO"), ("十", "10", "CO"), ("一", "1", "CO"), ("答案：三。", "3", "CO"),
     # dates and codes made of several numbers: all must match; a missing part is not a contradiction
     ("2023-09-04", "2023年9月4日", "CO"), ("2023年9月", "2023年9月4日", "NA"), ("2023年9月5日", "2023年9月4日", "IN"),

@@ -45,11 +45,35 @@ _CN_NUMERAL = re.compile(r"(百分之)?([零〇一二两三四五六七八九十
 # A single numeral character is only a number standing alone, next to a measure word or after 第 (not 一样,
 # 统一, 十分).
 _MEASURE_WORDS = set("年月日号届个次人岁位名条章节倍元米克吨种项座层期代世纪度天周")
-# Arabic numbers: thousands separators, decimals, a Chinese multiplier, a percent sign. Digits glued to Latin
-# letters (V08AA04, H2O) are codes, not quantities.
-_ARABIC = re.compile(r"(?<![A-Za-z0-9.])(-)?(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?\s*(万亿|千万|百万|亿|万)?\s*(%)?"
-                     r"(?![A-Za-z])")
-_MULTIPLIERS = {"万": 10 ** 4, "亿": 10 ** 8, "万亿": 10 ** 12, "千万": 10 ** 7, "百万": 10 ** 6}
+# Arabic numbers: thousands separators, decimals, a Chinese multiplier (1.2千, 3千米 = 3000米; not 5百分点), a
+# percent sign. Digits glued to Latin letters (V08AA04, H2O, 5G) are codes, not quantities, unless the letters
+# are a unit (see _LATIN_UNITS).
+_ARABIC = re.compile(r"(?<![a-z0-9.])(-)?(\d{1,3}(?:,\d{3})+(?!\d)|\d+)(\.\d+)?\s*(万亿|千万|百万|亿|万|千|百(?!分))?"
+                     r"\s*(%)?")
+_LATIN_RUN = re.compile(r"[a-z]*")
+_MULTIPLIERS = {"万": 10 ** 4, "亿": 10 ** 8, "万亿": 10 ** 12, "千万": 10 ** 7, "百万": 10 ** 6, "千": 1000,
+                "百": 100}
+# Latin unit symbols after a number, rewritten in Chinese so that 10kg and 10公斤 read alike.
+_LATIN_UNITS = {"km": "千米", "kg": "千克", "mg": "毫克", "cm": "厘米", "mm": "毫米", "ml": "毫升"}
+_LATIN_UNIT = re.compile(r"(?<=\d)\s*(" + "|".join(_LATIN_UNITS) + r")(?![a-z])")
+# Units a number may carry: spelling -> (canonical unit, factor to it). Two numbers with different canonical
+# units never match (3小时 / 3分钟, 15英镑 / 15美元); a number without a listed unit matches any. Counters (个, 人,
+# 次) and ambiguous words (度, 分) are not listed. 千米 and 千克 arrive as the multiplier 千 and 米 / 克.
+_UNITS = {
+    "米": ("米", 1), "厘米": ("米", "0.01"), "毫米": ("米", "0.001"), "微米": ("米", "1e-6"),
+    "纳米": ("米", "1e-9"), "克": ("克", 1), "毫克": ("克", "0.001"), "微克": ("克", "1e-6"), "吨": ("克", 10 ** 6),
+    "升": ("升", 1), "毫升": ("升", "0.001"), "平方米": ("平方米", 1), "平方千米": ("平方米", 10 ** 6),
+    "公顷": ("平方米", 10 ** 4), "°c": ("°c", 1),
+    "元": ("元", 1), "块": ("元", 1), "人民币": ("元", 1), "美元": ("美元", 1), "美金": ("美元", 1),
+    "英镑": ("英镑", 1), "欧元": ("欧元", 1), "日元": ("日元", 1), "日圆": ("日元", 1), "港元": ("港元", 1),
+    "港币": ("港元", 1), "韩元": ("韩元", 1), "卢布": ("卢布", 1), "新台币": ("台币", 1), "台币": ("台币", 1),
+    "年": ("年", 1), "月": ("月", 1), "日": ("日", 1), "号": ("日", 1), "天": ("日", 1), "周": ("周", 1),
+    "星期": ("周", 1), "小时": ("小时", 1), "钟头": ("小时", 1), "分钟": ("分钟", 1), "秒": ("秒", 1),
+    "毫秒": ("秒", "0.001"), "岁": ("岁", 1), "周岁": ("岁", 1), "周年": ("年", 1), "克拉": ("克拉", 1),
+}
+# Counters between a number and its qualifier (3500人左右, 3000名以上).
+_COUNTERS = re.compile(r"\s*[个多余人名位次件家座所条本台辆只种项篇部届倍]{0,2}")
+_UNIT = re.compile(r"\s*[个多余]{0,2}(" + "|".join(sorted(map(re.escape, _UNITS), key=len, reverse=True)) + ")")
 
 _APPROX_BEFORE = re.compile(r"(大约|大概|约为|约有|约|将近|接近|近|差不多|估计|估算)\s*$")
 _LOWER_BEFORE = re.compile(r"(超过|多于|大于|高于|逾|至少|不少于|不低于|以上的)\s*$")
@@ -122,6 +146,8 @@ def clean(text: str) -> str:
     text = unicodedata.normalize("NFKC", text).lower().translate(_TRADITIONAL)
     for variant, canonical in _UNIT_SYNONYMS:
         text = text.replace(variant, canonical)
+    if any(ch.isdigit() for ch in text):
+        text = _LATIN_UNIT.sub(lambda m: _LATIN_UNITS[m.group(1)], text)
     return chinese_numerals_to_arabic(text)
 
 
@@ -138,13 +164,20 @@ class Number:
     value: Decimal
     step: Decimal      # the unit of the last written digit: 3518.17 -> 0.01, 1.2万 -> 1000
     kind: str = "exact"  # exact | approx | lower (at least) | upper (at most)
+    unit: str | None = None  # canonical unit (米, 元, 年, %); value and step are in it
+
+    def same_unit(self, other: "Number") -> bool:
+        return self.unit is None or other.unit is None or self.unit == other.unit
 
     def matches(self, reference: "Number") -> bool:
-        """Equal at the coarser of the two precisions (reference 3518.17: 3518 and 3518.2 match, 3520 does not)."""
-        return abs(self.value - reference.value) <= max(self.step, reference.step) / 2
+        """Equal at the coarser of the two precisions (reference 3518.17: 3518 and 3518.2 match, 3520 does not)
+        and in the same unit when both name one."""
+        return self.same_unit(reference) and abs(self.value - reference.value) <= max(self.step, reference.step) / 2
 
     def consistent_with(self, reference: "Number") -> bool:
         """A vague statement (约 3500, 超过 3000) that the reference does not contradict."""
+        if not self.same_unit(reference):
+            return False
         if self.kind == "lower":
             return reference.value >= self.value - self.step / 2
         if self.kind == "upper":
@@ -152,22 +185,26 @@ class Number:
         return abs(self.value - reference.value) <= abs(reference.value) / 10 or self.matches(reference)
 
 
-def _qualifier(text: str, start: int, end: int) -> str:
-    before, after = text[max(0, start - 4):start], text[end:end + 3]
-    if _UPPER_BEFORE.search(before) or _UPPER_AFTER.search(after):
+def _qualifier(text: str, start: int, end: int, unit_end: int) -> str:
+    """From the words before the number and after it or after its unit (3000多人, 3500人左右)."""
+    before, afters = text[max(0, start - 4):start], (text[end:end + 3], text[unit_end:unit_end + 3])
+    if _UPPER_BEFORE.search(before) or any(_UPPER_AFTER.search(a) for a in afters):
         return "upper"
-    if _LOWER_BEFORE.search(before) or _LOWER_AFTER.search(after):
+    if _LOWER_BEFORE.search(before) or any(_LOWER_AFTER.search(a) for a in afters):
         return "lower"
-    if _APPROX_BEFORE.search(before) or _APPROX_AFTER.search(after):
+    if _APPROX_BEFORE.search(before) or any(_APPROX_AFTER.search(a) for a in afters):
         return "approx"
     return "exact"
 
 
 def find_numbers(cleaned: str) -> list[Number]:
-    """The numbers in cleaned text with their precision and qualifier; a leading minus or 负/零下 is a sign."""
+    """The numbers in cleaned text with their precision, unit and qualifier; a leading minus or 负/零下 is a
+    sign."""
     out = []
     for m in _ARABIC.finditer(cleaned):
-        sign, integer, fraction, multiplier, _ = m.groups()
+        if _LATIN_RUN.match(cleaned, m.end()).end() > m.end():
+            continue  # 5g, 3m: letters that are not a unit we know
+        sign, integer, fraction, multiplier, percent = m.groups()
         digits = integer.replace(",", "") + (fraction or "")
         value = Decimal(digits)
         step = Decimal(1).scaleb(-(len(fraction) - 1)) if fraction else Decimal(1)
@@ -176,5 +213,10 @@ def find_numbers(cleaned: str) -> list[Number]:
             step *= _MULTIPLIERS[multiplier]
         if sign or cleaned[max(0, m.start() - 2):m.start()].endswith(("负", "零下")):
             value = -value
-        out.append(Number(value, step, _qualifier(cleaned, m.start(), m.end())))
+        unit, unit_end = ("%", m.end()) if percent else (None, _COUNTERS.match(cleaned, m.end()).end())
+        spelled = None if percent else _UNIT.match(cleaned, m.end())
+        if spelled:
+            unit, factor = _UNITS[spelled.group(1)]
+            value, step, unit_end = value * Decimal(factor), step * Decimal(factor), spelled.end()
+        out.append(Number(value, step, _qualifier(cleaned, m.start(), m.end(), unit_end), unit))
     return out
