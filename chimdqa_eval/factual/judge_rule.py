@@ -13,7 +13,8 @@ A reference is read in one of three ways:
   long-form references.
 A numeric or long reference with parentheses is also read one side at a time (万历41年（1613年）: 1613 is
 enough); the best grade over its readings counts. Refusals without a candidate are NA; a guess at something
-else, or several competing candidates, is IN.
+else, or several competing candidates, is IN. Denied text (不是北京，而是上海) is graded as absent, and an answer
+that names the reference only to deny it is IN.
 """
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from chimdqa_eval.factual import rules
-from chimdqa_eval.factual.rules import ALTERNATIVES, GUESS, LIST_SEPARATORS, REFUSAL, Number
+from chimdqa_eval.factual.rules import ALTERNATIVES, DENIAL, GUESS, LIST_SEPARATORS, REFUSAL, Number
 
 LONG_REFERENCE = 30          # characters of comparison key
 LONG_COVERAGE = 0.6          # share of a long reference's bigrams an answer must contain
@@ -195,13 +196,22 @@ def _grade(ref: Reference, cleaned: str, answer_key: str, question_numbers) -> s
     return _unmatched(cleaned, answer_key)
 
 
+def _best_grade(readings, cleaned: str, question_numbers) -> str:
+    answer_key = rules.key(cleaned)
+    grades = {_grade(ref, cleaned, answer_key, question_numbers) for ref in readings}
+    return "CO" if "CO" in grades else "NA" if "NA" in grades else "IN"
+
+
 def grade_answer(prediction: str, reference: str, question: str = "") -> str:
     """'CO', 'NA' or 'IN' for one answer; see the module docstring for the rules."""
     cleaned = rules.clean(prediction)
-    answer_key = rules.key(cleaned)
     question_numbers = rules.find_numbers(rules.clean(question)) if question else []
-    grades = {_grade(ref, cleaned, answer_key, question_numbers) for ref in reference_readings(reference)}
-    return "CO" if "CO" in grades else "NA" if "NA" in grades else "IN"
+    readings = reference_readings(reference)
+    affirmed = DENIAL.sub(" ", cleaned)
+    grade = _best_grade(readings, affirmed, question_numbers)
+    if affirmed != cleaned and grade != "CO" and _best_grade(readings, cleaned, question_numbers) == "CO":
+        return "IN"  # the reference's answer appears only where the answer denies it: 不是北京
+    return grade
 
 
 def grade_answers(predictions, references, questions=None) -> list[str]:

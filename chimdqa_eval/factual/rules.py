@@ -90,6 +90,9 @@ REFUSAL = re.compile(
 GUESS = re.compile(r"可能是|也许是|或许是|大概是|应该是|估计是|猜|似乎是|好像是|i think|probably|maybe")
 # 或 starting an alias (或称, 或译) or meaning "perhaps" (或许) does not offer a second candidate.
 ALTERNATIVES = re.compile(r"或者|或是|抑或|亦或|还是|也可能|或(?![称译作名叫许])|\bor\b")
+# A denial: 不是 / 并非 / 而非 / 不在 / 不属于 up to the end of its clause or the 而是 / 但 / 是 that turns it
+# (他并不是北京人，而是上海人). 是不是 asks, it does not deny.
+DENIAL = re.compile(r"(?<!是)(不是|并非|而非|不在|不属于)(?:(?!而|但|是)[^,;!?:、。\n])+")
 LIST_SEPARATORS = re.compile(r"以及|和|与|及|、|,|;")
 
 
