@@ -77,6 +77,7 @@ CASES = [
     ("《桃花源记》的作者是东晋诗人陶渊明。", "陶渊明", "CO"), ("答案是锡。", "锡", "CO"),
     ("东汉", "汉", "IN"),  # a one-character reference is not found inside another word
     ("长崎", "长崎市", "CO"), ("清朝", "清代", "CO"), ("廣東省", "广东", "CO"),
+    ("清朝", "清", "CO"), ("在清代", "清", "CO"), ("唐", "唐朝", "CO"), ("明朝", "清", "IN"),
     # denials: the reference named only to be denied contradicts it; a denied alternative does not
     ("不是北京", "北京", "IN"), ("答案不是1998年", "1998年", "IN"), ("不是托马斯·爱迪生", "托马斯·爱迪生", "IN"),
     ("不是第三届", "第三届", "IN"), ("他并不是北京人，而是上海人", "北京", "IN"),

@@ -33,6 +33,7 @@ NUMERIC_RESIDUE = 4          # a reference with numbers and at most this many ot
 # Suffixes a question usually implies (哪个市 -> 长崎 for 长崎市); 代/朝 name the same dynasty.
 _SUFFIXES = ("自治区", "特别行政区", "省", "市", "县", "区", "州", "镇", "乡", "村")
 _DYNASTY = re.compile(r"^(.+?)(代|朝)$")
+_DYNASTY_NAMES = frozenset("夏商周秦汉晋隋唐宋辽金元明清")  # one character: 清 = 清代 = 清朝
 
 # Characters interchanged when transliterating foreign names (托马斯/汤玛斯, 安娜/安纳, 莉莉/丽丽).
 _TRANSLIT_CLASSES = ("马玛", "里利立丽莉俐", "娜纳那", "斯丝思", "汤托", "尔儿", "伊依", "亚娅雅", "克科",
@@ -70,8 +71,11 @@ def _forms(cleaned: str) -> set[str]:
             if form.endswith(suffix) and len(form) - len(suffix) >= 2:
                 forms.add(form[:-len(suffix)])
         dynasty = _DYNASTY.match(form)
-        if dynasty:
-            forms.update({dynasty.group(1) + "代", dynasty.group(1) + "朝"})
+        name = dynasty.group(1) if dynasty else form if form in _DYNASTY_NAMES else None
+        if name:
+            forms.update({name + "代", name + "朝"})
+            if name in _DYNASTY_NAMES:  # 清 for 清代, as a word of its own (see _stands_alone)
+                forms.add(name)
     return {f for f in forms if f}
 
 
