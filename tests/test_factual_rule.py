@@ -84,7 +84,8 @@ CASES = [
     ("他并不是北京人，而是上海人", "上海", "CO"), ("北京，而不是上海", "北京", "CO"), ("北京，而不是上海", "上海", "IN"),
     ("不是1999年，而是1998年", "1998年", "CO"), ("不是", "是", "IN"),
     # several competing candidates
-    ("陶渊明或李白", "陶渊明", "IN"), ("1919年或1920年", "1919年", "IN"),
+    ("陶渊明或李白", "陶渊明", "IN"), ("1919年或1920年", "1919年", "IN"), ("1919年或民国初年", "1919年", "IN"),
+    ("8小时或以上", "8小时", "CO"),  # 或以上 bounds the value, it offers no second candidate
     ("陶渊明，或称陶潜", "陶渊明", "CO"),  # 或称 introduces an alias, not a second candidate
     # parentheses: either side suffices
     ("碳酸镁", "碳酸镁（MgCO3）", "CO"), ("MgCO3", "碳酸镁（MgCO3）", "CO"), ("碳酸钙", "碳酸镁（MgCO3）", "IN"),

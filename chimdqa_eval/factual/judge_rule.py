@@ -153,7 +153,7 @@ def _grade_numeric(ref: Reference, cleaned: str, answer_key: str, question_numbe
     matched = [any(n.matches(r) for n in exact) for r in ref.numbers]
     stray = [n for n in found if n.kind == "exact" and not any(n.matches(r) for r in ref.numbers)]
     if all(matched):
-        return "IN" if stray and _competing(ref, cleaned, answer_key) else "CO"
+        return "IN" if _competing(ref, cleaned, answer_key) else "CO"
     if stray:
         return "IN"
     vague = [n for n in found if n.kind != "exact"]

@@ -88,8 +88,9 @@ REFUSAL = re.compile(
     r"|未(提及|提到|找到|给出|提供|说明|记载|查到)|(文档|文中|材料|上下文|原文|资料)中?(没有|未|并未)"
     r"|抱歉|对不起|暂无|i don'?t know|i do not know|not sure|cannot|can'?t|unknown|no information|^n/?a$")
 GUESS = re.compile(r"可能是|也许是|或许是|大概是|应该是|估计是|猜|似乎是|好像是|i think|probably|maybe")
-# 或 starting an alias (或称, 或译) or meaning "perhaps" (或许) does not offer a second candidate.
-ALTERNATIVES = re.compile(r"或者|或是|抑或|亦或|还是|也可能|或(?![称译作名叫许])|\bor\b")
+# 或 starting an alias (或称, 或译), meaning "perhaps" (或许) or opening a bound (或以上, 或更早) does not offer a
+# second candidate.
+ALTERNATIVES = re.compile(r"或是|抑或|亦或|还是|也可能|或(?!者?(?:[称译作名叫许]|以上|以下|更))|\bor\b")
 # A denial: 不是 / 并非 / 而非 / 不在 / 不属于 up to the end of its clause or the 而是 / 但 / 是 that turns it
 # (他并不是北京人，而是上海人). 是不是 asks, it does not deny.
 DENIAL = re.compile(r"(?<!是)(不是|并非|而非|不在|不属于)(?:(?!而|但|是)[^,;!?:、。\n])+")
