@@ -8,6 +8,7 @@ default value. Only the standard library talks HTTP, so nothing here is imported
 """
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import random
@@ -222,7 +223,8 @@ class ChatClient:
                 hint = f" (is ${self.api_key_env} set and valid?)" if err.code in (401, 403) else ""
                 raise ChatError(f"{self.url} answered HTTP {err.code}{hint}: {detail}") from None
             raise _Rejected(f"HTTP {err.code}: {detail}") from None
-        except (urllib.error.URLError, TimeoutError, ConnectionError, OSError) as err:
+        except (urllib.error.URLError, TimeoutError, ConnectionError, OSError, http.client.HTTPException) as err:
+            # HTTPException: the connection broke mid-reply (IncompleteRead, a garbage status line)
             raise _Transient(f"{type(err).__name__}: {err}") from None
         try:
             content = json.loads(payload)["choices"][0]["message"]["content"]

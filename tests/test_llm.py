@@ -193,3 +193,33 @@ def test_a_killed_run_resumes_from_the_cache(tmp_path):
         outcomes = ChatClient("judge-x", server.api_base, cache_path=cache).complete_all(requests, int)
     assert len(server.requests) == 6 + 15
     assert sum(o.cached for o in outcomes) == 5 and all(o.value == 1 for o in outcomes)
+
+
+def test_a_connection_dropped_mid_reply_is_retried(tmp_path):
+    """A server that dies while sending (truncated body, garbage status line) is a transient failure."""
+    import socket
+
+    from chat_server import completion_body
+
+    good = completion_body("7").encode("utf-8")
+    replies = [b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n{\"choi",
+               b"garbage\r\n\r\n",
+               b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n"
+               b"Connection: close\r\n\r\n" % len(good) + good]
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def serve():
+        for reply in replies:
+            conn, _ = listener.accept()
+            with conn:
+                conn.recv(65536)
+                conn.sendall(reply)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    port = listener.getsockname()[1]
+    client = ChatClient("judge-x", f"http://127.0.0.1:{port}/v1", cache_path=tmp_path / "c.sqlite", backoff=0.01)
+    [outcome] = client.complete_all([ask("q")], strict_int)
+    thread.join(5)
+    listener.close()
+    assert outcome.value == 7
