@@ -15,6 +15,12 @@ from chimdqa_eval.rag.claims import parse_claim_list
     ("据统计，2023年，该市GDP（含第一、第二产业）达到5000亿元，位居全省第一。",
      ["据统计，2023年，该市GDP（含第一、第二产业）达到5000亿元", "位居全省第一"]),
     ("患者出现持续高热症状，医生建议立即住院观察", ["患者出现持续高热症状", "医生建议立即住院观察"]),
+    # A framing clause (截至, 根据, 由于, ...) is no claim of its own: it joins the clause it frames.
+    ("截至2023年底，公司共有员工3,518人，其中研发人员占比约为35%。",
+     ["截至2023年底，公司共有员工3,518人", "其中研发人员占比约为35%"]),
+    ("根据《民法典》第1165条规定，行为人因过错侵害他人民事权益造成损害的，应当承担侵权责任。",
+     ["根据《民法典》第1165条规定，行为人因过错侵害他人民事权益造成损害的", "应当承担侵权责任"]),
+    ("公司本年度出现亏损，因为原材料价格大幅上涨。", ["公司本年度出现亏损，因为原材料价格大幅上涨"]),
     # List items: numbered, Chinese-numbered, bracketed, bullets; markers are dropped.
     ("主要措施如下：1. 加强监管；2. 完善制度。3. 提高透明度",
      ["主要措施如下", "加强监管", "完善制度", "提高透明度"]),
@@ -43,7 +49,7 @@ def test_no_claim_is_empty_or_punctuation_only():
 def test_extractor_object_maps_texts_in_order():
     extractor = SentenceExtractor()
     assert extractor.extract(["甲。乙。", ""], ["q1", "q2"]) == [["甲", "乙"], []]
-    assert extractor.name == "sentence-v1"
+    assert extractor.name == "sentence-v2"
 
 
 def test_parse_claim_list_tolerates_fences_and_rejects_garbage():

@@ -74,7 +74,7 @@ def test_custom_tools_see_only_what_the_metrics_need():
     assert [t.premise for t in checker.tasks] == INPUTS["retrieved_contexts"][0]
     assert all(t.claims == ["中国的首都是北京"] for t in checker.tasks)
     assert out["claim_recall"] == 50.0  # query 1 has no chunks
-    assert "checker:recorder" in out["signature"] and "extractor:sentence-v1" in out["signature"]
+    assert "checker:recorder" in out["signature"] and "extractor:sentence-v2" in out["signature"]
 
 
 def test_the_module_docstring_example_holds(monkeypatch):

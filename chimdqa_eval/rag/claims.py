@@ -27,6 +27,9 @@ _CONTENT = re.compile(r"[0-9A-Za-z\u3400-\u9fff]")
 # A clause with fewer content characters than this ("首先", "据统计", "2023年") is joined to its neighbour
 # rather than standing as a claim of its own.
 MIN_CLAUSE_CHARS = 6
+# A clause opened by one of these only frames the clause after it (截至2023年底，…; 根据《民法典》第1165条规定，…;
+# 由于原材料涨价，…), so it is joined to it whatever its length.
+_LEAD_IN = re.compile(r"\s*(根据|依据|按照|截至|截止|随着|由于|因为|为了|如果|假如|倘若|虽然|尽管|除了|对于|关于)")
 _TRIM = " \t\n，,、：:；;。.！!？?…"
 
 
@@ -50,7 +53,8 @@ def _top_level_commas(sentence: str) -> list[int]:
 
 
 def split_clauses(sentence: str) -> list[str]:
-    """A sentence cut at its top-level commas; a short piece is joined to the next (at the end: previous) one."""
+    """A sentence cut at its top-level commas; a short or framing piece (see _LEAD_IN) is joined to the next (at
+    the end: previous) one."""
     pieces, start = [], 0
     for cut in _top_level_commas(sentence):
         pieces.append(sentence[start:cut + 1])
@@ -60,7 +64,7 @@ def split_clauses(sentence: str) -> list[str]:
     pending = ""
     for piece in pieces:
         pending += piece
-        if _content_length(piece) >= MIN_CLAUSE_CHARS:
+        if _content_length(piece) >= MIN_CLAUSE_CHARS and not _LEAD_IN.match(piece):
             clauses.append(pending)
             pending = ""
     if pending:
@@ -100,7 +104,7 @@ def sentence_claims(text: str) -> list[str]:
 class SentenceExtractor:
     """Offline claims: one per clause (see `sentence_claims`)."""
 
-    name = "sentence-v1"
+    name = "sentence-v2"
 
     def extract(self, texts, questions=None, names=None) -> list[list[str]]:
         return [sentence_claims(text) for text in texts]
