@@ -8,7 +8,10 @@ The four structures of a query (True = entailed), with RAGChecker's orientation 
     retrieved2answer    (n_reference_claims, n_chunks) reference claim entailed by each retrieved chunk
 
 Every metric is a share in [0, 1]; an undefined share (no claims, no chunks) is 0, as in RAGChecker, whose
-per-query numbers these functions reproduce exactly. Corpus scores are the mean over queries, times 100.
+per-query numbers these functions reproduce exactly — with one exception: for a query with reference claims but
+no retrieved chunk, RAGChecker's claim_recall is NaN (a mean over an empty axis), ours is 0 like its other
+metrics, so one such query does not turn the corpus mean into NaN. Corpus scores are the mean over queries,
+times 100.
 """
 from __future__ import annotations
 
