@@ -36,6 +36,7 @@ def test_numbers_keep_their_precision_and_multiplier():
     assert [n.value for n in find_numbers(clean("零下五度"))] == [-5]
     assert find_numbers(clean("V08AA04")) == []  # a code, not a quantity
     assert find_numbers(clean("5G网络")) == find_numbers(clean("F-35B")) == []  # nor are these, not even in part
+    assert [n.value for n in find_numbers(clean("In 1998 the war ended"))] == [1998]  # a word, not glued
     [n] = find_numbers(clean("100mg"))
     assert (n.value, n.unit) == (Decimal("0.1"), "克")
     [n] = find_numbers(clean("1.2千米"))
@@ -60,7 +61,7 @@ CASES = [
     # Chinese numerals, multipliers, percentages, units the question implies
     ("三千五百", "3500", "CO"), ("1.2万", "12000", "CO"), ("百分之五", "5%", "CO"), ("一九一九年", "1919年", "CO"),
     ("1919", "1919年", "CO"), ("1920年", "1919年", "IN"), ("第7届", "第七届", "CO"), ("15", "15英镑", "CO"),
-    ("1.2千", "1200", "CO"), ("2百", "200", "CO"),
+    ("1.2千", "1200", "CO"), ("2百", "200", "CO"), ("It was founded in 1998 by two engineers.", "1998年", "CO"),
     # units: the same quantity in another unit matches, a different unit contradicts
     ("10000米", "10千米", "CO"), ("10kg", "10公斤", "CO"), ("50毫米", "5厘米", "CO"), ("10米", "10千米", "IN"),
     ("3小时", "3分钟", "IN"), ("15美元", "15英镑", "IN"), ("5亿美元", "5亿元", "IN"), ("3年", "3个月", "IN"),

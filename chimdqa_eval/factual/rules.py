@@ -50,7 +50,6 @@ _MEASURE_WORDS = set("年月日号届个次人岁位名条章节倍元米克吨�
 # are a unit (see _LATIN_UNITS).
 _ARABIC = re.compile(r"(?<![a-z0-9.])(-)?(\d{1,3}(?:,\d{3})+(?!\d)|\d+)(\.\d+)?\s*(万亿|千万|百万|亿|万|千|百(?!分))?"
                      r"\s*(%)?")
-_LATIN_RUN = re.compile(r"[a-z]*")
 _MULTIPLIERS = {"万": 10 ** 4, "亿": 10 ** 8, "万亿": 10 ** 12, "千万": 10 ** 7, "百万": 10 ** 6, "千": 1000,
                 "百": 100}
 # Latin unit symbols after a number, rewritten in Chinese so that 10kg and 10公斤 read alike.
@@ -206,8 +205,9 @@ def find_numbers(cleaned: str) -> list[Number]:
     sign."""
     out = []
     for m in _ARABIC.finditer(cleaned):
-        if _LATIN_RUN.match(cleaned, m.end()).end() > m.end():
-            continue  # 5g, 3m: letters that are not a unit we know
+        glued = len(cleaned[m.start():m.end()].rstrip())
+        if m.start() + glued < len(cleaned) and "a" <= cleaned[m.start() + glued] <= "z":
+            continue  # 5g, 3m: letters glued to the number that are not a unit we know (1998 the: a number)
         sign, integer, fraction, multiplier, percent = m.groups()
         digits = integer.replace(",", "") + (fraction or "")
         value = Decimal(digits)
