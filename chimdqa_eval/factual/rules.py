@@ -44,6 +44,7 @@ _ELIDED = {"百": 10, "千": 100, "万": 1000, "亿": 10 ** 7}
 _CN_NUMERAL = re.compile(r"(百分之)?([零〇一二两三四五六七八九十百千万亿]+)(点[零〇一二三四五六七八九]+)?")
 # A single numeral character is only a number standing alone, next to a measure word or after 第 (not 一样,
 # 统一, 十分).
+_NOT_A_COUNT = set("哪某每同这那任唯统之其")
 _MEASURE_WORDS = set("年月日号届个次人岁位名条章节倍元米克吨种项座层期代世纪度天周")
 # Arabic numbers: thousands separators, decimals, a Chinese multiplier (1.2千, 3千米 = 3000米; not 5百分点), a
 # percent sign. Digits glued to Latin letters (V08AA04, H2O, 5G) are codes, not quantities, unless the letters
@@ -88,6 +89,9 @@ REFUSAL = re.compile(
     r"|无从|不详|未知|(信息|资料|数据|材料)不足"
     r"|没有(相关|足够|具体|明确)?的?(信息|资料|数据|记载|记录|提及|提到|找到|说明|提供|给出|涉及)"
     r"|未(提及|提到|找到|给出|提供|说明|记载|查到|涉及)|(文档|文中|材料|上下文|原文|资料)中?(没有|未|并未)"
+    # asking for context: 请提供更多上下文, 需要更多背景信息, 您指的是哪一年？
+    r"|(请|能否|可否|能不能|麻烦)您?再?(提供|补充|说明|告知|明确)|更多的?(信息|上下文|背景|细节|资料|内容)"
+    r"|请问|(您|你)(指的是|是指|说的是)|具体一(些|点)"
     r"|抱歉|对不起|暂无|i don'?t know|i do not know|not sure|cannot|can'?t|unknown|no information|^n/?a$")
 GUESS = re.compile(r"可能是|也许是|或许是|大概是|应该是|估计是|猜|似乎是|好像是|i think|probably|maybe")
 # 或 starting an alias (或称, 或译), meaning "perhaps" (或许) or opening a bound (或以上, 或更早) does not offer a
@@ -130,6 +134,8 @@ def _replace_numeral(match: re.Match) -> str:
     before, after = text[start - 1:start], text[end:end + 1]
     alone = not (before.isalnum() and before not in "是为") and not after.isalnum()  # 十, 答案是三。
     if len(digits) == 1 and not (percent or fraction or alone or before == "第" or after in _MEASURE_WORDS):
+        return match.group(0)
+    if digits == "一" and before in _NOT_A_COUNT:  # 哪一年, 同一年, 唯一: "which / the same / only", not 1
         return match.group(0)
     if before.isdigit() and digits[0] in "万亿":  # 1.2万 is handled with the Arabic number
         return match.group(0)
