@@ -75,6 +75,18 @@ def test_a_rerun_asks_nothing_again(tmp_path):
     assert second["per_item"] == first["per_item"]
 
 
+def test_an_edited_prompt_is_not_served_stale_answers_from_the_cache(tmp_path, monkeypatch):
+    from chimdqa_eval.rag import checkers, claims
+
+    with ChatServer(oracle) as server:
+        compute_rag(**QUERY, **_llm(server, tmp_path))
+        asked = len(server.requests)
+        monkeypatch.setattr(claims, "EXTRACT_TEMPLATE", "（修订版）" + claims.EXTRACT_TEMPLATE)
+        monkeypatch.setattr(checkers, "CHECK_TEMPLATE", "（修订版）" + checkers.CHECK_TEMPLATE)
+        compute_rag(**QUERY, **_llm(server, tmp_path))
+        assert len(server.requests) == 2 * asked
+
+
 def test_only_the_needed_structures_are_asked_for(tmp_path):
     with ChatServer(oracle) as server:
         out = compute_rag(**QUERY, metrics=["precision"], **_llm(server, tmp_path))

@@ -211,7 +211,8 @@ class LLMChecker(_Checker):
                 prompt = CHECK_TEMPLATE.format(question=task.question, premise=task.premise, claims=numbered)
                 requests.append(ChatRequest([{"role": "system", "content": CHECK_SYSTEM},
                                              {"role": "user", "content": prompt}],
-                                            prompt_key(CHECK_PROMPT_VERSION, task.question, task.premise, *claims)))
+                                            prompt_key(CHECK_PROMPT_VERSION, CHECK_SYSTEM, CHECK_TEMPLATE,
+                                                       task.question, task.premise, *claims)))
                 owners.append((t, start))
         # Replies are parsed per request, and requests differ in claim count: parse each with its own count.
         by_count = {}

@@ -142,7 +142,8 @@ def parse_claim_list(raw: str) -> list[str]:
 
 
 def prompt_key(version: str, *parts: str) -> str:
-    """Cache key: the prompt version and a digest of every input the prompt depends on."""
+    """Cache key: the prompt version and a digest of every input the prompt depends on, the prompt's own text
+    included (an edit without a new version must not be served the old prompt's answers)."""
     digest = hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()
     return f"{version}:{digest}"
 
@@ -164,7 +165,8 @@ class LLMExtractor:
         requests = [ChatRequest(
             [{"role": "system", "content": EXTRACT_SYSTEM},
              {"role": "user", "content": EXTRACT_TEMPLATE.format(question=questions[i], text=texts[i])}],
-            prompt_key(EXTRACT_PROMPT_VERSION, questions[i], texts[i])) for i in asked]
+            prompt_key(EXTRACT_PROMPT_VERSION, EXTRACT_SYSTEM, EXTRACT_TEMPLATE, questions[i], texts[i]))
+            for i in asked]
         outcomes = self.client.complete_all(requests, parse_claim_list, desc="extracting claims")
         raise_failures("claim extraction", [(names[i], o) for i, o in zip(asked, outcomes) if not o.ok])
         claims = [[] for _ in texts]
