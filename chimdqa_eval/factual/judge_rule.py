@@ -2,7 +2,8 @@
 
 A reference is read in one of three ways:
 - numeric (the reference is numbers plus a few characters: 3518.17, 1919年, 15英镑, 2023年9月4日): every
-  reference number must be matched at the coarser precision of the two; an unmatched exact number in the
+  reference number must be matched at the coarser precision of the two, in the same unit when both name one
+  (rules._UNITS: 50毫米 = 5厘米, 3小时 != 3分钟); an unmatched exact number in the
   answer contradicts it; a vague number (约3500, 超过3000) the reference does not contradict is NA;
 - short text (names, terms, places): the answer must contain one of the reference's forms (the whole
   reference, either side of a parenthesis, a name's surname, the reference without a suffix such as 市/省,
