@@ -297,9 +297,9 @@ class BertScorer:
         self.fingerprint = _fingerprint(self.model, self.tokenizer)
         self.signature = make_signature({
             "metric": "bertscore", "model": self.model_name.replace("|", "/"), "weights": self.fingerprint[:12],
-            "layer": num_layers,
-            "idf": "references" if self.idf else "no", "rescale": baseline_name, "long": long_texts,
-            "max_len": self.max_length, "compat": f"bert_score-{BERT_SCORE_COMPAT}", **_library_versions()})
+            "layer": num_layers, "idf": "references" if self.idf else "no", "rescale": baseline_name,
+            "long": long_texts, "max_len": self.max_length, "compat": f"bert_score-{BERT_SCORE_COMPAT}",
+            **_library_versions()})
 
     # -- tokens
 
@@ -544,15 +544,16 @@ class PerplexityScorer:
         if not isinstance(stride, int) or isinstance(stride, bool) or not 1 <= stride < self.window:
             raise InputError(f"stride: expected an integer from 1 to {self.window - 1}, got {stride!r}")
         self.stride = stride
+        # GPT-2 tokenizers have a bos token; BERT-vocabulary Chinese GPT-2s (UER's) start texts with [CLS].
         start = self.tokenizer.bos_token_id
         self.start_id = start if start is not None else self.tokenizer.cls_token_id
+        start_token = "none" if self.start_id is None else self.tokenizer.convert_ids_to_tokens(self.start_id)
         self.signature = make_signature({
             "metric": "perplexity", "model": self.model_name.replace("|", "/"), "weights": self.fingerprint[:12],
-            "context": self.window,
-            "stride": stride, "start": "none" if self.start_id is None else self.tokenizer.convert_ids_to_tokens(
-                self.start_id), **_library_versions()})
+            "context": self.window, "stride": stride, "start": start_token, **_library_versions()})
 
     def token_ids(self, texts: list[str]) -> list[list[int]]:
+        """The start token (if any) then the text's tokens, uncut."""
         ids = self.tokenizer(list(texts), add_special_tokens=False, verbose=False)["input_ids"] if texts else []
         prefix = [] if self.start_id is None else [self.start_id]
         return [prefix + list(i) for i in ids]
@@ -579,7 +580,7 @@ class PerplexityScorer:
                 pieces.append(sequence[begin:end])
                 owners.append((i, first - begin))
         sums = [0.0] * len(texts)
-        for (i, first), total in zip(owners, self._logprob_sums(pieces, [o[1] for o in owners])):
+        for (i, _), total in zip(owners, self._logprob_sums(pieces, [first for _, first in owners])):
             sums[i] += total
         per_item = [math.exp(-s / (len(seq) - 1)) for s, seq in zip(sums, sequences)]
         return PerplexityResult(per_item, self.signature)
