@@ -56,6 +56,9 @@ CASES = [
     # numbers to the reference's last significant figure (the issue's own examples)
     ("3518", "3518.17", "CO"), ("3518.2", "3518.17", "CO"), ("3520", "3518.17", "IN"),
     ("3518.17", "3518", "CO"),
+    # a multiplier does not loosen the answer's precision beyond the reference's written units
+    ("3.5千", "3518.17", "IN"), ("1.2万", "12345", "IN"), ("12345", "1.2万", "CO"), ("1.2亿美元", "1.24亿美元", "CO"),
+    ("3518万元", "3518.17万元", "CO"), ("0.35亿元", "3518.17万元", "IN"),
     # vague ranges: NA when the reference agrees with them, IN when it contradicts them
     ("大约3500", "3518.17", "NA"), ("超过3000", "3518.17", "NA"), ("3000多", "3518.17", "NA"),
     ("超过4000", "3518.17", "IN"), ("不到3000", "3518.17", "IN"), ("约5000", "3518.17", "IN"),

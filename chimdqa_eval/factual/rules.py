@@ -177,14 +177,17 @@ class Number:
     step: Decimal      # the unit of the last written digit: 3518.17 -> 0.01, 1.2万 -> 1000
     kind: str = "exact"  # exact | approx | lower (at least) | upper (at most)
     unit: str | None = None  # canonical unit (米, 元, 年, %); value and step are in it
+    scale: Decimal = Decimal(1)  # the value of a written 1: 1.2万 -> 10000, 3.5厘米 -> 0.01 (米)
 
     def same_unit(self, other: "Number") -> bool:
         return self.unit is None or other.unit is None or self.unit == other.unit
 
     def matches(self, reference: "Number") -> bool:
-        """Equal at the coarser of the two precisions (reference 3518.17: 3518 and 3518.2 match, 3520 does not)
-        and in the same unit when both name one."""
-        return self.same_unit(reference) and abs(self.value - reference.value) <= max(self.step, reference.step) / 2
+        """Equal at the coarser of the two precisions, the answer's counting only down to the reference's written
+        units, and in the same unit when both name one. Reference 3518.17: 3518 and 3518.2 match, 3520 and 3.5千
+        do not; reference 1.24亿: 1.2亿 matches, 1.2万 matches 12000 but not 12345."""
+        tolerance = max(reference.step, min(self.step, reference.scale)) / 2
+        return self.same_unit(reference) and abs(self.value - reference.value) <= tolerance
 
     def consistent_with(self, reference: "Number") -> bool:
         """A vague statement (约 3500, 超过 3000) that the reference does not contradict."""
@@ -226,10 +229,12 @@ def find_numbers(cleaned: str) -> list[Number]:
             step *= _MULTIPLIERS[multiplier]
         if sign or cleaned[max(0, m.start() - 2):m.start()].endswith(("负", "零下")):
             value = -value
+        scale = Decimal(_MULTIPLIERS[multiplier]) if multiplier else Decimal(1)
         unit, unit_end = ("%", m.end()) if percent else (None, _COUNTERS.match(cleaned, m.end()).end())
         spelled = None if percent else _UNIT.match(cleaned, m.end())
         if spelled:
             unit, factor = _UNITS[spelled.group(1)]
-            value, step, unit_end = value * Decimal(factor), step * Decimal(factor), spelled.end()
-        out.append(Number(value, step, _qualifier(cleaned, m.start(), m.end(), unit_end), unit))
+            value, step, scale = value * Decimal(factor), step * Decimal(factor), scale * Decimal(factor)
+            unit_end = spelled.end()
+        out.append(Number(value, step, _qualifier(cleaned, m.start(), m.end(), unit_end), unit, scale))
     return out
