@@ -12,7 +12,10 @@ token of a text has idf 0) it returns NaN, we return 0 (its F1 is 0 in that case
 
 It is faster than bert_score because texts are sorted by token length before batching (bert_score sorts by
 the number of spaces, which for Chinese leaves batches padded to their longest member), each distinct text is
-embedded once, only the first `num_layers` layers run, and references' embeddings are kept on disk.
+embedded once, only the first `num_layers` layers run, and references' embeddings are kept on disk:
+float32 .npy files (3 KB per token for a 768-wide model) under cache_dir("bertscore")/<key>/, where the key
+hashes the model's weights and tokenizer (not its path), the layer and the long-text mode. Deleting that
+folder only costs recomputation.
 
 Perplexity follows the strided sliding-window method of the transformers documentation
 ("Perplexity of fixed-length models"), computed from per-token log-probabilities so that padding in a batch
@@ -265,7 +268,8 @@ class BertScorer:
     long_texts: "truncate" cuts texts at the model's maximum length as bert_score does (counted in
     `truncated`); "window" embeds a long text in windows of that length overlapping by half and gives each
     token the embedding from the window where it sits farthest from an edge ([CLS] from the first window, [SEP]
-    from the last), so every token is scored with at least a quarter window of context on each side.
+    from the last), so that away from the text's ends every token sees at least a quarter window of context
+    on each side.
     """
 
     def __init__(self, model=DEFAULT_BERTSCORE_MODEL, num_layers=DEFAULT_BERTSCORE_LAYERS, idf=False,
