@@ -72,6 +72,8 @@ CASES = [
     ("3500人左右", "3518.17", "NA"), ("3000人以上", "3518.17", "NA"),
     ("约3.5万人", "35000", "CO"), ("十", "10", "CO"), ("一", "1", "CO"), ("答案：三。", "3", "CO"),
     # dates and codes made of several numbers: all must match; a missing part is not a contradiction
+    # years before the common era keep their sign
+    ("376年", "公元前376年", "IN"), ("前376年", "公元前376年", "CO"), ("公元前219年", "前219年", "CO"),
     ("2023-09-04", "2023年9月4日", "CO"), ("2023年9月", "2023年9月4日", "NA"), ("2023年9月5日", "2023年9月4日", "IN"),
     ("7783-63-3", "7783-63-3", "CO"), ("7783-63-2", "7783-63-3", "IN"),
     # refusals and hedges

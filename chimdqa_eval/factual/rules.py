@@ -212,9 +212,18 @@ def _qualifier(text: str, start: int, end: int, unit_end: int) -> str:
     return "exact"
 
 
+def _negative(text: str, start: int, unit: str | None) -> bool:
+    """负5, 零下5度, and years before the common era: 公元前221年, 西元前221年, 前221年 (but not 在前3年)."""
+    before = text[max(0, start - 3):start]
+    if before.endswith(("负", "零下", "公元前", "西元前")):
+        return True
+    return unit == "年" and before.endswith("前") and (len(before) < 2 or not before[-2].isalnum()
+                                                       or before[-2] in "是于为约")
+
+
 def find_numbers(cleaned: str) -> list[Number]:
-    """The numbers in cleaned text with their precision, unit and qualifier; a leading minus or 负/零下 is a
-    sign."""
+    """The numbers in cleaned text with their precision, unit and qualifier; a leading minus, 负, 零下 or 公元前
+    is a sign."""
     out = []
     for m in _ARABIC.finditer(cleaned):
         glued = len(cleaned[m.start():m.end()].rstrip())
@@ -227,8 +236,6 @@ def find_numbers(cleaned: str) -> list[Number]:
         if multiplier:
             value *= _MULTIPLIERS[multiplier]
             step *= _MULTIPLIERS[multiplier]
-        if sign or cleaned[max(0, m.start() - 2):m.start()].endswith(("负", "零下")):
-            value = -value
         scale = Decimal(_MULTIPLIERS[multiplier]) if multiplier else Decimal(1)
         unit, unit_end = ("%", m.end()) if percent else (None, _COUNTERS.match(cleaned, m.end()).end())
         spelled = None if percent else _UNIT.match(cleaned, m.end())
@@ -236,5 +243,7 @@ def find_numbers(cleaned: str) -> list[Number]:
             unit, factor = _UNITS[spelled.group(1)]
             value, step, scale = value * Decimal(factor), step * Decimal(factor), scale * Decimal(factor)
             unit_end = spelled.end()
+        if sign or _negative(cleaned, m.start(), unit):
+            value = -value
         out.append(Number(value, step, _qualifier(cleaned, m.start(), m.end(), unit_end), unit, scale))
     return out
