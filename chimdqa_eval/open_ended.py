@@ -96,7 +96,8 @@ def compute_open(predictions, references, *, metrics=None, tokenizer: str = "jie
     given, "skipped" {metric: reason}, "signature" {metric: signature}.
 
     Empty predictions (or only whitespace) score 0 on every lexical metric and on BERTScore, as the reference
-    implementations do; they have no perplexity (None per item, left out of the mean). CIDEr-D's document
+    implementations do; they have no perplexity (None per item, left out of the mean). An empty reference is an
+    InputError. CIDEr-D's document
     frequencies come from the evaluated references, so its scores depend on the whole set (one item scores 0).
 
     >>> r = compute_open(["北京是中国的首都。"], ["中国的首都是北京。"], metrics=["rouge_l", "meteor"])
@@ -104,7 +105,7 @@ def compute_open(predictions, references, *, metrics=None, tokenizer: str = "jie
     (66.67, 85.19)
     """
     predictions = check_texts("predictions", predictions)
-    references = check_texts("references", references)
+    references = check_texts("references", references, allow_empty=False)  # a blank reference is a data error
     n = check_same_length(predictions=predictions, references=references, domains=domains,
                           question_types=question_types, levels=levels, logprobs=logprobs)
     labels = {"by_domain": None if domains is None else check_labels("domains", domains, DOMAINS, canonical_domain),

@@ -49,7 +49,8 @@ Returns:
     perplexity: the mean of per-item perplexities (empty predictions have none and are left out).
     per_item: {metric: list}; by_domain / by_question_type / by_level: {label: {metric: value}};
     skipped: {metric: reason}; signature: {metric: signature string}.
-Empty predictions score 0 on the lexical metrics and on BERTScore.
+Empty predictions score 0 on the lexical metrics and on BERTScore and have no perplexity; an empty reference is
+an error.
 Examples:
     >>> chimdqa_open = evaluate.load("metrics/chimdqa_open")
     >>> results = chimdqa_open.compute(predictions=["北京是中国的首都。"], references=["中国的首都是北京。"],
@@ -78,7 +79,7 @@ class ChimdqaOpen(evaluate.Metric):
         """Check the texts first (evaluate's own error does not say which item is wrong), then compute."""
         if predictions is not None or references is not None:
             check_texts("predictions", predictions)
-            check_texts("references", references)
+            check_texts("references", references, allow_empty=False)
             check_same_length(predictions=predictions, references=references)
         return super().compute(predictions=predictions, references=references, **kwargs)
 
