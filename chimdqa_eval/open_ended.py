@@ -89,8 +89,9 @@ def compute_open(predictions, references, *, metrics=None, tokenizer: str = "jie
       "bertscore_truncated") or "window" (overlapping windows, nothing cut).
     synonyms: METEOR's synonym source, a function from a word to its synonyms; none by default.
 
-    Returns "meteor", "rouge_l", "cider", "bertscore_f1", "bertscore_precision", "bertscore_recall" on a 0-100
-    scale (the mean of the per-item scores; CIDEr-D is pycocoevalcap's 0-10 score times 10), "perplexity" raw
+    Returns "meteor", "rouge_l", "cider", "bertscore_f1", "bertscore_precision", "bertscore_recall" as the mean
+    of the per-item scores times 100 (for CIDEr-D, pycocoevalcap's score times 100, as captioning papers report
+    it, so it can exceed 100), "perplexity" raw
     (the mean of per-item perplexities, as HF evaluate's `mean_perplexity`), "per_item" {metric: list, same
     scales}, "by_domain" / "by_question_type" / "by_level" {label: {metric: mean over its items}} for the labels
     given, "skipped" {metric: reason}, "signature" {metric: signature}.
@@ -127,7 +128,7 @@ def compute_open(predictions, references, *, metrics=None, tokenizer: str = "jie
         per_item["rouge_l"] = [100 * s for s in lexical.rouge_l(pred_tokens, ref_tokens)]
         signature["rouge_l"] = _lexical_signature("rouge_l", tokenizer, {"score": "f"})
     if "cider" in wanted:
-        per_item["cider"] = [10 * s for s in lexical.cider_d(pred_tokens, ref_tokens)]
+        per_item["cider"] = [100 * s for s in lexical.cider_d(pred_tokens, ref_tokens)]
         signature["cider"] = _lexical_signature("cider_d", tokenizer, {
             "n": lexical.CIDER_N, "sigma": lexical.CIDER_SIGMA, "df": f"references({n})"})
     if "perplexity" in wanted:

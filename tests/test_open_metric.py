@@ -63,7 +63,7 @@ def _reference_lexical(predictions, references):
                                   {i: [" ".join(p)] for i, p in enumerate(preds)})[1]
     return {"rouge_l": [100 * scorer.score(("r", i), ("p", i))["rougeL"].fmeasure for i in range(len(preds))],
             "meteor": [100 * meteor_score([r], p, wordnet=_NoWordNet()) for p, r in zip(preds, refs)],
-            "cider": [10 * c for c in cider]}
+            "cider": [100 * c for c in cider]}
 
 
 def test_lexical_metrics_equal_reference_implementations(metric):

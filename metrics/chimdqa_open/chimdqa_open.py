@@ -45,7 +45,7 @@ Args:
     device (str, optional): torch device for the models.
 Returns:
     meteor, rouge_l, cider, bertscore_f1, bertscore_precision, bertscore_recall: 0-100, the mean of per-item
-        scores (CIDEr-D is pycocoevalcap's score times 10).
+        scores (CIDEr-D is pycocoevalcap's score times 100).
     perplexity: the mean of per-item perplexities (empty predictions have none and are left out).
     per_item: {metric: list}; by_domain / by_question_type / by_level: {label: {metric: value}};
     skipped: {metric: reason}; signature: {metric: signature string}.
