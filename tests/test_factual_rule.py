@@ -68,6 +68,8 @@ CASES = [
     ("1.2千", "1200", "CO"), ("2百", "200", "CO"), ("It was founded in 1998 by two engineers.", "1998年", "CO"),
     # units: the same quantity in another unit matches, a different unit contradicts
     ("10000米", "10千米", "CO"), ("10kg", "10公斤", "CO"), ("50毫米", "5厘米", "CO"), ("10米", "10千米", "IN"),
+    # a Latin unit after a space belongs to the number, it is not a name to find (1.8 mmol/L)
+    ("2.6 mmol/L", "1.8 mmol/L", "IN"), ("空腹血糖1.80 mmol/L", "1.8 mmol/L", "CO"), ("120 km/h", "100 km/h", "IN"),
     ("3小时", "3分钟", "IN"), ("15美元", "15英镑", "IN"), ("5亿美元", "5亿元", "IN"), ("3年", "3个月", "IN"),
     ("3500人左右", "3518.17", "NA"), ("3000人以上", "3518.17", "NA"),
     ("约3.5万人", "35000", "CO"), ("十", "10", "CO"), ("一", "1", "CO"), ("答案：三。", "3", "CO"),

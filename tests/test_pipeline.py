@@ -53,6 +53,7 @@ def test_hand_checked_grades(sample_run):
         "law-cal-001": "IN",   # 20倍 vs 50倍
         "fin-cal-001": "NA",   # 不知道
         "med-sta-001": "NA",   # 抱歉，我无法根据现有信息计算该平均值。
+        "med-ret-002": "IN",   # 2.6 mmol/L vs 1.8 mmol/L
     }
     assert {k: items[k]["factual"]["grade"] for k in expected} == expected
 

@@ -42,6 +42,8 @@ _TRANSLIT_CLASSES = ("马玛", "里利立丽莉俐", "娜纳那", "斯丝思", "
                      "莎沙", "奥欧", "杰吉", "维威韦", "罗洛", "伦仑", "森逊", "格葛", "瓦娃", "布卜", "艾埃")
 _TRANSLIT = str.maketrans({ch: group[0] for group in _TRANSLIT_CLASSES for ch in group[1:]})
 _LATIN = re.compile(r"[a-z]")
+# A Latin unit written after a number and a space (1.8 mmol/l, 120 km/h): part of a numeric reference.
+_SPACED_LATIN_UNIT = re.compile(r"(?<=\d) [a-z]{1,6}(?:/[a-z]{1,4})?(?![a-z])")
 _PARENS = re.compile(r"\(([^()]*)\)")
 
 
@@ -65,7 +67,7 @@ def _forms(cleaned: str) -> set[str]:
         if "·" in part or "•" in part:  # a foreign name: its surname alone is an accepted answer
             forms.add(rules.key(re.split(r"[·•]", part)[-1]))
         words = part.split()
-        if len(words) > 1 and _LATIN.search(words[-1]) and len(words[-1]) >= 4:
+        if len(words) > 1 and _LATIN.search(words[-1]) and len(words[-1]) >= 4 and not re.search(r"\d", part):
             forms.add(rules.key(words[-1]))
     for form in list(forms):
         for suffix in _SUFFIXES:
@@ -86,7 +88,7 @@ def parse_reference(reference: str) -> Reference:
     ref_key = rules.key(cleaned)
     numbers = tuple(rules.find_numbers(cleaned))
     alternatives = bool(ALTERNATIVES.search(cleaned))
-    residue = re.sub(r"[\d.%]", "", ref_key)
+    residue = re.sub(r"[\d.%]", "", rules.key(_SPACED_LATIN_UNIT.sub("", cleaned)))
     if numbers and len(residue) <= NUMERIC_RESIDUE:
         return Reference("numeric", numbers=numbers, has_alternatives=alternatives)
     if len(rules.key(_PARENS.sub("", cleaned))) > LONG_REFERENCE:

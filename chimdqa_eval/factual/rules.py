@@ -11,7 +11,7 @@ import unicodedata
 from dataclasses import dataclass
 from decimal import Decimal
 
-NORMALIZER_VERSION = "zh-rule-2"
+NORMALIZER_VERSION = "zh-rule-3"
 
 # Common traditional characters and their simplified forms, two characters per pair. Only characters whose
 # simplified form is unambiguous in running text are listed (not 乾/干, 後/后 is safe, 髮/發 both map to 发).
