@@ -84,8 +84,9 @@ def _can_connect(host: str, port: int) -> bool:
         return False
 
 
-def _load(loader, model: str, what: str, **kwargs):
-    """loader.from_pretrained(model) from a local folder or the HF cache, or the Hub when it is reachable."""
+def load_pretrained(loader, model: str, what: str, **kwargs):
+    """loader.from_pretrained(model) from a local folder or the HF cache, or the Hub when it is reachable;
+    ModelUnavailable (naming `what` model) when none of them has it. Every model of the library loads here."""
     from transformers.utils import logging
 
     offline = os.path.isdir(model) or not _hub_reachable()
@@ -105,7 +106,8 @@ def _load(loader, model: str, what: str, **kwargs):
         logging.set_verbosity(verbosity)
 
 
-def _device(device):
+def torch_device(device):
+    """The torch device named, else cuda when there is one, else cpu."""
     import torch
 
     return torch.device(device if device is not None else ("cuda" if torch.cuda.is_available() else "cpu"))
@@ -141,7 +143,7 @@ def special_tokens_around(tokenizer) -> tuple[list[int], list[int]]:
     raise ModelUnavailable(f"cannot tell where {type(tokenizer).__name__} puts its special tokens")
 
 
-def _fingerprint(model, tokenizer) -> str:
+def model_fingerprint(model, tokenizer) -> str:
     """Content hash of the weights in use (dtype included) and of the tokenizer: the cache and the signature
     follow the model, not its path."""
     digest = hashlib.blake2b(digest_size=16)
@@ -280,25 +282,25 @@ class BertScorer:
             raise InputError(f"long_texts: expected one of {', '.join(LONG_TEXT_MODES)}, got {long_texts!r}")
         self.model_name, self.idf, self.long_texts = str(model), bool(idf), long_texts
         self.baseline, baseline_name = _baseline(rescale_with_baseline, self.model_name, num_layers)
-        config = _load(AutoConfig, self.model_name, "BERTScore")
-        self.tokenizer = _load(AutoTokenizer, self.model_name, "BERTScore tokenizer")
+        config = load_pretrained(AutoConfig, self.model_name, "BERTScore")
+        self.tokenizer = load_pretrained(AutoTokenizer, self.model_name, "BERTScore tokenizer")
         layers = config.num_hidden_layers
         if not isinstance(num_layers, int) or isinstance(num_layers, bool) or not 0 <= num_layers <= layers:
             raise InputError(f"num_layers: expected an integer from 0 to {layers} for {model!r}, got {num_layers!r}")
         self.num_layers = num_layers
         # Only the layers that are used are built: bert_score runs the same truncated stack.
         config.num_hidden_layers = num_layers
-        network = _load(AutoModel, self.model_name, "BERTScore", config=config)
+        network = load_pretrained(AutoModel, self.model_name, "BERTScore", config=config)
         if getattr(network, "pooler", None) is not None:
             network.pooler = None  # its output is never used
-        self.device = _device(device)
+        self.device = torch_device(device)
         self.model = network.to(self.device).eval()
         self.max_length = max_input_length(self.tokenizer, config)
         self._prefix_ids, self._suffix_ids = special_tokens_around(self.tokenizer)
         self._special_count = len(self._prefix_ids) + len(self._suffix_ids)
         self._room = self.max_length - self._special_count
         self._special_ids = {self.tokenizer.cls_token_id, self.tokenizer.sep_token_id}
-        self.fingerprint = _fingerprint(self.model, self.tokenizer)
+        self.fingerprint = model_fingerprint(self.model, self.tokenizer)
         self.signature = make_signature({
             "metric": "bertscore", "model": self.model_name.replace("|", "/"), "weights": self.fingerprint[:12],
             "layer": num_layers, "idf": "references" if self.idf else "no", "rescale": baseline_name,
@@ -537,12 +539,12 @@ class PerplexityScorer:
         if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
             raise InputError(f"batch_size: expected a positive integer, got {batch_size!r}")
         self.model_name, self.batch_size = str(model), batch_size
-        config = _load(AutoConfig, self.model_name, "perplexity")
-        self.tokenizer = _load(AutoTokenizer, self.model_name, "perplexity tokenizer")
-        self.device = _device(device)
-        self.model = _load(AutoModelForCausalLM, self.model_name, "perplexity").to(self.device).eval()
+        config = load_pretrained(AutoConfig, self.model_name, "perplexity")
+        self.tokenizer = load_pretrained(AutoTokenizer, self.model_name, "perplexity tokenizer")
+        self.device = torch_device(device)
+        self.model = load_pretrained(AutoModelForCausalLM, self.model_name, "perplexity").to(self.device).eval()
         self.window = max_input_length(self.tokenizer, config)
-        self.fingerprint = _fingerprint(self.model, self.tokenizer)
+        self.fingerprint = model_fingerprint(self.model, self.tokenizer)
         if stride is None:
             stride = max(1, self.window // 2)
         if not isinstance(stride, int) or isinstance(stride, bool) or not 1 <= stride < self.window:

@@ -92,3 +92,13 @@ def test_compute_rag_with_the_nli_checker_has_the_right_shapes(nli_dir):
     assert second["metrics"]["faithfulness"] == 0.0 and second["metrics"]["precision"] == 0.0
     assert f"checker:nli:{nli_dir}:max_len=64" in out["signature"]
     assert "transformers:" in out["signature"]
+
+
+def test_the_checker_name_follows_the_weights_not_the_path(tmp_path, checker):
+    """The name signs the weights' hash: other weights differ, the same weights at another path agree."""
+    retrained = tiny_bert(tmp_path / "other", num_labels=3, id2label=ID2LABEL, max_length=64, seed=1)
+    other = NLIChecker(str(retrained), device="cpu")
+    same_weights = tiny_bert(tmp_path / "copy", num_labels=3, id2label=ID2LABEL, max_length=64)
+    weights = checker.name.rsplit("weights=", 1)[1]
+    assert other.name.rsplit("weights=", 1)[1] != weights
+    assert NLIChecker(str(same_weights), device="cpu").name.rsplit("weights=", 1)[1] == weights

@@ -16,7 +16,9 @@ import json
 import re
 from typing import NamedTuple
 
-from chimdqa_eval.neural import ModelUnavailable, _load, max_input_length
+import numpy as np
+
+from chimdqa_eval.neural import ModelUnavailable, load_pretrained, max_input_length, model_fingerprint, torch_device
 from chimdqa_eval.rag.claims import prompt_key, raise_failures
 
 
@@ -73,21 +75,21 @@ class NLIChecker(_Checker):
             raise ModelUnavailable("checker='nli' needs nli_model=: the path or Hub name of a transformers "
                                    "sequence-classification NLI model (e.g. a Chinese NLI fine-tune of "
                                    "bert-base-chinese); nothing is downloaded unless you name one")
-        import torch
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-        self.tokenizer = _load(AutoTokenizer, model, "NLI")
-        self.model = _load(AutoModelForSequenceClassification, model, "NLI")
+        self.tokenizer = load_pretrained(AutoTokenizer, model, "NLI")
+        self.model = load_pretrained(AutoModelForSequenceClassification, model, "NLI")
         self.labels = label_map(self.model.config.id2label)
-        self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+        self.device = torch_device(device)
         self.model.to(self.device).eval()
         self.max_length = max_input_length(self.tokenizer, self.model.config)
         self.batch_size = batch_size
-        self.name = f"nli:{model}:max_len={self.max_length}"
+        # The weights' hash, as BERTScore's and perplexity's signatures carry: a path names no model version.
+        weights = model_fingerprint(self.model, self.tokenizer)[:12]
+        self.name = f"nli:{model}:max_len={self.max_length}:weights={weights}"
 
-    def logits(self, pairs) -> "np.ndarray":
+    def logits(self, pairs) -> np.ndarray:
         """(n, n_classes) logits for (premise, hypothesis) pairs, in order; batched by similar length."""
-        import numpy as np
         import torch
 
         order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
