@@ -57,6 +57,8 @@ _NO_LIMIT = 1_000_000
 _BATCH_TOKENS = 16_384
 _PADDING = 0.05
 _CHUNK_PAIRS = 512
+# The libraries whose versions every model-based signature names (make_signature's packages).
+MODEL_PACKAGES = ("transformers", "torch")
 
 
 class ModelUnavailable(RuntimeError):
@@ -156,13 +158,6 @@ def model_fingerprint(model, tokenizer) -> str:
     digest.update(vocab.encode())
     digest.update(type(tokenizer).__name__.encode())
     return digest.hexdigest()
-
-
-def _library_versions() -> dict:
-    import torch
-    import transformers
-
-    return {"transformers": transformers.__version__, "torch": torch.__version__.split("+")[0]}
 
 
 def _batches(lengths: list[int], max_items: int):
@@ -304,8 +299,8 @@ class BertScorer:
         self.signature = make_signature({
             "metric": "bertscore", "model": self.model_name.replace("|", "/"), "weights": self.fingerprint[:12],
             "layer": num_layers, "idf": "references" if self.idf else "no", "rescale": baseline_name,
-            "long": long_texts, "max_len": self.max_length, "compat": f"bert_score-{BERT_SCORE_COMPAT}",
-            **_library_versions()})
+            "long": long_texts, "max_len": self.max_length, "compat": f"bert_score-{BERT_SCORE_COMPAT}"},
+            MODEL_PACKAGES)
 
     # -- tokens
 
@@ -556,7 +551,7 @@ class PerplexityScorer:
         start_token = "none" if self.start_id is None else self.tokenizer.convert_ids_to_tokens(self.start_id)
         self.signature = make_signature({
             "metric": "perplexity", "model": self.model_name.replace("|", "/"), "weights": self.fingerprint[:12],
-            "context": self.window, "stride": stride, "start": start_token, **_library_versions()})
+            "context": self.window, "stride": stride, "start": start_token}, MODEL_PACKAGES)
 
     def token_ids(self, texts: list[str]) -> list[list[int]]:
         """The start token (if any) then the text's tokens, uncut."""

@@ -17,6 +17,7 @@ from chimdqa_eval import neural  # noqa: E402
 from chimdqa_eval.neural import (BertScorer, ModelUnavailable, PerplexityScorer, get_bert_scorer,  # noqa: E402
                                  perplexity_from_logprobs)
 from chimdqa_eval.schema import InputError  # noqa: E402
+from chimdqa_eval.signature import package_version  # noqa: E402
 from tiny_models import CHARS, tiny_bert, tiny_gpt2  # noqa: E402
 
 MAX_LEN = 128  # the tiny BERT's positions; every character of CHARS is one token of its vocabulary
@@ -242,6 +243,8 @@ def test_perplexity_equals_the_models_own_loss(gpt_dir):
     assert default.stride == 32
     assert default.score([long]).per_item[0] == pytest.approx(_hf_strided_perplexity(gpt_dir, long, 32)[0], rel=1e-5)
     assert "stride:16" in result.signature and "context:64" in result.signature
+    # Library versions are written as every other signature writes them (the RAG NLI checker's too).
+    assert f"|torch:{package_version('torch')}|" in result.signature + "|"
 
 
 def test_perplexity_does_not_depend_on_batching(gpt_dir):

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from chimdqa_eval.aggregate import group_indices
+from chimdqa_eval.neural import MODEL_PACKAGES
 from chimdqa_eval.rag import metrics as M
 from chimdqa_eval.rag.checkers import CheckTask
 from chimdqa_eval.schema import (DOMAINS, QUESTION_TYPES, InputError, canonical_domain, canonical_question_type,
@@ -208,8 +209,7 @@ def evaluate_items(items, *, metrics=M.ALL_METRICS, extractor="sentence", checke
         for i in range(len(items))]
     any_claims_given = any(item.given.get(f) is not None for item in items for f in CLAIM_FIELDS.values())
     any_labels_given = any(item.given.get(s) is not None for item in items for s in needed)
-    packages = ("numpy",) + (("transformers", "torch") if tools.spec["checker"] == "nli" and "checker" in tools.built
-                             else ())
+    packages = ("numpy",) + (MODEL_PACKAGES if tools.spec["checker"] == "nli" and "checker" in tools.built else ())
     result["signature"] = make_signature({
         "metric": "chimdqa_rag", "metrics": "all" if metrics == M.ALL_METRICS else ",".join(metrics),
         "extractor": tools.describe("extractor", any_claims_given),
