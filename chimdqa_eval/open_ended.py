@@ -38,9 +38,9 @@ def _requested(metrics, explicit):
     return metrics, True if explicit is None else bool(explicit)
 
 
-def _lexical_signature(metric: str, tokenizer: str, fields: dict) -> str:
+def _lexical_signature(metric: str, tokenizer: str, fields: dict, packages=()) -> str:
     return make_signature({"metric": metric, "tok": tokenizer_signature(tokenizer), **fields},
-                          packages=("jieba",) if tokenizer == "jieba" else ())
+                          packages=(("jieba",) if tokenizer == "jieba" else ()) + packages)
 
 
 def _perplexities(predictions, logprobs, perplexity_model, device):
@@ -123,7 +123,8 @@ def compute_open(predictions, references, *, metrics=None, tokenizer: str = "jie
         per_item["meteor"] = [100 * s for s in lexical.meteor(pred_tokens, ref_tokens, synonyms=synonyms)]
         signature["meteor"] = _lexical_signature("meteor", tokenizer, {
             "alpha": lexical.METEOR_ALPHA, "beta": lexical.METEOR_BETA, "gamma": lexical.METEOR_GAMMA,
-            "stem": "porter", "synonyms": "none" if synonyms is None else getattr(synonyms, "__name__", "custom")})
+            "stem": "porter", "synonyms": "none" if synonyms is None else getattr(synonyms, "__name__", "custom")},
+            ("nltk",))  # the stemmer is NLTK's
     if "rouge_l" in wanted:
         per_item["rouge_l"] = [100 * s for s in lexical.rouge_l(pred_tokens, ref_tokens)]
         signature["rouge_l"] = _lexical_signature("rouge_l", tokenizer, {"score": "f"})

@@ -11,6 +11,7 @@ from rouge_score import rouge_scorer
 
 from chimdqa_eval.neural import ModelUnavailable
 from chimdqa_eval.schema import InputError
+from chimdqa_eval.signature import package_version
 from chimdqa_eval.text import tokenize
 from tiny_models import tiny_bert, tiny_gpt2
 
@@ -80,6 +81,7 @@ def test_lexical_metrics_equal_reference_implementations(metric):
         (expected["rouge_l"][0] + expected["rouge_l"][2]) / 2)
     assert result["by_level"]["L1"]["meteor"] == pytest.approx((expected["meteor"][0] + expected["meteor"][3]) / 2)
     assert "tok:jieba-" in result["signature"]["rouge_l"] and "synonyms:none" in result["signature"]["meteor"]
+    assert f"nltk:{package_version('nltk')}" in result["signature"]["meteor"]
     assert "df:references(4)" in result["signature"]["cider"]
     assert result["skipped"] == {}
 
