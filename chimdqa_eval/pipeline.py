@@ -176,8 +176,15 @@ def score(items: list[dict], wanted: dict, args, *, simpleqa: bool = False):
                        lambda: (fam.open_scores(open_items, wanted["open_ended"], args), None)))
     skipped = []
     if "rag" in wanted and not simpleqa:
+        # As for a named open-ended metric: RAG metrics named in --metrics must run, or nothing is scored.
+        named = args.metrics is not None
         if items[0].get("retrieved_contexts") is None:
+            if named:
+                raise InputError("--metrics asks for RAG metrics, but the predictions carry no retrieved_contexts")
             skipped.append({"family": "rag", "metric": None, "reason": "the predictions carry no retrieved_contexts"})
+        elif named and args.judge != "llm" and not args.nli_model:
+            raise InputError("--metrics asks for RAG metrics, which need a claim checker: --nli-model (a local "
+                             "NLI model) or --judge llm with --judge-model and --api-base")
         else:
             stages.append((f"RAG claims ({len(items)} answers)", lambda: fam.rag_scores(items, wanted["rag"], args)))
     families = []
@@ -187,6 +194,8 @@ def score(items: list[dict], wanted: dict, args, *, simpleqa: bool = False):
             family, reason = stage()
             if family is not None:
                 families.append(family)
+            elif args.metrics is not None:
+                raise InputError(reason)
             else:
                 skipped.append({"family": "rag", "metric": None, "reason": reason})
             bar.update()

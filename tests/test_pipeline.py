@@ -153,7 +153,7 @@ def test_chinese_simpleqa_by_primary_category(tmp_path):
     assert by["中华文化"]["value"] == 50.0 and by["自然与自然科学"]["value"] == 100.0
 
 
-def test_rag_without_a_checker_model_is_skipped_and_with_one_is_scored(tmp_path):
+def test_rag_without_a_checker_model_is_skipped_and_with_one_is_scored(tmp_path, capsys):
     from tiny_models import tiny_bert
 
     rows = [json.loads(line) for line in SAMPLE_PREDICTIONS.read_text(encoding="utf-8").splitlines()]
@@ -161,18 +161,28 @@ def test_rag_without_a_checker_model_is_skipped_and_with_one_is_scored(tmp_path)
             if r["id"].startswith("fin-")]
     preds = tmp_path / "rag.jsonl"
     preds.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
-    args = ["--predictions", preds, "--config", "finance", "--resamples", 0, "--metrics", "factual", "rag"]
-    assert evaluate(*args, "--out", tmp_path / "a") == 0
+    base = ["--predictions", preds, "--config", "finance", "--resamples", 0]
+    assert evaluate(*base, "--out", tmp_path / "a") == 0  # by default an unavailable checker is skipped
     results = read_results(tmp_path / "a")
     assert results["model"]["rag"] is True
     assert "nli_model" in [s["reason"] for s in results["skipped"] if s["family"] == "rag"][0]
-    assert "open_ended" not in results["metrics"]  # not asked for
+
+    args = [*base, "--metrics", "factual", "rag"]
+    assert evaluate(*args, "--out", tmp_path / "named") == 2  # named in --metrics, it must run
+    assert "--nli-model" in capsys.readouterr().err
+    assert evaluate(*args, "--nli-model", tmp_path / "no-such-model", "--out", tmp_path / "named") == 2
+    assert "no-such-model" in capsys.readouterr().err
+    assert not (tmp_path / "named" / "results.json").exists()
+    assert evaluate("--predictions", SAMPLE_PREDICTIONS, "--config", "finance", "--metrics", "rag",
+                    "--out", tmp_path / "named") == 2
+    assert "no retrieved_contexts" in capsys.readouterr().err
 
     nli = tiny_bert(tmp_path / "nli", num_labels=3, id2label={0: "entailment", 1: "neutral", 2: "contradiction"})
     assert evaluate(*args, "--nli-model", nli, "--out", tmp_path / "b") == 0
     results = read_results(tmp_path / "b")
     rag = results["metrics"]["rag"]
     assert len(rag) == 11 and rag["f1"]["n"] == 11
+    assert "open_ended" not in results["metrics"]  # not asked for
     assert set(rag["f1"]["by"]["category"]) == {"factual", "open_ended"}
     items = read_items(results)
     assert rag["precision"]["value"] == pytest.approx(
