@@ -127,9 +127,10 @@ class ChatClient:
 
     @property
     def signature_fields(self) -> dict:
-        """What identifies the judge in a score's signature (host only: no key, no path secrets)."""
-        return {"model": self.model, "api": urlsplit(self.url).hostname or "?",
-                "temperature": self.temperature}
+        """What identifies the judge in a score's signature (host only: no key, no path secrets); every metric
+        that asks an LLM adds these fields."""
+        return {"judge_model": self.model, "judge_api": urlsplit(self.url).hostname or "?",
+                "judge_temperature": self.temperature}
 
     def close(self) -> None:
         """Close the cache; the client cannot be used afterwards."""

@@ -56,7 +56,7 @@ def _signature(judge: str, client) -> str:
         return make_signature({"metric": "chimdqa_factual", "judge": "rule", "rules": NORMALIZER_VERSION})
     from chimdqa_eval.factual.judge_llm import PROMPT_VERSION
     fields = {"metric": "chimdqa_factual", "judge": "llm", "prompt": PROMPT_VERSION}
-    fields.update({f"judge_{k}": v for k, v in client.signature_fields.items()})
+    fields.update(client.signature_fields)
     return make_signature(fields)
 
 

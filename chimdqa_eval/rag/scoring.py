@@ -98,6 +98,14 @@ class _Tools:
                                      LLMChecker(self.client()) if spec == "llm" else spec)
         return self.built["checker"]
 
+    def judge_fields(self) -> dict:
+        """The LLM judge's signature fields (model, API host, temperature) when a tool asked one."""
+        return self._client.signature_fields if self._client is not None else {}
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+
     def describe(self, role: str, any_given: bool) -> str:
         """'given', the tool's name, or 'given+<name>' when some queries came with results and others did not."""
         names = (["given"] if any_given else []) + (
@@ -184,14 +192,17 @@ def evaluate_items(items, *, metrics=M.ALL_METRICS, extractor="sentence", checke
     tools = _Tools(extractor, checker, nli_model, judge_model, api_base, api_key_env, concurrency, cache_path,
                    device)
     unlabelled = [(item, s) for item in items for s in needed if item.given.get(s) is None]
-    if unlabelled:
-        if checker == "precomputed":
-            item, s = unlabelled[0]
-            raise InputError(f"{item.name}: no {s} labels given, and checker='precomputed' computes none; supply "
-                             "them in labels=, or choose checker='nli' or 'llm'")
-        tools.checker()  # fail on a missing model before any (possibly paid) claim extraction
-    claims = _claims(items, needed, tools)
-    labels = _labels(items, needed, claims, tools)
+    if unlabelled and checker == "precomputed":
+        item, s = unlabelled[0]
+        raise InputError(f"{item.name}: no {s} labels given, and checker='precomputed' computes none; supply "
+                         "them in labels=, or choose checker='nli' or 'llm'")
+    try:
+        if unlabelled:
+            tools.checker()  # fail on a missing model before any (possibly paid) claim extraction
+        claims = _claims(items, needed, tools)
+        labels = _labels(items, needed, claims, tools)
+    finally:
+        tools.close()
     per_query = [M.query_scores(item_structures(item, labels[i], {w: c[i] for w, c in claims.items()}), metrics)
                  for i, item in enumerate(items)]
 
@@ -213,7 +224,7 @@ def evaluate_items(items, *, metrics=M.ALL_METRICS, extractor="sentence", checke
     result["signature"] = make_signature({
         "metric": "chimdqa_rag", "metrics": "all" if metrics == M.ALL_METRICS else ",".join(metrics),
         "extractor": tools.describe("extractor", any_claims_given),
-        "checker": tools.describe("checker", any_labels_given),
+        "checker": tools.describe("checker", any_labels_given), **tools.judge_fields(),
         "mean": "per-query", "scale": "100"}, packages)
     return result
 
