@@ -67,7 +67,8 @@ class _Rejected(Exception):
 
 
 class ChatCache:
-    """sqlite store of raw replies keyed by (model, settings, cache_key); WAL so readers never block writers."""
+    """sqlite store of raw replies keyed by (model, settings: API host and generation settings, cache_key); WAL
+    so readers never block writers."""
 
     def __init__(self, path: Path):
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -122,8 +123,10 @@ class ChatClient:
         self.max_tokens = max_tokens
         self.backoff = backoff
         self.cache = ChatCache(Path(cache_path) if cache_path else cache_dir("llm") / "chat.sqlite")
-        # Generation settings change the answers, so they are part of the cache key.
-        self._settings = json.dumps({"temperature": temperature, "max_tokens": max_tokens})
+        # Whatever the signature says produced an answer (the API host too: one model name on two servers can
+        # be two models) and the generation settings are part of the cache key.
+        self._settings = json.dumps({"api": self.signature_fields["judge_api"], "temperature": temperature,
+                                     "max_tokens": max_tokens})
 
     @property
     def signature_fields(self) -> dict:

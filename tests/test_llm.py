@@ -57,6 +57,10 @@ def test_rerun_is_served_from_the_cache_and_duplicates_are_asked_once(tmp_path):
         ChatClient("judge-y", server.api_base, cache_path=tmp_path / "c.sqlite").complete_all([ask("xx")], strict_int)
         client_for(server, tmp_path, temperature=0.7).complete_all([ask("xx")], strict_int)
         assert len(server.requests) == 4
+        # Nor another API host (the signature names it): the same server reached as localhost asks again.
+        ChatClient("judge-x", server.api_base.replace("127.0.0.1", "localhost"),
+                   cache_path=tmp_path / "c.sqlite").complete_all([ask("xx")], strict_int)
+        assert len(server.requests) == 5
     assert [o.value for o in first] == [2, 3, 2]
     assert [(o.value, o.cached) for o in again] == [(3, True), (2, True)]
 
