@@ -17,7 +17,6 @@ from chimdqa_eval.text import tokenize_many, tokenize_references, tokenizer_sign
 
 LEXICAL_METRICS = ("meteor", "rouge_l", "cider")
 METRICS = LEXICAL_METRICS + ("perplexity", "bertscore")
-DEFAULT_METRICS = METRICS
 BERTSCORE_KEYS = ("bertscore_f1", "bertscore_precision", "bertscore_recall")
 BREAKDOWNS = (("by_domain", DOMAINS), ("by_question_type", QUESTION_TYPES), ("by_level", LEVELS))
 
@@ -26,7 +25,7 @@ def _requested(metrics, explicit):
     """(metrics to compute, whether an unavailable model is an error). Metrics the caller names are explicit;
     the default set (metrics=None) is not, so a missing model only skips its metric."""
     if metrics is None:
-        return list(DEFAULT_METRICS), bool(explicit)
+        return list(METRICS), bool(explicit)
     if isinstance(metrics, str):
         metrics = [metrics]
     metrics = list(dict.fromkeys(metrics))

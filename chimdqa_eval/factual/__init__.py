@@ -19,12 +19,9 @@ from chimdqa_eval.schema import (CATEGORIES, DOMAINS, LEVELS, QUESTION_TYPES, In
 from chimdqa_eval.signature import make_signature
 
 __all__ = ["compute_factual", "scores_from_grades", "factual_confidence_intervals", "paired_factual_test",
-           "grade_answer", "grade_answers", "GRADES", "UNGRADED", "JUDGES", "FACTUAL_METRICS"]
+           "grade_answer", "grade_answers", "GRADES", "SCORE_NAMES", "UNGRADED", "JUDGES"]
 
 JUDGES = ("rule", "llm")
-FACTUAL_METRICS = SCORE_NAMES
-# The name the report code uses for scores_from_grades.
-factual_scores = scores_from_grades
 
 # name of the breakdown -> (argument, vocabulary order, canonicalizer)
 _BREAKDOWNS = {
