@@ -206,6 +206,8 @@ class LLMChecker(_Checker):
         from chimdqa_eval.llm import ChatRequest
 
         requests, owners = [], []  # owners[r] = (task index, first claim index)
+        # Replies are parsed per request, and requests differ in claim count: parse each with its own count.
+        by_count = {}  # claim count -> request indices
         for t, task in enumerate(tasks):
             for start in range(0, len(task.claims), self.claims_per_request):
                 claims = task.claims[start:start + self.claims_per_request]
@@ -216,12 +218,7 @@ class LLMChecker(_Checker):
                                             prompt_key(CHECK_PROMPT_VERSION, CHECK_SYSTEM, CHECK_TEMPLATE,
                                                        task.question, task.premise, *claims)))
                 owners.append((t, start))
-        # Replies are parsed per request, and requests differ in claim count: parse each with its own count.
-        by_count = {}
-        for r, request in enumerate(requests):
-            t, start = owners[r]
-            n = len(tasks[t].claims[start:start + self.claims_per_request])
-            by_count.setdefault(n, []).append(r)
+                by_count.setdefault(len(claims), []).append(len(requests) - 1)
         outcomes = [None] * len(requests)
         for n, members in by_count.items():
             answers = self.client.complete_all([requests[r] for r in members],
