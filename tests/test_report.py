@@ -140,6 +140,15 @@ def test_leaderboard_files(two_runs, tmp_path):
     assert space["sdk"] == "static" and space["app_file"] == "index.html"
 
 
+def test_leaderboard_ranks_within_each_dataset(two_runs):
+    _, a, b = two_runs
+    csqa = dict(b, model=dict(b["model"], model="csqa-model"),  # a higher F1 on another dataset
+                dataset=dict(b["dataset"], name="Chinese SimpleQA", config="chinese_simpleqa"),
+                metrics={"factual": {**b["metrics"]["factual"], "F1": dict(b["metrics"]["factual"]["F1"], value=99.0)}})
+    rows = leaderboard.leaderboard_rows([csqa, a, b])
+    assert [(r["rank"], r["model"]) for r in rows] == [(1, "model-b"), (2, "model-a"), (1, "csqa-model")]
+
+
 def test_report_embeds_png_plots_and_paper_tables(two_runs):
     root, _, _ = two_runs
     page = (root / "a" / "report.html").read_text(encoding="utf-8")

@@ -1,5 +1,5 @@
-"""`chimdqa leaderboard RESULTS_DIR... --out board/`: one table over many results, sorted by factual F1, with
-Table 4's per-domain columns, written as CSV, Markdown and a static HTML page (with the report's plots) that a
+"""`chimdqa leaderboard RESULTS_DIR... --out board/`: one table over many results, ranked by factual F1 within
+each dataset and config, with Table 4's per-domain columns, written as CSV, Markdown and a static HTML page (with the report's plots) that a
 Hub static Space can serve as is.
 
 With --with-paper-rows the papers' own numbers join as rows marked "reported in the paper" — ChiMDQA's
@@ -81,9 +81,14 @@ def paper_rows(datasets=("ChiMDQA",)) -> list[dict]:
     return list(docs.values())
 
 
+def _group(results: dict) -> tuple:
+    """Rows are ranked within their dataset and config: a Chinese SimpleQA F1 and a ChiMDQA one do not compete."""
+    return results["dataset"]["name"], results["dataset"]["config"]
+
+
 def _sort_key(results: dict):
     f1 = metric_value(results, "factual", "F1")
-    return (f1 is None, -(f1 or 0.0), H.is_paper_row(results))
+    return (*_group(results), f1 is None, -(f1 or 0.0), H.is_paper_row(results))
 
 
 def factual_judge(results: dict) -> str:
@@ -98,9 +103,12 @@ def factual_judge(results: dict) -> str:
 
 
 def leaderboard_rows(results_list) -> list[dict]:
-    """One flat row per result (rank by factual F1; rows without it last)."""
-    rows = []
-    for rank, r in enumerate(sorted(results_list, key=_sort_key), 1):
+    """One flat row per result, grouped by dataset and config, ranked by factual F1 within each (rows without
+    it last)."""
+    rows, previous, rank = [], None, 0
+    for r in sorted(results_list, key=_sort_key):
+        rank = rank + 1 if _group(r) == previous else 1
+        previous = _group(r)
         ds, sub = r["dataset"], r.get("submission", {})
         row = {"rank": rank, "model": r["model"]["model"], "rag": "yes" if r["model"].get("rag") else "no",
                "source": "reported in the paper" if H.is_paper_row(r) else "scored",
@@ -154,9 +162,10 @@ def to_html(rows, results_list, title: str) -> str:
     note = ("" if len(revisions) <= 1 else
             f'<p class="skip">These results come from {len(revisions)} different dataset revisions '
             f"({', '.join(revisions)}): compare only rows with the same dataset column.</p>")
-    body = (f'<p class="muted">{len(rows)} results, sorted by factual F1. Rows in italics are '
-            f"{H.PAPER_TAG} (full release, no confidence intervals).</p>{note}"
-            f'<table id="leaderboard"><thead><tr>{head}</tr></thead><tbody>{"".join(body_rows)}</tbody></table>'
+    body = (f'<p class="muted">{len(rows)} results, ranked by factual F1 within each dataset and config. Rows in '
+            f"italics are {H.PAPER_TAG} (full release, no confidence intervals).</p>{note}"
+            f'<div class="wide"><table id="leaderboard"><thead><tr>{head}</tr></thead>'
+            f'<tbody>{"".join(body_rows)}</tbody></table></div>'
             + H.tables_html(ordered, with_ci=False) + "<h2>Plots</h2>" + H.figures_html(ordered))
     return H.page(title, body)
 
