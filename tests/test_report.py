@@ -74,6 +74,10 @@ def test_model_index_parses_back(two_runs, capsys):
     assert values[("chimdqa_factual", "F1")] == a["metrics"]["factual"]["F1"]["value"]
     assert values[("chimdqa_open", "rouge_l")] == a["metrics"]["open_ended"]["rouge_l"]["value"]
     assert len(values) == 5 + 3
+    assert result["task"]["name"] == "Chinese long-document question answering"
+    csqa = dict(a, dataset=dict(a["dataset"], name="Chinese SimpleQA", config="chinese_simpleqa"))
+    task = exports.model_index(csqa, "org/csqa")["model-index"][0]["results"][0]["task"]
+    assert task["name"] == "Chinese short-form factual question answering"
 
 
 def test_eval_results_file_parses_back(two_runs, tmp_path):

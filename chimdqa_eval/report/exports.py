@@ -55,6 +55,10 @@ def _metrics(results):
             yield family, metric, entry
 
 
+TASK_NAMES = {"ChiMDQA": "Chinese long-document question answering",
+              "Chinese SimpleQA": "Chinese short-form factual question answering"}
+
+
 def model_index(results: dict, dataset_id: str) -> dict:
     ds = results["dataset"]
     rag = " with RAG" if results["model"].get("rag") else ""
@@ -64,7 +68,7 @@ def model_index(results: dict, dataset_id: str) -> dict:
     return {"model-index": [{
         "name": results["model"]["model"],
         "results": [{
-            "task": {"type": "question-answering", "name": "Chinese long-document question answering"},
+            "task": {"type": "question-answering", "name": TASK_NAMES[ds["name"]]},
             "dataset": {"name": ds["name"], "type": dataset_id, "config": ds["config"], "split": ds["split"],
                         "revision": ds["revision"]},
             "metrics": metrics,
