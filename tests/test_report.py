@@ -114,6 +114,13 @@ def test_compare_uses_paired_items(two_runs, capsys):
     assert "model-a" in out and "model-b" in out and re.search(r"factual\s+CO\s+.*\+11\.11", out)
 
 
+def test_compare_needs_resamples(two_runs, capsys):
+    root, _, _ = two_runs
+    for resamples in ("0", "-5"):
+        assert cli.main(["compare", str(root / "a"), str(root / "b"), "--resamples", resamples]) == 2
+        assert "--resamples" in capsys.readouterr().err
+
+
 def test_compare_refuses_different_revisions(two_runs):
     _, a, b = two_runs
     other = dict(b, dataset=dict(b["dataset"], revision="something-else"))
