@@ -10,15 +10,13 @@ from typing import Callable, Iterable
 
 from chimdqa_eval import lexical, neural
 from chimdqa_eval.aggregate import group_indices
-from chimdqa_eval.schema import (DOMAINS, LEVELS, QUESTION_TYPES, InputError, canonical_domain,
-                                 canonical_question_type, check_labels, check_same_length, check_texts)
+from chimdqa_eval.schema import BREAKDOWNS, InputError, check_breakdowns, check_same_length, check_texts
 from chimdqa_eval.signature import make_signature
 from chimdqa_eval.text import tokenize_many, tokenize_references, tokenizer_signature
 
 LEXICAL_METRICS = ("meteor", "rouge_l", "cider")
 METRICS = LEXICAL_METRICS + ("perplexity", "bertscore")
 BERTSCORE_KEYS = ("bertscore_f1", "bertscore_precision", "bertscore_recall")
-BREAKDOWNS = (("by_domain", DOMAINS), ("by_question_type", QUESTION_TYPES), ("by_level", LEVELS))
 
 
 def _requested(metrics, explicit):
@@ -106,12 +104,8 @@ def compute_open(predictions, references, *, metrics=None, tokenizer: str = "jie
     """
     predictions = check_texts("predictions", predictions)
     references = check_texts("references", references, allow_empty=False)  # a blank reference is a data error
-    n = check_same_length(predictions=predictions, references=references, domains=domains,
-                          question_types=question_types, levels=levels, logprobs=logprobs)
-    labels = {"by_domain": None if domains is None else check_labels("domains", domains, DOMAINS, canonical_domain),
-              "by_question_type": None if question_types is None else check_labels(
-                  "question_types", question_types, QUESTION_TYPES, canonical_question_type),
-              "by_level": None if levels is None else check_labels("levels", levels, LEVELS)}
+    labels = check_breakdowns(domains=domains, question_types=question_types, levels=levels)
+    n = check_same_length(predictions=predictions, references=references, logprobs=logprobs, **labels)
     wanted, strict = _requested(metrics, explicit)
 
     per_item, signature, skipped, extra = {}, {}, {}, {}
@@ -157,10 +151,11 @@ def compute_open(predictions, references, *, metrics=None, tokenizer: str = "jie
     out = {metric: _mean(values) for metric, values in per_item.items()}
     out.update(extra)
     out["per_item"] = per_item
-    for key, order in BREAKDOWNS:
-        if labels[key] is not None:
-            out[key] = {label: {metric: _mean([values[i] for i in indices]) for metric, values in per_item.items()}
-                        for label, indices in group_indices(labels[key], order).items()}
+    for argument, column_labels in labels.items():
+        column, order, _ = BREAKDOWNS[argument]
+        out[f"by_{column}"] = {
+            label: {metric: _mean([values[i] for i in indices]) for metric, values in per_item.items()}
+            for label, indices in group_indices(column_labels, order).items()}
     out["skipped"] = skipped
     out["signature"] = signature
     return out

@@ -99,3 +99,28 @@ def check_labels(name: str, values, allowed, canonical=None) -> list[str]:
         else:
             raise InputError(f"{name}[{i}]: unknown value {v!r}; expected one of {', '.join(allowed)}")
     return out
+
+
+# The breakdown columns every metric accepts: argument -> (column name in results, vocabulary in table order,
+# canonicalizer or None).
+BREAKDOWNS = {
+    "domains": ("domain", DOMAINS, canonical_domain),
+    "question_types": ("question_type", QUESTION_TYPES, canonical_question_type),
+    "levels": ("level", LEVELS, None),
+    "categories": ("category", CATEGORIES, None),
+}
+
+
+def check_breakdowns(**columns) -> dict:
+    """{argument: canonical labels} for the breakdown columns given (domains=, question_types=, levels=,
+    categories=; None ones are left out), or InputError naming the first bad item. Lengths are the caller's
+    check_same_length."""
+    out = {}
+    for argument, values in columns.items():
+        if values is None:
+            continue
+        if isinstance(values, (str, bytes)):
+            raise InputError(f"{argument}: expected a list with one label per item, got a string")
+        _, vocabulary, canonical = BREAKDOWNS[argument]
+        out[argument] = check_labels(argument, list(values), vocabulary, canonical)
+    return out

@@ -1,7 +1,7 @@
 import pytest
 
-from chimdqa_eval.schema import (InputError, canonical_domain, canonical_question_type, category_of, check_labels,
-                                 check_same_length, check_texts, where)
+from chimdqa_eval.schema import (InputError, canonical_domain, canonical_question_type, category_of, check_breakdowns,
+                                 check_labels, check_same_length, check_texts, where)
 from chimdqa_eval.signature import make_signature, package_version, parse_signature
 
 
@@ -47,3 +47,14 @@ def test_signature_round_trip_and_versions():
     assert package_version("surely-not-installed-package") == "none"
     with pytest.raises(ValueError):
         make_signature({"judge": "a|b"})
+
+
+def test_breakdown_columns_are_canonical_lists_and_bad_ones_are_named():
+    assert check_breakdowns(domains=("Finance", "law"), question_types=["计算", "summarization"], levels=None) == {
+        "domains": ["finance", "law"], "question_types": ["computational", "summarization"]}
+    with pytest.raises(InputError, match="domains: expected a list with one label per item, got a string"):
+        check_breakdowns(domains="finance")
+    with pytest.raises(InputError, match=r"levels\[1\]: unknown value 'L3'"):
+        check_breakdowns(levels=["L1", "L3"])
+    with pytest.raises(InputError, match=r"categories\[0\]: unknown value 'open'"):
+        check_breakdowns(categories=["open"])

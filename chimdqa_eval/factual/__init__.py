@@ -14,8 +14,7 @@ from chimdqa_eval.aggregate import factual_confidence_intervals, group_indices, 
 from chimdqa_eval.factual.judge_rule import grade_answer, grade_answers
 from chimdqa_eval.factual.rules import NORMALIZER_VERSION
 from chimdqa_eval.factual.scores import GRADES, SCORE_NAMES, UNGRADED, scores_from_grades
-from chimdqa_eval.schema import (CATEGORIES, DOMAINS, LEVELS, QUESTION_TYPES, InputError, canonical_domain,
-                                 canonical_question_type, check_labels, check_same_length, check_texts)
+from chimdqa_eval.schema import BREAKDOWNS, InputError, check_breakdowns, check_same_length, check_texts
 from chimdqa_eval.signature import make_signature
 
 __all__ = ["compute_factual", "scores_from_grades", "factual_confidence_intervals", "paired_factual_test",
@@ -23,24 +22,16 @@ __all__ = ["compute_factual", "scores_from_grades", "factual_confidence_interval
 
 JUDGES = ("rule", "llm")
 
-# name of the breakdown -> (argument, vocabulary order, canonicalizer)
-_BREAKDOWNS = {
-    "domain": ("domains", DOMAINS, canonical_domain),
-    "question_type": ("question_types", QUESTION_TYPES, canonical_question_type),
-    "level": ("levels", LEVELS, None),
-    "category": ("categories", CATEGORIES, None),
-}
-
-
 def _check_groups(groups, n: int) -> dict:
     if groups is None:
         return {}
     if not isinstance(groups, dict):
         raise InputError(f"groups: expected a dict of name -> labels, got {type(groups).__name__}")
+    built_in = {column: argument for argument, (column, _, _) in BREAKDOWNS.items()}
     out = {}
     for name, labels in groups.items():
-        if name in _BREAKDOWNS:
-            raise InputError(f"groups: {name!r} is a built-in breakdown; pass it as {_BREAKDOWNS[name][0]}=")
+        if name in built_in:
+            raise InputError(f"groups: {name!r} is a built-in breakdown; pass it as {built_in[name]}=")
         labels = check_texts(f"groups[{name!r}]", labels, allow_empty=False)
         if len(labels) != n:
             raise InputError(f"groups[{name!r}] has {len(labels)} labels for {n} items")
@@ -70,16 +61,8 @@ def compute_factual(predictions, references, questions=None, *, domains=None, qu
     predictions = check_texts("predictions", predictions)
     references = check_texts("references", references, allow_empty=False)
     questions = check_texts("questions", questions) if questions is not None else None
-    columns = {"domains": domains, "question_types": question_types, "levels": levels, "categories": categories}
-    columns = {k: list(v) if v is not None and not isinstance(v, str) else v for k, v in columns.items()}
-    for name, values in columns.items():
-        if isinstance(values, str):
-            raise InputError(f"{name}: expected a list with one label per item, got a string")
-    n = check_same_length(predictions=predictions, references=references, questions=questions, **columns)
-    labels = {}
-    for breakdown, (argument, vocabulary, canonical) in _BREAKDOWNS.items():
-        if columns[argument] is not None:
-            labels[breakdown] = check_labels(argument, columns[argument], vocabulary, canonical)
+    labels = check_breakdowns(domains=domains, question_types=question_types, levels=levels, categories=categories)
+    n = check_same_length(predictions=predictions, references=references, questions=questions, **labels)
     groups = _check_groups(groups, n)
     questions = questions if questions is not None else [""] * n
 
@@ -102,11 +85,10 @@ def compute_factual(predictions, references, questions=None, *, domains=None, qu
 
     result = scores_from_grades(grades)
     result["grades"] = grades
-    vocabularies = {b: v for b, (_, v, _) in _BREAKDOWNS.items()}
-    for breakdown, values in list(labels.items()) + list(groups.items()):
-        result[f"by_{breakdown}"] = {
-            label: scores_from_grades([grades[i] for i in idx])
-            for label, idx in group_indices(values, vocabularies.get(breakdown, ())).items()}
+    columns = [(*BREAKDOWNS[argument][:2], values) for argument, values in labels.items()]
+    for column, order, values in columns + [(name, (), values) for name, values in groups.items()]:
+        result[f"by_{column}"] = {label: scores_from_grades([grades[i] for i in idx])
+                                  for label, idx in group_indices(values, order).items()}
     if judge == "llm":
         result["ungraded"] = len(errors)
         result["judge_errors"] = errors

@@ -14,8 +14,7 @@ from chimdqa_eval.aggregate import group_indices
 from chimdqa_eval.neural import MODEL_PACKAGES
 from chimdqa_eval.rag import metrics as M
 from chimdqa_eval.rag.checkers import CheckTask
-from chimdqa_eval.schema import (DOMAINS, QUESTION_TYPES, InputError, canonical_domain, canonical_question_type,
-                                 check_labels, check_same_length, check_texts)
+from chimdqa_eval.schema import DOMAINS, QUESTION_TYPES, InputError, check_breakdowns, check_same_length, check_texts
 from chimdqa_eval.signature import make_signature
 
 EXTRACTORS = ("sentence", "llm")
@@ -253,16 +252,10 @@ def check_inputs(predictions, references, questions, retrieved_contexts, labels=
         raise InputError("retrieved_contexts: expected one list of chunk strings per query")
     retrieved_contexts = list(retrieved_contexts)
     labels = None if labels is None else list(labels)
-    domains = None if domains is None else list(domains)
-    question_types = None if question_types is None else list(question_types)
+    breakdowns = check_breakdowns(domains=domains, question_types=question_types)
     n = check_same_length(predictions=predictions, references=references, questions=questions,
-                          retrieved_contexts=retrieved_contexts, labels=labels, domains=domains,
-                          question_types=question_types)
+                          retrieved_contexts=retrieved_contexts, labels=labels, **breakdowns)
     chunks = _chunk_lists(retrieved_contexts)
-    if domains is not None:
-        domains = check_labels("domains", domains, DOMAINS, canonical_domain)
-    if question_types is not None:
-        question_types = check_labels("question_types", question_types, QUESTION_TYPES, canonical_question_type)
     items = []
     for i in range(n):
         given = labels[i] if labels is not None else None
@@ -270,7 +263,7 @@ def check_inputs(predictions, references, questions, retrieved_contexts, labels=
             raise InputError(f"labels[{i}] (query {i}): expected a dict of claims/labels or None, "
                              f"got {type(given).__name__}")
         items.append(RagItem(f"query {i}", questions[i], references[i], predictions[i], chunks[i], given or {}))
-    return items, domains, question_types
+    return items, breakdowns.get("domains"), breakdowns.get("question_types")
 
 
 def compute_rag(predictions, references, questions, retrieved_contexts, *, metrics=M.ALL_METRICS,
