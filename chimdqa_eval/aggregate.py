@@ -50,7 +50,11 @@ def bootstrap_ci(values, statistic: Callable[[np.ndarray], np.ndarray] | None = 
     """
     matrix = _as_matrix(values)
     statistic = statistic or (lambda means: means[..., 0])
-    scores = statistic(_resampled_means(matrix, n_resamples, np.random.default_rng(seed)))
+    return _interval(statistic(_resampled_means(matrix, n_resamples, np.random.default_rng(seed))), confidence)
+
+
+def _interval(scores: np.ndarray, confidence: float) -> tuple[float, float]:
+    """The central `confidence` percentile interval of resampled scores."""
     tail = (1.0 - confidence) / 2 * 100
     low, high = np.percentile(scores, [tail, 100 - tail])
     return float(low), float(high)
@@ -64,19 +68,26 @@ def paired_bootstrap(values_a, values_b, statistic: Callable[[np.ndarray], np.nd
     from the observed one (doubled, capped at 1), with the usual +1 correction so it is never exactly 0.
     """
     a, b = _as_matrix(values_a), _as_matrix(values_b)
+    statistic = statistic or (lambda means: means[..., 0])
+    means_a, means_b = _paired_resampled_means(a, b, n_resamples, seed)
+    observed = float(statistic(b.mean(axis=0)) - statistic(a.mean(axis=0)))
+    return observed, _paired_p_value(statistic(means_b) - statistic(means_a), observed, n_resamples)
+
+
+def _paired_resampled_means(a: np.ndarray, b: np.ndarray, n_resamples: int, seed: int):
+    """Column means of the same bootstrap resamples of the rows of a and of b."""
     if a.shape != b.shape:
         raise ValueError(f"paired test needs the same items: shapes {a.shape} and {b.shape}")
-    statistic = statistic or (lambda means: means[..., 0])
     k = a.shape[1]
-    joint = np.concatenate([a, b], axis=1)
-    means = _resampled_means(joint, n_resamples, np.random.default_rng(seed))
-    diffs = statistic(means[:, k:]) - statistic(means[:, :k])
-    observed = float(statistic(b.mean(axis=0)) - statistic(a.mean(axis=0)))
+    means = _resampled_means(np.concatenate([a, b], axis=1), n_resamples, np.random.default_rng(seed))
+    return means[:, :k], means[:, k:]
+
+
+def _paired_p_value(diffs: np.ndarray, observed: float, n_resamples: int) -> float:
     if observed == 0:
-        return observed, 1.0
+        return 1.0
     crossing = np.sum(diffs <= 0) if observed > 0 else np.sum(diffs >= 0)
-    p = min(1.0, 2 * (crossing + 1) / (n_resamples + 1))
-    return observed, float(p)
+    return float(min(1.0, 2 * (crossing + 1) / (n_resamples + 1)))
 
 
 # --- factual grades (CO / NA / IN) ----------------------------------------------------------------------
@@ -91,9 +102,9 @@ def factual_confidence_intervals(grades, *, n_resamples: int = DEFAULT_RESAMPLES
     matrix = grade_matrix(grades)
     if len(matrix) == 0:
         raise ValueError("no grades: confidence intervals of an empty set are undefined")
-    return {name: bootstrap_ci(matrix, lambda means, name=name: scores_from_shares(means)[name],
-                               n_resamples=n_resamples, seed=seed, confidence=confidence)
-            for name in SCORE_NAMES}
+    # One set of resamples serves all five scores (what bootstrap_ci would draw for each, with the same seed).
+    scores = scores_from_shares(_resampled_means(matrix, n_resamples, np.random.default_rng(seed)))
+    return {name: _interval(scores[name], confidence) for name in SCORE_NAMES}
 
 
 def paired_factual_test(grades_a, grades_b, *, n_resamples: int = DEFAULT_RESAMPLES,
@@ -106,6 +117,12 @@ def paired_factual_test(grades_a, grades_b, *, n_resamples: int = DEFAULT_RESAMP
     a, b = grade_matrix(grades_a), grade_matrix(grades_b)
     if len(a) == 0:
         raise ValueError("no grades: a paired test on an empty set is undefined")
-    return {name: paired_bootstrap(a, b, lambda means, name=name: scores_from_shares(means)[name],
-                                   n_resamples=n_resamples, seed=seed)
-            for name in SCORE_NAMES}
+    # One set of resamples serves all five scores (what paired_bootstrap would draw for each, with the same seed).
+    means_a, means_b = _paired_resampled_means(a, b, n_resamples, seed)
+    resampled_a, resampled_b = scores_from_shares(means_a), scores_from_shares(means_b)
+    observed_a, observed_b = scores_from_shares(a.mean(axis=0)), scores_from_shares(b.mean(axis=0))
+    out = {}
+    for name in SCORE_NAMES:
+        observed = float(observed_b[name] - observed_a[name])
+        out[name] = (observed, _paired_p_value(resampled_b[name] - resampled_a[name], observed, n_resamples))
+    return out

@@ -52,3 +52,20 @@ def test_paired_test_needs_the_same_items():
     with pytest.raises(ValueError, match="empty"):
         factual_confidence_intervals([])
     assert not math.isnan(factual_confidence_intervals(["NA"])["CGA"][0])  # nothing attempted: 0, not NaN
+
+
+def test_factual_intervals_and_tests_are_the_generic_bootstrap_of_each_score():
+    """The factual helpers draw one set of resamples for all five scores: each result must equal the generic
+    bootstrap_ci / paired_bootstrap of that score alone with the same seed."""
+    from chimdqa_eval.aggregate import bootstrap_ci, paired_bootstrap
+    from chimdqa_eval.factual.scores import grade_matrix, scores_from_shares
+
+    other = ["CO", "NA", "IN", "CO", "NA", "CO", "NA", "IN", "CO", "CO"] * 20  # CO 50%, NA 30%, IN 20%
+    cis = factual_confidence_intervals(GRADES, n_resamples=300, seed=3, confidence=0.9)
+    tests = paired_factual_test(GRADES, other, n_resamples=300, seed=3)
+    for name in cis:
+        def statistic(means, name=name):
+            return scores_from_shares(means)[name]
+        assert cis[name] == bootstrap_ci(grade_matrix(GRADES), statistic, n_resamples=300, seed=3, confidence=0.9)
+        assert tests[name][0] != 0 and tests[name] == paired_bootstrap(grade_matrix(GRADES), grade_matrix(other), statistic,
+                                               n_resamples=300, seed=3)
