@@ -161,6 +161,14 @@ def test_evaluate_load_gives_the_library_result():
         metric.compute(predictions=["a", None], references=["a", "b"])
 
 
+def test_evaluate_incremental_api_works():
+    """evaluate's add_batch() / add() then compute() with no arguments, as for any evaluate metric."""
+    metric = evaluate.load(str(METRIC_DIR))
+    metric.add_batch(predictions=["3518", "大约3500"], references=["3518.17", "3518.17"])
+    metric.add(predictions="3520", references="3518.17")
+    assert metric.compute()["grades"] == ["CO", "NA", "IN"]
+
+
 def test_the_library_docstring_example_holds():
     import chimdqa_eval.factual as factual
     assert doctest.testmod(factual).failed == 0

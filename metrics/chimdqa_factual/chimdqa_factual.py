@@ -95,9 +95,10 @@ class ChimdqaFactual(evaluate.Metric):
 
     def compute(self, *, predictions=None, references=None, **kwargs):
         """Check the texts first (evaluate's own error does not say which item is wrong), then compute."""
-        check_texts("predictions", predictions)
-        check_texts("references", references)
-        check_same_length(predictions=predictions, references=references)
+        if predictions is not None or references is not None:  # None: they came through add() / add_batch()
+            check_texts("predictions", predictions)
+            check_texts("references", references, allow_empty=False)
+            check_same_length(predictions=predictions, references=references)
         return super().compute(predictions=predictions, references=references, **kwargs)
 
     def _compute(self, predictions, references, **options):
