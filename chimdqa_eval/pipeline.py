@@ -41,14 +41,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--allow-partial", action="store_true",
                         help="score the covered questions when some have no prediction (coverage is recorded)")
     judge = parser.add_argument_group("factual judge")
-    judge.add_argument("--judge", choices=("rule", "llm"), default="rule")
+    judge.add_argument("--judge", choices=("rule", "llm"), default="rule",
+                       help="rule: offline and deterministic (default); llm: an OpenAI-compatible endpoint, which "
+                            "then also extracts and checks the RAG claims")
     judge.add_argument("--judge-model", help="LLM judge model name (--judge llm)")
     judge.add_argument("--api-base", help="OpenAI-compatible endpoint for the LLM judge / checker")
     judge.add_argument("--api-key-env", default="OPENAI_API_KEY", help="environment variable holding the API key")
-    judge.add_argument("--concurrency", type=int, default=16, help="parallel LLM requests")
+    judge.add_argument("--concurrency", type=int, default=16, help="parallel LLM requests (default 16)")
     models = parser.add_argument_group("model-based metrics (local paths or Hub names)")
     models.add_argument("--tokenizer", default="jieba", help="tokenizer of the lexical metrics (default jieba)")
-    models.add_argument("--bertscore-model", default="bert-base-chinese")
+    models.add_argument("--bertscore-model", default="bert-base-chinese",
+                        help="BERTScore's encoder (default bert-base-chinese)")
     models.add_argument("--bertscore-num-layers", type=int, metavar="N",
                         help="BERTScore's layer (default: the library's choice for bert-base-chinese, 8)")
     models.add_argument("--perplexity-model", help="causal LM that scores perplexity (else: submitted logprobs)")
@@ -58,7 +61,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     stats = parser.add_argument_group("statistics and report")
     stats.add_argument("--resamples", type=int, default=DEFAULT_RESAMPLES,
                        help="bootstrap resamples for the 95%% CIs (0: no CIs)")
-    stats.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    stats.add_argument("--seed", type=int, default=DEFAULT_SEED, help="bootstrap seed")
     stats.add_argument("--rag-pair", metavar="RESULTS",
                        help="results.json of the same model in the other RAG condition, for the report's "
                             "with-vs-without-RAG plot")
@@ -72,6 +75,8 @@ def run(args) -> int:
 
     if args.resamples < 0:
         raise InputError(f"--resamples: expected 0 (no CIs) or a positive number, got {args.resamples}")
+    if args.concurrency < 1:
+        raise InputError(f"--concurrency: expected at least 1 parallel request, got {args.concurrency}")
     wanted = resolve_wanted(args.metrics)
     questions, outside_ids, dataset = load_questions(args.config, args.data_dir, args.data_files, args.split)
     from chimdqa_eval.submission import load_submission

@@ -211,6 +211,35 @@ def test_llm_judge_through_evaluate(tmp_path, monkeypatch):
     assert results["settings"]["judge"] == "llm"
 
 
+def test_answers_the_llm_judge_left_ungraded_fail_the_run_and_a_rerun_resumes(tmp_path, monkeypatch, capsys):
+    from chat_server import ChatServer
+
+    monkeypatch.setenv("CHIMDQA_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("TEST_JUDGE_KEY", "sk-test")
+    args = ["--predictions", SAMPLE_PREDICTIONS, "--out", tmp_path / "out", "--config", "law", "--metrics",
+            "factual", "--resamples", 0, "--judge", "llm", "--judge-model", "grader", "--api-key-env",
+            "TEST_JUDGE_KEY"]
+    hard = "驾驶人应当年满多少周岁"  # law-ret-002: the judge never gives a verdict on it
+
+    def judge(body):
+        return "我不确定。" if hard in body["messages"][-1]["content"] else "结论：正确"
+
+    with ChatServer(judge) as server:
+        assert evaluate(*args, "--api-base", server.api_base) == 2
+    err = capsys.readouterr().err
+    assert "no verdict for 1 of 6 factual answers" in err and "law-ret-002" in err
+    assert not (tmp_path / "out" / "results.json").exists()
+    with ChatServer(lambda body: "结论：错误") as server:
+        assert evaluate(*args, "--api-base", server.api_base) == 0
+        assert len(server.requests) == 1  # the five verdicts already given came from the cache
+    assert read_results(tmp_path / "out")["metrics"]["factual"]["CO"]["value"] == pytest.approx(500 / 6)
+
+
+def test_concurrency_below_one_is_a_clear_error(tmp_path, capsys):
+    assert evaluate("--predictions", SAMPLE_PREDICTIONS, "--out", tmp_path / "out", "--concurrency", 0) == 2
+    assert "--concurrency" in capsys.readouterr().err
+
+
 def test_an_unusable_out_folder_fails_before_scoring(tmp_path, capsys):
     blocker = tmp_path / "a-file"
     blocker.write_text("", encoding="utf-8")

@@ -15,12 +15,18 @@ def factual_scores(items: list[dict], args, *, simpleqa: bool = False) -> Family
     """Factual grades (rule or LLM judge); every score and CI is recomputed from the grades of a subset."""
     from chimdqa_eval.factual import compute_factual
     from chimdqa_eval.factual.scores import SCORE_NAMES, scores_from_grades
+    from chimdqa_eval.schema import InputError
 
     columns = ("primary_category",) if simpleqa else BREAKDOWN_COLUMNS
     result = compute_factual(
         [i["prediction"] for i in items], [i["answer"] for i in items], [i["question"] for i in items],
         judge=args.judge, judge_model=args.judge_model, api_base=args.api_base, api_key_env=args.api_key_env,
         concurrency=args.concurrency)
+    if result.get("ungraded"):  # a results file must not carry answers nobody graded (e.g. an unreachable judge)
+        first = "; ".join(f"{items[e['index']]['id']}: {e['error']}" for e in result["judge_errors"][:3])
+        raise InputError(f"the LLM judge gave no verdict for {result['ungraded']} of {len(items)} factual answers "
+                         f"(first: {first}). Its verdicts so far are cached: run the same command again to ask "
+                         "only for the missing ones")
     grades = list(result["grades"])
 
     def summarize(indices):
