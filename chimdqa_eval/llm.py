@@ -8,6 +8,7 @@ default value. Only the standard library talks HTTP, so nothing here is imported
 """
 from __future__ import annotations
 
+import hashlib
 import http.client
 import json
 import os
@@ -36,7 +37,7 @@ class ChatError(RuntimeError):
 @dataclass(frozen=True)
 class ChatRequest:
     messages: tuple   # {"role": ..., "content": ...} dicts
-    cache_key: str    # built by the caller: its prompt version and every input the prompt depends on
+    cache_key: str    # prompt_key(prompt version, prompt text, inputs)
 
     def __post_init__(self):
         object.__setattr__(self, "messages", tuple(self.messages))
@@ -52,6 +53,13 @@ class ChatOutcome:
     @property
     def ok(self) -> bool:
         return self.error is None
+
+
+def prompt_key(version: str, *parts: str) -> str:
+    """A ChatRequest's cache key: the prompt version and a digest of every input the prompt depends on, the
+    prompt's own text included (an edit without a new version must not be served the old prompt's answers)."""
+    digest = hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()
+    return f"{version}:{digest}"
 
 
 class _Transient(Exception):

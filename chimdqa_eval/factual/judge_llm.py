@@ -7,12 +7,10 @@ verdicts are keyed by the prompt text as well, but scores are compared by the ve
 """
 from __future__ import annotations
 
-import hashlib
-import json
 import re
 
 from chimdqa_eval.factual.scores import UNGRADED
-from chimdqa_eval.llm import ChatClient, ChatRequest
+from chimdqa_eval.llm import ChatClient, ChatRequest, prompt_key
 
 PROMPT_VERSION = "zh-judge-1"
 
@@ -51,7 +49,6 @@ USER_TEMPLATE = """【问题】
 
 VERDICTS = {"正确": "CO", "错误": "IN", "未作答": "NA"}
 _VERDICT = re.compile(r"结论\s*[:：]\s*[*_`\s]*(正确|错误|未作答)[*_`\s。.]*$", re.MULTILINE)
-_PROMPT_HASH = hashlib.sha256((SYSTEM_PROMPT + USER_TEMPLATE).encode("utf-8")).hexdigest()[:16]
 
 
 def parse_verdict(reply: str) -> str:
@@ -64,10 +61,8 @@ def parse_verdict(reply: str) -> str:
 
 def judge_request(prediction: str, reference: str, question: str) -> ChatRequest:
     user = USER_TEMPLATE.format(question=question or "（未提供）", reference=reference, prediction=prediction)
-    digest = hashlib.sha256(json.dumps([PROMPT_VERSION, _PROMPT_HASH, question, reference, prediction],
-                                       ensure_ascii=False).encode("utf-8")).hexdigest()
     return ChatRequest(({"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}),
-                       cache_key=f"factual:{PROMPT_VERSION}:{digest}")
+                       prompt_key(PROMPT_VERSION, SYSTEM_PROMPT, USER_TEMPLATE, question, reference, prediction))
 
 
 def grade_answers_llm(predictions, references, questions, client: ChatClient):

@@ -19,7 +19,7 @@ from typing import NamedTuple
 import numpy as np
 
 from chimdqa_eval.neural import ModelUnavailable, load_pretrained, max_input_length, model_fingerprint, torch_device
-from chimdqa_eval.rag.claims import prompt_key, raise_failures
+from chimdqa_eval.rag.claims import raise_failures
 
 
 class CheckTask(NamedTuple):
@@ -203,7 +203,7 @@ class LLMChecker(_Checker):
         self.name = f"llm-{CHECK_PROMPT_VERSION}:{client.model}:k={claims_per_request}"
 
     def _check(self, tasks):
-        from chimdqa_eval.llm import ChatRequest
+        from chimdqa_eval.llm import ChatRequest, prompt_key
 
         requests, owners = [], []  # owners[r] = (task index, first claim index)
         # Replies are parsed per request, and requests differ in claim count: parse each with its own count.

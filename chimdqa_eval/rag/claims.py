@@ -8,7 +8,6 @@ signature:
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 
@@ -141,13 +140,6 @@ def parse_claim_list(raw: str) -> list[str]:
     return [x.strip() for x in items if x.strip()]
 
 
-def prompt_key(version: str, *parts: str) -> str:
-    """Cache key: the prompt version and a digest of every input the prompt depends on, the prompt's own text
-    included (an edit without a new version must not be served the old prompt's answers)."""
-    digest = hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()
-    return f"{version}:{digest}"
-
-
 class LLMExtractor:
     """Claims extracted by a chat model with the prompt above; every reply is cached by chimdqa_eval.llm."""
 
@@ -157,7 +149,7 @@ class LLMExtractor:
 
     def extract(self, texts, questions=None, names=None) -> list[list[str]]:
         """`names` label each text in error messages (default: its index)."""
-        from chimdqa_eval.llm import ChatRequest
+        from chimdqa_eval.llm import ChatRequest, prompt_key
 
         questions = questions or [""] * len(texts)
         names = names or [f"item {i}" for i in range(len(texts))]
