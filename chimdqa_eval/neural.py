@@ -14,8 +14,8 @@ It is faster than bert_score because texts are sorted by token length before bat
 the number of spaces, which for Chinese leaves batches padded to their longest member), each distinct text is
 embedded once, only the first `num_layers` layers run, and references' embeddings are kept on disk:
 float32 .npy files (3 KB per token for a 768-wide model) under cache_dir("bertscore")/<key>/, where the key
-hashes the model's weights and tokenizer (not its path), the layer and the long-text mode. Deleting that
-folder only costs recomputation.
+hashes the model's weights and tokenizer (not its path), the layer, the long-text mode and the transformers
+and torch versions. Deleting that folder only costs recomputation.
 
 Perplexity follows the strided sliding-window method of the transformers documentation
 ("Perplexity of fixed-length models"), computed from per-token log-probabilities so that padding in a batch
@@ -39,7 +39,7 @@ import numpy as np
 
 from chimdqa_eval.cache import cache_dir
 from chimdqa_eval.schema import InputError, check_same_length, check_texts
-from chimdqa_eval.signature import make_signature
+from chimdqa_eval.signature import make_signature, package_version
 
 # bert_score's own choice for Chinese (lang2model["zh"], model2layers["bert-base-chinese"] == 8).
 DEFAULT_BERTSCORE_MODEL = "bert-base-chinese"
@@ -101,9 +101,12 @@ def load_pretrained(loader, model: str, what: str, **kwargs):
         where_from = ("the local folder" if os.path.isdir(model) else
                       "the Hugging Face cache (the Hub is not reachable or HF_HUB_OFFLINE is set)" if offline else
                       "the Hugging Face Hub")
+        # A Hub name is org/name; anything else path-like that is not a folder is a mistyped path.
+        looks_like_path = model.startswith((os.sep, ".", "~")) or model.count("/") > 1
+        reason = "no such folder" if looks_like_path else str(error).splitlines()[0].rstrip(".")
         raise ModelUnavailable(
-            f"{what} model {model!r} could not be loaded from {where_from}: {str(error).splitlines()[0]}. "
-            f"Pass a local folder, or download it once with `huggingface-cli download {model}`.") from error
+            f"{what} model {model!r} could not be loaded from {where_from}: {reason}. "
+            f"Pass a local folder, or download it once with `hf download {model}`.") from error
     finally:
         logging.set_verbosity(verbosity)
 
@@ -322,8 +325,10 @@ class BertScorer:
     # -- embeddings
 
     def _cache_folder(self) -> Path:
+        # Everything the signature names that changes an embedding, library versions included.
         key = json.dumps({"model": self.fingerprint, "layer": self.num_layers, "long": self.long_texts,
-                          "max_len": self.max_length, "compat": BERT_SCORE_COMPAT}, sort_keys=True)
+                          "max_len": self.max_length, "compat": BERT_SCORE_COMPAT,
+                          "libraries": {p: package_version(p) for p in MODEL_PACKAGES}}, sort_keys=True)
         folder = cache_dir("bertscore") / hashlib.sha256(key.encode()).hexdigest()[:32]
         folder.mkdir(exist_ok=True)
         return folder

@@ -185,6 +185,15 @@ def test_reference_cache_hits_on_second_run_and_follows_the_model(tmp_path, pair
     assert max(abs(a - b) for a, b in zip(changed_result.f1, first_result.f1)) > 1e-3
 
 
+def test_reference_cache_follows_the_library_versions(bert_dir, monkeypatch):
+    """Another transformers or torch may embed differently: its references are not served from this cache."""
+    scorer = BertScorer(str(bert_dir), num_layers=2)
+    folder = scorer._cache_folder()
+    assert scorer._cache_folder() == folder
+    monkeypatch.setattr(neural, "package_version", lambda name: "0.0-other")
+    assert scorer._cache_folder() != folder
+
+
 def test_scorers_are_loaded_once(bert_dir):
     assert get_bert_scorer(str(bert_dir), 2) is get_bert_scorer(str(bert_dir), 2)
     assert get_bert_scorer(str(bert_dir), 1) is not get_bert_scorer(str(bert_dir), 2)
