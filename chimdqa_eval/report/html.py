@@ -25,7 +25,7 @@ h1{font-size:1.6em}h2{font-size:1.25em;margin-top:2em;border-bottom:1px solid #d
 table{border-collapse:collapse;margin:.8em 0;font-size:.9em}
 th,td{border:1px solid #ccc;padding:.3em .55em;text-align:right}th{background:#f4f4f4}
 td.name,th.name{text-align:left}tr.paper td{color:#666;font-style:italic}
-td:not(.name),#leaderboard td{white-space:nowrap}.wide{overflow-x:auto}
+.ci,#leaderboard td{white-space:nowrap}.wide{overflow-x:auto}
 .ci{color:#888;font-size:.8em}.skip{color:#b33}.muted{color:#777;font-size:.9em}
 code{font-size:.85em;word-break:break-all}figure{display:inline-block;margin:.5em 1em .5em 0}
 figcaption{font-size:.85em;color:#555}
@@ -233,7 +233,8 @@ def rag_plot(pairs, open_metric: str | None):
         ax.set_xticks(x, [plot_label(p[0], rag=False) for p in pairs], fontsize=8, rotation=30, ha="right")
         ax.set_title(f"{METRIC_LABELS[family][metric]} ({FAMILY_TITLES[family].lower()})", fontsize=9)
         ax.grid(axis="y", alpha=.3)
-        ax.legend(fontsize=7)
+        ax.margins(y=.3)  # headroom above the bars, so the legend covers none of them
+        ax.legend(fontsize=7, loc="upper right", ncol=2)
     return fig
 
 
