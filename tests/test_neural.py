@@ -38,11 +38,6 @@ def gpt_dir(tmp_path_factory):
     return tiny_gpt2(tmp_path_factory.mktemp("gpt2"), max_length=64)
 
 
-@pytest.fixture(autouse=True)
-def private_cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("CHIMDQA_CACHE", str(tmp_path / "cache"))
-
-
 @pytest.fixture(scope="module")
 def pairs():
     predictions = _texts(1, 24, 1, 60) + _texts(2, 2, 140, 200)  # the last two exceed 128 tokens

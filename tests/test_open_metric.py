@@ -31,11 +31,6 @@ def metric():
     return evaluate.load(MODULE)
 
 
-@pytest.fixture(autouse=True)
-def private_cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("CHIMDQA_CACHE", str(tmp_path / "cache"))
-
-
 @pytest.fixture(scope="module")
 def bert_dir(tmp_path_factory):
     return tiny_bert(tmp_path_factory.mktemp("bert"), max_length=128)
