@@ -85,6 +85,8 @@ def run(args) -> int:
                                  metadata_overrides={"model": args.model}, allow_partial=args.allow_partial,
                                  outside_ids=outside_ids)
     rag_pair = res.read_results(args.rag_pair) if args.rag_pair else None
+    if rag_pair is not None:
+        check_rag_pair(submission.metadata, rag_pair["model"], args.rag_pair)
     out = Path(args.out)
     try:  # before scoring: a bad --out must not cost a long LLM or model run
         out.mkdir(parents=True, exist_ok=True)
@@ -105,6 +107,17 @@ def run(args) -> int:
     print(summary_table(results))
     print(f"\nwrote {path}, {out / res.ITEMS_FILE} and {report}")
     return 0
+
+
+def check_rag_pair(model: dict, other: dict, source) -> None:
+    """The report pairs runs by model name: --rag-pair must be this model in the other RAG condition."""
+    def describe(m):
+        return f"{m['model']!r} {'with' if m.get('rag') else 'without'} RAG"
+
+    if other["model"] != model["model"] or bool(other.get("rag")) == bool(model.get("rag")):
+        raise InputError(f"--rag-pair {source}: expected the results of {model['model']!r} "
+                         f"{'without' if model.get('rag') else 'with'} RAG, got {describe(other)} "
+                         "(runs are paired by model name; set it with --model or the metadata file)")
 
 
 def resolve_wanted(names) -> dict:

@@ -237,6 +237,15 @@ def test_answers_the_llm_judge_left_ungraded_fail_the_run_and_a_rerun_resumes(tm
     assert read_results(tmp_path / "out")["metrics"]["factual"]["CO"]["value"] == pytest.approx(500 / 6)
 
 
+def test_rag_pair_must_be_the_same_model_in_the_other_condition(sample_run, tmp_path, capsys):
+    out, _, _ = sample_run  # sample-system without RAG
+    args = ["--predictions", SAMPLE_PREDICTIONS, "--rag-pair", out, "--metrics", "factual", "--resamples", 0]
+    assert evaluate(*args, "--out", tmp_path / "same") == 2  # without RAG twice: no pair to plot
+    assert "expected the results of 'sample-system' with RAG, got 'sample-system' without RAG" in (
+        capsys.readouterr().err)
+    assert not (tmp_path / "same").exists()
+
+
 def test_concurrency_below_one_is_a_clear_error(tmp_path, capsys):
     assert evaluate("--predictions", SAMPLE_PREDICTIONS, "--out", tmp_path / "out", "--concurrency", 0) == 2
     assert "--concurrency" in capsys.readouterr().err
