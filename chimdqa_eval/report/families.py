@@ -2,6 +2,8 @@
 then the per-item values and the rule that turns any subset of them into scores with 95% CIs."""
 from __future__ import annotations
 
+import warnings
+
 from chimdqa_eval.report.results import FamilyScores, mean_summarizer
 
 BREAKDOWN_COLUMNS = ("domain", "question_type", "level")
@@ -18,10 +20,12 @@ def factual_scores(items: list[dict], args, *, simpleqa: bool = False) -> Family
     from chimdqa_eval.schema import InputError
 
     columns = ("primary_category",) if simpleqa else BREAKDOWN_COLUMNS
-    result = compute_factual(
-        [i["prediction"] for i in items], [i["answer"] for i in items], [i["question"] for i in items],
-        judge=args.judge, judge_model=args.judge_model, api_base=args.api_base, api_key_env=args.api_key_env,
-        concurrency=args.concurrency)
+    with warnings.catch_warnings():  # ungraded answers become the error below, with their ids
+        warnings.filterwarnings("ignore", message="chimdqa_factual: the judge gave no verdict")
+        result = compute_factual(
+            [i["prediction"] for i in items], [i["answer"] for i in items], [i["question"] for i in items],
+            judge=args.judge, judge_model=args.judge_model, api_base=args.api_base,
+            api_key_env=args.api_key_env, concurrency=args.concurrency)
     if result.get("ungraded"):  # a results file must not carry answers nobody graded (e.g. an unreachable judge)
         first = "; ".join(f"{items[e['index']]['id']}: {e['error']}" for e in result["judge_errors"][:3])
         raise InputError(f"the LLM judge gave no verdict for {result['ungraded']} of {len(items)} factual answers "
