@@ -92,6 +92,8 @@ def test_eval_results_file_parses_back(two_runs, tmp_path):
     assert a["dataset"]["revision"] in by_task["open_ended_meteor"]["notes"]
     rag = dict(a, model=dict(a["model"], rag=True))
     assert exports.eval_results_filename(rag) == "chimdqa_with_rag.yaml"
+    one_split = dict(a, dataset=dict(a["dataset"], config="finance", split="factual"))
+    assert exports.eval_results_filename(one_split) == "chimdqa_finance_factual.yaml"
     assert exports.eval_results(rag, "org/chimdqa")[0]["notes"].startswith("With RAG")
 
 

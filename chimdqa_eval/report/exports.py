@@ -78,9 +78,11 @@ def model_index(results: dict, dataset_id: str) -> dict:
 
 
 def eval_results_filename(results: dict) -> str:
-    """chimdqa.yaml, or chimdqa_with_rag.yaml: variants of one benchmark go to separate files."""
-    config = results["dataset"]["config"]
+    """chimdqa.yaml, or chimdqa_with_rag.yaml, chimdqa_finance_factual.yaml: variants of one benchmark (config,
+    split, RAG) go to separate files, so exporting one never overwrites another."""
+    config, split = results["dataset"]["config"], results["dataset"].get("split", "test")
     stem = "chimdqa" if config == "all" else f"chimdqa_{config}"
+    stem += "" if split == "test" else f"_{split}"
     return stem + ("_with_rag" if results["model"].get("rag") else "") + ".yaml"
 
 
