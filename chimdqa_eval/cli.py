@@ -41,6 +41,10 @@ def main(argv=None) -> int:
     except InputError as err:
         print(f"chimdqa {args.command}: error: {err}", file=sys.stderr)
         return 2
+    except OSError as err:  # e.g. an output path that is a file, a folder that cannot be created, a full disk
+        where = f"{err.filename}: " if err.filename else ""
+        print(f"chimdqa {args.command}: error: {where}{err.strerror or err}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

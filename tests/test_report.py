@@ -153,6 +153,17 @@ def test_leaderboard_files(two_runs, tmp_path):
     assert space["sdk"] == "static" and space["app_file"] == "index.html"
 
 
+def test_an_output_path_that_is_a_file_is_a_clear_error(two_runs, tmp_path, capsys):
+    root, _, _ = two_runs
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x", encoding="utf-8")
+    assert cli.main(["leaderboard", str(root / "a"), "--out", str(blocker)]) == 1
+    assert cli.main(["compare", str(root / "a"), str(root / "b"), "--json", str(blocker / "diff.json")]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err == [f"chimdqa leaderboard: error: {blocker}: File exists",
+                   f"chimdqa compare: error: {blocker / 'diff.json'}: Not a directory"]
+
+
 def test_leaderboard_ranks_within_each_dataset(two_runs):
     _, a, b = two_runs
     csqa = dict(b, model=dict(b["model"], model="csqa-model"),  # a higher F1 on another dataset
