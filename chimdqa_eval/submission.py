@@ -216,6 +216,8 @@ def load_submission(predictions_path, questions: list[dict], *, metadata_path=No
     rows = [r for r in rows if r["id"] not in outside_ids]
     join_problems, missing = _join_problems(rows, questions, allow_partial, predictions_path.name)
     problems += join_problems
+    if metadata_path is not None and not Path(metadata_path).is_file():  # only the default side file is optional
+        problems.append(f"{metadata_path}: no such metadata file")
     try:  # metadata problems join the same list: one round of fixes
         metadata = read_metadata(metadata_path or metadata_path_for(predictions_path), overrides=metadata_overrides,
                                  has_contexts=bool(rows) and "retrieved_contexts" in rows[0])

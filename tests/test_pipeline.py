@@ -246,6 +246,12 @@ def test_rag_pair_must_be_the_same_model_in_the_other_condition(sample_run, tmp_
     assert not (tmp_path / "same").exists()
 
 
+def test_a_metadata_file_named_but_missing_is_an_error(tmp_path, capsys):
+    missing = tmp_path / "typo.meta.json"
+    assert evaluate("--predictions", SAMPLE_PREDICTIONS, "--metadata", missing, "--out", tmp_path / "out") == 2
+    assert f"{missing}: no such metadata file" in capsys.readouterr().err
+
+
 def test_concurrency_below_one_is_a_clear_error(tmp_path, capsys):
     assert evaluate("--predictions", SAMPLE_PREDICTIONS, "--out", tmp_path / "out", "--concurrency", 0) == 2
     assert "--concurrency" in capsys.readouterr().err
