@@ -140,6 +140,7 @@ def test_leaderboard_files(two_runs, tmp_path):
     assert f1 == sorted(f1, reverse=True)
     scored = {r["model"]: r for r in rows if r["source"] == "scored"}
     assert scored["model-a"]["judge"] == "rule"
+    assert scored["model-a"]["coverage_%"] == "100.0"  # a percentage, as the summary prints it
     assert float(scored["model-b"]["F1"]) == pytest.approx(b["metrics"]["factual"]["F1"]["value"], abs=0.01)
     assert float(scored["model-a"]["F1_finance"]) == pytest.approx(
         a["metrics"]["factual"]["F1"]["by"]["domain"]["finance"]["value"], abs=0.01)
@@ -169,8 +170,11 @@ def test_leaderboard_ranks_within_each_dataset(two_runs):
     csqa = dict(b, model=dict(b["model"], model="csqa-model"),  # a higher F1 on another dataset
                 dataset=dict(b["dataset"], name="Chinese SimpleQA", config="chinese_simpleqa"),
                 metrics={"factual": {**b["metrics"]["factual"], "F1": dict(b["metrics"]["factual"]["F1"], value=99.0)}})
-    rows = leaderboard.leaderboard_rows([csqa, a, b])
-    assert [(r["rank"], r["model"]) for r in rows] == [(1, "model-b"), (2, "model-a"), (1, "csqa-model")]
+    partial = dict(b, model=dict(b["model"], model="partial-model"), submission=dict(b["submission"], coverage=0.9),
+                   metrics={"factual": {"F1": dict(b["metrics"]["factual"]["F1"], value=99.0)}})
+    rows = leaderboard.leaderboard_rows([csqa, partial, a, b])
+    assert [(r["rank"], r["model"]) for r in rows] == [
+        (1, "model-b"), (2, "model-a"), (3, "partial-model"), (1, "csqa-model")]
 
 
 def test_report_embeds_png_plots_and_paper_tables(two_runs):

@@ -88,7 +88,9 @@ def _group(results: dict) -> tuple:
 
 def _sort_key(results: dict):
     f1 = metric_value(results, "factual", "F1")
-    return (*_group(results), f1 is None, -(f1 or 0.0), H.is_paper_row(results))
+    coverage = results.get("submission", {}).get("coverage")
+    partial = coverage is not None and coverage < 1  # leaving hard questions out must not buy a better rank
+    return (*_group(results), partial, f1 is None, -(f1 or 0.0), H.is_paper_row(results))
 
 
 def factual_judge(results: dict) -> str:
@@ -113,7 +115,8 @@ def leaderboard_rows(results_list) -> list[dict]:
         row = {"rank": rank, "model": r["model"]["model"], "rag": "yes" if r["model"].get("rag") else "no",
                "source": "reported in the paper" if H.is_paper_row(r) else "scored",
                "dataset": f"{ds['config']}@{ds['revision']}", "judge": factual_judge(r),
-               "n_scored": sub.get("n_scored"), "coverage": sub.get("coverage")}
+               "n_scored": sub.get("n_scored"),
+               "coverage_%": None if sub.get("coverage") is None else round(100 * sub["coverage"], 2)}
         for m in METRIC_LABELS["factual"]:
             row[m] = metric_value(r, "factual", m)
         for d in DOMAINS:
@@ -162,8 +165,9 @@ def to_html(rows, results_list, title: str) -> str:
     note = ("" if len(revisions) <= 1 else
             f'<p class="skip">These results come from {len(revisions)} different dataset revisions '
             f"({', '.join(revisions)}): compare only rows with the same dataset column.</p>")
-    body = (f'<p class="muted">{len(rows)} results, ranked by factual F1 within each dataset and config. Rows in '
-            f"italics are {H.PAPER_TAG} (full release, no confidence intervals).</p>{note}"
+    body = (f'<p class="muted">{len(rows)} results, ranked by factual F1 within each dataset and config; partial '
+            f"submissions (coverage below 100%) rank after complete ones. Rows in italics are {H.PAPER_TAG} "
+            f"(full release, no confidence intervals).</p>{note}"
             f'<div class="wide"><table id="leaderboard"><thead><tr>{head}</tr></thead>'
             f'<tbody>{"".join(body_rows)}</tbody></table></div>'
             + H.tables_html(ordered, with_ci=False) + "<h2>Plots</h2>" + H.figures_html(ordered))
