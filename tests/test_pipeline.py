@@ -152,6 +152,9 @@ def test_chinese_simpleqa_by_primary_category(tmp_path):
     assert set(results["metrics"]) == {"factual"}
     by = results["metrics"]["factual"]["CO"]["by"]["primary_category"]
     assert by["中华文化"]["value"] == 50.0 and by["自然与自然科学"]["value"] == 100.0
+    page = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    assert "<title>Chinese SimpleQA report: preds</title>" in page
+    assert "academic" not in page and "Plots" not in page  # no ChiMDQA domain columns, no empty plot section
 
 
 def test_rag_without_a_checker_model_is_skipped_and_with_one_is_scored(tmp_path, capsys):

@@ -263,17 +263,21 @@ def plots(results_list) -> list[tuple[str, str]]:
 # ---- pages -------------------------------------------------------------------------------------------------
 
 def figures_html(results_list) -> str:
+    """The Plots section; empty when the results support none (e.g. Chinese SimpleQA: no domains, no types)."""
     items = [f'<figure><img alt="{esc(c)}" src="{uri}"><figcaption>{esc(c)}</figcaption></figure>'
              for c, uri in plots(results_list)]
-    return "\n".join(items) + '\n<p class="muted" id="image-status"></p>'
+    if not items:
+        return ""
+    return "<h2>Plots</h2>" + "\n".join(items) + '\n<p class="muted" id="image-status"></p>'
 
 
 def tables_html(results_list, *, with_ci: bool) -> str:
     parts = []
     open_metric = open_headline(results_list)
     if any("factual" in r.get("metrics", {}) for r in results_list):
+        per_domain = "F1" if _has_domains(results_list, "factual", "F1") else None  # none for Chinese SimpleQA
         parts.append("<h2>Factual questions (Table 4)</h2>"
-                     + paper_table(results_list, "factual", per_domain_metric="F1", with_ci=with_ci))
+                     + paper_table(results_list, "factual", per_domain_metric=per_domain, with_ci=with_ci))
     if any("open_ended" in r.get("metrics", {}) for r in results_list):
         parts.append("<h2>Open-ended questions (Table 5)</h2>"
                      + paper_table(results_list, "open_ended", per_domain_metric=open_metric, with_ci=with_ci))
@@ -320,7 +324,7 @@ def report_html(results: dict, others=()) -> str:
     facts += [(k, model[k]) for k in ("date", "notes", "url") if model.get(k)]
     body = ['<table>' + "".join(f'<tr><th class="name">{esc(k)}</th><td class="name">{esc(v)}</td></tr>'
                                 for k, v in facts) + "</table>",
-            tables_html(everything, with_ci=True), "<h2>Plots</h2>", figures_html(everything)]
+            tables_html(everything, with_ci=True), figures_html(everything)]
     for family in results["metrics"]:
         body.append(f"<h2>{esc(FAMILY_TITLES[family])}: breakdowns with 95% CIs</h2>")
         columns = []
@@ -328,7 +332,7 @@ def report_html(results: dict, others=()) -> str:
             columns += [c for c in entry.get("by", {}) if c not in columns]
         body += [f"<h3>by {esc(c)}</h3>" + breakdown_table(results, family, c) for c in columns]
     body += ["<h2>Skipped</h2>", _skipped_html(results), "<h2>Signatures</h2>", _signatures_html(results)]
-    return page(f"ChiMDQA report: {model_label(results)}", "\n".join(body))
+    return page(f"{ds['name']} report: {model_label(results)}", "\n".join(body))
 
 
 def write_report(path, results_list) -> Path:

@@ -170,7 +170,7 @@ def to_html(rows, results_list, title: str) -> str:
             f"(full release, no confidence intervals).</p>{note}"
             f'<div class="wide"><table id="leaderboard"><thead><tr>{head}</tr></thead>'
             f'<tbody>{"".join(body_rows)}</tbody></table></div>'
-            + H.tables_html(ordered, with_ci=False) + "<h2>Plots</h2>" + H.figures_html(ordered))
+            + H.tables_html(ordered, with_ci=False) + H.figures_html(ordered))
     return H.page(title, body)
 
 
