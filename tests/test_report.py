@@ -202,6 +202,15 @@ def test_with_and_without_rag_plot(two_runs):
     assert "Without vs with RAG (Figures 3-4)" not in [c for c, _ in html.plots([a, b])]
 
 
+def test_table_6_has_no_rows_for_runs_without_retrieval(two_runs):
+    from chimdqa_eval.report import html
+
+    _, a, _ = two_runs  # no retrieved contexts: its RAG family is skipped
+    paper = [r for r in leaderboard.paper_rows({"ChiMDQA"}) if r["model"]["rag"]]
+    table = html.paper_table([a, *paper], "rag", per_domain_metric=None)
+    assert "model-a" not in table and table.count("<tr") == 1 + len(paper)
+
+
 def test_paper_rows_follow_the_datasets():
     chimdqa_rows = leaderboard.paper_rows({"ChiMDQA"})
     assert len(chimdqa_rows) == 16 and all(r["reported"] == "paper" for r in chimdqa_rows)

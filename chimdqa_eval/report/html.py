@@ -107,11 +107,13 @@ def paper_table(results_list, family: str, *, per_domain_metric: str | None, wit
     for r in results_list:
         if family not in r["metrics"] and not any(s["family"] == family for s in r.get("skipped", [])):
             continue
+        if family == "rag" and not r["model"].get("rag"):  # a run without retrieval has no Table 6 row to show
+            continue
         cells = "".join(_cell(r, family, m, with_ci=with_ci) for m in metrics)
         if per_domain_metric:
             cells += "".join(_cell(r, family, per_domain_metric, "domain", d) for d in DOMAINS)
         rows.append(_row_start(r) + cells + "</tr>")
-    return f'<table><tr><th class="name">model</th>{head}</tr>{"".join(rows)}</table>'
+    return f'<div class="wide"><table><tr><th class="name">model</th>{head}</tr>{"".join(rows)}</table></div>'
 
 
 def breakdown_table(results: dict, family: str, column: str) -> str:
