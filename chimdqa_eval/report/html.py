@@ -25,7 +25,7 @@ h1{font-size:1.6em}h2{font-size:1.25em;margin-top:2em;border-bottom:1px solid #d
 table{border-collapse:collapse;margin:.8em 0;font-size:.9em}
 th,td{border:1px solid #ccc;padding:.3em .55em;text-align:right}th{background:#f4f4f4}
 td.name,th.name{text-align:left}tr.paper td{color:#666;font-style:italic}
-.ci,#leaderboard td{white-space:nowrap}.wide{overflow-x:auto}
+.ci,.wide td.name,#leaderboard td{white-space:nowrap}.wide{overflow-x:auto}
 .ci{color:#888;font-size:.8em}.skip{color:#b33}.muted{color:#777;font-size:.9em}
 code{font-size:.85em;word-break:break-all}figure{display:inline-block;margin:.5em 1em .5em 0}
 figcaption{font-size:.85em;color:#555}
