@@ -94,8 +94,8 @@ def _write_tables(out: Path, tables: dict) -> set:
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("out", help="folder to write (created if missing)")
-    parser.add_argument("--data-dir", help="release folder (default: the bundled sample release)")
+    parser.add_argument("out", metavar="OUT", help="folder to write (created if missing)")
+    parser.add_argument("--data-dir", metavar="DIR", help="release folder (default: the bundled sample release)")
     parser.add_argument("--metric-spaces", metavar="DIR",
                         help="also write the three metric modules as evaluate Space folders into DIR")
 

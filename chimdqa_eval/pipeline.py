@@ -33,8 +33,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", default="all", choices=CONFIGS, help="dataset config (default all)")
     parser.add_argument("--split", default="test", choices=tuple(SPLITS),
                         help="the loader's splits: test (all), factual, open_ended or one question type")
-    parser.add_argument("--data-dir", metavar="D", help="release folder (default: the bundled sample)")
-    parser.add_argument("--data-files", nargs="+", metavar="F",
+    parser.add_argument("--data-dir", metavar="DIR", help="release folder (default: the bundled sample)")
+    parser.add_argument("--data-files", nargs="+", metavar="FILE",
                         help="QA jsonl files to use instead of a release folder (for chinese_simpleqa: its jsonl)")
     parser.add_argument("--metrics", nargs="+", metavar="NAME",
                         help="families (factual open_ended rag) and/or metric names to run (default: all)")

@@ -100,7 +100,7 @@ def render(qa_rows, pages) -> str:
 def add_arguments(parser) -> None:
     parser.add_argument("name", nargs="?", default="all", choices=("all", *DOMAINS),
                         help="all (default) or one domain")
-    parser.add_argument("--data-dir", help="release folder (default: the bundled sample release)")
+    parser.add_argument("--data-dir", metavar="DIR", help="release folder (default: the bundled sample release)")
 
 
 def run(args) -> int:
