@@ -17,8 +17,6 @@ TYPE_ALIASES = {
     "检索": "retrieval", "筛选": "filtering", "统计": "statistical", "计算": "computational", "比较": "comparison",
     "推理": "inference", "扩展": "expansion", "总结": "summarization", "建议": "suggestion", "生成": "generation",
 }
-DOMAIN_NAMES_ZH = {"academic": "学术", "education": "教育", "finance": "金融", "law": "法律",
-                   "medical": "医疗", "news": "新闻"}
 
 
 class InputError(ValueError):

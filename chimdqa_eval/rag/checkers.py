@@ -72,7 +72,7 @@ class NLIChecker(_Checker):
 
     def __init__(self, model: str, device=None, batch_size: int = 32):
         if not model:
-            raise ModelUnavailable("checker='nli' needs nli_model=: the path or Hub name of a transformers "
+            raise ModelUnavailable("the NLI claim checker needs a model (nli_model= in Python, --nli-model on the command line): the path or Hub name of a transformers "
                                    "sequence-classification NLI model (e.g. a Chinese NLI fine-tune of "
                                    "bert-base-chinese); nothing is downloaded unless you name one")
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
