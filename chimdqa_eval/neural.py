@@ -181,6 +181,17 @@ def _batches(lengths: list[int], max_items: int):
         yield batch
 
 
+def progress(batches, total_items: int, desc: str):
+    """A tqdm bar over batches (index lists), advancing by the items each holds; silent when not on a
+    terminal, so logs and tests stay clean."""
+    from tqdm.auto import tqdm
+
+    with tqdm(total=total_items, desc=desc, unit="text", disable=None, leave=False) as bar:
+        for batch in batches:
+            yield batch
+            bar.update(len(batch))
+
+
 def _pad(sequences: list[list[int]], pad_id: int):
     import torch
 
@@ -387,7 +398,7 @@ class BertScorer:
         outputs = [None] * len(sequences)
         pad_id = self.tokenizer.pad_token_id or 0
         with torch.inference_mode():
-            for batch in _batches([len(s) for s in sequences], 64):
+            for batch in progress(_batches([len(s) for s in sequences], 64), len(sequences), "BERTScore"):
                 ids, mask = _pad([sequences[i] for i in batch], pad_id)
                 hidden = self.model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device))[0]
                 hidden = hidden.float().cpu().numpy()
@@ -598,7 +609,7 @@ class PerplexityScorer:
         sums = [0.0] * len(pieces)
         pad_id = self.tokenizer.pad_token_id or 0
         with torch.inference_mode():
-            for batch in _batches([len(p) for p in pieces], self.batch_size):
+            for batch in progress(_batches([len(p) for p in pieces], self.batch_size), len(pieces), "perplexity"):
                 ids, mask = _pad([pieces[k] for k in batch], pad_id)
                 logits = self.model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device)).logits
                 for row, k in enumerate(batch):

@@ -18,7 +18,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from chimdqa_eval.neural import ModelUnavailable, load_pretrained, max_input_length, model_fingerprint, torch_device
+from chimdqa_eval.neural import (ModelUnavailable, load_pretrained, max_input_length, model_fingerprint, progress,
+                                  torch_device)
 from chimdqa_eval.rag.claims import raise_failures
 
 
@@ -94,8 +95,8 @@ class NLIChecker(_Checker):
 
         order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
         out = np.zeros((len(pairs), self.model.config.num_labels), dtype=np.float32)
-        for start in range(0, len(order), self.batch_size):
-            batch = order[start:start + self.batch_size]
+        batches = (order[start:start + self.batch_size] for start in range(0, len(order), self.batch_size))
+        for batch in progress(batches, len(order), "NLI checks"):
             encoded = self.tokenizer([pairs[i][0] for i in batch], [pairs[i][1] for i in batch], padding=True,
                                      truncation=True, max_length=self.max_length, return_tensors="pt")
             with torch.no_grad():
