@@ -26,7 +26,8 @@ from chimdqa_eval.factual import compute_factual  # noqa: E402
 from chimdqa_eval.factual.judge_rule import parse_reference  # noqa: E402
 from tests.chat_server import ChatServer  # noqa: E402
 
-SIMPLEQA = Path("/work/shared/data/chinese_simpleqa/chinese_simpleqa.jsonl")
+# The team's shared/ folder sits beside the checkout.
+SIMPLEQA = Path(__file__).resolve().parents[2] / "shared" / "data" / "chinese_simpleqa" / "chinese_simpleqa.jsonl"
 
 
 def load_items(n: int, seed: int = 0):

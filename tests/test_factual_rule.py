@@ -1,16 +1,12 @@
 """The rule judge on real Chinese short answers, one group of cases per rule of the grading definition."""
 import json
-import os
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
 
 from chimdqa_eval.factual.judge_rule import grade_answer
 from chimdqa_eval.factual.rules import chinese_numerals_to_arabic, clean, find_numbers, key
-
-SIMPLEQA = Path(os.environ.get("CHINESE_SIMPLEQA_JSONL",
-                               "/work/shared/data/chinese_simpleqa/chinese_simpleqa.jsonl"))
+from shared_data import CHINESE_SIMPLEQA as SIMPLEQA
 
 
 @pytest.mark.parametrize("text, expected", [

@@ -1,6 +1,5 @@
 """RAGChecker's formulas on hand-built structures, the empty-case conventions, and RAGChecker's own example."""
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -133,7 +132,7 @@ def test_compute_rag_averages_per_query_scores_and_breaks_down():
     assert "checker:given" in out["signature"] and "extractor:none" in out["signature"]
 
 
-RAGCHECKER_EXAMPLE = Path("/work/shared/data/ragchecker/checking_outputs.json")
+from shared_data import RAGCHECKER_EXAMPLE  # noqa: E402
 
 
 @pytest.mark.skipif(not RAGCHECKER_EXAMPLE.exists(), reason="RAGChecker's example output is not on this machine")

@@ -9,8 +9,7 @@ import pytest
 from chimdqa_eval import release
 from chimdqa_eval.schema import DOMAINS, QUESTION_TYPES, TYPE_ALIASES, InputError
 from chimdqa_eval.text import normalize_text
-
-SIMPLEQA_SHARED = Path("/work/shared/data/chinese_simpleqa/chinese_simpleqa.jsonl")
+from shared_data import CHINESE_SIMPLEQA as SIMPLEQA_SHARED
 
 
 def qa_record(**changes):
