@@ -21,7 +21,7 @@ from pathlib import Path
 import datasets
 
 from chimdqa_eval import release
-from chimdqa_eval.schema import DOMAINS, FACTUAL_TYPES, OPEN_TYPES, QUESTION_TYPES, InputError
+from chimdqa_eval.schema import DOMAINS, QA_SPLITS, InputError
 
 _CITATION = """\
 @article{chimdqa2025,
@@ -33,9 +33,6 @@ _CITATION = """\
 _HOMEPAGE = "https://arxiv.org/abs/2511.03656"
 _LICENSE = "apache-2.0"
 
-# split name -> the question types it holds; the ten type splits partition `test`.
-QA_SPLITS = {**{t: (t,) for t in QUESTION_TYPES},
-             "factual": FACTUAL_TYPES, "open_ended": OPEN_TYPES, "test": QUESTION_TYPES}
 PLAIN_SPLITS = {"test": None}  # documents and chinese_simpleqa have one split
 
 _List = getattr(datasets, "List", None) or datasets.Sequence  # `List` exists from datasets 4 on

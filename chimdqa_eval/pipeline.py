@@ -12,13 +12,11 @@ import os
 from pathlib import Path
 
 from chimdqa_eval.aggregate import DEFAULT_RESAMPLES, DEFAULT_SEED
-from chimdqa_eval.schema import DOMAINS, FACTUAL_TYPES, OPEN_TYPES, QUESTION_TYPES, InputError
+from chimdqa_eval.factual import JUDGES
+from chimdqa_eval.schema import DOMAINS, QA_SPLITS, InputError
 
 SIMPLEQA_CONFIG = "chinese_simpleqa"
 CONFIGS = ("all", *DOMAINS, SIMPLEQA_CONFIG)
-# split -> the question types it holds, as the loader's splits
-SPLITS = {"test": QUESTION_TYPES, "factual": FACTUAL_TYPES, "open_ended": OPEN_TYPES,
-          **{t: (t,) for t in QUESTION_TYPES}}
 FAMILY_NAMES = ("factual", "open_ended", "rag")
 
 
@@ -31,7 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="submission metadata JSON (default: <predictions stem>.meta.json next to it)")
     parser.add_argument("--model", help="model name (overrides the metadata file)")
     parser.add_argument("--config", default="all", choices=CONFIGS, help="dataset config (default all)")
-    parser.add_argument("--split", default="test", choices=tuple(SPLITS),
+    parser.add_argument("--split", default="test", choices=tuple(QA_SPLITS),
                         help="the loader's splits: test (all), factual, open_ended or one question type")
     parser.add_argument("--data-dir", metavar="DIR", help="release folder (default: the bundled sample)")
     parser.add_argument("--data-files", nargs="+", metavar="FILE",
@@ -41,7 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--allow-partial", action="store_true",
                         help="score the covered questions when some have no prediction (coverage is recorded)")
     judge = parser.add_argument_group("factual judge")
-    judge.add_argument("--judge", choices=("rule", "llm"), default="rule",
+    judge.add_argument("--judge", choices=JUDGES, default="rule",
                        help="rule: offline and deterministic (default); llm: an OpenAI-compatible endpoint, which "
                             "then also extracts and checks the RAG claims")
     judge.add_argument("--judge-model", help="LLM judge model name (--judge llm)")
@@ -159,7 +157,7 @@ def load_questions(config: str, data_dir=None, data_files=None, split: str = "te
                                    "revision": release.fingerprint(files=data_files), "source": str(data_files[0]),
                                    "n_questions": len(rows)}
     every = release.read_qa(data_dir, files=data_files)
-    rows = [r for r in every if (config == "all" or r["domain"] == config) and r["question_type"] in SPLITS[split]]
+    rows = [r for r in every if (config == "all" or r["domain"] == config) and r["question_type"] in QA_SPLITS[split]]
     if not rows:
         raise InputError(f"the release has no questions in config {config}, split {split}")
     outside = frozenset(r["id"] for r in every) - {r["id"] for r in rows}

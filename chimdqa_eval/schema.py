@@ -11,6 +11,10 @@ OPEN_TYPES = ("inference", "expansion", "summarization", "suggestion", "generati
 QUESTION_TYPES = FACTUAL_TYPES + OPEN_TYPES
 CATEGORIES = ("factual", "open_ended")
 LEVELS = ("L1", "L2")
+# Split name -> the question types it holds, for the loader and for `chimdqa evaluate --split`; the ten type
+# splits partition `test`.
+QA_SPLITS = {**{t: (t,) for t in QUESTION_TYPES},
+             "factual": FACTUAL_TYPES, "open_ended": OPEN_TYPES, "test": QUESTION_TYPES}
 
 # Release files may name question types in Chinese, as the paper does.
 TYPE_ALIASES = {

@@ -22,15 +22,14 @@ import numpy as np
 
 import chimdqa_eval
 from chimdqa_eval.aggregate import DEFAULT_RESAMPLES, DEFAULT_SEED, bootstrap_ci, group_indices
-from chimdqa_eval.schema import DOMAINS, LEVELS, QUESTION_TYPES, InputError
+from chimdqa_eval.schema import BREAKDOWNS, InputError
 
 SCHEMA_VERSION = "1.0"
 SCHEMA_PATH = Path(__file__).with_name("results.schema.json")
 RESULTS_FILE, ITEMS_FILE, REPORT_FILE = "results.json", "items.jsonl", "report.html"
 
 # Row order of each breakdown column in tables and plots (labels not listed follow in first-seen order).
-LABEL_ORDER = {"domain": DOMAINS, "question_type": QUESTION_TYPES, "level": LEVELS,
-               "category": ("factual", "open_ended")}
+LABEL_ORDER = {column: vocabulary for column, vocabulary, _ in BREAKDOWNS.values()}
 
 # Per family: metric -> the heading the paper's tables use.
 METRIC_LABELS = {
