@@ -10,7 +10,7 @@ from typing import Callable, Iterable
 
 from chimdqa_eval import lexical, neural
 from chimdqa_eval.aggregate import group_indices
-from chimdqa_eval.schema import BREAKDOWNS, InputError, check_breakdowns, check_same_length, check_texts
+from chimdqa_eval.schema import BREAKDOWNS, InputError, check_answer_pairs, check_breakdowns, check_same_length
 from chimdqa_eval.signature import make_signature
 from chimdqa_eval.text import tokenize_many, tokenize_references, tokenizer_signature
 
@@ -102,8 +102,7 @@ def compute_open(predictions, references, *, metrics=None, tokenizer: str = "jie
     >>> round(r["rouge_l"], 2), round(r["meteor"], 2)  # LCS 中国/的/首都/。 is 4 of 6 tokens; 4 chunks of 6
     (66.67, 85.19)
     """
-    predictions = check_texts("predictions", predictions)
-    references = check_texts("references", references, allow_empty=False)  # a blank reference is a data error
+    predictions, references = check_answer_pairs(predictions, references)
     labels = check_breakdowns(domains=domains, question_types=question_types, levels=levels)
     n = check_same_length(predictions=predictions, references=references, logprobs=logprobs, **labels)
     wanted, strict = _requested(metrics, explicit)

@@ -77,6 +77,15 @@ def check_texts(name: str, values, *, allow_empty: bool = True) -> list[str]:
     return values
 
 
+def check_answer_pairs(predictions, references) -> tuple[list[str], list[str]]:
+    """Predictions (strings, empty allowed) and references (non-empty strings) of the same length, or InputError
+    naming the first bad item: the check every answer-scoring metric starts with."""
+    predictions = check_texts("predictions", predictions)
+    references = check_texts("references", references, allow_empty=False)  # a blank reference is a data error
+    check_same_length(predictions=predictions, references=references)
+    return predictions, references
+
+
 def check_same_length(**columns) -> int:
     """The common length of the given columns (None ones are ignored), or InputError naming the mismatch."""
     lengths = {k: len(v) for k, v in columns.items() if v is not None}

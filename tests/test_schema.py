@@ -58,3 +58,11 @@ def test_breakdown_columns_are_canonical_lists_and_bad_ones_are_named():
         check_breakdowns(levels=["L1", "L3"])
     with pytest.raises(InputError, match=r"categories\[0\]: unknown value 'open'"):
         check_breakdowns(categories=["open"])
+
+
+def test_answer_pairs_allow_empty_predictions_only():
+    assert check_answer_pairs(("", "b"), ["a", "b"]) == (["", "b"], ["a", "b"])
+    with pytest.raises(InputError, match=r"references\[0\]: empty string"):
+        check_answer_pairs(["a"], [" "])
+    with pytest.raises(InputError, match="predictions=1, references=2"):
+        check_answer_pairs(["a"], ["a", "b"])

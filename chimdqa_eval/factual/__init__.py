@@ -14,7 +14,8 @@ from chimdqa_eval.aggregate import factual_confidence_intervals, group_indices, 
 from chimdqa_eval.factual.judge_rule import grade_answer, grade_answers
 from chimdqa_eval.factual.rules import NORMALIZER_VERSION
 from chimdqa_eval.factual.scores import GRADES, SCORE_NAMES, UNGRADED, scores_from_grades
-from chimdqa_eval.schema import BREAKDOWNS, InputError, check_breakdowns, check_same_length, check_texts
+from chimdqa_eval.schema import (BREAKDOWNS, InputError, check_answer_pairs, check_breakdowns, check_same_length,
+                                 check_texts)
 from chimdqa_eval.signature import make_signature
 
 __all__ = ["compute_factual", "scores_from_grades", "factual_confidence_intervals", "paired_factual_test",
@@ -58,8 +59,7 @@ def compute_factual(predictions, references, questions=None, *, domains=None, qu
     columns are given, "by_<name>" for each entry of `groups` (e.g. {"primary_category": [...]} for Chinese
     SimpleQA), and "signature". The LLM judge adds "ungraded" (count) and "judge_errors" ([{index, error}]).
     """
-    predictions = check_texts("predictions", predictions)
-    references = check_texts("references", references, allow_empty=False)
+    predictions, references = check_answer_pairs(predictions, references)
     questions = check_texts("questions", questions) if questions is not None else None
     labels = check_breakdowns(domains=domains, question_types=question_types, levels=levels, categories=categories)
     n = check_same_length(predictions=predictions, references=references, questions=questions, **labels)

@@ -3,8 +3,7 @@ import datasets
 import evaluate
 
 from chimdqa_eval.factual import compute_factual
-from chimdqa_eval.schema import check_same_length
-from chimdqa_eval.schema import check_texts
+from chimdqa_eval.schema import check_answer_pairs
 
 _CITATION = """\
 @article{chimdqa2025,
@@ -96,9 +95,7 @@ class ChimdqaFactual(evaluate.Metric):
     def compute(self, *, predictions=None, references=None, **kwargs):
         """Check the texts first (evaluate's own error does not say which item is wrong), then compute."""
         if predictions is not None or references is not None:  # None: they came through add() / add_batch()
-            check_texts("predictions", predictions)
-            check_texts("references", references, allow_empty=False)
-            check_same_length(predictions=predictions, references=references)
+            check_answer_pairs(predictions, references)
         return super().compute(predictions=predictions, references=references, **kwargs)
 
     def _compute(self, predictions, references, **options):
