@@ -1,7 +1,7 @@
 import pytest
 
-from chimdqa_eval.schema import (InputError, canonical_domain, canonical_question_type, category_of, check_breakdowns,
-                                 check_labels, check_same_length, check_texts, where)
+from chimdqa_eval.schema import (InputError, canonical_domain, canonical_question_type, category_of, check_answer_pairs,
+                                 check_breakdowns, check_labels, check_same_length, check_texts, where)
 from chimdqa_eval.signature import make_signature, package_version, parse_signature
 
 
