@@ -59,6 +59,12 @@ def qa_files(data_dir=None) -> list[Path]:
     return files
 
 
+def id_in_raw_line(raw: str) -> str | None:
+    """The id (or doc_id) of a line that is not valid JSON, when it can still be read off the text."""
+    found = _ID_IN_RAW_LINE.search(raw)
+    return found.group(1) if found else None
+
+
 def read_jsonl(path):
     """Yield (line number, record) for each non-blank line; InputError for invalid JSON or a non-object."""
     path = Path(path)
