@@ -106,19 +106,19 @@ def _data_files(config) -> list[str]:
 
 
 def _inputs_hash(name: str, data_dir, data_files) -> str:
-    """Cache key over this builder's code and the input files' names, sizes and modification times, so an
-    edited release is rebuilt instead of served stale from the datasets cache."""
+    """Cache key over this builder's code and the content of the input files (names and bytes, never sizes or
+    modification times, which an edit can leave as they were), so an edited release is rebuilt instead of
+    served stale from the datasets cache."""
+    digest = hashlib.sha256(Path(__file__).read_bytes() + Path(release.__file__).read_bytes())
     if data_files is not None:
         groups = data_files.values() if isinstance(data_files, dict) else [data_files]
         paths = [p for group in groups for p in ([group] if isinstance(group, (str, Path)) else group)]
-    else:
-        folder = release.release_dir(data_dir)
-        paths = sorted(p for p in folder.rglob("*") if p.is_file()) if name == "documents" else \
-            sorted(folder.glob(f"{release.QA_DIR}/*.jsonl")) + [folder / release.DOCUMENT_INDEX]
-    digest = hashlib.sha256(Path(__file__).read_bytes() + Path(release.__file__).read_bytes())
-    for path in map(Path, paths):
-        stat = path.stat() if path.exists() else None
-        digest.update(f"{path.resolve()}|{stat and stat.st_size}|{stat and stat.st_mtime_ns}\n".encode())
+        digest.update(release.fingerprint(files=paths).encode())
+    elif name == "documents":
+        digest.update(release.documents_fingerprint(data_dir).encode())
+    else:  # QA rows are checked against the document index: an edit there can turn them into an error
+        index = release.release_dir(data_dir) / release.DOCUMENT_INDEX
+        digest.update((release.fingerprint(data_dir) + release.files_digest([("index", index)])).encode())
     return digest.hexdigest()[:16]
 
 

@@ -105,14 +105,14 @@ def canonical_question_type(value, location: str = "input") -> str:
         name = TYPE_ALIASES.get(name, name.lower())
         if name in QUESTION_TYPES:
             return name
-    raise InputError(f"{location}: unknown question type {value!r}; expected one of "
+    raise InputError(f"{location}: unknown question type {shown(value)}; expected one of "
                      f"{', '.join(QUESTION_TYPES)} or the Chinese names {' '.join(TYPE_ALIASES)}")
 
 
 def canonical_domain(value, location: str = "input") -> str:
     if isinstance(value, str) and value.strip().lower() in DOMAINS:
         return value.strip().lower()
-    raise InputError(f"{location}: unknown domain {value!r}; expected one of {', '.join(DOMAINS)}")
+    raise InputError(f"{location}: unknown domain {shown(value)}; expected one of {', '.join(DOMAINS)}")
 
 
 def category_of(question_type: str) -> str:
@@ -127,7 +127,7 @@ def check_texts(name: str, values, *, allow_empty: bool = True) -> list[str]:
     values = list(values)
     for i, v in enumerate(values):
         if not isinstance(v, str):
-            raise InputError(f"{name}[{i}]: expected a string, got {type(v).__name__} ({v!r:.60})")
+            raise InputError(f"{name}[{i}]: expected a string, got {type(v).__name__} ({shown(v)})")
         if not allow_empty and not v.strip():
             raise InputError(f"{name}[{i}]: empty string")
     return values
@@ -164,7 +164,7 @@ def check_labels(name: str, values, allowed, canonical=None) -> list[str]:
         elif v in allowed:
             out.append(v)
         else:
-            raise InputError(f"{name}[{i}]: unknown value {v!r}; expected one of {', '.join(allowed)}")
+            raise InputError(f"{name}[{i}]: unknown value {shown(v)}; expected one of {', '.join(allowed)}")
     return out
 
 
