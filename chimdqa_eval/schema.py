@@ -60,6 +60,20 @@ METADATA_LIMITS = {"model": 200, "date": 10, "url": 2000, "notes": 5000}
 ID_LIMIT = 200  # record ids (question and document ids) and other names taken from input files
 
 
+MAX_LISTED = 25  # problems shown in one error; the rest are counted
+
+
+def raise_problems(problems: list[str], head: str):
+    """One InputError listing every problem under `head` (the first MAX_LISTED, then a count of the rest), so
+    whoever fixes the input fixes everything in one round."""
+    listed = problems[:MAX_LISTED]
+    more = len(problems) - len(listed)
+    text = f"{head}: {len(problems)} problem{'s' if len(problems) != 1 else ''}\n  " + "\n  ".join(listed)
+    if more:
+        text += f"\n  ... and {more} more"
+    raise InputError(text)
+
+
 def too_long(name: str, value: str, limit: int) -> str | None:
     """The problem "<name> is N characters long; at most L are allowed (starts '...')", or None."""
     if len(value) <= limit:

@@ -17,13 +17,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from chimdqa_eval.release import id_in_raw_line
-from chimdqa_eval.schema import (ID_LIMIT, METADATA_LIMITS, InputError, shown, surrogate_problem, too_long,
-                                 where)
+from chimdqa_eval.schema import (ID_LIMIT, METADATA_LIMITS, InputError, raise_problems, shown, surrogate_problem,
+                                 too_long, where)
 
 PREDICTION_FIELDS = ("id", "prediction", "retrieved_contexts", "logprobs")
 OPTIONAL_FIELDS = ("retrieved_contexts", "logprobs")
 METADATA_FIELDS = ("model", "rag", "date", "notes", "url")
-MAX_LISTED = 25  # problems shown in one error; the rest are counted
 
 
 @dataclass
@@ -44,15 +43,6 @@ def metadata_path_for(predictions_path) -> Path:
     """``preds.jsonl`` -> ``preds.meta.json`` (the side file a submission's metadata lives in)."""
     path = Path(predictions_path)
     return path.with_name(path.name.removesuffix(".jsonl") + ".meta.json")
-
-
-def _raise_all(problems: list[str], head: str):
-    listed = problems[:MAX_LISTED]
-    more = len(problems) - len(listed)
-    text = f"{head}: {len(problems)} problem{'s' if len(problems) != 1 else ''}\n  " + "\n  ".join(listed)
-    if more:
-        text += f"\n  ... and {more} more"
-    raise InputError(text)
 
 
 def _unknown_fields(record: dict, allowed) -> str | None:
@@ -106,7 +96,7 @@ def read_predictions(path) -> list[dict]:
     """Parse and type-check a predictions jsonl; each row gets its 1-based ``line``. All problems in one error."""
     rows, problems, _ = _parse_predictions(Path(path))
     if problems:
-        _raise_all(problems, f"{path}: invalid predictions file")
+        raise_problems(problems, f"{path}: invalid predictions file")
     return rows
 
 
@@ -203,7 +193,7 @@ def read_metadata(path, *, overrides: dict | None = None, has_contexts: bool = F
     if meta.get("rag") is False and has_contexts:
         problems.append("'rag' is false but the predictions carry retrieved_contexts")
     if problems:
-        _raise_all(problems, f"{path}: invalid submission metadata")
+        raise_problems(problems, f"{path}: invalid submission metadata")
     meta.setdefault("model", Path(path).name.removesuffix(".meta.json"))
     meta.setdefault("rag", has_contexts)
     return {k: meta[k] for k in METADATA_FIELDS if k in meta}
@@ -261,7 +251,7 @@ def load_submission(predictions_path, questions: list[dict], *, metadata_path=No
     except InputError as err:
         problems.append(str(err))
     if problems:
-        _raise_all(problems, f"{predictions_path}: invalid submission")
+        raise_problems(problems, f"{predictions_path}: invalid submission")
     items = join_with_dataset(rows, questions)
     if not items:
         raise InputError(f"{predictions_path}: no prediction matches a question of the dataset selection")
