@@ -21,7 +21,7 @@ from pathlib import Path
 import datasets
 
 from chimdqa_eval import release
-from chimdqa_eval.schema import DOMAINS, QA_SPLITS, InputError
+from chimdqa_eval.schema import DOMAINS, QA_SPLITS, InputError, shown
 
 _CITATION = """\
 @article{chimdqa2025,
@@ -129,9 +129,9 @@ def load(name: str = "all", split: str | None = None, data_dir=None, data_files=
     data_files: QA jsonl file(s) for the QA configs, or the Chinese SimpleQA jsonl for chinese_simpleqa."""
     configs = {c.name: c for c in ChiMDQA.BUILDER_CONFIGS}
     if name not in configs:
-        raise InputError(f"unknown config {name!r}; expected one of {', '.join(configs)}")
+        raise InputError(f"unknown config {shown(name)}; expected one of {', '.join(configs)}")
     if split is not None and split not in configs[name].splits:
-        raise InputError(f"config {name} has no split {split!r}; its splits are {', '.join(configs[name].splits)}")
+        raise InputError(f"config {name} has no split {shown(split)}; its splits are {', '.join(configs[name].splits)}")
     data_dir = str(Path(data_dir).resolve()) if data_dir is not None else None
     builder = ChiMDQA(config_name=name, dataset_name="chimdqa", data_dir=data_dir, data_files=data_files,
                       hash=_inputs_hash(name, data_dir, data_files))

@@ -31,7 +31,7 @@ def where(file=None, line=None, record_id=None, index=None) -> str:
     """A short location such as ``qa.jsonl line 12 (id fin-003)`` for error messages."""
     parts = []
     if file is not None:
-        parts.append(shown(str(file), 200, quoted=False))
+        parts.append(shown(str(file), 1000, quoted=False))
     if line is not None:
         parts.append(f"line {line}")
     if index is not None:
