@@ -81,6 +81,14 @@ def too_long(name: str, value: str, limit: int) -> str | None:
     return f"{name} is {len(value):,} characters long; at most {limit:,} are allowed (starts {shown(value, 40)})"
 
 
+def url_problem(name: str, value: str) -> str | None:
+    """The problem with a link taken from input (it becomes a link on the Hub and in reports), or None: only
+    http(s) addresses, so a ``javascript:`` or ``data:`` link never does."""
+    if value.lower().startswith(("http://", "https://")) and value.isprintable() and " " not in value:
+        return None
+    return f"{name} must be an http:// or https:// address without spaces, got {shown(value)}"
+
+
 def lone_surrogate(value, path: str = "") -> str | None:
     """Where the first string in a parsed JSON value (keys included) holds a lone UTF-16 surrogate, such as
     ``prediction`` or ``retrieved_contexts[2]``, or None. JSON's ``"\\ud800"`` escape parses to one, and no

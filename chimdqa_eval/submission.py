@@ -18,7 +18,7 @@ from pathlib import Path
 
 from chimdqa_eval.release import id_in_raw_line
 from chimdqa_eval.schema import (ID_LIMIT, METADATA_LIMITS, InputError, raise_problems, shown, surrogate_problem,
-                                 too_long, where)
+                                 too_long, url_problem, where)
 
 PREDICTION_FIELDS = ("id", "prediction", "retrieved_contexts", "logprobs")
 OPTIONAL_FIELDS = ("retrieved_contexts", "logprobs")
@@ -183,6 +183,8 @@ def read_metadata(path, *, overrides: dict | None = None, has_contexts: bool = F
             problems.append(f"'{name}' must be a string, got {type(meta[name]).__name__}")
         elif name in meta and (long_value := too_long(f"'{name}'", meta[name], limit)):
             problems.append(long_value)
+        elif name == "url" and name in meta and (bad_url := url_problem("'url'", meta["url"])):
+            problems.append(bad_url)
     if "rag" in meta and not isinstance(meta["rag"], bool):
         problems.append(f"'rag' must be true or false, got {shown(meta['rag'])}")
     if isinstance(meta.get("date"), str) and len(meta["date"]) <= METADATA_LIMITS["date"]:

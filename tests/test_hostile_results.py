@@ -95,6 +95,8 @@ def test_a_real_results_document_passes(run_dir):
     ("dataset.revision", None, "dataset.revision must be a non-empty string, got NoneType None"),
     ("model.rag", "yes", "model.rag must be true or false, got str 'yes'"),
     ("metrics.evil", {}, "metrics: unknown family 'evil'; expected one of factual, open_ended, rag"),
+    ("dataset", "ChiMDQA", "dataset must be an object, got str 'ChiMDQA'"),
+    ("model.url", "javascript:alert(1)", "model.url must be an http:// or https:// address without spaces"),
     ("model.notes", "a\ud800", "model.notes (character 2: '\\ud800') holds a lone UTF-16 surrogate"),
 ])
 def test_wrong_types_are_named_by_file_and_field(run_dir, tmp_path, capsys, dotted, value, problem):

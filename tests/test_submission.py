@@ -237,3 +237,13 @@ def test_folders_where_files_belong(tmp_path):
     path = write(tmp_path, [{"id": "q1", "prediction": "a"}], name="p.jsonl")
     metadata_path_for(path).mkdir()
     assert "p.meta.json: is a folder" in error_of(load_submission, path, QUESTIONS, allow_partial=True)
+
+
+def test_metadata_url_must_be_a_web_address(tmp_path):
+    meta = tmp_path / "m.meta.json"
+    for url in ("javascript:alert(1)", "data:text/html,<b>x</b>", "https://a b", "https://x\n"):
+        meta.write_text(json.dumps({"model": "m", "url": url}), encoding="utf-8")
+        assert f"'url' must be an http:// or https:// address without spaces, got {url!r}" in error_of(read_metadata,
+                                                                                                       meta)
+    meta.write_text(json.dumps({"model": "m", "url": "HTTPS://example.org/model?x=1"}), encoding="utf-8")
+    assert read_metadata(meta)["url"] == "HTTPS://example.org/model?x=1"

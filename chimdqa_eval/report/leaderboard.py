@@ -39,7 +39,7 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
-    results = [read_results(p) for p in args.results]
+    results = [check_results_values(read_results(p)) for p in args.results]
     if args.with_paper_rows:
         results += paper_rows({r["dataset"]["name"] for r in results})
     paths = write_leaderboard(args.out, results, title=args.title)

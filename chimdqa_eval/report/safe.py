@@ -13,7 +13,8 @@ import math
 import re
 
 from chimdqa_eval.report.results import METRIC_LABELS
-from chimdqa_eval.schema import ID_LIMIT, METADATA_LIMITS, raise_problems, shown, surrogate_problem, too_long
+from chimdqa_eval.schema import (ID_LIMIT, METADATA_LIMITS, raise_problems, shown, surrogate_problem, too_long,
+                                 url_problem)
 
 # Characters a spreadsheet reads as the start of a formula (OWASP's CSV-injection list).
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
@@ -114,6 +115,8 @@ def results_value_problems(doc: dict) -> list[str]:
     for name, limit in METADATA_LIMITS.items():
         if name != "model":
             _text(problems, f"model.{name}", model.get(name), limit, optional=True)
+    if isinstance(model.get("url"), str) and (bad_url := url_problem("model.url", model["url"])):
+        problems.append(bad_url)
     if not isinstance(model.get("rag", False), bool):
         problems.append(f"model.rag must be true or false, got {_type(model['rag'])}")
     dataset = _object(problems, "dataset", doc.get("dataset"))
