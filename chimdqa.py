@@ -105,15 +105,25 @@ def _data_files(config) -> list[str]:
     return [str(f) for files in (config.data_files or {}).values() for f in files]
 
 
+def _given_files(data_files) -> list[Path]:
+    """The paths passed as data_files (a path, a list, or a dict of them); InputError for a folder among them
+    (datasets would report it as a missing file)."""
+    groups = data_files.values() if isinstance(data_files, dict) else [data_files]
+    paths = [Path(p) for group in groups for p in ([group] if isinstance(group, (str, Path)) else group)]
+    for path in paths:
+        if path.is_dir():
+            raise InputError(f"data_files: {path} is a folder; expected a jsonl file (or pass a release folder "
+                             "as data_dir=)")
+    return paths
+
+
 def _inputs_hash(name: str, data_dir, data_files) -> str:
     """Cache key over this builder's code and the content of the input files (names and bytes, never sizes or
     modification times, which an edit can leave as they were), so an edited release is rebuilt instead of
     served stale from the datasets cache."""
     digest = hashlib.sha256(Path(__file__).read_bytes() + Path(release.__file__).read_bytes())
     if data_files is not None:
-        groups = data_files.values() if isinstance(data_files, dict) else [data_files]
-        paths = [p for group in groups for p in ([group] if isinstance(group, (str, Path)) else group)]
-        digest.update(release.fingerprint(files=paths).encode())
+        digest.update(release.fingerprint(files=_given_files(data_files)).encode())
     elif name == "documents":
         digest.update(release.documents_fingerprint(data_dir).encode())
     else:  # QA rows are checked against the document index: an edit there can turn them into an error

@@ -149,3 +149,9 @@ def test_cache_follows_content_even_when_size_and_mtime_are_kept(tmp_path):
     _same_size_edit(root / "documents.jsonl", title, title.replace("瑞丰", "丰瑞"))
     edited = chimdqa.load("documents", split="test", data_dir=root).filter(lambda r: r["doc_id"] == "finance-01")
     assert edited[0]["title"] == title.replace("瑞丰", "丰瑞")
+
+
+def test_a_folder_given_as_data_files_is_an_input_error(tmp_path):
+    (tmp_path / "qa.jsonl").mkdir()
+    with pytest.raises(InputError, match=r"data_files: .*qa.jsonl is a folder; expected a jsonl file"):
+        chimdqa.load(data_files=str(tmp_path / "qa.jsonl"))
