@@ -74,6 +74,7 @@ def run(args) -> int:
         # Decide before transformers / huggingface_hub are imported: they read this once, at import.
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from chimdqa_eval.report import html, results as res
+    from chimdqa_eval.report.safe import check_results_values
 
     if args.resamples < 0:
         raise InputError(f"--resamples: expected 0 (no CIs) or a positive number, got {args.resamples}")
@@ -89,7 +90,7 @@ def run(args) -> int:
     if args.perplexity_model and submission.items[0].get("logprobs") is not None:
         raise InputError(f"--perplexity-model {args.perplexity_model}: the predictions carry logprobs, from which "
                          "perplexity is computed without a model; leave out one of the two")
-    rag_pair = res.read_results(args.rag_pair) if args.rag_pair else None
+    rag_pair = check_results_values(res.read_results(args.rag_pair)) if args.rag_pair else None
     if rag_pair is not None:
         check_rag_pair(submission.metadata, rag_pair["model"], args.rag_pair)
     out = Path(args.out)

@@ -62,3 +62,19 @@ def test_perplexity_model_help_and_behaviour_agree(tmp_path, capsys, offline, mo
     assert evaluate("--predictions", preds, "--out", tmp_path / "out", "--perplexity-model", "some/lm") == 2
     assert "--perplexity-model some/lm: the predictions carry logprobs" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+def test_a_rag_pair_with_a_string_for_a_number_is_refused_before_scoring(tmp_path, capsys, offline):
+    assert evaluate("--predictions", SAMPLE_PREDICTIONS, "--out", tmp_path / "a", "--resamples", 0,
+                    "--metrics", "factual") == 0
+    path = tmp_path / "a" / "results.json"
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    doc["model"]["rag"] = True
+    doc["metrics"]["factual"]["F1"]["value"] = "99"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    capsys.readouterr()
+    assert evaluate("--predictions", SAMPLE_PREDICTIONS, "--out", tmp_path / "b", "--rag-pair", path) == 2
+    err = capsys.readouterr().err
+    assert f"{path}: invalid results file: 1 problem" in err
+    assert "metrics.factual.F1.value must be a finite number or null, got str '99'" in err
+    assert not (tmp_path / "b").exists()
