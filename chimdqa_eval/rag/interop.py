@@ -111,12 +111,13 @@ def run(args) -> int:
                                 nli_model=args.nli_model, judge_model=args.judge_model, api_base=args.api_base,
                                 api_key_env=args.api_key_env, concurrency=args.concurrency,
                                 cache_path=args.cache_path, device=args.device)
-    except (ChatError, LLMFailure, ModelUnavailable) as err:  # a missing model or unusable endpoint: as every
-        raise InputError(str(err)) from None                     # command's bad options, exit status 2
+    except (ChatError, LLMFailure, ModelUnavailable) as err:
+        # a missing model or an unusable endpoint is a bad option, exit status 2 as in every other command
+        raise InputError(str(err)) from None
     if args.output:
         Path(args.output).write_text(json.dumps(to_ragchecker(data, items, result), ensure_ascii=False, indent=2),
                                      encoding="utf-8")
-    shown = result if args.per_item else {k: v for k, v in result.items() if k != "per_item"}
-    json.dump(shown, sys.stdout, ensure_ascii=False, indent=2)
+    printed = result if args.per_item else {k: v for k, v in result.items() if k != "per_item"}
+    json.dump(printed, sys.stdout, ensure_ascii=False, indent=2)
     sys.stdout.write("\n")
     return 0
