@@ -603,9 +603,10 @@ def add_endpoint_arguments(parser, prefix: str = "", model_flag: str | None = "-
 
 def endpoint_from_args(args, model_attr: str = "judge_model", prefix: str = "",
                        needed_for: str | None = None) -> LLMEndpoint | None:
-    """The LLMEndpoint of the options added by add_endpoint_arguments. None when neither the model nor an API
-    base is given and `needed_for` is None; otherwise InputError naming the CLI flags, e.g. "--api-base is
-    required with --judge llm"."""
+    """The LLMEndpoint of the options added by add_endpoint_arguments, when `needed_for` names what needs it
+    ("--judge llm"). With needed_for=None the options are only checked (a bad value is an error even when no
+    LLM is asked) and None is returned. Errors are InputErrors naming the CLI flags, e.g. "--api-base is
+    required with --judge llm", "--concurrency 0: expected ..."."""
     dest = prefix.replace("-", "_")
 
     def get(name, default=None):
@@ -613,22 +614,22 @@ def endpoint_from_args(args, model_attr: str = "judge_model", prefix: str = "",
 
     model_flag = "--" + model_attr.replace("_", "-")
     model, bases = getattr(args, model_attr, None), get("api_base")
-    if not model and not bases and needed_for is None:
-        return None
-    for value, flag in ((model, model_flag), (bases, f"--{prefix}api-base")):
-        if not value:
-            raise InputError(f"{flag} is required" + (f" with {needed_for}" if needed_for else
-                                                      f" with {model_flag if flag != model_flag else '--api-base'}"))
+    if needed_for is not None:
+        for value, flag in ((model, model_flag), (bases, f"--{prefix}api-base")):
+            if not value:
+                raise InputError(f"{flag} is required with {needed_for}")
     try:
-        return LLMEndpoint(model, tuple(bases), api_key_env=get("api_key_env", "OPENAI_API_KEY"),
-                           concurrency=get("concurrency", 16), timeout=get("timeout", 60.0),
-                           max_retries=get("max_retries", 5), temperature=get("temperature", 0.0),
-                           max_tokens=get("max_tokens"), cache_path=get("llm_cache"),
-                           max_calls=get("max_llm_calls"), prices=get("price_per_mtok"))
+        endpoint = LLMEndpoint(model or "unused", tuple(bases or ("http://unused",)),
+                               api_key_env=get("api_key_env", "OPENAI_API_KEY"),
+                               concurrency=get("concurrency", 16), timeout=get("timeout", 60.0),
+                               max_retries=get("max_retries", 5), temperature=get("temperature", 0.0),
+                               max_tokens=get("max_tokens"), cache_path=get("llm_cache"),
+                               max_calls=get("max_llm_calls"), prices=get("price_per_mtok"))
     except EndpointError as err:
         flag = model_flag if err.field == "model" else f"--{prefix}{_FLAGS[err.field]}"
         value = " ".join(map(str, err.value)) if isinstance(err.value, (tuple, list)) else err.value
         raise InputError(f"{flag} {value}: {err.problem}") from None
+    return endpoint if needed_for is not None else None
 
 
 def cap_message(client: ChatClient, what: str = "the run") -> str:
@@ -658,3 +659,12 @@ def endpoint_from_keywords(judge_model, api_base, *, api_key_env="OPENAI_API_KEY
                          "http://localhost:8000/v1)")
     return LLMEndpoint(judge_model, api_base, api_key_env=api_key_env, concurrency=concurrency,
                        cache_path=cache_path)
+
+
+def format_plan(plan: dict) -> str:
+    """{stage: {"calls", "exact"[, "note"]}} -> a dry run's printout."""
+    lines = ["LLM calls this run would make (after the cache):"]
+    for stage, entry in plan.items():
+        bound = "" if entry["exact"] else " (estimate)"
+        lines.append(f"  {stage:<12} {entry['calls']:>7}{bound}" + (f"  — {entry['note']}" if entry.get("note") else ""))
+    return "\n".join(lines)

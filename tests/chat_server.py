@@ -59,6 +59,10 @@ def char_usage(body: dict, text: str) -> dict:
     return {"prompt_tokens": prompt, "completion_tokens": len(text), "total_tokens": prompt + len(text)}
 
 
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 128  # the default listen backlog (5) refuses connections when many clients connect at once
+
+
 class ChatServer:
     """Serves POST /v1/chat/completions (and GET /v1/models) on 127.0.0.1 (a free port) in a background thread."""
 
@@ -72,7 +76,7 @@ class ChatServer:
         self.headers: list[dict] = []
         self._queue: deque = deque()
         self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._httpd = _Server(("127.0.0.1", 0), self._handler_class())
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,), daemon=True)
 

@@ -391,7 +391,9 @@ def test_cli_options_build_the_endpoint():
     endpoint = endpoint_from_args(args, needed_for="--judge llm")
     assert endpoint == LLMEndpoint("g", ("http://a:1/v1", "http://b:2/v1"), concurrency=4, timeout=5.0,
                                    max_retries=1, max_calls=30, prices=(0.5, 2.0), cache_path="x.sqlite")
-    assert endpoint_from_args(parse_cli()) is None  # nothing asked for an LLM, nothing given
+    assert endpoint_from_args(parse_cli("--judge-model", "g")) is None  # checked, but no LLM is asked
+    with pytest.raises(InputError, match="--concurrency 0"):  # a bad value is an error even then
+        endpoint_from_args(parse_cli("--concurrency", 0))
     generate = endpoint_from_args(parse_cli("--model", "qwen", "--api-base", "http://a/v1", model_flag="--model"),
                                   model_attr="model", needed_for="the api backend")
     assert generate.model == "qwen"
