@@ -493,8 +493,8 @@ class ChatClient:
 
     def probe(self, timeout: float = PROBE_TIMEOUT) -> None:
         """Check that every API base answers, before a run: GET <base>/models, and where that is not served, one
-        chat request of one token. A refused connection, an unknown host, a timeout or HTTP 404 raises InputError
-        naming the URL at once (no retries); 401/403 raise ChatError. The one-token request counts as a call."""
+        chat request of one token. A refused connection, an unknown host, a timeout, HTTP 404, 401 or 403 raises
+        InputError naming the URL at once (no retries). The one-token request counts as a call."""
         timeout = min(timeout, self.timeout)
         for index, base in enumerate(self.endpoint.api_bases):
             url = _models_url(base)
@@ -505,8 +505,8 @@ class ChatClient:
                 continue
             except urllib.error.HTTPError as err:
                 if err.code in (401, 403):
-                    raise ChatError(f"{url} answered HTTP {err.code} (is ${self.api_key_env} set and valid?): "
-                                    f"{err.read()[:300].decode('utf-8', 'replace')}") from None
+                    raise InputError(f"the LLM endpoint {url} answered HTTP {err.code} (is ${self.api_key_env} set "
+                                     f"and valid?): {err.read()[:300].decode('utf-8', 'replace')}") from None
             except (urllib.error.URLError, TimeoutError, ConnectionError, OSError, http.client.HTTPException) as err:
                 raise InputError(f"the LLM endpoint {base} cannot be reached ({_reason(err)}); is the server "
                                  "running and the URL right?") from None
@@ -665,6 +665,6 @@ def format_plan(plan: dict) -> str:
     """{stage: {"calls", "exact"[, "note"]}} -> a dry run's printout."""
     lines = ["LLM calls this run would make (after the cache):"]
     for stage, entry in plan.items():
-        bound = "" if entry["exact"] else " (estimate)"
-        lines.append(f"  {stage:<12} {entry['calls']:>7}{bound}" + (f"  — {entry['note']}" if entry.get("note") else ""))
+        note = f"  — {entry['note']}" if entry.get("note") else ""
+        lines.append(f"  {stage:<12} {entry['calls']:>7}{'' if entry['exact'] else ' (estimate)'}{note}")
     return "\n".join(lines)

@@ -277,8 +277,9 @@ def test_extra_body_fields_are_sent_and_part_of_the_cache_key(tmp_path):
         with_lp = ChatRequest(plain.messages, plain.cache_key, extra={"logprobs": True, "max_tokens": 512})
         first = client.complete_all([plain, with_lp, with_lp], strict_int)
         assert len(server.requests) == 2
-        assert server.requests[1]["logprobs"] is True and server.requests[1]["max_tokens"] == 512
-        assert server.requests[0]["max_tokens"] == 8 and "logprobs" not in server.requests[0]
+        asked_plain, asked_lp = sorted(server.requests, key=lambda body: "logprobs" in body)  # sent concurrently
+        assert asked_lp["logprobs"] is True and asked_lp["max_tokens"] == 512
+        assert asked_plain["max_tokens"] == 8 and "logprobs" not in asked_plain
         again = client.complete_all([with_lp], strict_int)
         assert len(server.requests) == 2
     assert first[0].logprobs is None and first[1].logprobs == [-0.5] and again[0].cached
