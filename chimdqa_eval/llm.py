@@ -58,8 +58,9 @@ class EndpointError(InputError):
 @dataclass(frozen=True)
 class LLMEndpoint:
     """Where and how to ask: one model behind one or more OpenAI-compatible API bases (served round-robin,
-    `concurrency` requests in flight per base). `max_calls` caps the network requests of one client (one run);
-    `prices` are USD per million prompt and completion tokens, to turn the API's usage into a cost."""
+    `concurrency` requests in flight per base). `max_calls` caps the HTTP requests of one client (one run;
+    retries and re-asks count); `prices` are USD per million prompt and completion tokens, to turn the API's
+    usage into a cost."""
     model: str
     api_bases: tuple[str, ...]
     api_key_env: str = "OPENAI_API_KEY"
@@ -360,7 +361,8 @@ class ChatClient:
     def _ask_one(self, request: ChatRequest, parse, stage: str) -> ChatOutcome:
         outcome = self._attempts(request, parse, stage)
         if not outcome.ok:
-            self._count(stage, **({"not_asked": 1} if outcome.error.startswith("not asked:") else {"failed": 1}))
+            capped = outcome.error == CAP_ERROR.format(cap=self.max_calls)
+            self._count(stage, **({"not_asked": 1} if capped else {"failed": 1}))
         return outcome
 
     def _attempts(self, request: ChatRequest, parse, stage: str) -> ChatOutcome:
