@@ -284,3 +284,122 @@ def test_split_selects_question_types(tmp_path):
     results = read_results(tmp_path)
     assert results["dataset"]["split"] == "factual" and results["dataset"]["n_questions"] == 36
     assert set(results["metrics"]) == {"factual"} and results["submission"]["n_outside_config"] == 30
+
+
+# -- the LLM endpoint through evaluate: usage, the call cap, the dry run, the probe ------------------------------
+
+def _rag_predictions(tmp_path):
+    rows = [json.loads(line) for line in SAMPLE_PREDICTIONS.read_text(encoding="utf-8").splitlines()]
+    rows = [{**r, "retrieved_contexts": ["公司2023年研发投入3.15亿元。", "无关的段落。"]} for r in rows
+            if r["id"].startswith("fin-")]
+    preds = tmp_path / "rag.jsonl"
+    preds.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    return preds
+
+
+def _judge_and_rag_oracle(body):
+    """The factual judge says correct; the RAG extractor and checker answer as tests/test_rag_llm.py's oracle."""
+    from test_rag_llm import oracle
+
+    from chimdqa_eval.factual.judge_llm import SYSTEM_PROMPT
+
+    return "结论：正确" if body["messages"][0]["content"] == SYSTEM_PROMPT else oracle(body)
+
+
+def _planned(output: str) -> dict:
+    """{stage: (calls, exact)} from a dry run's printout."""
+    import re
+
+    return {m[1]: (int(m[2]), not m[3]) for m in re.finditer(r"^  (\w+) +(\d+)( \(estimate\))?", output, re.M)}
+
+
+def test_dry_run_cap_and_resume_with_the_judge_and_the_rag_stages(tmp_path, capsys):
+    from chat_server import ChatServer
+
+    with ChatServer(_judge_and_rag_oracle) as server:
+        args = ["--predictions", _rag_predictions(tmp_path), "--config", "finance", "--metrics", "factual", "rag",
+                "--resamples", 0, "--judge", "llm", "--judge-model", "grader", "--api-base", server.api_base,
+                "--out", tmp_path / "out"]
+        assert evaluate(*args, "--dry-run") == 0
+        plan = _planned(capsys.readouterr().out)
+        assert server.requests == [] and not (tmp_path / "out").exists()
+        assert plan["judge"] == (6, True)  # finance has six factual questions
+        assert plan["rag_extract"][1] and plan["rag_check"] == (plan["rag_check"][0], False)  # claims not known yet
+
+        # Enough calls for the judge and the extraction only: the checking stops at the cap.
+        cap = plan["judge"][0] + plan["rag_extract"][0]
+        assert evaluate(*args, "--max-llm-calls", cap) == 2
+        err = capsys.readouterr().err
+        assert f"--max-llm-calls {cap}: the cap was reached after {cap} requests" in err
+        assert "run the same command again" in err
+        assert len(server.requests) == cap and not (tmp_path / "out" / "results.json").exists()
+
+        assert evaluate(*args, "--dry-run") == 0
+        plan = _planned(capsys.readouterr().out)
+        assert plan["judge"] == (0, True) and plan["rag_extract"] == (0, True)
+        check = plan["rag_check"]
+        assert check[1] and check[0] > 0  # exact now that the claims are cached
+
+        assert evaluate(*args, "--price-per-mtok", 1, 4) == 0
+        assert len(server.requests) == cap + check[0]  # only the checking was asked
+        usage = read_results(tmp_path / "out")["settings"]["llm_usage"]
+        assert usage["stages"]["judge"]["cache_hits"] == 6 and usage["stages"]["judge"]["requests"] == 0
+        assert usage["stages"]["rag_check"]["asked"] == check[0] == usage["total"]["asked"]
+        checked = server.requests[cap:]
+        prompt = sum(len(m["content"]) for body in checked for m in body["messages"])
+        assert usage["total"]["prompt_tokens"] == prompt  # the test server's usage: one token per character
+        assert usage["total"]["cost_usd"] == pytest.approx(
+            (prompt * 1 + usage["total"]["completion_tokens"] * 4) / 1e6)
+
+        assert evaluate(*args, "--dry-run") == 0
+        assert set(_planned(capsys.readouterr().out).values()) == {(0, True)}
+
+
+def test_llm_usage_in_results_matches_the_schema(tmp_path):
+    import jsonschema
+
+    from chat_server import ChatServer
+
+    from chimdqa_eval.report.results import SCHEMA_PATH
+
+    with ChatServer(lambda body: "结论：正确") as server:
+        assert evaluate("--predictions", SAMPLE_PREDICTIONS, "--out", tmp_path / "out", "--config", "law",
+                        "--metrics", "factual", "--resamples", 0, "--judge", "llm", "--judge-model", "grader",
+                        "--api-base", server.api_base) == 0
+    document = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator(json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))).validate(document)
+    usage = document["settings"]["llm_usage"]
+    assert usage["stages"]["judge"]["requests"] == 6 and usage["calls_sent"] == 6 and not usage["cap_reached"]
+    assert "cost_usd" not in usage["total"]  # no prices given
+
+
+def test_an_endpoint_that_refuses_connections_stops_the_run_at_once(tmp_path, capsys):
+    import socket
+    import time
+
+    with socket.create_server(("127.0.0.1", 0)) as sock:
+        port = sock.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/v1"
+    start = time.monotonic()
+    assert evaluate("--predictions", SAMPLE_PREDICTIONS, "--out", tmp_path / "out", "--metrics", "factual",
+                    "--judge", "llm", "--judge-model", "grader", "--api-base", url) == 2
+    assert time.monotonic() - start < 5
+    err = capsys.readouterr().err
+    assert f"the LLM endpoint {url} cannot be reached" in err and err.count("\n") == 1
+    assert not (tmp_path / "out" / "results.json").exists()
+
+
+@pytest.mark.parametrize("extra, message", [
+    ((), "--api-base is required with --judge llm"),
+    (("--api-base", "http://localhost:1/v1", "--max-retries", "-1"), "--max-retries -1: expected a whole number"),
+    (("--api-base", "localhost:8000"), "--api-base localhost:8000: expected an http"),
+])
+def test_llm_option_errors_name_the_flags(tmp_path, capsys, extra, message):
+    assert evaluate("--predictions", SAMPLE_PREDICTIONS, "--out", tmp_path / "out", "--judge", "llm",
+                    "--judge-model", "grader", *extra) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_dry_run_with_the_rule_judge_asks_nothing(tmp_path, capsys):
+    assert evaluate("--predictions", SAMPLE_PREDICTIONS, "--out", tmp_path / "out", "--dry-run") == 0
+    assert "no LLM calls" in capsys.readouterr().out and not (tmp_path / "out").exists()
