@@ -95,7 +95,24 @@ def test_scores_are_derived_from_the_items(sample_run):
     for family in results["metrics"].values():
         for entry in family.values():
             low, high = entry["ci95"]
-            assert low <= entry["value"] + 1e-9 and entry["value"] <= high + 1e-9
+            if entry.get("note") == "no variation":
+                assert low is None and high is None
+            else:
+                assert low <= entry["value"] + 1e-9 and entry["value"] <= high + 1e-9
+
+
+def test_cider_and_cider_d_on_paragraph_answers(sample_run):
+    """CIDEr-D's length penalty makes every paragraph answer ~0: no interval is reported for it. CIDEr (the
+    paper's Table 5 column) spreads over the items and gets one."""
+    _, results, items = sample_run
+    cider, cider_d = results["metrics"]["open_ended"]["cider"], results["metrics"]["open_ended"]["cider_d"]
+    per_item = [row["open_ended"]["cider_d"] for row in items.values() if "open_ended" in row]
+    assert len(per_item) == 30 and max(per_item) < 1e-4 and len(set(per_item)) > 1
+    assert cider_d["note"] == "no variation" and cider_d["ci95"] == [None, None]
+    assert "note" not in cider and cider["ci95"][0] < cider["value"] < cider["ci95"][1]
+    assert 10 < cider["value"] < 40  # the paper's Table 5 spans 12.3-37.0
+    assert cider["signature"].startswith("metric:cider|") and cider_d["signature"].startswith("metric:cider_d|")
+    assert "df_refs:30|" in cider["signature"]
 
 
 def test_offline_skips_model_metrics_with_reasons(sample_run):
@@ -106,7 +123,7 @@ def test_offline_skips_model_metrics_with_reasons(sample_run):
     assert ("open_ended", "perplexity") in skipped
     assert "retrieved_contexts" in skipped[("rag", None)]
     assert "bertscore_f1" not in results["metrics"]["open_ended"]
-    assert set(results["metrics"]["open_ended"]) == {"meteor", "rouge_l", "cider"}
+    assert set(results["metrics"]["open_ended"]) == {"meteor", "rouge_l", "cider", "cider_d"}
     for family in results["metrics"].values():
         assert all(entry["signature"] for entry in family.values())
 
@@ -284,3 +301,14 @@ def test_split_selects_question_types(tmp_path):
     results = read_results(tmp_path)
     assert results["dataset"]["split"] == "factual" and results["dataset"]["n_questions"] == 36
     assert set(results["metrics"]) == {"factual"} and results["submission"]["n_outside_config"] == 30
+
+
+def test_metrics_names_either_cider(tmp_path, capsys):
+    base = ["--predictions", SAMPLE_PREDICTIONS, "--config", "finance", "--resamples", 0]
+    assert evaluate(*base, "--out", tmp_path / "d", "--metrics", "cider_d") == 0
+    assert set(read_results(tmp_path / "d")["metrics"]["open_ended"]) == {"cider_d"}
+    assert evaluate(*base, "--out", tmp_path / "c", "--metrics", "cider") == 0
+    assert set(read_results(tmp_path / "c")["metrics"]["open_ended"]) == {"cider"}
+    capsys.readouterr()
+    assert evaluate(*base, "--out", tmp_path / "x", "--metrics", "cider-d") == 2
+    assert "cider, cider_d" in capsys.readouterr().err
