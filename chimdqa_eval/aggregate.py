@@ -20,7 +20,7 @@ DEFAULT_SEED = 12345
 NO_VARIATION = "no variation"
 # Per-item values (or paired differences) spreading by at most this much count as constant. Our scores are on
 # 0-100 scales (perplexity >= 1), where 1e-4 is the last digit results.json keeps; CIDEr-D's per-item values on
-# paragraph answers (<= 5e-6 there) fall below it.
+# paragraph answers (below 6e-6 on the sample) fall under it.
 NO_VARIATION_TOLERANCE = 1e-4
 
 
