@@ -13,7 +13,7 @@ import yaml
 
 import chimdqa_eval
 from chimdqa_eval import cli, release
-from chimdqa_eval.hub.spaces import METRIC_MODULES, metric_folder
+from chimdqa_eval.hub.spaces import METRIC_MODULES, metric_folder, write_spaces
 from chimdqa_eval.schema import InputError
 
 # The README's example for each module (the factual and open-ended sections, the RAG card's precomputed labels).
@@ -120,16 +120,16 @@ def test_exported_spaces_compute_the_readme_examples_without_the_toolkit_install
     check_readme_examples(run_isolated(tmp_path, str(installed), spaces), lambda name: installed / "chimdqa_eval")
 
 
-def test_export_keeps_the_metric_spaces_spelling_and_replaces_a_stale_library_copy(tmp_path):
+def test_write_spaces_replaces_a_stale_library_copy_and_export_hub_keeps_metric_spaces(tmp_path):
     args = cli.build_parser(["export-hub"]).parse_args(["export-hub", "out", "--metric-spaces", "sp"])
     assert args.spaces == "sp"
-    from chimdqa_eval.hub.spaces import write_spaces
-
     stale = tmp_path / "chimdqa_factual" / "chimdqa_eval" / "removed_since.py"
     stale.parent.mkdir(parents=True)
     stale.write_text("raise ImportError\n", encoding="utf-8")
     write_spaces(tmp_path, ["chimdqa_factual"])
     assert not stale.exists()
+    with pytest.raises(InputError, match="inside the toolkit they copy"):
+        write_spaces(Path(chimdqa_eval.__file__).parent / "spaces")
     library = Path(chimdqa_eval.__file__).parent
     assert sorted(p.relative_to(tmp_path / "chimdqa_factual" / "chimdqa_eval").as_posix()
                   for p in (tmp_path / "chimdqa_factual" / "chimdqa_eval").rglob("*.py")) == sorted(
@@ -159,3 +159,12 @@ def test_load_metric_and_evaluate_load_from_metrics(monkeypatch):
     assert evaluate.load("chimdqa_factual").name == "chimdqa_factual"
     with pytest.raises(InputError, match="unknown metric module"):
         chimdqa_eval.load_metric("rouge")
+
+
+def test_spaces_need_the_toolkit_installed_to_know_its_requirements(tmp_path, monkeypatch):
+    from chimdqa_eval.hub import spaces
+
+    monkeypatch.setattr(spaces, "DISTRIBUTION", "chimdqa-eval-not-installed")
+    with pytest.raises(InputError, match="chimdqa-eval-not-installed is not installed.*pip install -e"):
+        write_spaces(tmp_path)
+    assert not list(tmp_path.iterdir())  # nothing half-written

@@ -103,6 +103,8 @@ def write_spaces(out_dir, names=METRIC_MODULES) -> list[Path]:
     """Write a self-contained Space folder ``out_dir/<name>/`` per metric module (ready for ``hf upload
     --repo-type space``); returns the folders written."""
     library = Path(chimdqa_eval.__file__).resolve().parent
+    if Path(out_dir).resolve().is_relative_to(library):
+        raise InputError(f"{out_dir}: the Spaces cannot be written inside the toolkit they copy ({library})")
     requirements, python = library_requirements()
     written = []
     for name in names:
