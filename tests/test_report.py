@@ -10,7 +10,8 @@ import pytest
 import yaml
 
 from chimdqa_eval import cli, release
-from chimdqa_eval.report import compare, exports, leaderboard
+from chimdqa_eval.hub import exports
+from chimdqa_eval.report import compare, leaderboard
 from chimdqa_eval.report.results import METRIC_LABELS, SCHEMA_PATH, read_items, read_results
 from chimdqa_eval.schema import InputError
 
@@ -251,44 +252,6 @@ def test_paper_rows_follow_the_datasets():
     assert [(r["model"]["model"], r["metrics"]["factual"]["F1"]["value"]) for r in csqa][:2] == [
         ("o1-preview", 67.9), ("Doubao-pro-32k", 65.3)]  # the Chinese SimpleQA paper's F-scores
     assert {r["dataset"]["config"] for r in csqa} == {"chinese_simpleqa"}
-
-
-@pytest.mark.parametrize("name", ["chimdqa_factual", "chimdqa_open", "chimdqa_rag"])
-def test_metric_folders_are_evaluate_spaces(name):
-    import runpy
-
-    from chimdqa_eval.report.spaces import metric_folder
-
-    folder = metric_folder(name)
-    readme = (folder / "README.md").read_text(encoding="utf-8")
-    assert readme.startswith("---\n")
-    header = yaml.safe_load(readme.split("---\n")[1])
-    assert header["sdk"] == "gradio" and header["app_file"] == "app.py"
-    assert {"evaluate", "metric"} <= set(header["tags"])
-    assert "chimdqa-eval" in (folder / "requirements.txt").read_text(encoding="utf-8")
-    space = runpy.run_path(str(folder / "app.py"), run_name="space")  # what the Space runs, minus the UI
-    assert space["module"].name == name
-
-
-def test_load_metric_and_evaluate_load_from_metrics(monkeypatch):
-    import evaluate
-
-    import chimdqa_eval
-
-    factual = chimdqa_eval.load_metric("chimdqa_factual")
-    result = factual.compute(predictions=["3.15亿元", "不知道"], references=["3.15亿元", "412人"])
-    assert result["grades"] == ["CO", "NA"] and result["CO"] == 50.0
-    monkeypatch.chdir(release.SAMPLE_DIR.parent.parent / "metrics")
-    assert evaluate.load("chimdqa_factual").name == "chimdqa_factual"
-    with pytest.raises(InputError, match="unknown metric module"):
-        chimdqa_eval.load_metric("rouge")
-
-
-def test_export_hub_writes_the_metric_spaces(tmp_path):
-    assert cli.main(["export-hub", str(tmp_path / "hub"), "--metric-spaces", str(tmp_path / "spaces")]) == 0
-    for name in ("chimdqa_factual", "chimdqa_open", "chimdqa_rag"):
-        assert sorted(p.name for p in (tmp_path / "spaces" / name).iterdir()) == [
-            "README.md", "app.py", f"{name}.py", "requirements.txt"]
 
 
 def test_table_5_and_the_board_show_cider_beside_cider_d(two_runs):
