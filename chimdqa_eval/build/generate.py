@@ -1,0 +1,247 @@
+"""`chimdqa build generate DOCS_DIR --out WORK`: QA pairs from an LLM, per document and question type.
+
+DOCS_DIR holds a documents.jsonl (doc_id, domain, title, file) and the PDFs it names, as in a release. Page
+text comes from the loader's PyMuPDF path (chimdqa_eval.release). For each document and each of the ten
+question types one request goes out with the type's YAML template (templates/generate/<type>.yaml inside the
+shared frame templates/generate/_frame.yaml), asking for --l1 L1 and --l2 L2 pairs as one JSON object.
+
+A reply is used only when it is exactly that JSON object and every pair has a non-empty question and answer, a
+level L1 or L2 and evidence pages that exist in the document; otherwise it is asked again (the client's parse
+retries). Extra pairs of a level beyond its target are cut (first ones kept); a shortfall is counted in the
+manifest. A document longer than --max-context-chars is cut into page-aligned segments and the question types
+take turns over them, so the types cover the whole document.
+
+Near duplicates: within one document, a question whose character-bigram Jaccard similarity (over the
+comparison key: NFKC, lower case, no punctuation or spaces) with an earlier question is >= --dedup-threshold
+is marked `duplicate_of` that question and goes no further; it stays in generated.jsonl.
+"""
+from __future__ import annotations
+
+import shutil
+from functools import cache, partial
+from pathlib import Path
+
+import yaml
+
+from chimdqa_eval import release
+from chimdqa_eval.build import work as W
+from chimdqa_eval.build.endpoints import open_client, parse_json_object
+from chimdqa_eval.factual import rules
+from chimdqa_eval.llm import ChatRequest, prompt_key
+from chimdqa_eval.schema import LEVELS, QUESTION_TYPES, InputError
+from chimdqa_eval.text import normalize_text
+
+TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"
+# Id codes of the question types, as in the sample release's ids (fin-ret-001).
+TYPE_CODES = dict(zip(QUESTION_TYPES, ("ret", "fil", "sta", "cal", "cmp", "inf", "exp", "sum", "sug", "gen")))
+
+
+@cache
+def load_yaml(relative: str) -> dict:
+    path = TEMPLATE_DIR / relative
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
+def generation_template(question_type: str) -> dict:
+    """system / user text of a question type's template and its version `frame-N/<type>-N`."""
+    frame, typed = load_yaml("generate/_frame.yaml"), load_yaml(f"generate/{question_type}.yaml")
+    return {"version": f"{frame['version']}/{typed['version']}", "system": frame["system"],
+            "user": frame["user"], "type_zh": typed["type_zh"], "task": typed["task"]}
+
+
+def page_block(number: int, text: str) -> str:
+    return f"【第{number}页】\n{text}"
+
+
+def segments(pages: dict, max_chars: int) -> list[list[int]]:
+    """Consecutive page numbers grouped so each group's text is at most max_chars (a longer page stands alone)."""
+    groups, current, size = [], [], 0
+    for number in sorted(pages):
+        length = len(page_block(number, pages[number]))
+        if current and size + length > max_chars:
+            groups.append(current)
+            current, size = [], 0
+        current.append(number)
+        size += length
+    return groups + [current] if current else groups
+
+
+def context_text(pages: dict, numbers, max_chars: int | None = None) -> str:
+    text = "\n\n".join(page_block(n, pages[n]) for n in numbers)
+    return text[:max_chars] if max_chars else text
+
+
+def comparison_key(text: str) -> str:
+    return rules.key(normalize_text(text).lower())
+
+
+def bigram_jaccard(a: str, b: str) -> float:
+    """Jaccard similarity of two strings' character-bigram sets (a one-character string is its own bigram)."""
+    sa = {a[i:i + 2] for i in range(max(1, len(a) - 1))}
+    sb = {b[i:i + 2] for i in range(max(1, len(b) - 1))}
+    return len(sa & sb) / len(sa | sb) if sa | sb else 1.0
+
+
+def near_duplicates(questions, threshold: float) -> list[tuple[int, float] | None]:
+    """For each question, (index of the earlier kept question it nearly repeats, similarity) or None."""
+    keys = [comparison_key(q) for q in questions]
+    kept, marks = [], []
+    for i, key in enumerate(keys):
+        best = max(((bigram_jaccard(key, keys[j]), j) for j in kept), default=(0.0, None))
+        if best[1] is not None and best[0] >= threshold:
+            marks.append((best[1], round(best[0], 4)))
+        else:
+            kept.append(i)
+            marks.append(None)
+    return marks
+
+
+def parse_pairs(raw: str, page_numbers: frozenset) -> list[dict]:
+    """The pairs of a generator reply, each checked; ValueError (the client asks again) on any fault."""
+    reply = parse_json_object(raw)
+    pairs = reply.get("pairs")
+    if not isinstance(pairs, list) or not pairs:
+        raise ValueError("the reply has no non-empty list 'pairs'")
+    out = []
+    for i, pair in enumerate(pairs):
+        if not isinstance(pair, dict):
+            raise ValueError(f"pairs[{i}] is not an object")
+        for field in ("question", "answer"):
+            if not isinstance(pair.get(field), str) or not pair[field].strip():
+                raise ValueError(f"pairs[{i}].{field} is missing or empty")
+        level = pair.get("level")
+        if not isinstance(level, str) or level.strip().upper() not in LEVELS:
+            raise ValueError(f"pairs[{i}].level is {level!r}, not one of {', '.join(LEVELS)}")
+        pages = pair.get("evidence_pages")
+        if (not isinstance(pages, list) or not pages
+                or not all(isinstance(p, int) and not isinstance(p, bool) for p in pages)):
+            raise ValueError(f"pairs[{i}].evidence_pages must be a non-empty list of page numbers")
+        unknown = sorted(set(pages) - page_numbers)
+        if unknown:
+            raise ValueError(f"pairs[{i}].evidence_pages names page(s) {unknown} the document does not have")
+        out.append({"question": pair["question"].strip(), "answer": pair["answer"].strip(),
+                    "level": level.strip().upper(), "evidence_pages": sorted(set(pages))})
+    return out
+
+
+def fit_to_targets(pairs: list[dict], targets: dict) -> tuple[list[dict], dict]:
+    """The first `targets[level]` pairs of each level, in reply order, and {level: shortfall} for levels short."""
+    taken = {level: 0 for level in targets}
+    kept = []
+    for pair in pairs:
+        if taken[pair["level"]] < targets[pair["level"]]:
+            taken[pair["level"]] += 1
+            kept.append(pair)
+    return kept, {level: targets[level] - n for level, n in taken.items() if n < targets[level]}
+
+
+def generation_request(document: dict, question_type: str, context: str, targets: dict) -> ChatRequest:
+    template = generation_template(question_type)
+    user = template["user"].format(type_zh=template["type_zh"], question_type=question_type,
+                                   task=template["task"], n_l1=targets["L1"], n_l2=targets["L2"],
+                                   n_total=targets["L1"] + targets["L2"], title=document["title"], context=context)
+    return ChatRequest(({"role": "system", "content": template["system"]}, {"role": "user", "content": user}),
+                       prompt_key(template["version"], template["system"], user))
+
+
+def prepare_documents(docs_dir, work: Path) -> tuple[list[dict], dict]:
+    """Copy the documents into WORK (index + PDFs) and extract their pages; (documents, {doc_id: pages})."""
+    documents = release.read_document_index(docs_dir)
+    pages = {}
+    for row in release.read_documents(docs_dir):
+        pages.setdefault(row["doc_id"], {})[row["page"]] = row["text"]
+    (work / "pdf").mkdir(parents=True, exist_ok=True)
+    index = []
+    for doc in documents:
+        target = work / "pdf" / f"{doc['doc_id']}{doc['file'].suffix}"
+        if not target.exists() or target.stat().st_size != doc["file"].stat().st_size:
+            shutil.copyfile(doc["file"], target)
+        index.append({"doc_id": doc["doc_id"], "domain": doc["domain"], "title": doc["title"],
+                      "file": str(target.relative_to(work))})
+    W.write_jsonl(work / W.DOCUMENTS, index)
+    W.write_jsonl(work / W.PAGES, [{"doc_id": d, "page": n, "text": t}
+                                   for d, doc_pages in pages.items() for n, t in sorted(doc_pages.items())])
+    return index, pages
+
+
+def generate(docs_dir, work, client, *, targets: dict, types=QUESTION_TYPES, max_context_chars: int = 24000,
+             dedup_threshold: float = 0.8) -> dict:
+    """Run the stage; returns its manifest record. Requests that failed are listed there, never dropped."""
+    work = Path(work)
+    documents, pages = prepare_documents(docs_dir, work)
+    pairs, failed, short = [], [], []
+    for doc in documents:
+        doc_pages = pages[doc["doc_id"]]
+        groups = segments(doc_pages, max_context_chars)
+        requests = [generation_request(doc, t, context_text(doc_pages, groups[i % len(groups)], max_context_chars),
+                                       targets) for i, t in enumerate(types)]
+        outcomes = client.complete_all(requests, partial(parse_pairs, page_numbers=frozenset(doc_pages)),
+                                       desc=f"generate {doc['doc_id']}")
+        doc_pairs = []
+        for question_type, outcome in zip(types, outcomes):
+            if not outcome.ok:
+                failed.append({"doc_id": doc["doc_id"], "question_type": question_type, "error": outcome.error})
+                continue
+            kept, shortfall = fit_to_targets(outcome.value, targets)
+            if shortfall:
+                short.append({"doc_id": doc["doc_id"], "question_type": question_type, "missing": shortfall})
+            template = generation_template(question_type)["version"]
+            for k, pair in enumerate(kept, start=1):
+                doc_pairs.append({"id": f"{doc['doc_id']}-{TYPE_CODES[question_type]}-{k:03d}",
+                                  "doc_id": doc["doc_id"], "domain": doc["domain"], "question_type": question_type,
+                                  **pair, "generator": {**client.signature_fields, "template": template}})
+        for pair, mark in zip(doc_pairs, near_duplicates([p["question"] for p in doc_pairs], dedup_threshold)):
+            pair["duplicate_of"], pair["duplicate_similarity"] = (doc_pairs[mark[0]]["id"], mark[1]) if mark else (None, None)
+        pairs.extend(doc_pairs)
+    W.write_jsonl(work / W.GENERATED, pairs)
+    counts = {"documents": len(documents), "requests": len(documents) * len(types), "failed_requests": len(failed),
+              "generated": len(pairs), "near_duplicates": sum(p["duplicate_of"] is not None for p in pairs)}
+    settings = {"docs_dir": str(Path(docs_dir).resolve()), "targets": targets, "types": list(types),
+                "max_context_chars": max_context_chars, "dedup_threshold": dedup_threshold,
+                "dedup_rule": "character-bigram Jaccard of question comparison keys, per document",
+                "generator": client.signature_fields,
+                "templates": {t: generation_template(t)["version"] for t in types}}
+    return W.record_stage(work, "generate", settings, counts, failed=failed, shortfalls=short)
+
+
+def add_arguments(parser) -> None:
+    from chimdqa_eval.build.endpoints import add_llm_arguments
+
+    parser.add_argument("docs_dir", metavar="DOCS_DIR", help="folder with documents.jsonl and the PDFs it names")
+    parser.add_argument("--out", required=True, metavar="WORK", help="the work folder (created if missing)")
+    parser.add_argument("--model", required=True, help="generator model name")
+    parser.add_argument("--api-base", required=True, metavar="URL", help="OpenAI-compatible API base URL")
+    parser.add_argument("--l1", type=int, default=3, metavar="N", help="L1 pairs per document and type (default: 3)")
+    parser.add_argument("--l2", type=int, default=2, metavar="N", help="L2 pairs per document and type (default: 2)")
+    parser.add_argument("--types", nargs="+", choices=QUESTION_TYPES, default=list(QUESTION_TYPES),
+                        help="question types to generate (default: all ten)")
+    parser.add_argument("--max-context-chars", type=int, default=24000, metavar="N",
+                        help="document text per request; longer documents are split into segments (default: 24000)")
+    parser.add_argument("--dedup-threshold", type=float, default=0.8, metavar="J",
+                        help="bigram Jaccard at which a question is a near duplicate (default: 0.8)")
+    add_llm_arguments(parser)
+
+
+def run(args) -> int:
+    if args.l1 < 0 or args.l2 < 0 or args.l1 + args.l2 == 0:
+        raise InputError("--l1 and --l2 must be >= 0 and not both 0")
+    work = Path(args.out)
+    work.mkdir(parents=True, exist_ok=True)
+    client = open_client(args.model, args.api_base, args, work / W.LLM_CACHE)
+    try:
+        record = generate(args.docs_dir, work, client, targets={"L1": args.l1, "L2": args.l2},
+                          types=tuple(args.types), max_context_chars=args.max_context_chars,
+                          dedup_threshold=args.dedup_threshold)
+    finally:
+        client.close()
+    counts = record["counts"]
+    print(f"{work}: {counts['generated']} pairs from {counts['documents']} documents "
+          f"({counts['near_duplicates']} near duplicates marked, {len(record['shortfalls'])} requests short of "
+          "their targets)")
+    for failure in record["failed"]:
+        print(f"  failed: {failure['doc_id']} {failure['question_type']}: {failure['error']}")
+    if record["failed"]:
+        print(f"{len(record['failed'])} requests failed; run the same command again to retry them "
+              "(answers already received are cached)")
+        return 1
+    return 0
