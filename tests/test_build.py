@@ -276,6 +276,12 @@ def test_bad_review_files_name_file_row_and_id(server, tmp_path, capsys):
     assert cli("review-import", work, tmp_path / "bad.json") == 2
     assert f"bad.json task 1 (id {rows[1]['id']}): unknown verdict 'ok'" in capsys.readouterr().err
 
+    # generating again with other settings makes the screen's results stale: later stages refuse
+    assert cli("generate", release.SAMPLE_DIR, "--out", work, "--model", "gen-x", "--api-base", server.api_base,
+               "--types", "retrieval", "comparison") == 0
+    assert cli("review-import", work, work / "review" / "reviewer-1.csv") == 2
+    assert "generated.jsonl has changed since `chimdqa build screen` ran" in capsys.readouterr().err
+
 
 def test_cohen_kappa_by_hand():
     a = ["accept"] * 6 + ["reject"] * 2 + ["edit"] * 2

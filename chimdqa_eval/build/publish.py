@@ -71,6 +71,7 @@ def _check_target(out: Path) -> None:
 
 def write_release(work, out, skip_review: bool = False) -> dict:
     work, out = W.work_dir(work), Path(out)
+    W.check_fresh(work, ["screen"] if skip_review else ["screen", "review-export"])
     screened = W.read_rows(work, W.SCREENED)
     decided = None
     if not skip_review:

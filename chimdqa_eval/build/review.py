@@ -234,6 +234,7 @@ def write_sheet(folder: Path, name: str, rows, columns, force: bool) -> list[Pat
 
 def review_export(work, reviewers, force: bool = False) -> dict:
     work = W.work_dir(work)
+    W.check_fresh(work, ["screen"])
     pairs = [p for p in W.read_rows(work, W.SCREENED) if p["screen"]["status"] == "kept"]
     if not pairs:
         raise InputError(f"{work / W.SCREENED}: no kept pairs to review")
@@ -244,7 +245,8 @@ def review_export(work, reviewers, force: bool = False) -> dict:
     for reviewer in reviewers:
         written += write_sheet(folder, reviewer, _sheet_rows(pairs, pages, reviewer), SHEET_COLUMNS, force)
     record = W.record_stage(work, "review-export", {"reviewers": list(reviewers)},
-                            {"pairs": len(pairs), "files_written": len(written)}, ids=[p["id"] for p in pairs])
+                            {"pairs": len(pairs), "files_written": len(written)}, inputs=(W.SCREENED,),
+                            ids=[p["id"] for p in pairs])
     record["written"] = written
     return record
 
@@ -300,6 +302,7 @@ def _unimported(path: Path, verdicts: dict) -> list[str]:
 def review_import(work, files) -> dict:
     work = W.work_dir(work)
     export = W.stage_record(work, "review-export")
+    W.check_fresh(work, ["screen", "review-export"])
     reviewers, ids = export["settings"]["reviewers"], export["ids"]
     records = [r for path in files for r in read_verdict_file(path)]
     _check_records(records, set(ids), reviewers)

@@ -246,7 +246,8 @@ def screen(work, judges: dict, settings: ScreenSettings = ScreenSettings()) -> d
               "dropped_truncation": sum(p["screen"]["reason"].startswith("truncation") for p in pairs),
               "dropped_balance": len(cut)}
     prompts = {name: _prompt(name)["version"] for name in ("confidence", "answer")}
-    return W.record_stage(work, "screen", asdict(settings), counts, balancing=balancing, prompts=prompts,
+    return W.record_stage(work, "screen", asdict(settings), counts, inputs=(W.GENERATED, W.PAGES),
+                          balancing=balancing, prompts=prompts,
                           judges={name: client.signature_fields for name, client in judges.items()})
 
 

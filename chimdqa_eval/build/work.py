@@ -12,6 +12,7 @@ Files are written whole and renamed into place, so an interrupted stage never le
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import tempfile
@@ -82,15 +83,33 @@ def read_manifest(work: Path) -> dict:
         raise InputError(f"{path}: invalid JSON ({err.msg} at line {err.lineno})") from None
 
 
-def record_stage(work: Path, stage: str, settings: dict, counts: dict, **extra) -> dict:
-    """Record a stage run in the manifest (its latest run, and one line of history) and return the record."""
+def file_digest(path: Path) -> str | None:
+    path = Path(path)
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:16] if path.is_file() else None
+
+
+def record_stage(work: Path, stage: str, settings: dict, counts: dict, inputs=(), **extra) -> dict:
+    """Record a stage run in the manifest (its latest run, and one line of history) and return the record.
+    `inputs` are the work files the stage read; their digests let later stages notice a re-run upstream."""
     entry = {"date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-             "chimdqa_eval": chimdqa_eval.__version__, "settings": settings, "counts": counts, **extra}
+             "chimdqa_eval": chimdqa_eval.__version__, "settings": settings, "counts": counts,
+             "inputs": {name: file_digest(Path(work) / name) for name in inputs}, **extra}
     manifest = read_manifest(work)
     manifest["stages"][stage] = entry
     manifest["history"].append({"stage": stage, "date": entry["date"], "counts": counts})
     write_json(Path(work) / MANIFEST, manifest)
     return entry
+
+
+def check_fresh(work: Path, stages) -> None:
+    """InputError when a file one of these stages read has changed since it ran (an earlier stage was run
+    again with other results): its output no longer matches, so it must run again first."""
+    recorded = read_manifest(work)["stages"]
+    for stage in stages:
+        for name, digest in recorded.get(stage, {}).get("inputs", {}).items():
+            if file_digest(Path(work) / name) != digest:
+                raise InputError(f"{Path(work) / name} has changed since `chimdqa build {stage}` ran; run "
+                                 f"`chimdqa build {stage}` again first")
 
 
 def stage_record(work: Path, stage: str) -> dict:
