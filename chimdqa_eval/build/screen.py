@@ -45,6 +45,17 @@ class ScreenSettings:
     max_context_chars: int = 24000
     tokenizer: str = "jieba"
 
+    def __post_init__(self):
+        shares = {"confidence_threshold": self.confidence_threshold, "min_agreement": self.min_agreement,
+                  "open_agreement": self.open_agreement, "max_l1_share": self.max_l1_share}
+        for name, value in shares.items():
+            if not 0 <= value <= 1:
+                raise InputError(f"--{name.replace('_', '-')} must be between 0 and 1, got {value}")
+        if not 0 < self.truncation_keep <= 1:
+            raise InputError(f"--truncation-keep must be above 0 and at most 1, got {self.truncation_keep}")
+        if self.min_votes < 1 or self.max_context_chars < 1:
+            raise InputError("--min-votes and --max-context-chars must be positive")
+
 
 # ---- pure parts ------------------------------------------------------------------------------------------------
 
@@ -260,18 +271,18 @@ def add_arguments(parser) -> None:
                         help="the judge models, each MODEL@URL (or MODEL with --api-base)")
     parser.add_argument("--api-base", metavar="URL", help="API base URL for judges given without @URL")
     parser.add_argument("--confidence-threshold", type=float, default=d.confidence_threshold,
-                        help=f"a judge votes for a pair when its confidence is above this (default: {d.confidence_threshold})")
-    parser.add_argument("--min-votes", type=int, default=d.min_votes,
+                        metavar="C", help=f"a judge votes for a pair when its confidence is above this (default: {d.confidence_threshold})")
+    parser.add_argument("--min-votes", metavar="N", type=int, default=d.min_votes,
                         help=f"judges that must vote for a pair (default: {d.min_votes})")
-    parser.add_argument("--truncation-keep", type=float, default=d.truncation_keep,
+    parser.add_argument("--truncation-keep", metavar="SHARE", type=float, default=d.truncation_keep,
                         help=f"share of the context's pages each truncated reading keeps (default: {d.truncation_keep})")
-    parser.add_argument("--min-agreement", type=float, default=d.min_agreement,
+    parser.add_argument("--min-agreement", metavar="SHARE", type=float, default=d.min_agreement,
                         help=f"share of truncated answers that must agree (default: {d.min_agreement})")
-    parser.add_argument("--open-agreement", type=float, default=d.open_agreement,
+    parser.add_argument("--open-agreement", metavar="F", type=float, default=d.open_agreement,
                         help=f"ROUGE-L F at which open-ended answers agree (default: {d.open_agreement})")
-    parser.add_argument("--max-l1-share", type=float, default=d.max_l1_share,
+    parser.add_argument("--max-l1-share", metavar="SHARE", type=float, default=d.max_l1_share,
                         help=f"largest L1 share per domain (default: {d.max_l1_share})")
-    parser.add_argument("--max-context-chars", type=int, default=d.max_context_chars,
+    parser.add_argument("--max-context-chars", metavar="N", type=int, default=d.max_context_chars,
                         help=f"document text a judge reads (default: {d.max_context_chars})")
     add_llm_arguments(parser)
 
