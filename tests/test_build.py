@@ -11,11 +11,11 @@ import pytest
 
 import chimdqa
 from chimdqa_eval import release
-from chimdqa_eval.build.generate import bigram_jaccard, near_duplicates, parse_pairs
+from chimdqa_eval.build.generate import bigram_jaccard, near_duplicates, parse_pairs, segments
 from chimdqa_eval.build.review import cohen_kappa, decide
 from chimdqa_eval.build.screen import balance_levels, l1_quota, truncated_views
 from chimdqa_eval.cli import main
-from chat_server import ChatServer
+from chat_server import ChatServer, Reply
 
 SAMPLE = {row["question"]: row for row in release.read_qa()}
 TITLES = {doc["title"]: doc["doc_id"] for doc in release.read_document_index()}
@@ -252,6 +252,9 @@ def test_bad_review_files_name_file_row_and_id(server, tmp_path, capsys):
     work = tmp_path / "work"
     assert cli("generate", release.SAMPLE_DIR, "--out", work, "--model", "gen-x", "--api-base", server.api_base,
                "--types", "retrieval") == 0
+    server.queue(Reply(status=401, text="bad key"))  # a refusal no retry fixes stops the stage, exit 1
+    assert cli("screen", work, "--judges", *(f"{j}@{server.api_base}" for j in JUDGES)) == 1
+    assert "answered HTTP 401" in capsys.readouterr().err
     assert cli("screen", work, "--judges", *(f"{j}@{server.api_base}" for j in JUDGES), "--max-l1-share", 1) == 0
     assert cli("review-export", work) == 0
     rows = read_sheet(work / "review" / "reviewer-1.csv")
@@ -331,3 +334,9 @@ def test_truncated_views_and_balance():
     pairs.append({"id": "q", "domain": "law", "level": "L2", "rank": (0.5,)})
     dropped, [log] = balance_levels(pairs, 0.6)
     assert dropped == {"p0", "p1", "p2"} and log["L1_kept"] == 1   # 1 L1 of 2 pairs is 50% <= 60%
+
+
+def test_long_documents_are_split_into_page_segments():
+    pages = {1: "甲" * 50, 2: "乙" * 50, 3: "丙" * 200, 4: "丁" * 10}
+    assert segments(pages, 130) == [[1, 2], [3], [4]]
+    assert segments(pages, 10_000) == [[1, 2, 3, 4]]

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import importlib
+import sys
 
 # stage -> (module, its add-arguments function, its run function, one-line help)
 STAGES = {
@@ -29,4 +30,12 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
-    return args._stage_run(args)
+    from chimdqa_eval.llm import ChatError
+
+    try:
+        return args._stage_run(args)
+    except ChatError as err:  # a bad key, an unknown model or URL: every request would fail alike
+        print(f"chimdqa build {args.stage}: error: {err}", file=sys.stderr)
+        print("answers received before the error are cached; fix the setting and run the same command again",
+              file=sys.stderr)
+        return 1

@@ -19,6 +19,7 @@ judge could not answer; a re-run retries those) and the reason.
 """
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -163,8 +164,14 @@ def parse_answer(raw: str) -> str:
 
 # ---- the stage -----------------------------------------------------------------------------------------------------
 
-def _ask(client, requests, parse, desc):
-    return client.complete_all(requests, parse, desc=desc) if requests else []
+def ask_judges(judges: dict, requests, parse, desc: str) -> dict:
+    """name -> the outcomes of every judge on the same requests; the judges (each its own endpoint) in parallel."""
+    if not requests:
+        return {name: [] for name in judges}
+    with ThreadPoolExecutor(max_workers=len(judges)) as pool:
+        futures = {name: pool.submit(client.complete_all, requests, parse, desc=f"{desc} {name}")
+                   for name, client in judges.items()}
+        return {name: future.result() for name, future in futures.items()}
 
 
 def screen(work, judges: dict, settings: ScreenSettings = ScreenSettings()) -> dict:
@@ -181,10 +188,10 @@ def screen(work, judges: dict, settings: ScreenSettings = ScreenSettings()) -> d
         pair["screen"] = {"context_pages": numbers, "confidence": {}, "status": None, "reason": None}
 
     # 1. confidence
-    for name, client in judges.items():
-        requests = [confidence_request(context_text(pages[p["doc_id"]], contexts[p["id"]]), p["question"],
-                                       p["answer"]) for p in pairs]
-        for pair, outcome in zip(pairs, _ask(client, requests, parse_confidence, f"confidence {name}")):
+    requests = [confidence_request(context_text(pages[p["doc_id"]], contexts[p["id"]]), p["question"], p["answer"])
+                for p in pairs]
+    for name, outcomes in ask_judges(judges, requests, parse_confidence, "confidence").items():
+        for pair, outcome in zip(pairs, outcomes):
             pair["screen"]["confidence"][name] = outcome.value if outcome.ok else {"error": outcome.error}
     passed = []
     for pair in pairs:
@@ -207,11 +214,11 @@ def screen(work, judges: dict, settings: ScreenSettings = ScreenSettings()) -> d
     readings = {p["id"]: {"full": contexts[p["id"]], **truncated_views(contexts[p["id"]], p["evidence_pages"],
                                                                        settings.truncation_keep)} for p in passed}
     answers = {p["id"]: {} for p in passed}
-    for name, client in judges.items():
-        keys = [(p, view) for p in passed for view in ("full", *VIEWS)]
-        requests = [answer_request(context_text(pages[p["doc_id"]], readings[p["id"]][view]), p["question"])
-                    for p, view in keys]
-        for (pair, view), outcome in zip(keys, _ask(client, requests, parse_answer, f"truncation {name}")):
+    keys = [(p, view) for p in passed for view in ("full", *VIEWS)]
+    requests = [answer_request(context_text(pages[p["doc_id"]], readings[p["id"]][view]), p["question"])
+                for p, view in keys]
+    for name, outcomes in ask_judges(judges, requests, parse_answer, "truncation").items():
+        for (pair, view), outcome in zip(keys, outcomes):
             answers[pair["id"]][(name, view)] = outcome
     consistent = []
     for pair in passed:
@@ -289,6 +296,9 @@ def add_arguments(parser) -> None:
 
 def run(args) -> int:
     work = W.work_dir(args.work)
+    failed = W.stage_record(work, "generate").get("failed")
+    if failed:
+        print(f"note: {len(failed)} generation requests failed; their pairs are missing (re-run `build generate`)")
     settings = ScreenSettings(args.confidence_threshold, args.min_votes, args.truncation_keep, args.min_agreement,
                               args.open_agreement, args.max_l1_share, args.max_context_chars)
     judges = {}
