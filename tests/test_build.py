@@ -11,7 +11,8 @@ import pytest
 
 import chimdqa
 from chimdqa_eval import release
-from chimdqa_eval.build.generate import bigram_jaccard, near_duplicates, parse_pairs, segments
+from chimdqa_eval.build.generate import bigram_jaccard, level_targets, near_duplicates, parse_pairs, segments
+from chimdqa_eval.schema import InputError
 from chimdqa_eval.build.review import cohen_kappa, decide
 from chimdqa_eval.build.screen import balance_levels, l1_quota, truncated_views
 from chimdqa_eval.cli import main
@@ -108,12 +109,12 @@ def test_round_trip(server, tmp_path, capsys):
 
     # generate: one request fails (unparseable three times) and is reported; the re-run asks only that one again
     assert cli("generate", release.SAMPLE_DIR, "--out", work, "--model", "gen-x", "--api-base", server.api_base,
-               "--l1", 2, "--l2", 2) == 1
+               "--l1", 2, "--l2", 2, "--type-targets", "generation=1,1") == 1
     assert "failed: news-01 generation" in capsys.readouterr().out
     assert server.handler.generation_calls[("finance-01", "retrieval")] == 2   # the prose reply was asked again
     asked = len(server.requests)
     assert cli("generate", release.SAMPLE_DIR, "--out", work, "--model", "gen-x", "--api-base", server.api_base,
-               "--l1", 2, "--l2", 2) == 0
+               "--l1", 2, "--l2", 2, "--type-targets", "generation=1,1") == 0
     assert len(server.requests) == asked + 1
     generated = [json.loads(line) for line in (work / "generated.jsonl").read_text(encoding="utf-8").splitlines()]
     assert len(generated) == len(SAMPLE) + 1
@@ -124,6 +125,8 @@ def test_round_trip(server, tmp_path, capsys):
     manifest = json.loads((work / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["stages"]["generate"]["counts"]["failed_requests"] == 0
     assert {"doc_id": "finance-01", "question_type": "inference", "missing": {"L1": 2, "L2": 1}} in \
+        manifest["stages"]["generate"]["shortfalls"]
+    assert {"doc_id": "law-01", "question_type": "generation", "missing": {"L1": 1}} in \
         manifest["stages"]["generate"]["shortfalls"]
 
     # screen
@@ -340,3 +343,15 @@ def test_long_documents_are_split_into_page_segments():
     pages = {1: "甲" * 50, 2: "乙" * 50, 3: "丙" * 200, 4: "丁" * 10}
     assert segments(pages, 130) == [[1, 2], [3], [4]]
     assert segments(pages, 10_000) == [[1, 2, 3, 4]]
+
+
+def test_level_targets():
+    targets = level_targets(["retrieval", "summarization", "comparison"], 3, 2, ["summarization=0,1", "inference=1,0"])
+    assert targets == {"retrieval": {"L1": 3, "L2": 2}, "comparison": {"L1": 3, "L2": 2},
+                       "inference": {"L1": 1, "L2": 0}, "summarization": {"L1": 0, "L2": 1}}
+    assert list(level_targets(["retrieval"], 1, 1, ["retrieval=0,0", "expansion=1,1"])) == ["expansion"]
+    for bad in ("summary=1,1", "retrieval=1", "retrieval=a,1"):
+        with pytest.raises(InputError, match="TYPE=L1,L2"):
+            level_targets(["retrieval"], 1, 1, [bad])
+    with pytest.raises(InputError, match="no pairs requested"):
+        level_targets(["retrieval"], 0, 0)

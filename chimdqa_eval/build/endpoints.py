@@ -13,13 +13,14 @@ _JUDGE = re.compile(r"^(?P<model>[^@\s]+(?:@[^@\s]+)*?)@(?P<base>https?://\S+)$"
 _FENCE = re.compile(r"^```(?:json)?\s*\n(?P<body>.*)\n```$", re.DOTALL)
 
 
-def add_llm_arguments(parser, *, default_concurrency: int = 8) -> None:
+def add_llm_arguments(parser, *, default_concurrency: int = 8, temperature: float = 0.0) -> None:
     parser.add_argument("--api-key-env", default="OPENAI_API_KEY", metavar="VAR",
                         help="environment variable holding the API key (default: OPENAI_API_KEY)")
     parser.add_argument("--concurrency", type=int, default=default_concurrency, help="requests in flight per model")
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds per request (default: 120)")
     parser.add_argument("--max-retries", type=int, default=5, help="retries of a failed request (default: 5)")
-    parser.add_argument("--temperature", type=float, default=0.0, help="sampling temperature (default: 0)")
+    parser.add_argument("--temperature", type=float, default=temperature,
+                        help=f"sampling temperature (default: {temperature})")
 
 
 def parse_judge(spec: str, default_base: str | None) -> tuple[str, str]:

@@ -164,17 +164,36 @@ def prepare_documents(docs_dir, work: Path) -> tuple[list[dict], dict]:
     return index, pages
 
 
-def generate(docs_dir, work, client, *, targets: dict, types=QUESTION_TYPES, max_context_chars: int = 24000,
+def level_targets(types, l1: int, l2: int, overrides=()) -> dict:
+    """question type -> {"L1": n, "L2": m} per document: l1 / l2 for each of `types`, overridden per type by
+    TYPE=L1,L2 items (any of the ten types; 0,0 leaves a type out)."""
+    targets = {t: {"L1": l1, "L2": l2} for t in types}
+    for item in overrides:
+        name, _, counts = item.partition("=")
+        parts = counts.split(",")
+        if name not in QUESTION_TYPES or len(parts) != 2 or not all(p.strip().isdigit() for p in parts):
+            raise InputError(f"--type-targets: {item!r} is not TYPE=L1,L2 with a question type "
+                             f"({', '.join(QUESTION_TYPES)}) and two counts, e.g. summarization=1,1")
+        targets[name] = {"L1": int(parts[0]), "L2": int(parts[1])}
+    targets = {t: n for t, n in targets.items() if n["L1"] + n["L2"] > 0}
+    if not targets:
+        raise InputError("no pairs requested: every question type has target 0 L1 and 0 L2")
+    return {t: targets[t] for t in QUESTION_TYPES if t in targets}
+
+
+def generate(docs_dir, work, client, *, targets: dict, max_context_chars: int = 24000,
              dedup_threshold: float = 0.8) -> dict:
-    """Run the stage; returns its manifest record. Requests that failed are listed there, never dropped."""
+    """Run the stage for targets {question type: {"L1": n, "L2": m}} per document; returns its manifest
+    record. Requests that failed are listed there, never dropped."""
     work = Path(work)
+    types = tuple(targets)
     documents, pages = prepare_documents(docs_dir, work)
     pairs, failed, short = [], [], []
     for doc in documents:
         doc_pages = pages[doc["doc_id"]]
         groups = segments(doc_pages, max_context_chars)
         requests = [generation_request(doc, t, context_text(doc_pages, groups[i % len(groups)], max_context_chars),
-                                       targets) for i, t in enumerate(types)]
+                                       targets[t]) for i, t in enumerate(types)]
         outcomes = client.complete_all(requests, partial(parse_pairs, page_numbers=frozenset(doc_pages)),
                                        desc=f"generate {doc['doc_id']}")
         doc_pairs = []
@@ -182,7 +201,7 @@ def generate(docs_dir, work, client, *, targets: dict, types=QUESTION_TYPES, max
             if not outcome.ok:
                 failed.append({"doc_id": doc["doc_id"], "question_type": question_type, "error": outcome.error})
                 continue
-            kept, shortfall = fit_to_targets(outcome.value, targets)
+            kept, shortfall = fit_to_targets(outcome.value, targets[question_type])
             if shortfall:
                 short.append({"doc_id": doc["doc_id"], "question_type": question_type, "missing": shortfall})
             template = generation_template(question_type)["version"]
@@ -196,7 +215,7 @@ def generate(docs_dir, work, client, *, targets: dict, types=QUESTION_TYPES, max
     W.write_jsonl(work / W.GENERATED, pairs)
     counts = {"documents": len(documents), "requests": len(documents) * len(types), "failed_requests": len(failed),
               "generated": len(pairs), "near_duplicates": sum(p["duplicate_of"] is not None for p in pairs)}
-    settings = {"docs_dir": str(Path(docs_dir).resolve()), "targets": targets, "types": list(types),
+    settings = {"docs_dir": str(Path(docs_dir).resolve()), "targets": targets,
                 "max_context_chars": max_context_chars, "dedup_threshold": dedup_threshold,
                 "dedup_rule": "character-bigram Jaccard of question comparison keys, per document",
                 "generator": client.signature_fields,
@@ -214,23 +233,25 @@ def add_arguments(parser) -> None:
     parser.add_argument("--l1", type=int, default=3, metavar="N", help="L1 pairs per document and type (default: 3)")
     parser.add_argument("--l2", type=int, default=2, metavar="N", help="L2 pairs per document and type (default: 2)")
     parser.add_argument("--types", nargs="+", choices=QUESTION_TYPES, default=list(QUESTION_TYPES),
-                        help="question types to generate (default: all ten)")
+                        metavar="TYPE", help="question types to generate (default: all ten)")
+    parser.add_argument("--type-targets", nargs="+", default=(), metavar="TYPE=L1,L2",
+                        help="per-type L1,L2 targets overriding --l1/--l2, e.g. summarization=1,1 retrieval=4,2")
     parser.add_argument("--max-context-chars", type=int, default=24000, metavar="N",
                         help="document text per request; longer documents are split into segments (default: 24000)")
     parser.add_argument("--dedup-threshold", type=float, default=0.8, metavar="J",
                         help="bigram Jaccard at which a question is a near duplicate (default: 0.8)")
-    add_llm_arguments(parser)
+    add_llm_arguments(parser, temperature=0.7)  # varied questions; the cache still makes a re-run repeat them
 
 
 def run(args) -> int:
-    if args.l1 < 0 or args.l2 < 0 or args.l1 + args.l2 == 0:
-        raise InputError("--l1 and --l2 must be >= 0 and not both 0")
+    if args.l1 < 0 or args.l2 < 0:
+        raise InputError("--l1 and --l2 must be >= 0")
+    targets = level_targets(args.types, args.l1, args.l2, args.type_targets)
     work = Path(args.out)
     work.mkdir(parents=True, exist_ok=True)
     client = open_client(args.model, args.api_base, args, work / W.LLM_CACHE)
     try:
-        record = generate(args.docs_dir, work, client, targets={"L1": args.l1, "L2": args.l2},
-                          types=tuple(args.types), max_context_chars=args.max_context_chars,
+        record = generate(args.docs_dir, work, client, targets=targets, max_context_chars=args.max_context_chars,
                           dedup_threshold=args.dedup_threshold)
     finally:
         client.close()
