@@ -60,6 +60,8 @@ class Script:
                  for r in SAMPLE.values() if r["doc_id"] == doc_id and r["question_type"] == question_type]
         if (doc_id, question_type) == ("finance-01", "filtering"):
             pairs.append({**pairs[0], "question": DUPLICATE})
+        if (doc_id, question_type) == ("law-01", "generation"):
+            pairs.append({**pairs[0], "question": "一个引用不存在页码的问题？", "level": "L1", "evidence_pages": [7]})
         reply = json.dumps({"pairs": pairs}, ensure_ascii=False)
         if (doc_id, question_type) == ("finance-01", "retrieval") and self.generation_calls[(doc_id, question_type)] == 1:
             return "以下是问答对：\n" + reply  # prose around the JSON: re-asked
@@ -117,16 +119,16 @@ def test_round_trip(server, tmp_path, capsys):
                "--l1", 2, "--l2", 2, "--type-targets", "generation=1,1") == 0
     assert len(server.requests) == asked + 1
     generated = [json.loads(line) for line in (work / "generated.jsonl").read_text(encoding="utf-8").splitlines()]
-    assert len(generated) == len(SAMPLE) + 1
+    assert len(generated) == len(SAMPLE) + 2
     [dup] = [p for p in generated if p["duplicate_of"]]
+    [invalid] = [p for p in generated if p["invalid"]]
+    assert invalid["invalid"] == "evidence page(s) [7] not among the document's pages with text"
     assert dup["question"] == DUPLICATE and dup["duplicate_of"] == "finance-01-fil-001"
     assert generated[0]["generator"]["judge_model"] == "gen-x"
     assert generated[0]["generator"]["template"] == "frame-1/retrieval-1"
     manifest = json.loads((work / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["stages"]["generate"]["counts"]["failed_requests"] == 0
     assert {"doc_id": "finance-01", "question_type": "inference", "missing": {"L1": 2, "L2": 1}} in \
-        manifest["stages"]["generate"]["shortfalls"]
-    assert {"doc_id": "law-01", "question_type": "generation", "missing": {"L1": 1}} in \
         manifest["stages"]["generate"]["shortfalls"]
 
     # screen
@@ -242,7 +244,7 @@ def test_round_trip(server, tmp_path, capsys):
     assert cli("funnel", work) == 0
     table = capsys.readouterr().out
     all_rows = re.findall(r"^all\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)$", table, re.MULTILINE)
-    assert all_rows == [tuple(map(str, (len(SAMPLE) + 1, len(SAMPLE), n, n - 2, n - 2)))] * 2
+    assert all_rows == [tuple(map(str, (len(SAMPLE) + 2, len(SAMPLE), n, n - 2, n - 2)))] * 2
     assert re.search(r"^finance\s+12\s+11\s+7\s+7\s+7$", table, re.MULTILINE)
 
     # a stage re-run asks nothing again
@@ -310,15 +312,15 @@ def test_decide():
 
 
 def test_generation_reply_checks():
-    pages = frozenset({1, 2})
     ok = '{"pairs": [{"question": "Q？", "answer": "A", "level": "l2", "evidence_pages": [2, 1, 2]}]}'
-    assert parse_pairs(ok, pages) == [{"question": "Q？", "answer": "A", "level": "L2", "evidence_pages": [1, 2]}]
-    assert parse_pairs("```json\n" + ok + "\n```", pages)[0]["level"] == "L2"
+    assert parse_pairs(ok) == [{"question": "Q？", "answer": "A", "level": "L2", "evidence_pages": [1, 2]}]
+    assert parse_pairs("```json\n" + ok + "\n```")[0]["level"] == "L2"
     for bad, message in (("好的：" + ok, "not JSON"), ('{"pairs": []}', "no non-empty list"),
-                         (ok.replace("l2", "L3"), "level"), (ok.replace("[2, 1, 2]", "[3]"), "page"),
-                         (ok.replace('"A"', '""'), "answer"), (ok.replace("[2, 1, 2]", "[true]"), "page numbers")):
+                         (ok.replace("l2", "L3"), "level"), (ok.replace("[2, 1, 2]", "[0]"), "page numbers"),
+                         (ok.replace('"A"', '""'), "answer"), (ok.replace("[2, 1, 2]", "[true]"), "page numbers"),
+                         ("[1, 2]", "not an object")):
         with pytest.raises(ValueError, match=message):
-            parse_pairs(bad, pages)
+            parse_pairs(bad)
 
 
 def test_near_duplicates_rule():

@@ -6,8 +6,9 @@ question types one request goes out with the type's YAML template (templates/gen
 shared frame templates/generate/_frame.yaml), asking for --l1 L1 and --l2 L2 pairs as one JSON object.
 
 A reply is used only when it is exactly that JSON object and every pair has a non-empty question and answer, a
-level L1 or L2 and evidence pages that exist in the document; otherwise it is asked again (the client's parse
-retries). Extra pairs of a level beyond its target are cut (first ones kept); a shortfall is counted in the
+level L1 or L2 and a non-empty list of evidence page numbers; otherwise it is asked again (the client's parse
+retries). A pair citing a page the document does not have (with text) is kept in generated.jsonl with the
+reason in `invalid` and goes no further. Extra pairs of a level beyond its target are cut (first ones kept); a shortfall is counted in the
 manifest. A document longer than --max-context-chars is cut into page-aligned segments and the question types
 take turns over them, so the types cover the whole document.
 
@@ -18,7 +19,7 @@ is marked `duplicate_of` that question and goes no further; it stays in generate
 from __future__ import annotations
 
 import shutil
-from functools import cache, partial
+from functools import cache
 from pathlib import Path
 
 import yaml
@@ -96,8 +97,9 @@ def near_duplicates(questions, threshold: float) -> list[tuple[int, float] | Non
     return marks
 
 
-def parse_pairs(raw: str, page_numbers: frozenset) -> list[dict]:
-    """The pairs of a generator reply, each checked; ValueError (the client asks again) on any fault."""
+def parse_pairs(raw: str) -> list[dict]:
+    """The pairs of a generator reply, each checked; ValueError (the client asks again) on any fault. Whether
+    the evidence pages exist in the document is checked per pair afterwards (check_evidence)."""
     reply = parse_json_object(raw)
     pairs = reply.get("pairs")
     if not isinstance(pairs, list) or not pairs:
@@ -114,14 +116,22 @@ def parse_pairs(raw: str, page_numbers: frozenset) -> list[dict]:
             raise ValueError(f"pairs[{i}].level is {level!r}, not one of {', '.join(LEVELS)}")
         pages = pair.get("evidence_pages")
         if (not isinstance(pages, list) or not pages
-                or not all(isinstance(p, int) and not isinstance(p, bool) for p in pages)):
+                or not all(isinstance(p, int) and not isinstance(p, bool) and p > 0 for p in pages)):
             raise ValueError(f"pairs[{i}].evidence_pages must be a non-empty list of page numbers")
-        unknown = sorted(set(pages) - page_numbers)
-        if unknown:
-            raise ValueError(f"pairs[{i}].evidence_pages names page(s) {unknown} the document does not have")
         out.append({"question": pair["question"].strip(), "answer": pair["answer"].strip(),
                     "level": level.strip().upper(), "evidence_pages": sorted(set(pages))})
     return out
+
+
+def check_evidence(pair: dict, page_numbers) -> str | None:
+    """Why a pair cannot be screened (it cites pages the document does not have, or pages without text), or None."""
+    unknown = sorted(set(pair["evidence_pages"]) - set(page_numbers))
+    return f"evidence page(s) {unknown} not among the document's pages with text" if unknown else None
+
+
+def to_screen(pair: dict) -> bool:
+    """Whether a generated pair goes on to the screen: its evidence checks out and it is not a near duplicate."""
+    return pair["invalid"] is None and pair["duplicate_of"] is None
 
 
 def fit_to_targets(pairs: list[dict], targets: dict) -> tuple[list[dict], dict]:
@@ -188,14 +198,15 @@ def generate(docs_dir, work, client, *, targets: dict, max_context_chars: int = 
     work = Path(work)
     types = tuple(targets)
     documents, pages = prepare_documents(docs_dir, work)
+    requests = []
+    for doc in documents:
+        groups = segments(pages[doc["doc_id"]], max_context_chars)
+        requests += [generation_request(doc, t, context_text(pages[doc["doc_id"]], groups[i % len(groups)],
+                                                             max_context_chars), targets[t])
+                     for i, t in enumerate(types)]
+    outcomes = iter(client.complete_all(requests, parse_pairs, desc="generate"))
     pairs, failed, short = [], [], []
     for doc in documents:
-        doc_pages = pages[doc["doc_id"]]
-        groups = segments(doc_pages, max_context_chars)
-        requests = [generation_request(doc, t, context_text(doc_pages, groups[i % len(groups)], max_context_chars),
-                                       targets[t]) for i, t in enumerate(types)]
-        outcomes = client.complete_all(requests, partial(parse_pairs, page_numbers=frozenset(doc_pages)),
-                                       desc=f"generate {doc['doc_id']}")
         doc_pairs = []
         for question_type, outcome in zip(types, outcomes):
             if not outcome.ok:
@@ -208,13 +219,18 @@ def generate(docs_dir, work, client, *, targets: dict, max_context_chars: int = 
             for k, pair in enumerate(kept, start=1):
                 doc_pairs.append({"id": f"{doc['doc_id']}-{TYPE_CODES[question_type]}-{k:03d}",
                                   "doc_id": doc["doc_id"], "domain": doc["domain"], "question_type": question_type,
-                                  **pair, "generator": {**client.signature_fields, "template": template}})
-        for pair, mark in zip(doc_pairs, near_duplicates([p["question"] for p in doc_pairs], dedup_threshold)):
-            pair["duplicate_of"], pair["duplicate_similarity"] = (doc_pairs[mark[0]]["id"], mark[1]) if mark else (None, None)
+                                  **pair, "generator": {**client.signature_fields, "template": template},
+                                  "invalid": check_evidence(pair, pages[doc["doc_id"]]), "duplicate_of": None,
+                                  "duplicate_similarity": None})
+        valid = [p for p in doc_pairs if p["invalid"] is None]
+        for pair, mark in zip(valid, near_duplicates([p["question"] for p in valid], dedup_threshold)):
+            if mark:
+                pair["duplicate_of"], pair["duplicate_similarity"] = valid[mark[0]]["id"], mark[1]
         pairs.extend(doc_pairs)
     W.write_jsonl(work / W.GENERATED, pairs)
     counts = {"documents": len(documents), "requests": len(documents) * len(types), "failed_requests": len(failed),
-              "generated": len(pairs), "near_duplicates": sum(p["duplicate_of"] is not None for p in pairs)}
+              "generated": len(pairs), "invalid": sum(p["invalid"] is not None for p in pairs),
+              "near_duplicates": sum(p["duplicate_of"] is not None for p in pairs)}
     settings = {"docs_dir": str(Path(docs_dir).resolve()), "targets": targets,
                 "max_context_chars": max_context_chars, "dedup_threshold": dedup_threshold,
                 "dedup_rule": "character-bigram Jaccard of question comparison keys, per document",
@@ -257,8 +273,8 @@ def run(args) -> int:
         client.close()
     counts = record["counts"]
     print(f"{work}: {counts['generated']} pairs from {counts['documents']} documents "
-          f"({counts['near_duplicates']} near duplicates marked, {len(record['shortfalls'])} requests short of "
-          "their targets)")
+          f"({counts['near_duplicates']} near duplicates and {counts['invalid']} citing missing pages marked, "
+          f"{len(record['shortfalls'])} requests short of their targets)")
     for failure in record["failed"]:
         print(f"  failed: {failure['doc_id']} {failure['question_type']}: {failure['error']}")
     if record["failed"]:

@@ -22,6 +22,7 @@ from pathlib import Path
 from chimdqa_eval import release as release_files
 from chimdqa_eval.build import review
 from chimdqa_eval.build import work as W
+from chimdqa_eval.build.generate import to_screen
 from chimdqa_eval.schema import DOMAINS, QUESTION_TYPES, InputError
 from chimdqa_eval.stats import format_table
 
@@ -118,14 +119,14 @@ FUNNEL_STEPS = ("generated", "unique", "screened", "reviewed", "released")
 
 
 def funnel_counts(generated, screened, decided, released_ids, key) -> dict:
-    """group -> Counter of FUNNEL_STEPS: all generated pairs, those not near duplicates, those the screen kept,
+    """group -> Counter of FUNNEL_STEPS: all generated pairs, those valid and not near duplicates, those the screen kept,
     those the review accepted or edited (None: no review yet), those in the release."""
     table: dict = {}
     status = {p["id"]: p["screen"]["status"] for p in screened}
     for pair in generated:
         cell = table.setdefault(key(pair), Counter())
         cell["generated"] += 1
-        cell["unique"] += pair.get("duplicate_of") is None
+        cell["unique"] += to_screen(pair)
         cell["screened"] += status.get(pair["id"]) == "kept"
         if decided is not None:
             cell["reviewed"] += decided.get(pair["id"], {}).get("verdict") in ("accept", "edit")

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from chimdqa_eval.build import work as W
 from chimdqa_eval.build.endpoints import open_client, parse_judge, parse_json_object
-from chimdqa_eval.build.generate import context_text, load_yaml, page_block
+from chimdqa_eval.build.generate import context_text, load_yaml, page_block, to_screen
 from chimdqa_eval.factual import grade_answer
 from chimdqa_eval.lexical import rouge_l
 from chimdqa_eval.llm import ChatRequest, prompt_key
@@ -180,7 +180,7 @@ def screen(work, judges: dict, settings: ScreenSettings = ScreenSettings()) -> d
     if len(judges) < settings.min_votes:
         raise InputError(f"--judges: {len(judges)} judge(s) given but --min-votes is {settings.min_votes}")
     pages = W.pages_by_document(work)
-    pairs = [p for p in W.read_rows(work, W.GENERATED) if p.get("duplicate_of") is None]
+    pairs = [p for p in W.read_rows(work, W.GENERATED) if to_screen(p)]
     contexts = {}
     for pair in pairs:
         numbers = context_pages(pages[pair["doc_id"]], pair["evidence_pages"], settings.max_context_chars)

@@ -3,7 +3,8 @@
     WORK/manifest.json        per stage: the settings, versions, counts and date of its latest run, plus a history
     WORK/documents.jsonl      the documents (doc_id, domain, title, file), PDFs copied to WORK/pdf/
     WORK/pages.jsonl          the extracted text of every non-empty page (doc_id, page, text)
-    WORK/generated.jsonl      every generated pair, near-duplicates marked (`duplicate_of`)
+    WORK/generated.jsonl      every generated pair; near duplicates (`duplicate_of`) and pairs citing
+                              missing pages (`invalid`) marked
     WORK/screened.jsonl       every non-duplicate pair with its screening scores, status and reason
     WORK/review/              reviewer sheets (CSV + Label Studio), the arbitration sheet, verdicts.jsonl
     WORK/llm-cache.sqlite     every LLM reply, so a stage re-run asks nothing again and an interrupted one resumes
