@@ -241,10 +241,11 @@ def test_round_trip(server, tmp_path, capsys):
     assert (tmp_path / "hub" / "data" / "finance" / "retrieval.parquet").exists()
     capsys.readouterr()
 
-    assert cli("funnel", work) == 0
+    assert cli("funnel", work, "--cells") == 0
     table = capsys.readouterr().out
     all_rows = re.findall(r"^all\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)$", table, re.MULTILINE)
-    assert all_rows == [tuple(map(str, (len(SAMPLE) + 2, len(SAMPLE), n, n - 2, n - 2)))] * 2
+    assert all_rows == [tuple(map(str, (len(SAMPLE) + 2, len(SAMPLE), n, n - 2, n - 2)))] * 3
+    assert re.search(r"^finance/filtering\s+2\s+1\s+1\s+1\s+1$", table, re.MULTILINE)
     assert re.search(r"^finance\s+12\s+11\s+7\s+7\s+7$", table, re.MULTILINE)
 
     # a stage re-run asks nothing again

@@ -134,7 +134,7 @@ def funnel_counts(generated, screened, decided, released_ids, key) -> dict:
     return table
 
 
-def render_funnel(work) -> str:
+def render_funnel(work, cells: bool = False) -> str:
     work = W.work_dir(work)
     generated = W.read_rows(work, W.GENERATED)
     stages = W.read_manifest(work)["stages"]
@@ -142,8 +142,12 @@ def render_funnel(work) -> str:
     decided = review.decisions(work) if "review-export" in stages else None
     released = set(stages.get("release", {}).get("ids", []))
     sections = []
-    for title, key, order in (("domain", lambda p: p["domain"], DOMAINS),
-                              ("question type", lambda p: p["question_type"], QUESTION_TYPES)):
+    groupings = [("domain", lambda p: p["domain"], DOMAINS),
+                 ("question type", lambda p: p["question_type"], QUESTION_TYPES)]
+    if cells:
+        groupings.append(("domain/type", lambda p: f"{p['domain']}/{p['question_type']}",
+                          [f"{d}/{t}" for d in DOMAINS for t in QUESTION_TYPES]))
+    for title, key, order in groupings:
         table = funnel_counts(generated, screened, decided, released, key)
         total = sum(table.values(), Counter())
         rows = [[group, *(table[group][s] for s in FUNNEL_STEPS)] for group in order if group in table]
@@ -175,8 +179,9 @@ def run_release(args) -> int:
 
 def add_funnel_arguments(parser) -> None:
     parser.add_argument("work", metavar="WORK", help="the work folder")
+    parser.add_argument("--cells", action="store_true", help="also one row per domain and question type")
 
 
 def run_funnel(args) -> int:
-    print(render_funnel(args.work))
+    print(render_funnel(args.work, args.cells))
     return 0
