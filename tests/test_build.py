@@ -124,7 +124,7 @@ def test_round_trip(server, tmp_path, capsys):
     [invalid] = [p for p in generated if p["invalid"]]
     assert invalid["invalid"] == "evidence page(s) [7] not among the document's pages with text"
     assert dup["question"] == DUPLICATE and dup["duplicate_of"] == "finance-01-fil-001"
-    assert generated[0]["generator"]["judge_model"] == "gen-x"
+    assert generated[0]["generator"]["model"] == "gen-x"
     assert generated[0]["generator"]["template"] == "frame-1/retrieval-1"
     manifest = json.loads((work / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["stages"]["generate"]["counts"]["failed_requests"] == 0

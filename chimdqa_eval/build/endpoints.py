@@ -43,6 +43,11 @@ def open_client(model: str, api_base: str, args, cache_path: Path) -> ChatClient
         raise InputError(str(err)) from None
 
 
+def model_fields(client) -> dict:
+    """model, api (host) and temperature of a client: what a pair's provenance says produced it."""
+    return {key.removeprefix("judge_"): value for key, value in client.signature_fields.items()}
+
+
 def parse_json_object(raw: str) -> dict:
     """The JSON object a reply consists of; one ```json fence around it is tolerated, nothing else (no prose
     before or after). ValueError otherwise, so the client asks again."""

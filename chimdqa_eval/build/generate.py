@@ -26,7 +26,7 @@ import yaml
 
 from chimdqa_eval import release
 from chimdqa_eval.build import work as W
-from chimdqa_eval.build.endpoints import open_client, parse_json_object
+from chimdqa_eval.build.endpoints import model_fields, open_client, parse_json_object
 from chimdqa_eval.factual import rules
 from chimdqa_eval.llm import ChatRequest, prompt_key
 from chimdqa_eval.schema import LEVELS, QUESTION_TYPES, InputError
@@ -219,7 +219,7 @@ def generate(docs_dir, work, client, *, targets: dict, max_context_chars: int = 
             for k, pair in enumerate(kept, start=1):
                 doc_pairs.append({"id": f"{doc['doc_id']}-{TYPE_CODES[question_type]}-{k:03d}",
                                   "doc_id": doc["doc_id"], "domain": doc["domain"], "question_type": question_type,
-                                  **pair, "generator": {**client.signature_fields, "template": template},
+                                  **pair, "generator": {**model_fields(client), "template": template},
                                   "invalid": check_evidence(pair, pages[doc["doc_id"]]), "duplicate_of": None,
                                   "duplicate_similarity": None})
         valid = [p for p in doc_pairs if p["invalid"] is None]
@@ -234,7 +234,7 @@ def generate(docs_dir, work, client, *, targets: dict, max_context_chars: int = 
     settings = {"docs_dir": str(Path(docs_dir).resolve()), "targets": targets,
                 "max_context_chars": max_context_chars, "dedup_threshold": dedup_threshold,
                 "dedup_rule": "character-bigram Jaccard of question comparison keys, per document",
-                "generator": client.signature_fields,
+                "generator": model_fields(client),
                 "templates": {t: generation_template(t)["version"] for t in types}}
     return W.record_stage(work, "generate", settings, counts, failed=failed, shortfalls=short)
 

@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from chimdqa_eval.build import work as W
-from chimdqa_eval.build.endpoints import open_client, parse_judge, parse_json_object
+from chimdqa_eval.build.endpoints import model_fields, open_client, parse_judge, parse_json_object
 from chimdqa_eval.build.generate import context_text, load_yaml, page_block, to_screen
 from chimdqa_eval.factual import grade_answer
 from chimdqa_eval.lexical import rouge_l
@@ -266,7 +266,7 @@ def screen(work, judges: dict, settings: ScreenSettings = ScreenSettings()) -> d
     prompts = {name: _prompt(name)["version"] for name in ("confidence", "answer")}
     return W.record_stage(work, "screen", asdict(settings), counts, inputs=(W.GENERATED, W.PAGES),
                           balancing=balancing, prompts=prompts,
-                          judges={name: client.signature_fields for name, client in judges.items()})
+                          judges={name: model_fields(client) for name, client in judges.items()})
 
 
 def add_arguments(parser) -> None:
