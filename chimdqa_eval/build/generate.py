@@ -154,6 +154,18 @@ def generation_request(document: dict, question_type: str, context: str, targets
                        prompt_key(template["version"], template["system"], user))
 
 
+def generation_requests(documents, pages, targets: dict, max_context_chars: int) -> list[ChatRequest]:
+    """One request per document and question type (document by document, types in `targets` order); the types
+    take turns over a long document's segments."""
+    requests = []
+    for doc in documents:
+        groups = segments(pages[doc["doc_id"]], max_context_chars)
+        requests += [generation_request(doc, t, context_text(pages[doc["doc_id"]], groups[i % len(groups)],
+                                                             max_context_chars), targets[t])
+                     for i, t in enumerate(targets)]
+    return requests
+
+
 def prepare_documents(docs_dir, work: Path) -> tuple[list[dict], dict]:
     """Copy the documents into WORK (index + PDFs) and extract their pages; (documents, {doc_id: pages})."""
     documents = release.read_document_index(docs_dir)
@@ -198,12 +210,7 @@ def generate(docs_dir, work, client, *, targets: dict, max_context_chars: int = 
     work = Path(work)
     types = tuple(targets)
     documents, pages = prepare_documents(docs_dir, work)
-    requests = []
-    for doc in documents:
-        groups = segments(pages[doc["doc_id"]], max_context_chars)
-        requests += [generation_request(doc, t, context_text(pages[doc["doc_id"]], groups[i % len(groups)],
-                                                             max_context_chars), targets[t])
-                     for i, t in enumerate(types)]
+    requests = generation_requests(documents, pages, targets, max_context_chars)
     outcomes = iter(client.complete_all(requests, parse_pairs, desc="generate"))
     pairs, failed, short = [], [], []
     for doc in documents:

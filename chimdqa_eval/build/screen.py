@@ -164,6 +164,24 @@ def parse_answer(raw: str) -> str:
 
 # ---- the stage -----------------------------------------------------------------------------------------------------
 
+def readings(pair: dict, pages: dict, settings: ScreenSettings) -> dict:
+    """view -> page numbers: the full context a judge reads and its three truncated readings."""
+    full = context_pages(pages, pair["evidence_pages"], settings.max_context_chars)
+    return {"full": full, **truncated_views(full, pair["evidence_pages"], settings.truncation_keep)}
+
+
+def confidence_requests(pairs, pages: dict, views: dict) -> list[ChatRequest]:
+    return [confidence_request(context_text(pages[p["doc_id"]], views[p["id"]]["full"]), p["question"], p["answer"])
+            for p in pairs]
+
+
+def truncation_requests(pairs, pages: dict, views: dict) -> tuple[list, list[ChatRequest]]:
+    """([(pair, view)], requests): each pair asked from its full context and each truncated reading."""
+    keys = [(p, view) for p in pairs for view in ("full", *VIEWS)]
+    return keys, [answer_request(context_text(pages[p["doc_id"]], views[p["id"]][view]), p["question"])
+                  for p, view in keys]
+
+
 def ask_judges(judges: dict, requests, parse, desc: str) -> dict:
     """name -> the outcomes of every judge on the same requests; the judges (each its own endpoint) in parallel."""
     if not requests:
@@ -181,15 +199,12 @@ def screen(work, judges: dict, settings: ScreenSettings = ScreenSettings()) -> d
         raise InputError(f"--judges: {len(judges)} judge(s) given but --min-votes is {settings.min_votes}")
     pages = W.pages_by_document(work)
     pairs = [p for p in W.read_rows(work, W.GENERATED) if to_screen(p)]
-    contexts = {}
+    views = {p["id"]: readings(p, pages[p["doc_id"]], settings) for p in pairs}
     for pair in pairs:
-        numbers = context_pages(pages[pair["doc_id"]], pair["evidence_pages"], settings.max_context_chars)
-        contexts[pair["id"]] = numbers
-        pair["screen"] = {"context_pages": numbers, "confidence": {}, "status": None, "reason": None}
+        pair["screen"] = {"context_pages": views[pair["id"]]["full"], "confidence": {}, "status": None, "reason": None}
 
     # 1. confidence
-    requests = [confidence_request(context_text(pages[p["doc_id"]], contexts[p["id"]]), p["question"], p["answer"])
-                for p in pairs]
+    requests = confidence_requests(pairs, pages, views)
     for name, outcomes in ask_judges(judges, requests, parse_confidence, "confidence").items():
         for pair, outcome in zip(pairs, outcomes):
             pair["screen"]["confidence"][name] = outcome.value if outcome.ok else {"error": outcome.error}
@@ -211,12 +226,8 @@ def screen(work, judges: dict, settings: ScreenSettings = ScreenSettings()) -> d
             passed.append(pair)
 
     # 2. truncation consistency
-    readings = {p["id"]: {"full": contexts[p["id"]], **truncated_views(contexts[p["id"]], p["evidence_pages"],
-                                                                       settings.truncation_keep)} for p in passed}
+    keys, requests = truncation_requests(passed, pages, views)
     answers = {p["id"]: {} for p in passed}
-    keys = [(p, view) for p in passed for view in ("full", *VIEWS)]
-    requests = [answer_request(context_text(pages[p["doc_id"]], readings[p["id"]][view]), p["question"])
-                for p, view in keys]
     for name, outcomes in ask_judges(judges, requests, parse_answer, "truncation").items():
         for (pair, view), outcome in zip(keys, outcomes):
             answers[pair["id"]][(name, view)] = outcome
@@ -233,7 +244,7 @@ def screen(work, judges: dict, settings: ScreenSettings = ScreenSettings()) -> d
             for view in VIEWS:
                 agree, score = answers_agree(pair["question_type"], pair["question"], full, got[(name, view)].value,
                                              open_threshold=settings.open_agreement, tokenizer=settings.tokenizer)
-                checks.append({"judge": name, "view": view, "pages": readings[pair["id"]][view],
+                checks.append({"judge": name, "view": view, "pages": views[pair["id"]][view],
                                "answer": got[(name, view)].value, "agree": agree, "score": score})
         rate = sum(c["agree"] for c in checks) / len(checks)
         record["truncation"] = {"agreement": round(rate, 4),
