@@ -8,11 +8,11 @@ listed as skipped with the reason.
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 
 from chimdqa_eval.aggregate import DEFAULT_RESAMPLES, DEFAULT_SEED
 from chimdqa_eval.factual import JUDGES
+from chimdqa_eval.neural import DEFAULT_PERPLEXITY_MODEL
 from chimdqa_eval.schema import DOMAINS, QA_SPLITS, InputError
 
 SIMPLEQA_CONFIG = "chinese_simpleqa"
@@ -52,7 +52,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="BERTScore's encoder (default bert-base-chinese)")
     models.add_argument("--bertscore-num-layers", type=int, metavar="N",
                         help="BERTScore's layer (default: the library's choice for bert-base-chinese, 8)")
-    models.add_argument("--perplexity-model", help="causal LM that scores perplexity (else: submitted logprobs)")
+    models.add_argument("--perplexity-model",
+                        help="causal LM that scores perplexity when the predictions carry no logprobs (default "
+                             f"{DEFAULT_PERPLEXITY_MODEL}); predictions with logprobs get perplexity from them, "
+                             "without a model, and this option is then an error")
     models.add_argument("--nli-model", help="NLI model of the RAG claim checker")
     models.add_argument("--allow-download", action="store_true",
                         help="let Hugging Face models download (by default the Hub is used offline)")
@@ -66,10 +69,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
-    if not args.allow_download:
-        # Decide before transformers / huggingface_hub are imported: they read this once, at import.
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from chimdqa_eval.report import html, results as res
+    from chimdqa_eval.report.safe import check_results_values
 
     if args.resamples < 0:
         raise InputError(f"--resamples: expected 0 (no CIs) or a positive number, got {args.resamples}")
@@ -82,7 +83,10 @@ def run(args) -> int:
     submission = load_submission(args.predictions, questions, metadata_path=args.metadata,
                                  metadata_overrides={"model": args.model}, allow_partial=args.allow_partial,
                                  outside_ids=outside_ids)
-    rag_pair = res.read_results(args.rag_pair) if args.rag_pair else None
+    if args.perplexity_model and submission.items[0].get("logprobs") is not None:
+        raise InputError(f"--perplexity-model {args.perplexity_model}: the predictions carry logprobs, from which "
+                         "perplexity is computed without a model; leave out one of the two")
+    rag_pair = check_results_values(res.read_results(args.rag_pair)) if args.rag_pair else None
     if rag_pair is not None:
         check_rag_pair(submission.metadata, rag_pair["model"], args.rag_pair)
     out = Path(args.out)

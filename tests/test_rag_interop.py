@@ -122,3 +122,22 @@ def test_not_json_is_a_clear_error(tmp_path, capsys):
     path.write_text("{not json", encoding="utf-8")
     assert main(["rag-metrics", str(path)]) == 2
     assert "not a JSON file" in capsys.readouterr().err
+
+
+def test_a_checker_without_its_model_exits_2_like_every_bad_input(tmp_path, capsys):
+    data = copy.deepcopy(FIXTURE)
+    for result in data["results"]:
+        del result["retrieved2answer"]
+    assert main(["rag-metrics", str(_write(tmp_path, data))]) == 2  # the default checker, nli, needs --nli-model
+    err = capsys.readouterr().err
+    assert err.startswith("chimdqa rag-metrics: error: ") and "--nli-model" in err
+
+
+def test_lone_surrogate_and_folder_are_input_errors(tmp_path, capsys):
+    path = tmp_path / "rc.json"
+    path.write_text(json.dumps(FIXTURE).replace("\\u7532", "\\ud800", 1), encoding="utf-8")
+    assert main(["rag-metrics", str(path)]) == 2
+    assert "rc.json: results[0].query (character 1: '\\ud800') holds a lone UTF-16 surrogate" in \
+        capsys.readouterr().err
+    assert main(["rag-metrics", str(tmp_path)]) == 2
+    assert "is a folder; expected a RAGChecker results JSON file" in capsys.readouterr().err

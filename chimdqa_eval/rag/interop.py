@@ -17,7 +17,7 @@ from pathlib import Path
 
 from chimdqa_eval.rag import metrics as M
 from chimdqa_eval.rag.scoring import CHECKERS, CLAIM_FIELDS, EXTRACTORS, RagItem, evaluate_items, item_structures
-from chimdqa_eval.schema import InputError
+from chimdqa_eval.schema import InputError, shown, surrogate_problem
 
 GIVEN_FIELDS = tuple(CLAIM_FIELDS.values()) + M.STRUCTURES
 
@@ -31,6 +31,11 @@ def read_ragchecker(path) -> tuple[list[RagItem], dict]:
         raise InputError(f"{path}: no such file") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
         raise InputError(f"{path}: not a JSON file: {err}") from None
+    except IsADirectoryError:
+        raise InputError(f"{path}: is a folder; expected a RAGChecker results JSON file") from None
+    problem = surrogate_problem(data)
+    if problem:
+        raise InputError(f"{path}: {problem}")
     results = data.get("results") if isinstance(data, dict) else None
     if not isinstance(results, list) or not results:
         raise InputError(f"{path}: expected a RAGChecker object {{\"results\": [...]}} with at least one result")
@@ -41,7 +46,7 @@ def _item(path, i, result) -> RagItem:
     where = f"{path} results[{i}]"
     if not isinstance(result, dict):
         raise InputError(f"{where}: expected an object, got {type(result).__name__}")
-    where += f" (query_id {result.get('query_id')})"
+    where += f" (query_id {shown(result.get('query_id'), quoted=False)})"
     for key in ("query", "gt_answer", "response"):
         if not isinstance(result.get(key), str):
             raise InputError(f"{where}: {key} must be a string, got {type(result.get(key)).__name__}")
@@ -52,7 +57,7 @@ def _item(path, i, result) -> RagItem:
     for j, doc in enumerate(context):
         text = doc.get("text") if isinstance(doc, dict) else None
         if not isinstance(text, str):
-            raise InputError(f"{where}: retrieved_context[{j}].text must be a string, got {text!r:.60}")
+            raise InputError(f"{where}: retrieved_context[{j}].text must be a string, got {shown(text)}")
         chunks.append(text)
     given = {key: result[key] for key in GIVEN_FIELDS if result.get(key) is not None}
     return RagItem(where, result["query"], result["gt_answer"], result["response"], chunks, given)
@@ -107,12 +112,12 @@ def run(args) -> int:
                                 api_key_env=args.api_key_env, concurrency=args.concurrency,
                                 cache_path=args.cache_path, device=args.device)
     except (ChatError, LLMFailure, ModelUnavailable) as err:
-        print(f"chimdqa rag-metrics: error: {err}", file=sys.stderr)
-        return 1
+        # a missing model or an unusable endpoint is a bad option, exit status 2 as in every other command
+        raise InputError(str(err)) from None
     if args.output:
         Path(args.output).write_text(json.dumps(to_ragchecker(data, items, result), ensure_ascii=False, indent=2),
                                      encoding="utf-8")
-    shown = result if args.per_item else {k: v for k, v in result.items() if k != "per_item"}
-    json.dump(shown, sys.stdout, ensure_ascii=False, indent=2)
+    printed = result if args.per_item else {k: v for k, v in result.items() if k != "per_item"}
+    json.dump(printed, sys.stdout, ensure_ascii=False, indent=2)
     sys.stdout.write("\n")
     return 0

@@ -18,6 +18,7 @@ import yaml
 
 from chimdqa_eval.report import html as H
 from chimdqa_eval.report.results import METRIC_LABELS, metric_value, read_results
+from chimdqa_eval.report.safe import check_results_values, csv_cell, md_cell
 from chimdqa_eval.schema import DOMAINS, InputError
 from chimdqa_eval.signature import parse_signature
 
@@ -38,7 +39,7 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
-    results = [read_results(p) for p in args.results]
+    results = [check_results_values(read_results(p)) for p in args.results]
     if args.with_paper_rows:
         results += paper_rows({r["dataset"]["name"] for r in results})
     paths = write_leaderboard(args.out, results, title=args.title)
@@ -139,18 +140,18 @@ def to_csv(rows) -> str:
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
     writer.writeheader()
-    writer.writerows({k: ("" if v is None else v) for k, v in row.items()} for row in rows)
+    writer.writerows({k: ("" if v is None else csv_cell(v)) for k, v in row.items()} for row in rows)
     return buffer.getvalue()
 
 
 def to_markdown(rows) -> str:
     columns = list(rows[0])
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
-    lines += ["| " + " | ".join(_fmt(row[c]).replace("|", "\\|") for c in columns) + " |" for row in rows]
+    lines += ["| " + " | ".join(md_cell(_fmt(row[c])) for c in columns) + " |" for row in rows]
     return "\n".join(lines)
 
 
-def to_html(rows, results_list, title: str) -> str:
+def to_html(rows, results_list, title: str, settings_note: str | None = None) -> str:
     ordered = sorted(results_list, key=_sort_key)
     columns = list(rows[0])
     head = "".join(f"<th>{H.esc(c)}</th>" for c in columns)
@@ -164,8 +165,9 @@ def to_html(rows, results_list, title: str) -> str:
     revisions = sorted({r["dataset"]["revision"] for r in scored})
     note = ("" if len(revisions) <= 1 else
             f'<p class="skip">These results come from {len(revisions)} different dataset revisions '
-            f"({', '.join(revisions)}): compare only rows with the same dataset column.</p>")
-    body = (f'<p class="muted">{len(rows)} results, ranked by factual F1 within each dataset and config; partial '
+            f"({', '.join(map(H.esc, revisions))}): compare only rows with the same dataset column.</p>")
+    body = ((f'<p class="muted">{H.esc(settings_note)}</p>' if settings_note else "") +
+            f'<p class="muted">{len(rows)} results, ranked by factual F1 within each dataset and config; partial '
             f"submissions (coverage below 100%) rank after complete ones. Rows in italics are {H.PAPER_TAG} "
             f"(full release, no confidence intervals).</p>{note}"
             f'<div class="wide"><table id="leaderboard"><thead><tr>{head}</tr></thead>'
@@ -183,15 +185,19 @@ def space_card(title: str) -> str:
             "leaderboard.md.\n")
 
 
-def write_leaderboard(out_dir, results_list, *, title: str = "ChiMDQA leaderboard") -> list[Path]:
-    """leaderboard.csv, leaderboard.md, index.html and the static Space's README.md in `out_dir`."""
+def write_leaderboard(out_dir, results_list, *, title: str = "ChiMDQA leaderboard",
+                      note: str | None = None) -> list[Path]:
+    """leaderboard.csv, leaderboard.md, index.html and the static Space's README.md in `out_dir`; `note` (e.g. the
+    pinned settings every row was scored with) is shown above the table."""
     if not results_list:
         raise InputError("no results to put on a leaderboard")
+    for results in results_list:
+        check_results_values(results)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     rows = leaderboard_rows(results_list)
     contents = {"leaderboard.csv": to_csv(rows), "leaderboard.md": to_markdown(rows) + "\n",
-                "index.html": to_html(rows, results_list, title), "README.md": space_card(title)}
+                "index.html": to_html(rows, results_list, title, note), "README.md": space_card(title)}
     for name, text in contents.items():
         (out / name).write_text(text, encoding="utf-8")
     return [out / name for name in contents]
