@@ -140,6 +140,7 @@ def test_round_trip(server, tmp_path, capsys):
     assert low["status"] == "dropped" and low["votes"] == 1 and low["reason"].startswith("confidence")
     page2 = screened[NEEDS_PAGE_2]["screen"]
     assert page2["status"] == "dropped" and page2["truncation"]["agreement"] == pytest.approx(3 / 9, abs=1e-4)
+    assert page2["truncation"]["full_answer_matches_pair"] == dict.fromkeys(JUDGES, True)
     law = screened[LAW_FIRST["question"]]["screen"]
     assert law["status"] == "dropped" and law["reason"].startswith("truncation")
     doubted = screened[ONE_JUDGE_DOUBTS]["screen"]

@@ -54,7 +54,8 @@ def provenance(pair: dict, original: dict, decision: dict | None, verdicts: dict
               "screen": {"confidence": screen["confidence"], "votes": screen["votes"],
                          "mean_confidence": screen["mean_confidence"],
                          "truncation_agreement": screen["truncation"]["agreement"],
-                         "full_context_answers": screen["truncation"]["full_answers"]},
+                         "full_context_answers": screen["truncation"]["full_answers"],
+                         "full_answer_matches_pair": screen["truncation"]["full_answer_matches_pair"]},
               "review": None}
     if decision is not None:
         record["review"] = {"decision": decision["verdict"], "decided_by": decision["decided_by"],

@@ -247,8 +247,13 @@ def screen(work, judges: dict, settings: ScreenSettings = ScreenSettings()) -> d
                 checks.append({"judge": name, "view": view, "pages": views[pair["id"]][view],
                                "answer": got[(name, view)].value, "agree": agree, "score": score})
         rate = sum(c["agree"] for c in checks) / len(checks)
+        # Not a check of the paper's, only a hint for reviewers: does each judge's own answer match the pair's?
+        matches = {n: answers_agree(pair["question_type"], pair["question"], pair["answer"], got[(n, "full")].value,
+                                    open_threshold=settings.open_agreement, tokenizer=settings.tokenizer)[0]
+                   for n in judges}
         record["truncation"] = {"agreement": round(rate, 4),
-                                "full_answers": {n: got[(n, "full")].value for n in judges}, "readings": checks}
+                                "full_answers": {n: got[(n, "full")].value for n in judges},
+                                "full_answer_matches_pair": matches, "readings": checks}
         if rate < settings.min_agreement:
             record.update(status="dropped", reason=f"truncation: {sum(c['agree'] for c in checks)} of {len(checks)} "
                                                    f"truncated answers agree with the full-context answer "
