@@ -17,6 +17,8 @@ COMMANDS = {
     "compare": ("chimdqa_eval.report.compare", "per-metric differences between two results, with p-values"),
     "export": ("chimdqa_eval.report.exports", "model-index / .eval_results YAML from a results directory"),
     "leaderboard": ("chimdqa_eval.report.leaderboard", "one table and a static page over many results"),
+    "judge-audit": ("chimdqa_eval.factual.audit", "agreement, kappa and score swing of two factual judges (or "
+                                                  "a judge and human labels) on one submission"),
     "queue": ("chimdqa_eval.queue.command", "the leaderboard's submission queue: submit, process, status"),
     "build": ("chimdqa_eval.build.cli", "make a release: generate, screen, review, release, funnel"),
 }
