@@ -109,6 +109,13 @@ def test_round_trip(server, tmp_path, capsys):
     work, out = tmp_path / "work", tmp_path / "release"
     judges = [f"{j}@{server.api_base}" for j in JUDGES]
 
+    # a dry run counts the calls and asks nothing
+    before = len(server.requests)
+    assert cli("generate", release.SAMPLE_DIR, "--out", work, "--model", "gen-x", "--api-base", server.api_base,
+               "--dry-run") == 0
+    assert re.search(r"build-generate\s+60$", capsys.readouterr().out, re.MULTILINE)
+    assert len(server.requests) == before
+
     # generate: one request fails (unparseable three times) and is reported; the re-run asks only that one again
     assert cli("generate", release.SAMPLE_DIR, "--out", work, "--model", "gen-x", "--api-base", server.api_base,
                "--l1", 2, "--l2", 2, "--type-targets", "generation=1,1") == 1
@@ -259,10 +266,26 @@ def test_bad_review_files_name_file_row_and_id(server, tmp_path, capsys):
     work = tmp_path / "work"
     assert cli("generate", release.SAMPLE_DIR, "--out", work, "--model", "gen-x", "--api-base", server.api_base,
                "--types", "retrieval") == 0
+    judges = [f"{j}@{server.api_base}" for j in JUDGES]
+    asked = len(server.requests)
+    assert cli("screen", work, "--judges", *judges, "--dry-run") == 0
+    plan = capsys.readouterr().out
+    assert re.search(r"build-confidence judge-a\s+12$", plan, re.MULTILINE)
+    # two-page documents, evidence on page 1: the readings are pages 1-2 (full, end) and page 1 (beginning, middle)
+    assert re.search(r"build-truncation judge-c\s+24 \(estimate\)", plan)
+    assert len(server.requests) == asked
+    # the call cap stops the stage with what it has written and cached; the same command without it resumes
+    assert cli("screen", work, "--judges", *judges, "--max-llm-calls", 5) == 2
+    assert "--max-llm-calls 5: the cap was reached after 5 requests" in capsys.readouterr().err
+    statuses = Counter(json.loads(line)["screen"]["status"] for line in (work / "screened.jsonl").open(encoding="utf-8"))
+    assert statuses == {"error": 12}
     server.queue(Reply(status=401, text="bad key"))  # a refusal no retry fixes stops the stage, exit 1
-    assert cli("screen", work, "--judges", *(f"{j}@{server.api_base}" for j in JUDGES)) == 1
+    assert cli("screen", work, "--judges", *judges) == 1
     assert "answered HTTP 401" in capsys.readouterr().err
-    assert cli("screen", work, "--judges", *(f"{j}@{server.api_base}" for j in JUDGES), "--max-l1-share", 1) == 0
+    assert cli("screen", work, "--judges", *judges, "--max-l1-share", 1) == 0
+    usage = json.loads((work / "manifest.json").read_text(encoding="utf-8"))["stages"]["screen"]["llm_usage"]
+    confidence = usage["judge-a"]["stages"]["build-confidence"]
+    assert confidence["cache_hits"] >= 5 and confidence["cache_hits"] + confidence["asked"] == 12  # resumed
     assert cli("review-export", work) == 0
     rows = read_sheet(work / "review" / "reviewer-1.csv")
     rows[1]["verdict"] = "maybe"

@@ -26,7 +26,8 @@ import yaml
 
 from chimdqa_eval import release
 from chimdqa_eval.build import work as W
-from chimdqa_eval.build.endpoints import model_fields, open_client, parse_json_object
+from chimdqa_eval.build.endpoints import (add_llm_arguments, check_cap, dry_run, generator_endpoint, model_fields,
+                                          parse_json_object, probe_if_needed)
 from chimdqa_eval.factual import rules
 from chimdqa_eval.llm import ChatRequest, prompt_key
 from chimdqa_eval.schema import LEVELS, QUESTION_TYPES, InputError
@@ -203,15 +204,14 @@ def level_targets(types, l1: int, l2: int, overrides=()) -> dict:
     return {t: targets[t] for t in QUESTION_TYPES if t in targets}
 
 
-def generate(docs_dir, work, client, *, targets: dict, max_context_chars: int = 24000,
-             dedup_threshold: float = 0.8) -> dict:
-    """Run the stage for targets {question type: {"L1": n, "L2": m}} per document; returns its manifest
-    record. Requests that failed are listed there, never dropped."""
+def generate(work, documents, pages, client, *, targets: dict, max_context_chars: int = 24000,
+             dedup_threshold: float = 0.8, source=None) -> dict:
+    """Run the stage over prepared documents (prepare_documents) for targets {question type: {"L1": n, "L2": m}}
+    per document; returns its manifest record. Requests that failed are listed there, never dropped."""
     work = Path(work)
     types = tuple(targets)
-    documents, pages = prepare_documents(docs_dir, work)
     requests = generation_requests(documents, pages, targets, max_context_chars)
-    outcomes = iter(client.complete_all(requests, parse_pairs, desc="generate"))
+    outcomes = iter(client.complete_all(requests, parse_pairs, desc="generate", stage="build-generate"))
     pairs, failed, short = [], [], []
     for doc in documents:
         doc_pairs = []
@@ -235,24 +235,21 @@ def generate(docs_dir, work, client, *, targets: dict, max_context_chars: int = 
                 pair["duplicate_of"], pair["duplicate_similarity"] = valid[mark[0]]["id"], mark[1]
         pairs.extend(doc_pairs)
     W.write_jsonl(work / W.GENERATED, pairs)
-    counts = {"documents": len(documents), "requests": len(documents) * len(types), "failed_requests": len(failed),
+    counts = {"documents": len(documents), "requests": len(requests), "failed_requests": len(failed),
               "generated": len(pairs), "invalid": sum(p["invalid"] is not None for p in pairs),
               "near_duplicates": sum(p["duplicate_of"] is not None for p in pairs)}
-    settings = {"docs_dir": str(Path(docs_dir).resolve()), "targets": targets,
+    settings = {"docs_dir": str(Path(source).resolve()) if source else None, "targets": targets,
                 "max_context_chars": max_context_chars, "dedup_threshold": dedup_threshold,
                 "dedup_rule": "character-bigram Jaccard of question comparison keys, per document",
                 "generator": model_fields(client),
                 "templates": {t: generation_template(t)["version"] for t in types}}
-    return W.record_stage(work, "generate", settings, counts, failed=failed, shortfalls=short)
+    return W.record_stage(work, "generate", settings, counts, failed=failed, shortfalls=short,
+                          llm_usage=client.usage_report())
 
 
 def add_arguments(parser) -> None:
-    from chimdqa_eval.build.endpoints import add_llm_arguments
-
     parser.add_argument("docs_dir", metavar="DOCS_DIR", help="folder with documents.jsonl and the PDFs it names")
     parser.add_argument("--out", required=True, metavar="WORK", help="the work folder (created if missing)")
-    parser.add_argument("--model", required=True, help="generator model name")
-    parser.add_argument("--api-base", required=True, metavar="URL", help="OpenAI-compatible API base URL")
     parser.add_argument("--l1", type=int, default=3, metavar="N", help="L1 pairs per document and type (default: 3)")
     parser.add_argument("--l2", type=int, default=2, metavar="N", help="L2 pairs per document and type (default: 2)")
     parser.add_argument("--types", nargs="+", choices=QUESTION_TYPES, default=list(QUESTION_TYPES),
@@ -263,7 +260,8 @@ def add_arguments(parser) -> None:
                         help="document text per request; longer documents are split into segments (default: 24000)")
     parser.add_argument("--dedup-threshold", type=float, default=0.8, metavar="J",
                         help="bigram Jaccard at which a question is a near duplicate (default: 0.8)")
-    add_llm_arguments(parser, temperature=0.7)  # varied questions; the cache still makes a re-run repeat them
+    # varied questions; the cache still makes a re-run repeat them
+    add_llm_arguments(parser, model_flag="--model", temperature=0.7)
 
 
 def run(args) -> int:
@@ -271,17 +269,21 @@ def run(args) -> int:
         raise InputError("--l1 and --l2 must be >= 0")
     targets = level_targets(args.types, args.l1, args.l2, args.type_targets)
     work = Path(args.out)
+    endpoint = generator_endpoint(args, work)
     work.mkdir(parents=True, exist_ok=True)
-    client = open_client(args.model, args.api_base, args, work / W.LLM_CACHE)
-    try:
-        record = generate(args.docs_dir, work, client, targets=targets, max_context_chars=args.max_context_chars,
-                          dedup_threshold=args.dedup_threshold)
-    finally:
-        client.close()
+    documents, pages = prepare_documents(args.docs_dir, work)
+    with endpoint.client() as client:
+        requests = generation_requests(documents, pages, targets, args.max_context_chars)
+        if args.dry_run:
+            return dry_run({"build-generate": {"calls": client.pending(requests), "exact": True}})
+        probe_if_needed(client, requests)
+        record = generate(work, documents, pages, client, targets=targets, max_context_chars=args.max_context_chars,
+                          dedup_threshold=args.dedup_threshold, source=args.docs_dir)
     counts = record["counts"]
     print(f"{work}: {counts['generated']} pairs from {counts['documents']} documents "
           f"({counts['near_duplicates']} near duplicates and {counts['invalid']} citing missing pages marked, "
           f"{len(record['shortfalls'])} requests short of their targets)")
+    check_cap({"generator": client}, "the generation")
     for failure in record["failed"]:
         print(f"  failed: {failure['doc_id']} {failure['question_type']}: {failure['error']}")
     if record["failed"]:

@@ -24,7 +24,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from chimdqa_eval.build import work as W
-from chimdqa_eval.build.endpoints import model_fields, open_client, parse_judge, parse_json_object
+from chimdqa_eval.build.endpoints import (add_llm_arguments, check_cap, dry_run, judge_endpoints, model_fields,
+                                          parse_json_object, usage)
 from chimdqa_eval.build.generate import context_text, load_yaml, page_block, to_screen
 from chimdqa_eval.factual import grade_answer
 from chimdqa_eval.lexical import rouge_l
@@ -182,30 +183,52 @@ def truncation_requests(pairs, pages: dict, views: dict) -> tuple[list, list[Cha
                   for p, view in keys]
 
 
-def ask_judges(judges: dict, requests, parse, desc: str) -> dict:
+def ask_judges(judges: dict, requests, parse, stage: str) -> dict:
     """name -> the outcomes of every judge on the same requests; the judges (each its own endpoint) in parallel."""
     if not requests:
         return {name: [] for name in judges}
     with ThreadPoolExecutor(max_workers=len(judges)) as pool:
-        futures = {name: pool.submit(client.complete_all, requests, parse, desc=f"{desc} {name}")
+        futures = {name: pool.submit(client.complete_all, requests, parse, desc=f"{stage} {name}", stage=stage)
                    for name, client in judges.items()}
         return {name: future.result() for name, future in futures.items()}
+
+
+def check_judges(judges: dict, settings: ScreenSettings) -> None:
+    if len(judges) < settings.min_votes:
+        raise InputError(f"--judges: {len(judges)} judge(s) given but --min-votes is {settings.min_votes}")
+
+
+def screen_inputs(work: Path, settings: ScreenSettings) -> tuple[list, dict, dict]:
+    """(pairs to screen, {doc_id: pages}, {pair id: readings})."""
+    pages = W.pages_by_document(work)
+    pairs = [p for p in W.read_rows(work, W.GENERATED) if to_screen(p)]
+    return pairs, pages, {p["id"]: readings(p, pages[p["doc_id"]], settings) for p in pairs}
+
+
+def screen_plan(work: Path, judges: dict, settings: ScreenSettings) -> dict:
+    """{stage: {calls, exact, note}} for a dry run: the confidence calls exactly; the truncation calls as if every
+    pair passed the confidence check (an upper bound)."""
+    pairs, pages, views = screen_inputs(work, settings)
+    confidence = confidence_requests(pairs, pages, views)
+    truncation = truncation_requests(pairs, pages, views)[1]
+    return {f"{stage} {name}": {"calls": client.pending(requests), "exact": exact,
+                                **({} if exact else {"note": "at most: pairs the confidence check drops are not asked"})}
+            for name, client in judges.items()
+            for stage, requests, exact in (("build-confidence", confidence, True),
+                                           ("build-truncation", truncation, False))}
 
 
 def screen(work, judges: dict, settings: ScreenSettings = ScreenSettings()) -> dict:
     """judges: name -> client. Writes screened.jsonl; returns the stage's manifest record."""
     work = W.work_dir(work)
-    if len(judges) < settings.min_votes:
-        raise InputError(f"--judges: {len(judges)} judge(s) given but --min-votes is {settings.min_votes}")
-    pages = W.pages_by_document(work)
-    pairs = [p for p in W.read_rows(work, W.GENERATED) if to_screen(p)]
-    views = {p["id"]: readings(p, pages[p["doc_id"]], settings) for p in pairs}
+    check_judges(judges, settings)
+    pairs, pages, views = screen_inputs(work, settings)
     for pair in pairs:
         pair["screen"] = {"context_pages": views[pair["id"]]["full"], "confidence": {}, "status": None, "reason": None}
 
     # 1. confidence
     requests = confidence_requests(pairs, pages, views)
-    for name, outcomes in ask_judges(judges, requests, parse_confidence, "confidence").items():
+    for name, outcomes in ask_judges(judges, requests, parse_confidence, "build-confidence").items():
         for pair, outcome in zip(pairs, outcomes):
             pair["screen"]["confidence"][name] = outcome.value if outcome.ok else {"error": outcome.error}
     passed = []
@@ -228,7 +251,7 @@ def screen(work, judges: dict, settings: ScreenSettings = ScreenSettings()) -> d
     # 2. truncation consistency
     keys, requests = truncation_requests(passed, pages, views)
     answers = {p["id"]: {} for p in passed}
-    for name, outcomes in ask_judges(judges, requests, parse_answer, "truncation").items():
+    for name, outcomes in ask_judges(judges, requests, parse_answer, "build-truncation").items():
         for (pair, view), outcome in zip(keys, outcomes):
             answers[pair["id"]][(name, view)] = outcome
     consistent = []
@@ -282,17 +305,15 @@ def screen(work, judges: dict, settings: ScreenSettings = ScreenSettings()) -> d
     prompts = {name: _prompt(name)["version"] for name in ("confidence", "answer")}
     return W.record_stage(work, "screen", asdict(settings), counts, inputs=(W.GENERATED, W.PAGES),
                           balancing=balancing, prompts=prompts,
-                          judges={name: model_fields(client) for name, client in judges.items()})
+                          judges={name: model_fields(client) for name, client in judges.items()},
+                          llm_usage=usage(judges))
 
 
 def add_arguments(parser) -> None:
-    from chimdqa_eval.build.endpoints import add_llm_arguments
-
     d = ScreenSettings()
     parser.add_argument("work", metavar="WORK", help="the work folder of `build generate`")
     parser.add_argument("--judges", nargs="+", required=True, metavar="MODEL@URL",
                         help="the judge models, each MODEL@URL (or MODEL with --api-base)")
-    parser.add_argument("--api-base", metavar="URL", help="API base URL for judges given without @URL")
     parser.add_argument("--confidence-threshold", type=float, default=d.confidence_threshold,
                         metavar="C", help=f"a judge votes for a pair when its confidence is above this (default: {d.confidence_threshold})")
     parser.add_argument("--min-votes", metavar="N", type=int, default=d.min_votes,
@@ -307,7 +328,7 @@ def add_arguments(parser) -> None:
                         help=f"largest L1 share per domain (default: {d.max_l1_share})")
     parser.add_argument("--max-context-chars", metavar="N", type=int, default=d.max_context_chars,
                         help=f"document text a judge reads (default: {d.max_context_chars})")
-    add_llm_arguments(parser)
+    add_llm_arguments(parser, model_flag=None, temperature=0.0)
 
 
 def run(args) -> int:
@@ -317,13 +338,16 @@ def run(args) -> int:
         print(f"note: {len(failed)} generation requests failed; their pairs are missing (re-run `build generate`)")
     settings = ScreenSettings(args.confidence_threshold, args.min_votes, args.truncation_keep, args.min_agreement,
                               args.open_agreement, args.max_l1_share, args.max_context_chars)
-    judges = {}
-    for spec in args.judges:
-        model, base = parse_judge(spec, args.api_base)
-        if model in judges:
-            raise InputError(f"--judges: model {model} is given twice")
-        judges[model] = open_client(model, base, args, work / W.LLM_CACHE)
+    endpoints = judge_endpoints(args, work)  # --api-base: the API bases of judges named without @URL
+    check_judges(endpoints, settings)
+    judges = {name: endpoint.client() for name, endpoint in endpoints.items()}
     try:
+        plan = screen_plan(work, judges, settings)
+        if args.dry_run:
+            return dry_run(plan)
+        for name, client in judges.items():
+            if plan[f"build-confidence {name}"]["calls"] or plan[f"build-truncation {name}"]["calls"]:
+                client.probe()
         record = screen(work, judges, settings)
     finally:
         for client in judges.values():
@@ -332,6 +356,7 @@ def run(args) -> int:
     print(f"{work}: screened {c['screened']} pairs: {c['kept']} kept, {c['dropped']} dropped (confidence "
           f"{c['dropped_confidence']}, truncation {c['dropped_truncation']}, balance {c['dropped_balance']}), "
           f"{c['errors']} errors")
+    check_cap(judges, "the screen")
     if c["errors"]:
         print("some judges gave no answer; run the same command again to retry them (answers received are cached)")
         return 1
