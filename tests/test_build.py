@@ -279,6 +279,8 @@ def test_bad_review_files_name_file_row_and_id(server, tmp_path, capsys):
     assert "--max-llm-calls 5: the cap was reached after 5 requests" in capsys.readouterr().err
     statuses = Counter(json.loads(line)["screen"]["status"] for line in (work / "screened.jsonl").open(encoding="utf-8"))
     assert statuses == {"error": 12}
+    assert cli("review-export", work) == 2
+    assert "12 pairs have no screening result yet" in capsys.readouterr().err
     server.queue(Reply(status=401, text="bad key"))  # a refusal no retry fixes stops the stage, exit 1
     assert cli("screen", work, "--judges", *judges) == 1
     assert "answered HTTP 401" in capsys.readouterr().err

@@ -8,8 +8,8 @@ shared frame templates/generate/_frame.yaml), asking for --l1 L1 and --l2 L2 pai
 A reply is used only when it is exactly that JSON object and every pair has a non-empty question and answer, a
 level L1 or L2 and a non-empty list of evidence page numbers; otherwise it is asked again (the client's parse
 retries). A pair citing a page the document does not have (with text) is kept in generated.jsonl with the
-reason in `invalid` and goes no further. Extra pairs of a level beyond its target are cut (first ones kept); a shortfall is counted in the
-manifest. A document longer than --max-context-chars is cut into page-aligned segments and the question types
+reason in `invalid` and goes no further. Extra pairs of a level beyond its target are cut (first ones kept); a
+shortfall is counted in the manifest. A document longer than --max-context-chars is cut into page-aligned segments and the question types
 take turns over them, so the types cover the whole document.
 
 Near duplicates: within one document, a question whose character-bigram Jaccard similarity (over the

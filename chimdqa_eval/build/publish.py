@@ -23,6 +23,7 @@ from chimdqa_eval import release as release_files
 from chimdqa_eval.build import review
 from chimdqa_eval.build import work as W
 from chimdqa_eval.build.generate import to_screen
+from chimdqa_eval.build.screen import screened_pairs
 from chimdqa_eval.schema import DOMAINS, QUESTION_TYPES, InputError
 from chimdqa_eval.stats import format_table
 
@@ -74,7 +75,7 @@ def _check_target(out: Path) -> None:
 def write_release(work, out, skip_review: bool = False) -> dict:
     work, out = W.work_dir(work), Path(out)
     W.check_fresh(work, ["screen"] if skip_review else ["screen", "review-export"])
-    screened = W.read_rows(work, W.SCREENED)
+    screened = screened_pairs(work)
     decided = None
     if not skip_review:
         decided = review.decisions(work)
@@ -139,7 +140,7 @@ def render_funnel(work, cells: bool = False) -> str:
     work = W.work_dir(work)
     generated = W.read_rows(work, W.GENERATED)
     stages = W.read_manifest(work)["stages"]
-    screened = W.read_rows(work, W.SCREENED) if "screen" in stages else []
+    screened = screened_pairs(work) if "screen" in stages else []
     decided = review.decisions(work) if "review-export" in stages else None
     released = set(stages.get("release", {}).get("ids", []))
     sections = []

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from chimdqa_eval.build import work as W
 from chimdqa_eval.build.generate import context_text
+from chimdqa_eval.build.screen import screened_pairs
 from chimdqa_eval.release import read_jsonl
 from chimdqa_eval.schema import InputError
 
@@ -235,7 +236,7 @@ def write_sheet(folder: Path, name: str, rows, columns, force: bool) -> list[Pat
 def review_export(work, reviewers, force: bool = False) -> dict:
     work = W.work_dir(work)
     W.check_fresh(work, ["screen"])
-    pairs = [p for p in W.read_rows(work, W.SCREENED) if p["screen"]["status"] == "kept"]
+    pairs = [p for p in screened_pairs(work) if p["screen"]["status"] == "kept"]
     if not pairs:
         raise InputError(f"{work / W.SCREENED}: no kept pairs to review")
     pages = W.pages_by_document(work)

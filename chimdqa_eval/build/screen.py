@@ -193,6 +193,17 @@ def ask_judges(judges: dict, requests, parse, stage: str) -> dict:
         return {name: future.result() for name, future in futures.items()}
 
 
+def screened_pairs(work: Path) -> list[dict]:
+    """The screen's pairs; InputError while some have no result yet (a judge failed or the call cap was hit):
+    they could still change which L1 pairs the balancing keeps, so review and release wait for them."""
+    pairs = W.read_rows(work, W.SCREENED)
+    unfinished = [p["id"] for p in pairs if p["screen"]["status"] == "error"]
+    if unfinished:
+        raise InputError(f"{Path(work) / W.SCREENED}: {len(unfinished)} pairs have no screening result yet (e.g. "
+                         f"{unfinished[0]}); run `chimdqa build screen` again to finish it first")
+    return pairs
+
+
 def check_judges(judges: dict, settings: ScreenSettings) -> None:
     if len(judges) < settings.min_votes:
         raise InputError(f"--judges: {len(judges)} judge(s) given but --min-votes is {settings.min_votes}")
