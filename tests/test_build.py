@@ -311,6 +311,15 @@ def test_bad_review_files_name_file_row_and_id(server, tmp_path, capsys):
     assert cli("review-import", work, tmp_path / "bad.json") == 2
     assert f"bad.json task 1 (id {rows[1]['id']}): unknown verdict 'ok'" in capsys.readouterr().err
 
+    # without human review; into a folder that holds something else it refuses to write
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "notes.txt").write_text("mine", encoding="utf-8")
+    assert cli("release", work, "--out", tmp_path / "other", "--skip-review") == 2
+    assert "is not a release written by `chimdqa build release`" in capsys.readouterr().err
+    assert cli("release", work, "--out", tmp_path / "unreviewed", "--skip-review") == 0
+    assert len(chimdqa.load("law", data_dir=tmp_path / "unreviewed", split="retrieval")) == 1
+    assert json.loads((tmp_path / "unreviewed" / "build.json").read_text(encoding="utf-8"))["human_review"] is False
+
     # generating again with other settings makes the screen's results stale: later stages refuse
     assert cli("generate", release.SAMPLE_DIR, "--out", work, "--model", "gen-x", "--api-base", server.api_base,
                "--types", "retrieval", "comparison") == 0
