@@ -227,6 +227,9 @@ def test_round_trip(server, tmp_path, capsys):
     write_sheet(tmp_path / "arbiter.csv", arbitration)
     assert cli("review-import", work, tmp_path / "arbiter.csv") == 0
     capsys.readouterr()
+    review = json.loads((work / "manifest.json").read_text(encoding="utf-8"))["stages"]["review"]
+    assert review["counts"] == {"accept": n - 3, "edit": 1, "reject": 2, "pending": 0, "disagreement": 0,
+                                "arbitrated": 2}
 
     # release, loaded back through the loader
     assert cli("release", work, "--out", out) == 0

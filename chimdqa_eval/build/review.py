@@ -326,7 +326,7 @@ def review_import(work, files) -> dict:
                                                                 for k in ANSWER_COLUMNS))))
         W.write_text(sheet.with_suffix(".labelstudio.json"), json.dumps(_tasks(rows), ensure_ascii=False, indent=1))
     counts = {v: list(decided.values()).count(v) for v in (*VERDICTS, "pending", "disagreement")}
-    counts["arbitrated"] = sum(ARBITER in verdicts.get(i, {}) for i in ids)
+    counts["arbitrated"] = sum(bool(verdicts.get(i, {}).get(ARBITER, {}).get("verdict")) for i in ids)
     return W.record_stage(work, "review", {"reviewers": reviewers, "files": [str(f) for f in files]}, counts,
                           kappa=kappas({i: reviewers_only(i) for i in ids}, reviewers), disputed=disputed,
                           arbitration_sheet_kept=kept_sheet)
