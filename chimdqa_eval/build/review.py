@@ -32,6 +32,7 @@ from chimdqa_eval.build.generate import context_text
 from chimdqa_eval.build.screen import screened_pairs
 from chimdqa_eval.release import read_jsonl
 from chimdqa_eval.schema import InputError
+from chimdqa_eval.signature import make_signature
 
 VERDICTS = ("accept", "edit", "reject")
 VERDICT_ALIASES = {"accept": "accept", "通过": "accept", "edit": "edit", "修改": "edit", "reject": "reject",
@@ -328,6 +329,8 @@ def review_import(work, files) -> dict:
     counts = {v: list(decided.values()).count(v) for v in (*VERDICTS, "pending", "disagreement")}
     counts["arbitrated"] = sum(bool(verdicts.get(i, {}).get(ARBITER, {}).get("verdict")) for i in ids)
     return W.record_stage(work, "review", {"reviewers": reviewers, "files": [str(f) for f in files]}, counts,
+                          signature=make_signature({"stage": "build-review", "kappa": "cohen",
+                                                    "labels": ",".join(VERDICTS)}),
                           kappa=kappas({i: reviewers_only(i) for i in ids}, reviewers), disputed=disputed,
                           arbitration_sheet_kept=kept_sheet)
 

@@ -28,10 +28,12 @@ from chimdqa_eval.build.endpoints import (add_llm_arguments, check_cap, dry_run,
                                           parse_json_object, usage)
 from chimdqa_eval.build.generate import context_text, load_yaml, page_block, to_screen
 from chimdqa_eval.factual import grade_answer
+from chimdqa_eval.factual.rules import NORMALIZER_VERSION
 from chimdqa_eval.lexical import rouge_l
 from chimdqa_eval.llm import ChatRequest, prompt_key
 from chimdqa_eval.schema import DOMAINS, FACTUAL_TYPES, InputError
-from chimdqa_eval.text import tokenize
+from chimdqa_eval.signature import make_signature
+from chimdqa_eval.text import tokenize, tokenizer_signature
 
 VIEWS = ("beginning", "middle", "end")
 
@@ -204,6 +206,18 @@ def screened_pairs(work: Path) -> list[dict]:
     return pairs
 
 
+def screen_signature(settings: ScreenSettings, judges: dict) -> str:
+    """What makes two screens' scores comparable: prompts, thresholds, agreement rules and judges."""
+    return make_signature({
+        "stage": "build-screen", "confidence_prompt": _prompt("confidence")["version"],
+        "answer_prompt": _prompt("answer")["version"], "threshold": settings.confidence_threshold,
+        "votes": settings.min_votes, "keep": settings.truncation_keep, "agreement": settings.min_agreement,
+        "factual_rules": NORMALIZER_VERSION, "open_rouge_l": settings.open_agreement,
+        "tok": tokenizer_signature(settings.tokenizer), "l1_share": settings.max_l1_share,
+        "judges": ",".join(f"{f['model']}@{f['api']}:t{f['temperature']}"
+                           for f in (model_fields(c) for c in judges.values()))})
+
+
 def check_judges(judges: dict, settings: ScreenSettings) -> None:
     if len(judges) < settings.min_votes:
         raise InputError(f"--judges: {len(judges)} judge(s) given but --min-votes is {settings.min_votes}")
@@ -315,7 +329,7 @@ def screen(work, judges: dict, settings: ScreenSettings = ScreenSettings()) -> d
               "dropped_balance": len(cut)}
     prompts = {name: _prompt(name)["version"] for name in ("confidence", "answer")}
     return W.record_stage(work, "screen", asdict(settings), counts, inputs=(W.GENERATED, W.PAGES),
-                          balancing=balancing, prompts=prompts,
+                          balancing=balancing, prompts=prompts, signature=screen_signature(settings, judges),
                           judges={name: model_fields(client) for name, client in judges.items()},
                           llm_usage=usage(judges))
 
