@@ -380,6 +380,12 @@ def test_truncated_views_and_balance():
     pairs.append({"id": "q", "domain": "law", "level": "L2", "rank": (0.5,)})
     dropped, [log] = balance_levels(pairs, 0.6)
     assert dropped == {"p0", "p1", "p2"} and log["L1_kept"] == 1   # 1 L1 of 2 pairs is 50% <= 60%
+    pairs.append({"id": "r", "domain": "news", "level": "L2", "rank": (0.5,)})
+    assert balance_levels(pairs, 0.6)[0] == {"p0", "p1", "p2"}          # news alone has no L1 to cut
+    dropped, [log] = balance_levels(pairs, 0.6, within="all")
+    # 3 L1 of 5 pairs is 60%
+    assert dropped == {"p0"} and log == {"all": "all", "L1": 4, "L2": 2, "L1_share": 0.6667, "L1_kept": 3,
+                                         "dropped": ["p0"]}
 
 
 def test_long_documents_are_split_into_page_segments():

@@ -10,7 +10,8 @@
    it correct against the full-context answer (chimdqa_eval.factual.grade_answer), and for open-ended types
    when their ROUGE-L F over jieba tokens is >= --open-agreement (0.5). A pair goes on when the share of
    agreeing truncated answers (judges x 3 readings) is >= --min-agreement (0.8).
-3. Difficulty balancing. Within each domain, when L1 pairs are more than --max-l1-share (0.6) of the pairs left,
+3. Difficulty balancing. Within each domain (or over all pairs: --balance-within all), when L1 pairs are more
+   than --max-l1-share (0.6) of the pairs left,
    the L1 pairs with the lowest mean judge confidence (then lowest agreement, then the last ids) are dropped until the
    share is at most that; the decision is logged in the manifest.
 
@@ -46,6 +47,7 @@ class ScreenSettings:
     min_agreement: float = 0.8
     open_agreement: float = 0.5
     max_l1_share: float = 0.6
+    balance_within: str = "domain"
     max_context_chars: int = 24000
     tokenizer: str = "jieba"
 
@@ -57,6 +59,8 @@ class ScreenSettings:
                 raise InputError(f"--{name.replace('_', '-')} must be between 0 and 1, got {value}")
         if not 0 < self.truncation_keep <= 1:
             raise InputError(f"--truncation-keep must be above 0 and at most 1, got {self.truncation_keep}")
+        if self.balance_within not in ("domain", "all"):
+            raise InputError(f"--balance-within must be domain or all, got {self.balance_within!r}")
         if self.min_votes < 1 or self.max_context_chars < 1:
             raise InputError("--min-votes and --max-context-chars must be positive")
 
@@ -110,12 +114,13 @@ def l1_quota(n_l2: int, max_share: float) -> int | None:
     return int(max_share * n_l2 / (1 - max_share) + 1e-9)
 
 
-def balance_levels(pairs: list[dict], max_share: float) -> tuple[set, list[dict]]:
-    """(ids dropped, one log entry per domain) for pairs that passed the other checks, each with id, domain,
-    level and `rank` (higher is better: the L1 pairs with the lowest rank are dropped first)."""
+def balance_levels(pairs: list[dict], max_share: float, within: str = "domain") -> tuple[set, list[dict]]:
+    """(ids dropped, one log entry per group) for pairs that passed the other checks, each with id, domain,
+    level and `rank` (higher is better: the L1 pairs with the lowest rank are dropped first). The share is held
+    within each domain, or over all pairs together (within="all")."""
     dropped, log = set(), []
-    for domain in DOMAINS:
-        members = [p for p in pairs if p["domain"] == domain]
+    for domain in (DOMAINS if within == "domain" else ("all",)):
+        members = [p for p in pairs if domain in (p["domain"], "all")]
         if not members:
             continue
         by_id = sorted((p for p in members if p["level"] == "L1"), key=lambda p: p["id"])
@@ -124,7 +129,7 @@ def balance_levels(pairs: list[dict], max_share: float) -> tuple[set, list[dict]
         quota = l1_quota(n_l2, max_share)
         cut = [p["id"] for p in l1[quota:]] if quota is not None and len(l1) > quota else []
         dropped.update(cut)
-        log.append({"domain": domain, "L1": len(l1), "L2": n_l2, "L1_share": round(len(l1) / len(members), 4),
+        log.append({within: domain, "L1": len(l1), "L2": n_l2, "L1_share": round(len(l1) / len(members), 4),
                     "L1_kept": len(l1) - len(cut), "dropped": sorted(cut)})
     return dropped, log
 
@@ -213,7 +218,7 @@ def screen_signature(settings: ScreenSettings, judges: dict) -> str:
         "answer_prompt": _prompt("answer")["version"], "threshold": settings.confidence_threshold,
         "votes": settings.min_votes, "keep": settings.truncation_keep, "agreement": settings.min_agreement,
         "factual_rules": NORMALIZER_VERSION, "open_rouge_l": settings.open_agreement,
-        "tok": tokenizer_signature(settings.tokenizer), "l1_share": settings.max_l1_share,
+        "tok": tokenizer_signature(settings.tokenizer), "l1_share": f"{settings.max_l1_share}/{settings.balance_within}",
         "judges": ",".join(f"{f['model']}@{f['api']}:t{f['temperature']}"
                            for f in (model_fields(c) for c in judges.values()))})
 
@@ -312,10 +317,11 @@ def screen(work, judges: dict, settings: ScreenSettings = ScreenSettings()) -> d
     # 3. difficulty balancing
     ranked = [{"id": p["id"], "domain": p["domain"], "level": p["level"],
                "rank": (p["screen"]["mean_confidence"], p["screen"]["truncation"]["agreement"])} for p in consistent]
-    cut, balancing = balance_levels(ranked, settings.max_l1_share)
+    cut, balancing = balance_levels(ranked, settings.max_l1_share, settings.balance_within)
     for pair in consistent:
         if pair["id"] in cut:
-            pair["screen"].update(status="dropped", reason=f"balance: L1 share of {pair['domain']} above "
+            group = pair["domain"] if settings.balance_within == "domain" else "all pairs"
+            pair["screen"].update(status="dropped", reason=f"balance: L1 share of {group} above "
                                                            f"{settings.max_l1_share:.0%}; lowest-ranked L1 pairs cut")
         else:
             pair["screen"].update(status="kept", reason="passed confidence, truncation and balance checks")
@@ -350,7 +356,9 @@ def add_arguments(parser) -> None:
     parser.add_argument("--open-agreement", metavar="F", type=float, default=d.open_agreement,
                         help=f"ROUGE-L F at which open-ended answers agree (default: {d.open_agreement})")
     parser.add_argument("--max-l1-share", metavar="SHARE", type=float, default=d.max_l1_share,
-                        help=f"largest L1 share per domain (default: {d.max_l1_share})")
+                        help=f"largest L1 share (default: {d.max_l1_share})")
+    parser.add_argument("--balance-within", choices=("domain", "all"), default=d.balance_within,
+                        help="hold the L1 share within each domain (default) or over all pairs together")
     parser.add_argument("--max-context-chars", metavar="N", type=int, default=d.max_context_chars,
                         help=f"document text a judge reads (default: {d.max_context_chars})")
     add_llm_arguments(parser, model_flag=None, temperature=0.0)
@@ -362,7 +370,7 @@ def run(args) -> int:
     if failed:
         print(f"note: {len(failed)} generation requests failed; their pairs are missing (re-run `build generate`)")
     settings = ScreenSettings(args.confidence_threshold, args.min_votes, args.truncation_keep, args.min_agreement,
-                              args.open_agreement, args.max_l1_share, args.max_context_chars)
+                              args.open_agreement, args.max_l1_share, args.balance_within, args.max_context_chars)
     endpoints = judge_endpoints(args, work)  # --api-base: the API bases of judges named without @URL
     check_judges(endpoints, settings)
     judges = {name: endpoint.client() for name, endpoint in endpoints.items()}
