@@ -316,6 +316,18 @@ def test_bad_review_files_name_file_row_and_id(server, tmp_path, capsys):
     assert cli("review-import", work, tmp_path / "bad.json") == 2
     assert f"bad.json task 1 (id {rows[1]['id']}): unknown verdict 'ok'" in capsys.readouterr().err
 
+    # Label Studio's JSON-MIN export: flat objects
+    minimal = [{"pair_id": rows[1]["id"], "reviewer": "reviewer-2", "verdict": "reject", "note": "无依据"},
+               {"pair_id": rows[2]["id"], "reviewer": "reviewer-2", "verdict": ["accept"]}]
+    (tmp_path / "min.json").write_text(json.dumps(minimal, ensure_ascii=False), encoding="utf-8")
+    assert cli("review-import", work, tmp_path / "min.json") == 2
+    assert f"min.json task 2 (id {rows[2]['id']}): verdict must be text, got list" in capsys.readouterr().err
+    (tmp_path / "min.json").write_text(json.dumps(minimal[:1], ensure_ascii=False), encoding="utf-8")
+    assert cli("review-import", work, tmp_path / "min.json") == 0
+    [stored] = map(json.loads, (work / "review" / "verdicts.jsonl").read_text(encoding="utf-8").splitlines())
+    assert (stored["id"], stored["verdict"], stored["note"]) == (rows[1]["id"], "reject", "无依据")
+    capsys.readouterr()
+
     # without human review; into a folder that holds something else it refuses to write
     (tmp_path / "other").mkdir()
     (tmp_path / "other" / "notes.txt").write_text("mine", encoding="utf-8")

@@ -11,8 +11,9 @@ Each row / task carries the evidence pages' text, so a reviewer needs no PDF vie
 written 通过 / 修改 / 拒绝; a blank verdict means not reviewed yet. `edit` needs an edited question or answer
 (a blank edited field keeps the original).
 
-review-import reads filled CSV sheets and Label Studio JSON exports (a list of tasks whose `annotations[].result`
-hold the verdict choice and the text areas; the last annotation that was not cancelled counts). The reviewer
+review-import reads filled CSV sheets and Label Studio exports: JSON (a list of tasks whose `annotations[].result`
+hold the verdict choice and the text areas; the last annotation that was not cancelled counts) or JSON-MIN (one
+flat object per task). The reviewer
 is the sheet's `reviewer` column / the task's data.reviewer. Verdicts are merged into WORK/review/verdicts.jsonl
 (a file imported again replaces that reviewer's verdicts). Pairs the reviewers disagree on (different verdicts,
 or different edits) go to WORK/review/arbitration.csv / arbitration.labelstudio.json for a third reviewer
@@ -112,6 +113,9 @@ def kappas(verdicts_by_id: dict, reviewers) -> list[dict]:
 # ---- reading verdict files --------------------------------------------------------------------------------------
 
 def _verdict_record(raw: dict, location: str) -> dict:
+    for column in ANSWER_COLUMNS:
+        if raw.get(column) is not None and not isinstance(raw[column], str):
+            raise InputError(f"{location}: {column} must be text, got {type(raw[column]).__name__}")
     verdict = (raw.get("verdict") or "").strip()
     canonical = VERDICT_ALIASES.get(verdict.lower(), None) if verdict else ""
     if canonical is None:
@@ -166,7 +170,8 @@ def _annotation_values(annotation: dict, location: str) -> dict:
 
 
 def read_label_studio_verdicts(path: Path) -> list[tuple[str, dict]]:
-    """The same records from a Label Studio JSON export (tasks without a live annotation are pending)."""
+    """The same records from a Label Studio export: JSON (tasks with `data` and `annotations`; a task without a
+    live annotation is pending) or JSON-MIN (one flat object per task: pair_id, reviewer, verdict, ...)."""
     try:
         tasks = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
@@ -175,15 +180,21 @@ def read_label_studio_verdicts(path: Path) -> list[tuple[str, dict]]:
         raise InputError(f"{path}: a Label Studio export is a JSON list of tasks, got {type(tasks).__name__}")
     out = []
     for number, task in enumerate(tasks, start=1):
-        data = task.get("data") if isinstance(task, dict) else None
+        if not isinstance(task, dict):
+            raise InputError(f"{path} task {number}: not an object")
+        minimal = "data" not in task
+        data = task if minimal else task["data"]
         if not isinstance(data, dict):
-            raise InputError(f"{path} task {number}: no data object")
+            raise InputError(f"{path} task {number}: data is not an object")
         pair_id = str(data.get("pair_id") or "").strip()
         location = f"{path} task {number}" + (f" (id {pair_id})" if pair_id else "")
         if not pair_id:
-            raise InputError(f"{location}: data.pair_id is missing")
-        live = [a for a in task.get("annotations") or [] if isinstance(a, dict) and not a.get("was_cancelled")]
-        values = _annotation_values(live[-1], location) if live else {}
+            raise InputError(f"{location}: pair_id is missing")
+        if minimal:
+            values = {k: data.get(k) for k in ANSWER_COLUMNS}
+        else:
+            live = [a for a in task.get("annotations") or [] if isinstance(a, dict) and not a.get("was_cancelled")]
+            values = _annotation_values(live[-1], location) if live else {}
         out.append((location, {"id": pair_id, "reviewer": str(data.get("reviewer") or "").strip(),
                                **_verdict_record(values, location)}))
     return out
