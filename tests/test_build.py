@@ -14,6 +14,7 @@ from chimdqa_eval import release
 from chimdqa_eval.build.generate import bigram_jaccard, level_targets, near_duplicates, parse_pairs, segments
 from chimdqa_eval.schema import InputError
 from chimdqa_eval.build.review import cohen_kappa, decide
+from chimdqa_eval.build import screen as screen_module
 from chimdqa_eval.build.screen import balance_levels, l1_quota, truncated_views
 from chimdqa_eval.cli import main
 from chat_server import ChatServer, Reply
@@ -267,7 +268,8 @@ def test_round_trip(server, tmp_path, capsys):
     assert len(server.requests) == asked
 
 
-def test_bad_review_files_name_file_row_and_id(server, tmp_path, capsys):
+def test_bad_review_files_name_file_row_and_id(server, tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(screen_module, "CHUNK", 4)  # the screen asks its requests in several chunks
     work = tmp_path / "work"
     assert cli("generate", release.SAMPLE_DIR, "--out", work, "--model", "gen-x", "--api-base", server.api_base,
                "--types", "retrieval") == 0
@@ -290,6 +292,7 @@ def test_bad_review_files_name_file_row_and_id(server, tmp_path, capsys):
     assert cli("screen", work, "--judges", *judges) == 1
     assert "answered HTTP 401" in capsys.readouterr().err
     assert cli("screen", work, "--judges", *judges, "--max-l1-share", 1) == 0
+    assert "11 kept, 1 dropped (confidence 0, truncation 1, balance 0), 0 errors" in capsys.readouterr().out
     usage = json.loads((work / "manifest.json").read_text(encoding="utf-8"))["stages"]["screen"]["llm_usage"]
     confidence = usage["judge-a"]["stages"]["build-confidence"]
     assert confidence["cache_hits"] >= 5 and confidence["cache_hits"] + confidence["asked"] == 12  # resumed

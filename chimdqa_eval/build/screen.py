@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
+from functools import partial
 from pathlib import Path
 
 from chimdqa_eval.build import work as W
@@ -178,26 +179,42 @@ def readings(pair: dict, pages: dict, settings: ScreenSettings) -> dict:
     return {"full": full, **truncated_views(full, pair["evidence_pages"], settings.truncation_keep)}
 
 
-def confidence_requests(pairs, pages: dict, views: dict) -> list[ChatRequest]:
-    return [confidence_request(context_text(pages[p["doc_id"]], views[p["id"]]["full"]), p["question"], p["answer"])
-            for p in pairs]
+# Requests are built and asked this many items at a time: a full release's contexts (thousands of pairs, four
+# readings each, tens of thousands of characters apiece) would not fit in memory at once.
+CHUNK = 256
 
 
-def truncation_requests(pairs, pages: dict, views: dict) -> tuple[list, list[ChatRequest]]:
-    """([(pair, view)], requests): each pair asked from its full context and each truncated reading."""
-    keys = [(p, view) for p in pairs for view in ("full", *VIEWS)]
-    return keys, [answer_request(context_text(pages[p["doc_id"]], views[p["id"]][view]), p["question"])
-                  for p, view in keys]
+def confidence_item(pages: dict, views: dict, pair: dict) -> ChatRequest:
+    return confidence_request(context_text(pages[pair["doc_id"]], views[pair["id"]]["full"]), pair["question"],
+                              pair["answer"])
 
 
-def ask_judges(judges: dict, requests, parse, stage: str) -> dict:
-    """name -> the outcomes of every judge on the same requests; the judges (each its own endpoint) in parallel."""
-    if not requests:
-        return {name: [] for name in judges}
-    with ThreadPoolExecutor(max_workers=len(judges)) as pool:
-        futures = {name: pool.submit(client.complete_all, requests, parse, desc=f"{stage} {name}", stage=stage)
-                   for name, client in judges.items()}
-        return {name: future.result() for name, future in futures.items()}
+def truncation_items(pairs) -> list[tuple]:
+    """(pair, view) for each pair's full context and each truncated reading."""
+    return [(p, view) for p in pairs for view in ("full", *VIEWS)]
+
+
+def truncation_item(pages: dict, views: dict, item: tuple) -> ChatRequest:
+    pair, view = item
+    return answer_request(context_text(pages[pair["doc_id"]], views[pair["id"]][view]), pair["question"])
+
+
+def chunks(items, make_request):
+    for start in range(0, len(items), CHUNK):
+        yield [make_request(item) for item in items[start:start + CHUNK]]
+
+
+def ask_judges(judges: dict, items, make_request, parse, stage: str) -> dict:
+    """name -> one outcome per item from every judge (the same requests); the judges, each its own endpoint, in
+    parallel."""
+    results = {name: [] for name in judges}
+    for requests in chunks(items, make_request):
+        with ThreadPoolExecutor(max_workers=len(judges)) as pool:
+            futures = {name: pool.submit(client.complete_all, requests, parse, desc=f"{stage} {name}", stage=stage)
+                       for name, client in judges.items()}
+            for name, future in futures.items():
+                results[name].extend(future.result())
+    return results
 
 
 def screened_pairs(work: Path) -> list[dict]:
@@ -239,13 +256,17 @@ def screen_plan(work: Path, judges: dict, settings: ScreenSettings) -> dict:
     """{stage: {calls, exact, note}} for a dry run: the confidence calls exactly; the truncation calls as if every
     pair passed the confidence check (an upper bound)."""
     pairs, pages, views = screen_inputs(work, settings)
-    confidence = confidence_requests(pairs, pages, views)
-    truncation = truncation_requests(pairs, pages, views)[1]
-    return {f"{stage} {name}": {"calls": client.pending(requests), "exact": exact,
-                                **({} if exact else {"note": "at most: pairs the confidence check drops are not asked"})}
-            for name, client in judges.items()
-            for stage, requests, exact in (("build-confidence", confidence, True),
-                                           ("build-truncation", truncation, False))}
+    plan = {}
+    for stage, items, make_request in (("build-confidence", pairs, partial(confidence_item, pages, views)),
+                                       ("build-truncation", truncation_items(pairs),
+                                        partial(truncation_item, pages, views))):
+        for name, client in judges.items():
+            # summed per chunk: a request repeated in two chunks (one question on one context twice) counts twice
+            plan[f"{stage} {name}"] = {"calls": sum(client.pending(r) for r in chunks(items, make_request)),
+                                       "exact": stage == "build-confidence"}
+            if stage == "build-truncation":
+                plan[f"{stage} {name}"]["note"] = "at most: pairs the confidence check drops are not asked"
+    return plan
 
 
 def screen(work, judges: dict, settings: ScreenSettings = ScreenSettings()) -> dict:
@@ -257,8 +278,8 @@ def screen(work, judges: dict, settings: ScreenSettings = ScreenSettings()) -> d
         pair["screen"] = {"context_pages": views[pair["id"]]["full"], "confidence": {}, "status": None, "reason": None}
 
     # 1. confidence
-    requests = confidence_requests(pairs, pages, views)
-    for name, outcomes in ask_judges(judges, requests, parse_confidence, "build-confidence").items():
+    asked = ask_judges(judges, pairs, partial(confidence_item, pages, views), parse_confidence, "build-confidence")
+    for name, outcomes in asked.items():
         for pair, outcome in zip(pairs, outcomes):
             pair["screen"]["confidence"][name] = outcome.value if outcome.ok else {"error": outcome.error}
     passed = []
@@ -279,9 +300,10 @@ def screen(work, judges: dict, settings: ScreenSettings = ScreenSettings()) -> d
             passed.append(pair)
 
     # 2. truncation consistency
-    keys, requests = truncation_requests(passed, pages, views)
+    keys = truncation_items(passed)
     answers = {p["id"]: {} for p in passed}
-    for name, outcomes in ask_judges(judges, requests, parse_answer, "build-truncation").items():
+    asked = ask_judges(judges, keys, partial(truncation_item, pages, views), parse_answer, "build-truncation")
+    for name, outcomes in asked.items():
         for (pair, view), outcome in zip(keys, outcomes):
             answers[pair["id"]][(name, view)] = outcome
     consistent = []
