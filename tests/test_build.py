@@ -15,7 +15,7 @@ from chimdqa_eval.build.generate import bigram_jaccard, level_targets, near_dupl
 from chimdqa_eval.schema import InputError
 from chimdqa_eval.build.review import cohen_kappa, decide
 from chimdqa_eval.build import screen as screen_module
-from chimdqa_eval.build.screen import balance_levels, l1_quota, truncated_views
+from chimdqa_eval.build.screen import balance_levels, context_pages, l1_quota, truncated_views
 from chimdqa_eval.cli import main
 from chat_server import ChatServer, Reply
 
@@ -419,3 +419,10 @@ def test_level_targets():
             level_targets(["retrieval"], 1, 1, [bad])
     with pytest.raises(InputError, match="no pairs requested"):
         level_targets(["retrieval"], 0, 0)
+
+
+def test_judges_read_the_evidence_and_its_neighbours_when_a_document_is_too_long():
+    pages = {n: "字" * 100 for n in range(1, 11)}   # about 108 characters a page with its marker and separator
+    assert context_pages(pages, [5], 10_000) == list(range(1, 11))
+    assert context_pages(pages, [5], 3 * 110) == [4, 5, 6]
+    assert context_pages(pages, [1, 10], 4 * 110) == [1, 2, 9, 10]
