@@ -9,7 +9,8 @@
    agrees with the same judge's full-context answer when, for factual types, this toolkit's rule judge grades
    it correct against the full-context answer (chimdqa_eval.factual.grade_answer), and for open-ended types
    when their ROUGE-L F over jieba tokens is >= --open-agreement (0.5). A pair goes on when the share of
-   agreeing truncated answers (judges x 3 readings) is >= --min-agreement (0.8).
+   agreeing truncated answers (judges x 3 readings) is >= --min-agreement (0.8). A context of one page has
+   nothing to cut: its readings are the full context, asked once (the cache), and agree.
 3. Difficulty balancing. Within each domain (or over all pairs: --balance-within all), when L1 pairs are more
    than --max-l1-share (0.6) of the pairs left,
    the L1 pairs with the lowest mean judge confidence (then lowest agreement, then the last ids) are dropped until the
