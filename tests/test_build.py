@@ -13,7 +13,7 @@ import chimdqa
 from chimdqa_eval import release
 from chimdqa_eval.build.generate import bigram_jaccard, level_targets, near_duplicates, parse_pairs, segments
 from chimdqa_eval.schema import InputError
-from chimdqa_eval.build.review import cohen_kappa, decide
+from chimdqa_eval.build.review import decide
 from chimdqa_eval.build import screen as screen_module
 from chimdqa_eval.build.screen import balance_levels, context_pages, l1_quota, truncated_views
 from chimdqa_eval.cli import main
@@ -217,7 +217,9 @@ def test_round_trip(server, tmp_path, capsys):
     kappa = (p_o - p_e) / (1 - p_e)
     assert f"{kappa:.3f}" in printed and n == 61 and round(kappa, 6) == round(348 / 409, 6)
     review = json.loads((work / "manifest.json").read_text(encoding="utf-8"))["stages"]["review"]
-    assert review["kappa"][0]["kappa"] == round(kappa, 4)
+    assert review["kappa"][0]["kappa"] == round(kappa, 4) and review["kappa"][0]["n"] == n
+    # rows reviewer-1, columns reviewer-2, in the order accept, edit, reject
+    assert review["kappa"][0]["confusion"] == [[n - 4, 0, 1], [0, 2, 0], [0, 0, 1]]
     assert review["counts"]["disagreement"] == 2 and sorted(review["disputed"]) == sorted([split, two_edits])
 
     # the arbiter decides the two disagreements
@@ -345,15 +347,6 @@ def test_bad_review_files_name_file_row_and_id(server, tmp_path, capsys, monkeyp
                "--types", "retrieval", "comparison") == 0
     assert cli("review-import", work, work / "review" / "reviewer-1.csv") == 2
     assert "generated.jsonl has changed since `chimdqa build screen` ran" in capsys.readouterr().err
-
-
-def test_cohen_kappa_by_hand():
-    a = ["accept"] * 6 + ["reject"] * 2 + ["edit"] * 2
-    b = ["accept"] * 5 + ["reject", "reject", "accept", "edit", "accept"]
-    # p_o = 7/10; p_e = .6*.7 + .2*.2 + .2*.1 = .48; kappa = .22/.52
-    assert cohen_kappa(a, b) == pytest.approx(0.22 / 0.52)
-    assert cohen_kappa(a, a) == pytest.approx(1.0)
-    assert cohen_kappa(["accept"] * 3, ["accept"] * 3) is None   # chance agreement 1: undefined
 
 
 def test_decide():

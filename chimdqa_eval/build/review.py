@@ -28,6 +28,7 @@ import json
 from itertools import combinations
 from pathlib import Path
 
+from chimdqa_eval.agreement import agreement
 from chimdqa_eval.build import work as W
 from chimdqa_eval.build.generate import context_text
 from chimdqa_eval.build.screen import screened_pairs
@@ -63,19 +64,6 @@ LABEL_STUDIO_CONFIG = """<View>
 
 # ---- pure parts ------------------------------------------------------------------------------------------------
 
-def cohen_kappa(a, b, categories=VERDICTS) -> float | None:
-    """Cohen's kappa of two raters' labels over the same items: (p_o - p_e) / (1 - p_e). None when it is
-    undefined (no items, or chance agreement 1: both raters used one and the same label throughout)."""
-    if len(a) != len(b):
-        raise ValueError(f"{len(a)} labels against {len(b)}")
-    n = len(a)
-    if n == 0:
-        return None
-    observed = sum(x == y for x, y in zip(a, b)) / n
-    expected = sum((a.count(c) / n) * (b.count(c) / n) for c in categories)
-    return None if expected == 1 else (observed - expected) / (1 - expected)
-
-
 def _same_text(x: str, y: str) -> bool:
     return " ".join(x.split()) == " ".join(y.split())
 
@@ -97,16 +85,16 @@ def decide(verdicts: dict, reviewers) -> dict:
 
 
 def kappas(verdicts_by_id: dict, reviewers) -> list[dict]:
-    """Cohen's kappa and raw agreement for each pair of reviewers, over the pairs both gave a verdict on."""
+    """For each pair of reviewers, over the pairs both gave a verdict on: n, agreement (%), Cohen's kappa
+    (None when undefined), the labels and the confusion matrix (chimdqa_eval.agreement)."""
     out = []
     for r1, r2 in combinations(reviewers, 2):
         both = [(v[r1]["verdict"], v[r2]["verdict"]) for v in verdicts_by_id.values()
                 if v.get(r1, {}).get("verdict") and v.get(r2, {}).get("verdict")]
-        a, b = [x for x, _ in both], [y for _, y in both]
-        kappa = cohen_kappa(a, b)
-        out.append({"reviewers": [r1, r2], "items": len(both),
-                    "agreement": round(sum(x == y for x, y in both) / len(both), 4) if both else None,
-                    "kappa": round(kappa, 4) if kappa is not None else None})
+        stats = agreement([x for x, _ in both], [y for _, y in both], VERDICTS)
+        if stats["kappa"] is not None:
+            stats["kappa"] = round(stats["kappa"], 4)
+        out.append({"reviewers": [r1, r2], **stats})
     return out
 
 
@@ -388,8 +376,9 @@ def run_import(args) -> int:
           f"{c['disagreement']} disagreements ({c['arbitrated']} decided by the {ARBITER})")
     for k in record["kappa"]:
         kappa = "undefined" if k["kappa"] is None else f"{k['kappa']:.3f}"
-        print(f"Cohen's kappa {k['reviewers'][0]} vs {k['reviewers'][1]}: {kappa} over {k['items']} pairs "
-              f"(raw agreement {k['agreement']})")
+        share = "-" if k["agreement"] is None else f"{k['agreement']:.1f}%"
+        print(f"Cohen's kappa {k['reviewers'][0]} vs {k['reviewers'][1]}: {kappa} over {k['n']} pairs "
+              f"(raw agreement {share})")
     sheet = Path(args.work) / W.REVIEW_DIR / "arbitration.csv"
     if record["arbitration_sheet_kept"]:
         print(f"{sheet} holds verdicts not imported yet ({record['arbitration_sheet_kept'][0]} ...); it was left "
