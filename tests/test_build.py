@@ -286,7 +286,8 @@ def test_bad_review_files_name_file_row_and_id(server, tmp_path, capsys, monkeyp
     # the call cap stops the stage with what it has written and cached; the same command without it resumes
     assert cli("screen", work, "--judges", *judges, "--max-llm-calls", 5) == 2
     assert "--max-llm-calls 5: the cap was reached after 5 requests" in capsys.readouterr().err
-    statuses = Counter(json.loads(line)["screen"]["status"] for line in (work / "screened.jsonl").open(encoding="utf-8"))
+    statuses = Counter(json.loads(line)["screen"]["status"]
+                       for line in (work / "screened.jsonl").read_text(encoding="utf-8").splitlines())
     assert statuses == {"error": 12}
     assert cli("review-export", work) == 2
     assert "12 pairs have no screening result yet" in capsys.readouterr().err
