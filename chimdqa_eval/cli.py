@@ -20,6 +20,7 @@ COMMANDS = {
     "judge-audit": ("chimdqa_eval.factual.audit", "agreement, kappa and score swing of two factual judges (or "
                                                   "a judge and human labels) on one submission"),
     "queue": ("chimdqa_eval.queue.command", "the leaderboard's submission queue: submit, process, status"),
+    "build": ("chimdqa_eval.build.cli", "make a release: generate, screen, review, release, funnel"),
 }
 
 
