@@ -330,8 +330,10 @@ def test_paper_rows_only_beside_the_papers_config_and_split(two_runs, finance_ra
     assert all(r["rank"] == "" and r["source"] == "reported in the paper" for r in rows[1:17])
     page = (tmp_path / "all" / "index.html").read_text(encoding="utf-8")
     assert "<h2>ChiMDQA · config all · split test · reported in the paper</h2>" in page
-    csqa = dict(a, dataset=dict(a["dataset"], name="Chinese SimpleQA", config="chinese_simpleqa"))
+    csqa = dict(a, dataset=dict(a["dataset"], name="Chinese SimpleQA", config="chinese_simpleqa", n_questions=3000))
     assert {r["dataset"]["name"] for r in leaderboard.matching_paper_rows([csqa])} == {"Chinese SimpleQA"}
+    subset = dict(csqa, dataset=dict(csqa["dataset"], n_questions=300))  # a 300-question data file: not the paper's
+    assert leaderboard.matching_paper_rows([subset]) == []
 
 
 def test_the_same_model_name_twice_in_a_group_is_told_apart(two_runs, tmp_path):

@@ -27,6 +27,7 @@ PAPER_REVISION = "paper"  # the revision of paper rows: the papers' full release
 OPEN_COLUMNS = ("meteor", "rouge_l", "cider", "perplexity", "bertscore_f1")
 RAG_COLUMNS = ("precision", "recall", "f1")
 GROUP_COLUMNS = ("benchmark", "config", "split", "revision")
+SIMPLEQA_QUESTIONS = 3000  # Chinese SimpleQA's full set (arXiv:2411.07140), the one its paper reports on
 
 
 def add_arguments(parser) -> None:
@@ -46,7 +47,7 @@ def run(args) -> int:
         paper = matching_paper_rows(results)
         if not paper:
             print("--with-paper-rows: no results on the papers' config and split (ChiMDQA: all / test, Chinese "
-                  "SimpleQA: chinese_simpleqa / test), so no paper rows are shown")
+                  f"SimpleQA: its full set of {SIMPLEQA_QUESTIONS}), so no paper rows are shown")
         results += paper
     paths = write_leaderboard(args.out, results, title=args.title)
     print(to_markdown(leaderboard_rows(results)))
@@ -91,9 +92,11 @@ def paper_rows(datasets=("ChiMDQA",)) -> list[dict]:
 
 
 def matching_paper_rows(results_list) -> list[dict]:
-    """The papers' rows for the benchmarks, configs and splits of the results (the paper's own: ChiMDQA all /
-    test, Chinese SimpleQA's one set); none for a domain config or a single split."""
-    measured = {comparison_group(r)[:3] for r in results_list}
+    """The papers' rows for the benchmarks, configs and splits of the results that are the papers' own:
+    ChiMDQA config all, split test; Chinese SimpleQA's full set. None for a domain config, a single split or a
+    Chinese SimpleQA subset."""
+    measured = {comparison_group(r)[:3] for r in results_list
+                if r["dataset"]["name"] != "Chinese SimpleQA" or r["dataset"].get("n_questions") == SIMPLEQA_QUESTIONS}
     return [p for p in paper_rows({m[0] for m in measured}) if comparison_group(p)[:3] in measured]
 
 
