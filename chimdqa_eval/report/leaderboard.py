@@ -226,7 +226,7 @@ def _domain_cell(results: dict, open_metric: str | None) -> str:
         return "<td></td>"
     head = "".join(f"<b>{METRIC_LABELS[f][m]}</b>" for f, m in metrics)
     cells = "".join(f"<span class=name>{H.esc(d)}</span>" + "".join(
-        f"<span>{_fmt(metric_value(results, f, m, 'domain', d))}</span>" for f, m in metrics) for d in domains)
+        f"<span>{H.esc(_fmt(metric_value(results, f, m, 'domain', d)))}</span>" for f, m in metrics) for d in domains)
     summary = f"{len(domains)} domains" if len(domains) > 1 else domains[0]
     return (f'<td class="domains"><details><summary>{summary}</summary>'
             f'<div class="grid" style="grid-template-columns:auto{" auto" * len(metrics)}"><b></b>{head}{cells}'
@@ -242,9 +242,9 @@ def _board_table(key: tuple, group: list[dict], table_id: str) -> str:
     columns += [("rag", m, f"RAG {METRIC_LABELS['rag'][m]}") for m in RAG_COLUMNS]
     columns = [c for c in columns if any(metric_value(r, c[0], c[1]) is not None for r in group)]
     open_metric = H.open_headline(group)
-    facts = {"rank": lambda k, r: str(k), "model": lambda k, r: H.esc(H.model_name(r)),
+    facts = {"rank": lambda k, r: str(k), "model": lambda k, r: H.model_name(r),
              "RAG": lambda k, r: "yes" if r["model"].get("rag") else "no",
-             "judge": lambda k, r: H.esc(factual_judge(r)),
+             "judge": lambda k, r: factual_judge(r),
              "n": lambda k, r: _fmt(r.get("submission", {}).get("n_scored")),
              "coverage %": lambda k, r: _fmt(_coverage(r))}
     if not rank:  # the papers' rows: not ranked, no judge of ours, no item counts
@@ -254,9 +254,9 @@ def _board_table(key: tuple, group: list[dict], table_id: str) -> str:
     head += "".join(f"<th>{H.esc(label)}</th>" for _, _, label in columns) + "<th>per domain</th>" * domains
     body = []
     for k, r in enumerate(group, 1):
-        row = "".join(f'<td{" class=name" if f in ("model", "judge") else ""}>{cell(k, r)}</td>'
+        row = "".join(f'<td{" class=name" if f in ("model", "judge") else ""}>{H.esc(cell(k, r))}</td>'
                       for f, cell in facts.items())
-        row += "".join(f"<td>{_fmt(metric_value(r, family, m))}</td>" for family, m, _ in columns)
+        row += "".join(f"<td>{H.esc(_fmt(metric_value(r, family, m)))}</td>" for family, m, _ in columns)
         css = ' class="paper"' if H.is_paper_row(r) else ""
         body.append(f"<tr{css}>{row}{_domain_cell(r, open_metric) if domains else ''}</tr>")
     return (f'<table id="{table_id}"><thead><tr>{head}</tr></thead>'
