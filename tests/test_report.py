@@ -416,3 +416,8 @@ def test_a_torn_folder_is_refused_naming_the_file(two_runs, tmp_path, capsys):
     (torn / "items.jsonl").unlink()
     with pytest.raises(InputError, match="per-item file not found"):
         read_results(torn)
+    document = json.loads((torn / "results.json").read_text(encoding="utf-8"))
+    document["files"]["items"] = "../b/items.jsonl"
+    (torn / "results.json").write_text(json.dumps(document), encoding="utf-8")
+    with pytest.raises(InputError, match="files.items must be a file name next to it"):
+        read_results(torn)

@@ -238,10 +238,17 @@ def read_results(path) -> dict:
     return results
 
 
+def _items_path(results: dict) -> Path:
+    name = str(results.get("files", {}).get("items", ITEMS_FILE))
+    if Path(name).name != name or name in ("", ".", ".."):  # the items live next to results.json, nowhere else
+        raise InputError(f"{results['_path']}: files.items must be a file name next to it, got {name!r}")
+    return Path(results["_path"]).with_name(name)
+
+
 def _checked_items_bytes(results: dict) -> bytes:
     """The bytes of the results' items.jsonl, after checking they are the ones results.json was written with."""
     files = results.get("files", {})
-    path = Path(results["_path"]).with_name(files.get("items", ITEMS_FILE))
+    path = _items_path(results)
     if not path.is_file():
         raise InputError(f"{path}: per-item file not found (it is written next to results.json)")
     data = path.read_bytes()
@@ -255,7 +262,7 @@ def _checked_items_bytes(results: dict) -> bytes:
 
 def read_items(results: dict) -> dict[str, dict]:
     """{id: items.jsonl row} for a results document loaded with read_results (checked against its sha256)."""
-    path = Path(results["_path"]).with_name(results.get("files", {}).get("items", ITEMS_FILE))
+    path = _items_path(results)
     rows = {}
     for line_no, text in enumerate(_checked_items_bytes(results).decode("utf-8").split("\n"), 1):
         if text.strip():
