@@ -334,6 +334,8 @@ def test_paper_rows_only_beside_the_papers_config_and_split(two_runs, finance_ra
     assert {r["dataset"]["name"] for r in leaderboard.matching_paper_rows([csqa])} == {"Chinese SimpleQA"}
     subset = dict(csqa, dataset=dict(csqa["dataset"], n_questions=300))  # a 300-question data file: not the paper's
     assert leaderboard.matching_paper_rows([subset]) == []
+    with pytest.raises(InputError, match="shown only beside results on that benchmark, config and split"):
+        leaderboard.leaderboard_rows([fin, *leaderboard.paper_rows({"ChiMDQA"})])
 
 
 def test_the_same_model_name_twice_in_a_group_is_told_apart(two_runs, tmp_path):

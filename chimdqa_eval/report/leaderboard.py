@@ -126,6 +126,11 @@ def leaderboard_groups(results_list) -> list[tuple[tuple, list[dict]]]:
     groups: dict = {}
     for r in results_list:
         groups.setdefault(comparison_group(r), []).append(r)
+    measured = {key[:3] for key in groups if not is_paper_group(key)}
+    for key in groups:
+        if is_paper_group(key) and key[:3] not in measured:  # see matching_paper_rows
+            raise InputError(f"the paper's rows for {' / '.join(key[:3])} are shown only beside results on that "
+                             "benchmark, config and split, and there are none")
     return [(key, H.distinct_names(sorted(groups[key], key=_sort_key))) for key in sorted(groups, key=_group_order)]
 
 
