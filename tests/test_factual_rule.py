@@ -120,7 +120,8 @@ def test_numbers_repeated_from_the_question_are_context():
     question = "根据2010年人口普查，埃尔托马塔尔聚居地的人口总数是多少？"
     assert grade_answer("根据2010年普查，人口为628人。", "628", question) == "CO"
     assert grade_answer("根据2010年普查，约630人。", "628", question) == "NA"
-    assert grade_answer("根据2010年普查，约630人。", "628") == "IN"  # without the question 2010 is a stray number
+    assert grade_answer("根据2010普查，约630人。", "628") == "IN"  # without the question 2010 is a stray number
+    assert grade_answer("根据2010年普查，约630人。", "628") == "NA"  # a year is no candidate for a count
 
 
 def test_long_reference_needs_its_numbers_or_most_of_its_text():
