@@ -326,19 +326,21 @@ def _alias_risk(ref: Reference, answer_key: str, question: str) -> bool:
     main = ref.main or (ref.forms[0] if ref.forms else "")
     if not _LATIN.search(main) and _LATIN_WORD.search(answer_key):
         return True
+    if 2 <= len(main) <= 4 and any(answer_key[i:i + 2] not in question for i in _positions(answer_key, main[0])):
+        return True  # the first character (a surname) starting a word the question does not have
     own = [ch for ch in main if ch not in question]
-    if not own:
-        return False
-    if own[0] == main[0] and 2 <= len(main) <= 4 and main[0] in answer_key:
-        return True
-    return sum(ch in answer_key for ch in set(own)) * 2 >= len(set(own))
+    return bool(own) and sum(ch in answer_key for ch in set(own)) * 2 >= len(set(own))
 
 
-def _others_of_kind(ref: Reference, answer: _Answer, form: str) -> bool:
+def _positions(text: str, ch: str) -> list[int]:
+    return [i for i, c in enumerate(text) if c == ch]
+
+
+def _others_of_kind(ref: Reference, answer: _Answer, form: str, question: str) -> bool:
     """Other things of the reference's kind beside it: another 《title》, another foreign name, another word with
     the same kind suffix (another 寺, another 奖), or the reference inside a list (A、B)."""
     text = answer.affirmed
-    titles = [rules.key(t) for t in re.findall(r"《([^》]+)》", text)]
+    titles = [rules.key(t) for t in re.findall(r"《([^》]+)》", text) if t not in question]
     if any(form not in t and t not in form for t in titles):
         return True
     rest = answer.affirmed_key.replace(form, "|")
@@ -378,7 +380,7 @@ def _judge_text(ref: Reference, answer: _Answer, question: str) -> Verdict:
             return Verdict("CO", False, "hedged_match")
         if not full:
             return Verdict("CO", False, "partial_name")
-        if _others_of_kind(ref, answer, form):
+        if _others_of_kind(ref, answer, form, question):
             return Verdict("CO", False, "other_candidates")
         return Verdict("CO", True, "match")
     if answer.alternative and _text_match(ref, rules.key(answer.alternative), answer.alternative):
@@ -389,6 +391,9 @@ def _judge_text(ref: Reference, answer: _Answer, question: str) -> Verdict:
         return Verdict("IN", sure, "reference_rejected")
     if ref.items and _only_some_items(ref.items, answer_key):
         return Verdict("NA", False, "partial_list")
+    split = _SPLIT_DYNASTY.match(ref.main)
+    if split and re.search(rf"[东西南北前后]{split.group(2)}", answer.affirmed):
+        return Verdict("IN", not _refusal(answer), "other_dynasty")  # 西汉 for 东汉
     if _less_specific_dynasty(ref, answer):
         return Verdict("NA", True, "less_specific")
     if (ref.main.endswith(("市", "县", "区", "镇")) or _CITY_QUESTION.search(question)) \
@@ -408,6 +413,20 @@ def _comparable(n: Number, r: Number) -> bool:
     if n.unit in _DATE_UNITS:
         return n.unit == "年" and 1000 <= abs(r.value) <= 2100 and r.step == 1
     return n.unit is None or n.unit == "%" or r.unit == n.unit
+
+
+def _likeliest(candidates: list[Number], text: str, question: str) -> Number:
+    """The candidate whose clause shares the most character bigrams with the question (1981年独立 for 何年独立);
+    the first on a tie."""
+    asked = _bigrams(rules.key(question))
+    bounds = [0] + [m.end() for m in _CLAUSE_END.finditer(text)] + [len(text) + 1]
+
+    def overlap(n: Number) -> int:
+        start = max(b for b in bounds if b <= n.start)
+        end = min(b for b in bounds if b > n.start)
+        return len(_bigrams(re.sub(r"\d", "", rules.key(text[start:end]))) & asked)
+
+    return max(candidates, key=lambda n: (overlap(n), -n.start))
 
 
 def _judge_numeric(ref: Reference, answer: _Answer, question: str, question_numbers) -> Verdict:
@@ -433,8 +452,9 @@ def _judge_numeric(ref: Reference, answer: _Answer, question: str, question_numb
     if all(matched):
         if _competing(ref, clauses):
             return Verdict("IN" if len(answer.affirmed_key) <= SHORT_ANSWER else "CO", False, "alternatives")
-        if stray:  # several values for the slot: the first one the answer gives is its answer
-            return Verdict("CO" if candidates[0] in hits else "IN", False, "several_numbers")
+        if stray:  # several values for the slot: the one whose clause is most like the question, or the first
+            return Verdict("CO" if _likeliest(candidates, answer.affirmed, question) in hits else "IN", False,
+                           "several_numbers")
         if answer.alternative and any(_comparable(n, p[0]) and not n.matches(target(n, p)) for p in pairs
                                       for n in rules.find_numbers(answer.alternative)):
             return Verdict("IN", False, "attributed_alternative")

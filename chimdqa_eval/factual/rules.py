@@ -203,6 +203,7 @@ class Number:
     ordinal: bool = False   # 第3条
     unknown_unit: str = ""  # letters or a word after it that we do not know as a unit (100MW, 15新元)
     counter: str = ""       # the counter after it (3个, 5座)
+    factor: Decimal = Decimal(1)  # its unit's factor to the canonical unit (公里 -> 1000 米)
 
     def same_unit(self, other: "Number") -> bool:
         return self.unit is None or other.unit is None or self.unit == other.unit
@@ -322,7 +323,7 @@ def find_numbers(cleaned: str, framing: str = "") -> list[Number]:
         counter = cleaned[m.end():unit_end].strip() if unit is None else ""
         out.append(Number(value, step, _qualifier(cleaned, m.start(), m.end(), unit_end, framing), unit, scale,
                           loose, start=m.start(), ordinal=cleaned[m.start() - 1:m.start()] == "第",
-                          unknown_unit=unknown, counter=counter))
+                          unknown_unit=unknown, counter=counter, factor=Decimal(factor) if spelled else Decimal(1)))
     return _join_ranges(sorted(out, key=lambda n: n.start), cleaned)
 
 
@@ -336,7 +337,8 @@ def _join_ranges(numbers: list[Number], cleaned: str) -> list[Number]:
                 and (prev.unit is None or prev.unit == n.unit)):
             between = cleaned[prev.start:n.start]
             join = _RANGE_JOIN.search(between)
-            low = prev.value * n.scale if prev.unit is None and prev.scale == 1 else prev.value
+            # 3到5万公里: the first number takes the second's unit, and its multiplier when it has none
+            low = prev.value * (n.scale if prev.scale == 1 else n.factor) if prev.unit is None else prev.value
             dash = join is not None and join.group(1) in "-—–"
             if (join and join.end() == len(between) and n.value > low
                     and (not dash or len(str(int(abs(prev.value)))) == len(str(int(abs(n.value)))))):
