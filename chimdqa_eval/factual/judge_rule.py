@@ -55,6 +55,9 @@ _KIND_SUFFIXES = frozenset("省市县区州国山河江湖海岛寺庙宫殿塔�
                            "病症素酸盐团队党会社司局厂站港湾峰岭峡谷关城镇村朝剧")
 _BROADER_PLACE = re.compile(r"[\u4e00-\u9fff]{2,}(?:省|自治区)")
 _CITY_QUESTION = re.compile(r"城市|哪个市|哪座城|哪个县|哪个镇")
+_PLACE_QUESTION = re.compile(r"哪里|何地|何处|哪个地方|城市|哪座城|哪个市|哪个省|哪个县|哪个国家|哪国|位于|在哪|发源地|首都|省会")
+_PERSON_QUESTION = re.compile(r"谁|哪位|何人|什么人|哪个人|哪一位|作者|创始人|创办人|发明者|发明人|发现者|设计者|建筑师|导演|主演"
+                              r"|演唱|作曲|作词|姓名|名字|叫什么|人物|皇帝|君主|画家|诗人|作家|学者|哲学家|科学家")
 
 # Characters interchanged when transliterating foreign names (托马斯/汤玛斯, 安娜/安纳, 莉莉/丽丽).
 _TRANSLIT_CLASSES = ("马玛", "里利立丽莉俐", "娜纳那", "斯丝思", "汤托", "尔儿", "伊依", "亚娅雅", "克科",
@@ -84,6 +87,8 @@ _CLAUSE_END = re.compile(r"[,;。!?\n:]")
 # Characters that carry no candidate of their own (for "does the answer assert anything besides this").
 _FILLER = frozenset("的是了在和与及或也都就还我您你他她它这那个一有为被把对于从以其之所而但因此所以如果可能应该大概答案"
                     "回问题根据资料信息查阅建议具体相关方面目前可以请说知道确定清楚")
+_CONCLUSION = re.compile(r"(即|所以|因此|故|答案|最终|结果|=|≈|总计|合计|共计|也就是|就是|相当于|(降|升|增|减|涨|跌|提高|下降|上升|增长|减少)[至到])"
+                         r"[^,;。\d]{0,4}$")
 _DATE_UNITS = frozenset({"年", "月", "日", "周", "小时", "分钟", "秒"})
 
 
@@ -98,7 +103,7 @@ class Verdict:
 class Reference:
     mode: str                 # numeric | text | long
     forms: tuple = ()         # comparison keys, any of which counts (text)
-    items: tuple = ()         # list items that must all appear (text, a list of several things)
+    items: tuple = ()         # list items that must all appear, each as its forms (北山县: 北山县, 北山)
     foreign: bool = False     # a transliterated name: fold variants before comparing
     numbers: tuple[Number, ...] = ()   # numeric, long
     bigrams: frozenset = frozenset()
@@ -106,6 +111,7 @@ class Reference:
     main: str = ""            # the key of the reference outside its parentheses
     weak: frozenset = frozenset()   # forms that identify it only in part (a foreign name's surname)
     bare: tuple[Number, ...] = ()   # numeric: its numbers as written, when the question gave them a unit
+    listed: int = 1           # text: how many things it lists (魏、蜀、吴: 3)
     words: str = ""           # numeric: its characters besides numbers and units (阿卡汗 in 阿卡汗四世)
 
 
@@ -167,11 +173,20 @@ def parse_reference(reference: str) -> Reference:
         return Reference("long", numbers=numbers, bigrams=frozenset(_bigrams(text)),
                          has_alternatives=alternatives, main=main)
     items = [rules.key(p) for p in LIST_SEPARATORS.split(_PARENS.sub("", cleaned))]
-    items = tuple(i for i in items if i) if len(items) > 1 and all(len(rules.key(p)) >= 2 for p in items) else ()
+    items = (tuple(_item_forms(i) for i in items if i) if len(items) > 1 and all(len(i) >= 2 for i in items)
+             and "《" not in cleaned else ())
     foreign = "·" in cleaned or "•" in cleaned or bool(_LATIN.search(" ".join(_PARENS.findall(cleaned))))
     forms, weak = _forms(cleaned)
+    listed = len([p for p in LIST_SEPARATORS.split(_PARENS.sub("", cleaned)) if rules.key(p)])
     return Reference("text", forms=tuple(sorted(forms, key=len, reverse=True)), items=items, foreign=foreign,
+                     listed=listed,
                      has_alternatives=alternatives, main=main, weak=frozenset(weak))
+
+
+def _item_forms(item: str) -> tuple[str, ...]:
+    """A list item and the item without a suffix its kind implies (北山县 -> 北山)."""
+    bare = [item[:-len(s)] for s in _SUFFIXES if item.endswith(s) and len(item) - len(s) >= 2]
+    return (item, *bare)
 
 
 def _bigrams(text: str) -> set[str]:
@@ -252,8 +267,9 @@ def _text_match(ref: Reference, answer_key: str, cleaned: str) -> tuple[str, boo
     for f in ref.forms:
         if _contains(answer_key, f) or (len(f) == 1 and _stands_alone(cleaned, f)):
             return f, f not in ref.weak
-    if ref.items and all(_contains(answer_key, i) for i in ref.items):
-        return ref.items[0], True
+    found = [next((f for f in forms if f in answer_key), None) for forms in ref.items]
+    if found and all(found):
+        return found[0], True
     if ref.foreign:
         folded = answer_key.translate(_TRANSLIT)
         for f in ref.forms:
@@ -264,7 +280,7 @@ def _text_match(ref: Reference, answer_key: str, cleaned: str) -> tuple[str, boo
 
 def _only_some_items(items, answer_key: str) -> bool:
     """The answer names some items of a list reference and nothing else: incomplete, not contradictory."""
-    found = [i for i in items if i in answer_key]
+    found = [next(g for g in forms if g in answer_key) for forms in items if any(g in answer_key for g in forms)]
     for item in found:
         answer_key = answer_key.replace(item, "")
     return bool(found) and not re.sub(r"以及|和|与|及|还有", "", answer_key)
@@ -291,7 +307,7 @@ def _refusal(answer: _Answer) -> str:
     cue = REFUSAL.search(answer.whole)
     if GUESS.search(answer.whole):
         return "guess"
-    if not cue and not answer.asked:
+    if not cue and not (answer.asked and not _has_content(answer.affirmed_key, "")):
         return ""
     if cue:
         turn = re.search(r"(?:但|不过|可是)(?:是|我)?", answer.whole[cue.end():])
@@ -301,7 +317,7 @@ def _refusal(answer: _Answer) -> str:
     return "refusal"
 
 
-def _unmatched(ref: Reference, answer: _Answer, question: str, risky: bool) -> Verdict:
+def _unmatched(ref: Reference, answer: _Answer, question: str, risk: str) -> Verdict:
     """An answer without the reference's content: a refusal is NA, a guess or any other answer is IN."""
     answer_key = answer.affirmed_key
     if not rules.key(answer.whole):
@@ -315,21 +331,36 @@ def _unmatched(ref: Reference, answer: _Answer, question: str, risky: bool) -> V
     content = _has_content(answer_key, question)
     if not content:
         return Verdict("IN", False, "no_candidate")
-    sure = not risky and not answer.alternative
-    return Verdict("IN", sure, ("guess" if refusal == "guess" else "no_match") if sure else "possible_alias")
+    if risk or answer.alternative:
+        return Verdict("IN", False, risk or "attributed_alternative")
+    return Verdict("IN", True, "guess" if refusal == "guess" else "no_match")
 
 
-def _alias_risk(ref: Reference, answer_key: str, question: str) -> bool:
-    """The answer might name the reference in a form the tables do not know: Latin words for a Chinese
-    reference (an English name), a name with the reference's first character (关云长 for 关羽, 陶潜 for 陶渊明),
-    or half of its characters (宾州 for 宾夕法尼亚州, a transliteration variant)."""
+def _alias_risk(ref: Reference, answer: _Answer, question: str) -> str:
+    """Why the answer might name the reference in a form the tables do not know ('' if no reason): Latin words
+    for a Chinese reference (an English name); a name with the reference's first character (关云长 for 关羽, 陶潜
+    for 陶渊明); two of its characters in order (全马 for 全程马拉松, 宾州 for 宾夕法尼亚州, 阿姆斯壮 for 阿姆斯特朗);
+    most of a longer reference reworded; any other name for a person (字, 号, 笔名: 仲尼 for 孔子) or a place at
+    another level (瑞士 for 日内瓦), which no table lists."""
+    answer_key = answer.affirmed_key
     main = ref.main or (ref.forms[0] if ref.forms else "")
     if not _LATIN.search(main) and _LATIN_WORD.search(answer_key):
-        return True
+        return "latin_name"
     if 2 <= len(main) <= 4 and any(answer_key[i:i + 2] not in question for i in _positions(answer_key, main[0])):
-        return True  # the first character (a surname) starting a word the question does not have
-    own = [ch for ch in main if ch not in question]
-    return bool(own) and sum(ch in answer_key for ch in set(own)) * 2 >= len(set(own))
+        return "shared_surname"
+    order = {ch: i for i, ch in reversed(list(enumerate(main)))}
+    if any(a in order and b in order and order[a] < order[b] and a + b not in question
+           for a, b in zip(answer_key, answer_key[1:])):
+        return "shared_characters"
+    if len(main) >= 4 and len(_bigrams(main) & _bigrams(answer_key)) * 2 >= len(_bigrams(main)):
+        return "reworded"
+    if ref.foreign or (_PERSON_QUESTION.search(question) and re.fullmatch(r"[\u4e00-\u9fff]{2,4}", main)):
+        return "person_alias"
+    if _PLACE_QUESTION.search(question) or main.endswith(_SUFFIXES):
+        suffix = next((x for x in _SUFFIXES if main.endswith(x)), None)
+        if not suffix or not re.search(rf"[\u4e00-\u9fff]{{2}}{suffix}", answer.affirmed):
+            return "place_level"  # another place of the same level (台北市 for 高雄市) is a contradiction
+    return ""
 
 
 def _positions(text: str, ch: str) -> list[int]:
@@ -350,8 +381,8 @@ def _others_of_kind(ref: Reference, answer: _Answer, form: str, question: str) -
     last = (ref.main or form)[-1:]
     if last in _KIND_SUFFIXES and re.search(rf"[\u4e00-\u9fff]{re.escape(last)}", rest):
         return True
-    listed = re.sub(r"[^\w、/]", "", text)
-    return re.search(rf"[、/]{re.escape(form)}|{re.escape(form)}[、/]", listed) is not None
+    listed = rules.key(re.sub(r"[、/]", "和", text))
+    return re.search(rf"(?:和|与|及){re.escape(form)}|{re.escape(form)}(?:和|与|及)(?!其)", listed) is not None
 
 
 def _less_specific_dynasty(ref: Reference, answer: _Answer) -> bool:
@@ -363,6 +394,29 @@ def _less_specific_dynasty(ref: Reference, answer: _Answer) -> bool:
     if re.search(rf"[东西南北前后]{name}", answer.affirmed):
         return False
     return re.search(rf"{name}(?:代|朝)|(?<![\u4e00-\u9fff]){name}(?![\u4e00-\u9fff])", answer.affirmed) is not None
+
+
+def _parallel(answer: _Answer, form: str, question: str) -> str:
+    """'' unless another clause makes a claim of the same shape as the one naming the reference (two shared
+    character bigrams besides it); then 'CO' or 'IN' by which of the two is more like the question."""
+    clauses = [rules.key(c) for c in _CLAUSE_END.split(answer.affirmed)]
+    own = next((c for c in clauses if form in c), "")
+    frame = _bigrams(own.replace(form, "|"))
+    others = [c for c in clauses if c and form not in c and len(frame & _bigrams(c)) >= 2
+              and c[0] not in "它他她其该这此"]  # 它是全天第六亮的恒星 goes on about the same thing
+    if not own or not others:
+        return ""
+    asked = _bigrams(question)
+    best_other = max(len(_bigrams(c) & asked) for c in others)
+    return "IN" if best_other > len(_bigrams(own.replace(form, "|")) & asked) else "CO"
+
+
+def _extra_items(ref: Reference, answer: _Answer, form: str) -> bool:
+    """A list answer with more items than the reference (造纸术、印刷术、火药、指南针，还有瓷器; 魏、蜀、吴、晋)."""
+    first = ref.items[0] if ref.items else (form,)
+    clause = next((c for c in re.split(r"[;。!?\n]", answer.affirmed) if any(f in rules.key(c) for f in first)), "")
+    listed = [p for p in re.split(r"以及|还有|和|与|及|、|,", clause) if _has_content(rules.key(p), "")]
+    return len(listed) > ref.listed
 
 
 def _judge_text(ref: Reference, answer: _Answer, question: str) -> Verdict:
@@ -380,6 +434,11 @@ def _judge_text(ref: Reference, answer: _Answer, question: str) -> Verdict:
             return Verdict("CO", False, "hedged_match")
         if not full:
             return Verdict("CO", False, "partial_name")
+        parallel = _parallel(answer, form, question)
+        if parallel:  # 李白被称为诗圣，杜甫被称为诗仙: the clause most like the question holds the answer
+            return Verdict(parallel, False, "parallel_claims")
+        if ref.listed > 1 and _extra_items(ref, answer, form):
+            return Verdict("IN" if len(answer_key) <= SHORT_ANSWER else "CO", False, "list_with_extras")
         if _others_of_kind(ref, answer, form, question):
             return Verdict("CO", False, "other_candidates")
         return Verdict("CO", True, "match")
@@ -389,8 +448,8 @@ def _judge_text(ref: Reference, answer: _Answer, question: str) -> Verdict:
         sure = _has_content(answer_key, question) and not REFUSAL.search(answer.affirmed) \
             and not HEDGE.search(answer.whole)
         return Verdict("IN", sure, "reference_rejected")
-    if ref.items and _only_some_items(ref.items, answer_key):
-        return Verdict("NA", False, "partial_list")
+    if ref.items and any(g in answer_key for forms in ref.items for g in forms):
+        return Verdict("NA" if _only_some_items(ref.items, answer_key) else "IN", False, "partial_list")
     split = _SPLIT_DYNASTY.match(ref.main)
     if split and re.search(rf"[东西南北前后]{split.group(2)}", answer.affirmed):
         return Verdict("IN", not _refusal(answer), "other_dynasty")  # 西汉 for 东汉
@@ -400,7 +459,7 @@ def _judge_text(ref: Reference, answer: _Answer, question: str) -> Verdict:
             and _BROADER_PLACE.search(answer.affirmed) and not re.search(r"[\u4e00-\u9fff](?:市|县)", answer.affirmed) \
             and not _refusal(answer):
         return Verdict("NA", False, "broader_place")
-    return _unmatched(ref, answer, question, _alias_risk(ref, answer_key, question))
+    return _unmatched(ref, answer, question, _alias_risk(ref, answer, question))
 
 
 def _comparable(n: Number, r: Number) -> bool:
@@ -408,16 +467,28 @@ def _comparable(n: Number, r: Number) -> bool:
     the same unit, not a counted thing (3个) for a value with a unit, no date for a plain count."""
     if n.ordinal != r.ordinal and n.ordinal:
         return False
-    if r.unit is not None:
-        return n.unit == r.unit or (n.unit is None and not n.counter)
+    if r.unit is not None:  # 0 K beside -273.15°C: another unit
+        return n.unit == r.unit or (n.unit is None and not n.counter and not n.unknown_unit)
     if n.unit in _DATE_UNITS:
         return n.unit == "年" and 1000 <= abs(r.value) <= 2100 and r.step == 1
-    return n.unit is None or n.unit == "%" or r.unit == n.unit
+    if n.unit is not None or (n.counter and r.counter and _counted(n.counter) != _counted(r.counter)):
+        return False  # 35% or 3个 for 412人: another quantity
+    return True
+
+
+def _counted(counter: str) -> str:
+    """人 / 名 / 位 all count people."""
+    ch = counter.lstrip("多余")[:1]
+    return "人" if ch in "人名位" else ch
 
 
 def _likeliest(candidates: list[Number], text: str, question: str) -> Number:
-    """The candidate whose clause shares the most character bigrams with the question (1981年独立 for 何年独立);
-    the first on a tie."""
+    """The answer's own value among several: the last one it concludes with (所以是50倍, 即86.4%, = 40元, 降至60.2),
+    else the one whose clause shares the most character bigrams with the question (1981年独立 for 何年独立),
+    else the first."""
+    concluded = [n for n in candidates if _CONCLUSION.search(text[max(0, n.start - 6):n.start])]
+    if concluded:
+        return concluded[-1]
     asked = _bigrams(rules.key(question))
     bounds = [0] + [m.end() for m in _CLAUSE_END.finditer(text)] + [len(text) + 1]
 
@@ -429,21 +500,37 @@ def _likeliest(candidates: list[Number], text: str, question: str) -> Number:
     return max(candidates, key=lambda n: (overlap(n), -n.start))
 
 
+def _as_percent(n: Number) -> Number:
+    """0.241 for a percentage reference is 24.1%."""
+    if n.unit is None and not n.counter and n.step < 1 and abs(n.value) <= 1:
+        return replace(n, value=n.value * 100, step=n.step * 100, loose=n.loose * 100, unit="%")
+    return n
+
+
 def _judge_numeric(ref: Reference, answer: _Answer, question: str, question_numbers) -> Verdict:
     pairs = list(zip(ref.numbers, ref.bare or ref.numbers))  # (in the question's unit, as written)
+    percent = all(r.unit == "%" for r in ref.numbers)
 
     def target(n: Number, pair) -> Number:  # a bare answer number is in the question's unit, as the reference
         return pair[1] if n.unit is None else pair[0]
 
     def hit(n: Number) -> bool:
-        return n.kind in ("exact", "approx", "range") and any(n.matches(target(n, p)) for p in pairs)
+        """Equal to a reference number; an approximate value only at the reference's own precision (约3亿 is
+        less specific than 3.15亿, not equal to it)."""
+        if n.kind not in ("exact", "approx", "range"):
+            return False
+        targets = [target(n, p) for p in pairs]
+        return any(n.matches(t) and (n.kind != "approx" or abs(n.value - t.value) <= max(t.step, t.factor) / 2)
+                   for t in targets)
 
-    found = rules.find_numbers(answer.affirmed, question)
+    found = [_as_percent(n) if percent else n for n in rules.find_numbers(answer.affirmed, question)]
     # Numbers the answer repeats from the question (根据2010年普查...) are context, not its answer.
     found = [n for n in found if hit(n) or not any(n.matches(q) and n.kind == "exact" for q in question_numbers)]
     candidates = [n for n in found if any(_comparable(n, r) for r in ref.numbers)]
     hits = [n for n in candidates if hit(n)]
     matched = [any(n.matches(target(n, p)) for n in hits) for p in pairs]
+    bounds = [n for n in candidates if n.kind in ("lower", "upper") and any(n.value == target(n, p).value
+                                                                           for p in pairs)]
     stray = [n for n in candidates if n.kind == "exact" and n not in hits]
     vague = [n for n in candidates if n.kind != "exact" and n not in hits]
     unsure_unit = any(n.unknown_unit and not any(n.unknown_unit == r.unknown_unit for r in ref.numbers)
@@ -452,7 +539,8 @@ def _judge_numeric(ref: Reference, answer: _Answer, question: str, question_numb
     if all(matched):
         if _competing(ref, clauses):
             return Verdict("IN" if len(answer.affirmed_key) <= SHORT_ANSWER else "CO", False, "alternatives")
-        if stray:  # several values for the slot: the one whose clause is most like the question, or the first
+        if stray or vague:  # several values for the slot: the concluded one, the one whose clause is most like the
+            # question, or the first
             return Verdict("CO" if _likeliest(candidates, answer.affirmed, question) in hits else "IN", False,
                            "several_numbers")
         if answer.alternative and any(_comparable(n, p[0]) and not n.matches(target(n, p)) for p in pairs
@@ -466,19 +554,26 @@ def _judge_numeric(ref: Reference, answer: _Answer, question: str, question_numb
             return Verdict("CO", False, "number_without_words")
         return Verdict("CO", True, "number_match")
     if stray:
+        if REFUSAL.search(answer.whole) and not GUESS.search(answer.whole):
+            return Verdict("NA", False, "refusal_with_numbers")  # 只给出了2023年的52.3%，我无法确定
         sure = not unsure_unit and not _competing(ref, clauses) and not answer.alternative
         return Verdict("IN", sure, "number_mismatch")
+    if bounds and len(bounds) == len(vague):  # 至少16周岁 for 16周岁: the reference as a threshold
+        return Verdict("CO", False, "bound_at_reference")
     if vague:
         if any(not any(n.consistent_with(target(n, p)) for p in pairs) for n in vague):
             return Verdict("IN", not unsure_unit, "vague_wrong")
-        return Verdict("NA", not unsure_unit, "vague_consistent")
+        # a bound or range is sure; an approximate value only rounds to the reference (约3500 for 3518): a
+        # reader may take it for a wrong guess (约210 for 206)
+        return Verdict("NA", not unsure_unit and all(n.kind != "approx" for n in vague),
+                       "vague_consistent" if all(n.kind != "approx" for n in vague) else "approx_consistent")
     if any(matched):
         return Verdict("NA", True, "partial_number")
     for text, reason in ((answer.alternative, "attributed_match"), (answer.rejected, "reference_rejected")):
         if text and any(hit(n) for n in rules.find_numbers(text)):
             return Verdict("IN" if reason == "reference_rejected" or _has_content(answer.affirmed_key, question)
                            else "CO", False, reason)
-    verdict = _unmatched(ref, answer, question, True)
+    verdict = _unmatched(ref, answer, question, "no_number")
     if verdict.grade == "IN":
         other_unit = any(n.unit and not _comparable(n, r) for n in found for r in ref.numbers)
         return Verdict("IN", False, "other_unit" if other_unit else "no_number")
@@ -494,7 +589,7 @@ def _judge_long(ref: Reference, answer: _Answer, question: str, question_numbers
     matched = any(n.matches(r) for n in found if n.kind in ("exact", "approx") for r in ref.numbers)
     if coverage >= LONG_COVERAGE or matched:
         return Verdict("CO", False, "long_match")
-    verdict = _unmatched(ref, answer, question, True)
+    verdict = _unmatched(ref, answer, question, "long_no_match")
     return verdict if verdict.grade == "NA" else Verdict("IN", False, "long_no_match")
 
 

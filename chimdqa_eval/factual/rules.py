@@ -33,9 +33,10 @@ _CN_NUMERAL = re.compile(r"(百分之)?([零〇一二两三四五六七八九十
 _NOT_A_COUNT = set("哪某每同这那任唯统之其")
 _MEASURE_WORDS = set("年月日号届个次人岁位名条章节倍元米克吨种项座层期代世纪度天周本部首篇只头匹张台辆架艘家所门件场"
                      "局枚颗粒支队份句字集季轮站口")
-# 一 before a measure word after another word is the indefinite article (作为一个AI, 是一位诗人, 不止一座), not
-# an answer of 1; after these characters (or none) it counts (有一个, 共一座, 只一次).
+# 一 before a counter after another word is the indefinite article (作为一个AI, 是一位诗人, 不止一座), not an
+# answer of 1; after these characters (or none) it counts (有一个, 共一座, 只一次). Units and dates (一日) count.
 _COUNT_BEFORE = set("是有共只仅约近达第")
+_ARTICLE_COUNTERS = set("个位名座种本部条件只家所项篇首头匹张台辆架艘门场局枚颗粒支队份句")
 # Units a number may carry: spelling -> (canonical unit, factor to it). Two numbers with different canonical
 # units never match (3小时 / 3分钟, 15英镑 / 15美元); a number without a listed unit matches any. Counters (个, 人,
 # 次) and ambiguous words (度, 分) are not listed. Imperial and other non-metric units are their own canonical
@@ -53,7 +54,7 @@ _UNITS = {
     "港币": ("港元", 1), "韩元": ("韩元", 1), "卢布": ("卢布", 1), "新台币": ("台币", 1), "台币": ("台币", 1),
     "新元": ("新元", 1), "澳元": ("澳元", 1), "加元": ("加元", 1), "法郎": ("法郎", 1), "马克": ("马克", 1),
     "年": ("年", 1), "月": ("月", 1), "日": ("日", 1), "号": ("日", 1), "天": ("日", 1), "周": ("周", 1),
-    "星期": ("周", 1), "小时": ("小时", 1), "钟头": ("小时", 1), "分钟": ("分钟", 1), "秒": ("秒", 1),
+    "星期": ("周", 1), "小时": ("秒", 3600), "钟头": ("秒", 3600), "分钟": ("秒", 60), "秒": ("秒", 1),
     "毫秒": ("秒", "0.001"), "岁": ("岁", 1), "周岁": ("岁", 1), "周年": ("年", 1), "克拉": ("克拉", 1),
     "世纪": ("世纪", 1),
 }
@@ -77,12 +78,16 @@ _UNIT_AHEAD = re.compile(_UNIT_WORDS)
 _PLAIN_FOLLOWERS = set("个多余人名位次件家座所条本台辆只种项篇部届倍左右上下前后以至到和与或及的是在为了年月日号"
                        "起止之间内外中时期末初底来而并也就才都被由将向于从把对比点分成度")
 _LATIN_AFTER = re.compile(r"\s?([a-z]{1,5})(?![a-z])")
+_UNKNOWN_UNIT = re.compile(r"[^\W\d的是在为了和与或及,。]{1,4}")
+# 2小时08分36秒, 1分15秒: one duration, in seconds.
+_DURATION = re.compile(r"(?<![\d.])(?:(\d+)\s*个?(?:小时|钟头))?\s*(?:(\d+)\s*分(多)?钟?)?\s*(?:(\d+(?:\.\d+)?)\s*秒)?"
+                       r"|(?<![\d:])(\d{1,2}):(\d{2}):(\d{2}(?:\.\d+)?)(?![\d:])")
 
 _APPROX_BEFORE = re.compile(r"(大约|大概|约为|约有|约|将近|接近|近|差不多|估计|估算|左右为)\s*$")
 _LOWER_BEFORE = re.compile(r"(超过|多于|大于|高于|逾|至少|不少于|不低于|不止|不小于|以上的)\s*$")
 _UPPER_BEFORE = re.compile(r"(不超过|不到|不足|少于|小于|低于|至多|最多|不多于|不大于|不高于)\s*$")
 _APPROX_AFTER = re.compile(r"^\s*(左右|上下|前后)")
-_LOWER_AFTER = re.compile(r"^\s*(多|余|以上|\+)")
+_LOWER_AFTER = re.compile(r"^\s*个?(多|余|以上|\+)")
 _UPPER_AFTER = re.compile(r"^\s*(以下|以内)")
 # 1850年到1860年之间, 1850-1860年: a range. 19世纪90年代, 1890年代, 19世纪末: ranges of years.
 _RANGE_JOIN = re.compile(r"\s*(到|至|~|～|-|—|–)\s*")
@@ -105,10 +110,10 @@ REFUSAL = re.compile(
     r"|(请|能否|可否|能不能|麻烦)您?再?(提供|补充|说明|告知|明确)|更多的?(信息|上下文|背景|细节|资料|内容)"
     r"|请问|(您|你)(指的是|是指|说的是|问的是)|具体一(些|点)|建议(您)?(查阅|查询|咨询|参考|核实|查看)"
     r"|抱歉|对不起|暂(时)?(无|没有)|i don'?t know|i do not know|not sure|cannot|can'?t|unknown|no information"
-    r"|(do not|don'?t) have (any )?(information|data|details|knowledge)|unable to|not (aware|certain)|^n/?a$")
+    r"|(do not|don'?t) have (any )?(information|data|details|knowledge)|unable to|not (able to|aware|certain)|^n/?a$")
 # A guess: the answer leans towards a candidate (可能是, 我记得是, 应该在).
-GUESS = re.compile(r"(可能|也许|或许|大概|应该|估计|似乎|好像|印象中|记得|倾向于认为|猜测?|疑似)(是|为|在|于|叫|属于|位于)"
-                   r"|猜|i think|i believe|probably|maybe|perhaps|likely")
+GUESS = re.compile(r"(可能|也许|或许|大概|应该|估计|似乎|好像|印象中|记得|猜测?|疑似)(是|为|在|于|叫|属于|位于)"
+                   r"|猜|倾向|i think|i believe|probably|maybe|perhaps|likely")
 # A hedge around an answer, even a right one.
 HEDGE = re.compile(GUESS.pattern + r"|不(太|很|大)?(确定|肯定)|据我所知|如果我没记错|not sure|not certain")
 # 或 starting an alias (或称, 或译), meaning "perhaps" (或许) or opening a bound (或以上, 或更早) does not offer a
@@ -151,10 +156,12 @@ def _replace_numeral(match: re.Match) -> str:
     text, start, end = match.string, match.start(), match.end()
     before, after = text[start - 1:start], text[end:end + 1]
     alone = not (before.isalnum() and before not in "是为") and not after.isalnum()  # 十, 答案是三。
-    measured = after in _MEASURE_WORDS or _UNIT_AHEAD.match(text, end) is not None
+    measured = (after in _MEASURE_WORDS or _UNIT_AHEAD.match(text, end) is not None
+                or (after == "分" and text[end + 1:end + 2] in "钟零一二两三四五六七八九十"))  # 一分十五秒, not 十分重要
     if len(digits) == 1 and not (percent or fraction or alone or before == "第" or measured):
         return match.group(0)
-    if digits == "一" and (before in _NOT_A_COUNT or (measured and before.isalpha() and before not in _COUNT_BEFORE)):
+    if digits == "一" and (before in _NOT_A_COUNT
+                          or (after in _ARTICLE_COUNTERS and before.isalpha() and before not in _COUNT_BEFORE)):
         return match.group(0)  # 哪一年, 同一年, 唯一, 作为一个: "which / the same / only / a", not 1
     if before.isdigit() and digits[0] in "万亿":  # 1.2万 is handled with the Arabic number
         return match.group(0)
@@ -174,7 +181,7 @@ def chinese_numerals_to_arabic(text: str) -> str:
 
 def clean(text: str) -> str:
     """NFKC (full width -> half width), lower case, traditional -> simplified, unit synonyms, Arabic numerals."""
-    text = _T2S.convert(unicodedata.normalize("NFKC", text).lower())
+    text = _T2S.convert(unicodedata.normalize("NFKC", text).lower()).replace("−", "-").replace("﹣", "-")
     for variant, canonical in _UNIT_SYNONYMS:
         text = text.replace(variant, canonical)
     if any(ch.isdigit() for ch in text):
@@ -279,10 +286,29 @@ def _year_ranges(cleaned: str) -> list[tuple[Number, int]]:
     return out
 
 
+def _durations(cleaned: str) -> list[tuple[Number, int]]:
+    """(seconds, end) for durations in two or three parts: 2小时08分36秒 -> 7716, 1分15秒 -> 75."""
+    out = []
+    for m in _DURATION.finditer(cleaned):
+        hours, minutes, more, seconds, *clock = m.groups()
+        if clock[0]:
+            hours, minutes, seconds = clock
+        parts = (hours, minutes, seconds)
+        if sum(p is not None for p in parts) < 2 and not more:
+            continue
+        step = Decimal(1).scaleb(-len(seconds.split(".")[1])) if seconds and "." in seconds else \
+            Decimal(1) if seconds else Decimal(60) if minutes else Decimal(3600)
+        value = sum((Decimal(p) * f for p, f in zip(parts, (3600, 60, 1)) if p), Decimal(0))
+        kind = "lower" if more or _LOWER_AFTER.match(cleaned, m.end()) else "exact"  # 2小时08分多, 1分多钟
+        out.append((Number(value, step, kind, "秒", start=m.start()), m.end()))
+    return out
+
+
 def find_numbers(cleaned: str, framing: str = "") -> list[Number]:
     """The numbers in cleaned text with their precision, unit and qualifier, in order; a leading minus, 负, 零下
     or 公元前 is a sign. `framing` is the question: bound words it uses are not qualifiers of the answer."""
     ranges = _year_ranges(cleaned) if "代" in cleaned or "世纪" in cleaned else []
+    ranges += _durations(cleaned) if "分" in cleaned or ":" in cleaned else []
     out = [n for n, _ in ranges]
     spans = [(n.start, end) for n, end in ranges]
     for m in _ARABIC.finditer(cleaned):
@@ -317,7 +343,7 @@ def find_numbers(cleaned: str, framing: str = "") -> list[Number]:
             if latin and latin.group(1) not in ("and", "or", "the", "in", "to", "by", "of", "at", "a", "s"):
                 unknown = latin.group(1)  # 100 MW, 2.4 GHz
             elif "\u4e00" <= follower <= "\u9fff" and follower not in _PLAIN_FOLLOWERS:
-                unknown = follower  # 15新元 would be read here had 新元 not been listed; 500兆瓦 is
+                unknown = _UNKNOWN_UNIT.match(cleaned, m.end()).group(0)  # 500兆瓦, 2250万千瓦时
         if sign or _negative(cleaned, m.start(), unit):
             value = -value
         counter = cleaned[m.end():unit_end].strip() if unit is None else ""
