@@ -156,7 +156,8 @@ def test_evaluate_load_gives_the_library_result():
                             domains=["finance"] * 4, question_types=["计算"] * 4)
     assert result == compute_factual(predictions, references, ["问题"] * 4, domains=["finance"] * 4,
                                      question_types=["计算"] * 4)
-    assert set(result) == {"CO", "NA", "IN", "CGA", "F1", "grades", "by_domain", "by_question_type", "signature"}
+    assert set(result) == {"CO", "NA", "IN", "CGA", "F1", "grades", "certain", "reasons", "by_domain", "by_question_type",
+                           "signature"}
     with pytest.raises(InputError, match=r"predictions\[1\]"):
         metric.compute(predictions=["a", None], references=["a", "b"])
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import warnings
 
 from chimdqa_eval.aggregate import factual_confidence_intervals, group_indices, paired_factual_test
-from chimdqa_eval.factual.judge_rule import grade_answer, grade_answers
+from chimdqa_eval.factual.judge_rule import Verdict, grade_answer, grade_answers, judge_answer, judge_answers
 from chimdqa_eval.factual.rules import NORMALIZER_VERSION
 from chimdqa_eval.factual.scores import GRADES, SCORE_NAMES, UNGRADED, scores_from_grades
 from chimdqa_eval.schema import (BREAKDOWNS, InputError, check_answer_pairs, check_breakdowns, check_same_length,
@@ -19,7 +19,7 @@ from chimdqa_eval.schema import (BREAKDOWNS, InputError, check_answer_pairs, che
 from chimdqa_eval.signature import make_signature
 
 __all__ = ["compute_factual", "scores_from_grades", "factual_confidence_intervals", "paired_factual_test",
-           "grade_answer", "grade_answers", "GRADES", "SCORE_NAMES", "UNGRADED", "JUDGES"]
+           "grade_answer", "grade_answers", "judge_answer", "judge_answers", "Verdict", "GRADES", "SCORE_NAMES", "UNGRADED", "JUDGES"]
 
 JUDGES = ("rule", "llm")
 
@@ -57,7 +57,9 @@ def compute_factual(predictions, references, questions=None, *, domains=None, qu
     Returns {"CO", "NA", "IN", "CGA", "F1"} (floats, 0-100), "grades" (one of CO / NA / IN per item, or
     UNGRADED from the LLM judge), "by_domain" / "by_question_type" / "by_level" / "by_category" when those
     columns are given, "by_<name>" for each entry of `groups` (e.g. {"primary_category": [...]} for Chinese
-    SimpleQA), and "signature". The LLM judge adds "ungraded" (count) and "judge_errors" ([{index, error}]).
+    SimpleQA), and "signature". The rule judge adds "certain" (per item: were the rules sure of the grade?)
+    and "reasons" (per item: the rule that decided, e.g. "number_match", "refusal"). The LLM judge adds
+    "ungraded" (count) and "judge_errors" ([{index, error}]).
 
     The LLM judge asks `endpoint` (a chimdqa_eval.llm.LLMEndpoint, or an open ChatClient shared with other
     stages, whose usage and call cap then cover them all), else the endpoint of judge_model=, api_base=,
@@ -72,7 +74,8 @@ def compute_factual(predictions, references, questions=None, *, domains=None, qu
 
     client = None
     if judge == "rule":
-        grades, errors = grade_answers(predictions, references, questions), []
+        verdicts = judge_answers(predictions, references, questions)
+        grades, errors = [v.grade for v in verdicts], []
     elif judge == "llm":
         from chimdqa_eval.factual.judge_llm import grade_answers_llm
         from chimdqa_eval.llm import endpoint_from_keywords, open_client
@@ -95,6 +98,9 @@ def compute_factual(predictions, references, questions=None, *, domains=None, qu
     for column, order, values in columns + [(name, (), values) for name, values in groups.items()]:
         result[f"by_{column}"] = {label: scores_from_grades([grades[i] for i in idx])
                                   for label, idx in group_indices(values, order).items()}
+    if judge == "rule":
+        result["certain"] = [v.certain for v in verdicts]
+        result["reasons"] = [v.reason for v in verdicts]
     if judge == "llm":
         result["ungraded"] = len(errors)
         result["judge_errors"] = errors
