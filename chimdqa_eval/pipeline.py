@@ -306,7 +306,7 @@ def summary_table(results: dict) -> str:
     lines.append(f"{'family':<11} {'metric':<24} {'value':>8}  {'95% CI':<17} {'n':>6}")
     for family, metrics in results["metrics"].items():
         for metric, e in metrics.items():
-            ci = "" if e["ci95"][0] is None else f"[{e['ci95'][0]:.1f}, {e['ci95'][1]:.1f}]"
+            ci = e.get("note", "") if e["ci95"][0] is None else f"[{e['ci95'][0]:.1f}, {e['ci95'][1]:.1f}]"
             label = METRIC_LABELS.get(family, {}).get(metric, metric)
             lines.append(f"{family:<11} {label:<24} {e['value']:>8.2f}  {ci:<17} {e['n']:>6}")
     for s in results["skipped"]:

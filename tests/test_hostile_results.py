@@ -9,7 +9,7 @@ import shutil
 import pytest
 
 from chimdqa_eval import cli, release
-from chimdqa_eval.report import exports, leaderboard
+from chimdqa_eval.report import exports
 from chimdqa_eval.report.safe import check_results_values, csv_cell, html_text, md_cell
 from chimdqa_eval.schema import InputError
 

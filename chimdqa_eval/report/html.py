@@ -80,6 +80,8 @@ def _cell(results, family, metric, column=None, label=None, with_ci=False) -> st
         low, high = entry.get("ci95", [None, None])
         if low is not None:
             text += f' <span class="ci">[{low:.1f}, {high:.1f}]</span>'
+        elif entry.get("note"):  # e.g. "no variation": no interval to show
+            text += f' <span class="ci">({esc(entry["note"])})</span>'
     return f"<td>{text}</td>"
 
 
