@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 
 from chimdqa_eval.aggregate import DEFAULT_RESAMPLES, DEFAULT_SEED
-from chimdqa_eval.factual import JUDGES
+from chimdqa_eval.factual import JUDGES, LLM_JUDGES
 from chimdqa_eval.llm import add_endpoint_arguments, endpoint_from_args
 from chimdqa_eval.neural import DEFAULT_PERPLEXITY_MODEL
 from chimdqa_eval.schema import DOMAINS, QA_SPLITS, InputError
@@ -41,7 +41,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     judge = parser.add_argument_group("factual judge")
     judge.add_argument("--judge", choices=JUDGES, default="rule",
                        help="rule: offline and deterministic (default); llm: an OpenAI-compatible endpoint, which "
-                            "then also extracts and checks the RAG claims")
+                            "then also extracts and checks the RAG claims; cascade: the rules where they are "
+                            "certain, the LLM judge for the rest (and the LLM for the RAG claims)")
+    judge.add_argument("--judge-prompt", metavar="FILE",
+                       help="grader template of the LLM judge (YAML: version, system, user, verdict_regex, verdicts; "
+                            "default: the built-in zh-judge-1)")
     add_endpoint_arguments(judge, model_flag="--judge-model", model_help="LLM judge model name (--judge llm)")
     models = parser.add_argument_group("model-based metrics (local paths or Hub names)")
     models.add_argument("--tokenizer", default="jieba", help="tokenizer of the lexical metrics (default jieba)")
@@ -71,7 +75,13 @@ def run(args) -> int:
 
     if args.resamples < 0:
         raise InputError(f"--resamples: expected 0 (no CIs) or a positive number, got {args.resamples}")
-    endpoint = endpoint_from_args(args, needed_for="--judge llm" if args.judge == "llm" else None)
+    endpoint = endpoint_from_args(args, needed_for=f"--judge {args.judge}" if args.judge in LLM_JUDGES else None)
+    if args.judge_prompt and args.judge not in LLM_JUDGES:
+        raise InputError("--judge-prompt is the LLM judge's template: use it with --judge llm or --judge cascade")
+    if args.judge_prompt:
+        from chimdqa_eval.factual.judge_llm import load_template
+
+        load_template(args.judge_prompt)  # a bad template is an error before anything is scored
     wanted = resolve_wanted(args.metrics)
     questions, outside_ids, dataset = load_questions(args.config, args.data_dir, args.data_files, args.split)
     from chimdqa_eval.submission import load_submission
@@ -91,7 +101,7 @@ def run(args) -> int:
         return 0
     client = endpoint.client() if endpoint is not None else None
     try:
-        if client is not None and plan_or_probe(client, submission.items, wanted, simpleqa, args.dry_run):
+        if client is not None and plan_or_probe(client, submission.items, wanted, simpleqa, args):
             return 0  # a dry run: the plan is printed, nothing asked
         out = res.check_writable(args.out)  # before scoring: a bad --out must not cost a long LLM or model run
         families, skipped = score_with_llm(client, submission.items, wanted, args, simpleqa)
@@ -116,13 +126,14 @@ def run(args) -> int:
     return 0
 
 
-def plan_or_probe(client, items, wanted, simpleqa: bool, dry_run: bool) -> bool:
+def plan_or_probe(client, items, wanted, simpleqa: bool, args) -> bool:
     """A dry run prints the LLM calls planned and returns True. Otherwise, when anything is to be asked, the
     endpoint is probed: a wrong URL or a server that is down stops the run here, not after minutes of retries."""
     from chimdqa_eval.llm import format_plan
 
-    plan = llm_calls_planned(items, wanted, client, simpleqa=simpleqa)
-    if dry_run:
+    plan = llm_calls_planned(items, wanted, client, simpleqa=simpleqa, judge=args.judge,
+                             judge_prompt=args.judge_prompt)
+    if args.dry_run:
         print(format_plan(plan))
         return True
     if any(stage["calls"] for stage in plan.values()):
@@ -144,17 +155,23 @@ def score_with_llm(client, items, wanted, args, simpleqa):
         raise InputError(str(err)) from None
 
 
-def llm_calls_planned(items, wanted, client, *, simpleqa: bool = False) -> dict:
-    """{stage: {"calls", "exact"[, "note"]}}: what the LLM judge and the RAG extractor/checker (--judge llm)
-    would still ask, after the cache, for these items; asks nothing."""
+def llm_calls_planned(items, wanted, client, *, simpleqa: bool = False, judge: str = "llm",
+                      judge_prompt=None) -> dict:
+    """{stage: {"calls", "exact"[, "note"]}}: what the LLM judge and the RAG extractor/checker (--judge llm or
+    cascade) would still ask, after the cache, for these items; asks nothing."""
     factual_items, _ = route(items, simpleqa)
     plan = {}
     if "factual" in wanted and factual_items:
-        from chimdqa_eval.factual.judge_llm import judge_requests
+        from chimdqa_eval.factual.judge_llm import judge_requests, load_template
+        from chimdqa_eval.factual.judge_rule import judge_answers
 
+        if judge == "cascade":  # only what the rules are unsure of goes to the LLM
+            verdicts = judge_answers([i["prediction"] for i in factual_items], [i["answer"] for i in factual_items],
+                                     [i["question"] for i in factual_items])
+            factual_items = [i for i, v in zip(factual_items, verdicts) if not v.certain]
         plan["judge"] = {"calls": client.pending(judge_requests(
             [i["prediction"] for i in factual_items], [i["answer"] for i in factual_items],
-            [i["question"] for i in factual_items])), "exact": True}
+            [i["question"] for i in factual_items], load_template(judge_prompt))), "exact": True}
     if "rag" in wanted and not simpleqa and items[0].get("retrieved_contexts") is not None:
         from chimdqa_eval.rag.metrics import ALL_METRICS
         from chimdqa_eval.rag.scoring import check_inputs, llm_calls_planned as rag_calls_planned
@@ -242,7 +259,14 @@ def load_questions(config: str, data_dir=None, data_files=None, split: str = "te
 
 
 def settings_of(args) -> dict:
-    return {"judge": args.judge, "judge_model": args.judge_model, "tokenizer": args.tokenizer,
+    template = None
+    if args.judge in LLM_JUDGES:
+        from chimdqa_eval.factual.judge_llm import load_template
+
+        loaded = load_template(args.judge_prompt)
+        template = {"version": loaded.version, "sha256": loaded.sha256, "source": args.judge_prompt or "built-in"}
+    return {"judge": args.judge, "judge_model": args.judge_model, "judge_prompt": template,
+            "tokenizer": args.tokenizer,
             "bertscore_model": args.bertscore_model, "bertscore_num_layers": args.bertscore_num_layers,
             "perplexity_model": args.perplexity_model,
             "nli_model": args.nli_model, "metrics": args.metrics or ["all"], "resamples": args.resamples,
@@ -272,7 +296,7 @@ def score(items: list[dict], wanted: dict, args, *, simpleqa: bool = False, clie
             if named:
                 raise InputError("--metrics asks for RAG metrics, but the predictions carry no retrieved_contexts")
             skipped.append({"family": "rag", "metric": None, "reason": "the predictions carry no retrieved_contexts"})
-        elif named and args.judge != "llm" and not args.nli_model:
+        elif named and args.judge not in LLM_JUDGES and not args.nli_model:
             raise InputError("--metrics asks for RAG metrics, which need a claim checker: --nli-model (a local "
                              "NLI model) or --judge llm with --judge-model and --api-base")
         else:

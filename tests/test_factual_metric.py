@@ -8,7 +8,7 @@ import evaluate
 import pytest
 
 from chimdqa_eval.factual import compute_factual, scores_from_grades
-from chimdqa_eval.factual.judge_llm import PROMPT_VERSION, parse_verdict
+from chimdqa_eval.factual.judge_llm import load_template
 from chimdqa_eval.schema import InputError
 from chimdqa_eval.signature import parse_signature
 from chat_server import ChatServer
@@ -98,6 +98,7 @@ def test_chinese_simpleqa_records_by_primary_category():
 
 
 def test_parse_verdict_is_strict():
+    parse_verdict = load_template().parse
     assert parse_verdict("回答与标准答案一致。\n结论：正确") == "CO"
     assert parse_verdict("理由：给出了错误年份。\n**结论：错误**") == "IN"
     assert parse_verdict("结论: 未作答。") == "NA"
@@ -138,7 +139,7 @@ def test_llm_judge_against_a_local_server(tmp_path):
         assert "unparseable" in result["judge_errors"][0]["error"]
         assert (result["CO"], result["NA"], result["IN"]) == (25.0, 25.0, 25.0)  # not silently NA
         fields = parse_signature(result["signature"])
-        assert fields["judge"] == "llm" and fields["prompt"] == PROMPT_VERSION
+        assert fields["judge"] == "llm" and fields["prompt"] == "zh-judge-1"
         assert fields["judge_model"] == "grader-1" and fields["judge_api"] == "127.0.0.1"
 
         # A re-run asks only for the item that has no verdict yet.
@@ -156,7 +157,8 @@ def test_evaluate_load_gives_the_library_result():
                             domains=["finance"] * 4, question_types=["计算"] * 4)
     assert result == compute_factual(predictions, references, ["问题"] * 4, domains=["finance"] * 4,
                                      question_types=["计算"] * 4)
-    assert set(result) == {"CO", "NA", "IN", "CGA", "F1", "grades", "by_domain", "by_question_type", "signature"}
+    assert set(result) == {"CO", "NA", "IN", "CGA", "F1", "grades", "certain", "reasons", "by_domain", "by_question_type",
+                           "signature"}
     with pytest.raises(InputError, match=r"predictions\[1\]"):
         metric.compute(predictions=["a", None], references=["a", "b"])
 

@@ -4,7 +4,7 @@ from decimal import Decimal
 
 import pytest
 
-from chimdqa_eval.factual.judge_rule import grade_answer
+from chimdqa_eval.factual.judge_rule import grade_answer, judge_answer
 from chimdqa_eval.factual.rules import chinese_numerals_to_arabic, clean, find_numbers, key
 from shared_data import CHINESE_SIMPLEQA as SIMPLEQA
 
@@ -120,7 +120,8 @@ def test_numbers_repeated_from_the_question_are_context():
     question = "根据2010年人口普查，埃尔托马塔尔聚居地的人口总数是多少？"
     assert grade_answer("根据2010年普查，人口为628人。", "628", question) == "CO"
     assert grade_answer("根据2010年普查，约630人。", "628", question) == "NA"
-    assert grade_answer("根据2010年普查，约630人。", "628") == "IN"  # without the question 2010 is a stray number
+    assert grade_answer("根据2010普查，约630人。", "628") == "IN"  # without the question 2010 is a stray number
+    assert grade_answer("根据2010年普查，约630人。", "628") == "NA"  # a year is no candidate for a count
 
 
 def test_long_reference_needs_its_numbers_or_most_of_its_text():
@@ -146,3 +147,105 @@ def test_chinese_simpleqa_answers_against_themselves_refusals_and_each_other():
              if key(clean(o["answer"])) != key(clean(r["answer"]))]
     wrong = sum(grade_answer(p, r["answer"], r["question"]) == "IN" for p, r in pairs)
     assert wrong / len(pairs) > 0.98
+
+
+def test_numbers_ranges_decades_compounds_and_articles():
+    def read(text):
+        return [(n.value, n.kind, n.high, n.unit) for n in find_numbers(clean(text))]
+    assert read("19世纪90年代") == [(1890, "range", 1899, "年")]
+    assert read("上世纪80年代") == [(1980, "range", 1989, "年")]
+    assert read("1850年到1860年之间") == [(1850, "range", 1860, "年")]
+    assert read("3到5万公里") == [(30000000, "range", 50000000, "米")]
+    assert read("2023-09-04")[0][1] == "exact"  # a date, not a range from 2023 down to 9
+    assert read("10亿1000万") == [(1010000000, "exact", None, None)]  # one number, not two
+    assert read("二十公里") == read("20千米") == [(20000, "exact", None, "米")]  # 公里 is a unit, not 千 x 米
+    assert read("作为一个AI") == read("不止一座") == []  # 一 before a measure word after a word is an article
+    assert read("有一座") == [(1, "exact", None, None)] and read("两座桥") == [(2, "exact", None, None)]
+    [n] = find_numbers(clean("约1850年"))
+    assert (n.kind, n.loose) == ("approx", 10)  # approximate to its last non-zero digit
+    [n] = find_numbers(clean("至少5人"), clean("至少需要多少人？"))
+    assert n.kind == "exact"  # the question's own bound word frames the answer, it does not loosen it
+
+
+# (question, reference, answer, grade, certain): answers in the way chat models write them, labelled by reading.
+VERBOSE_CASES = [
+    # the reference appears, but it is not the answer: attributed and rejected, superseded, another event's date
+    ("《梦溪笔谈》的作者是谁？", "沈括", "常有人说是沈括，其实《梦溪笔谈》的作者是苏轼。", "IN", True),
+    ("《梦溪笔谈》的作者是谁？", "沈括", "很多人误以为《梦溪笔谈》是苏轼写的，其实它的作者是北宋科学家沈括。", "CO", True),
+    ("明成祖在哪一年正式迁都北京？", "1421", "1420年，不对，是1421年正式迁都北京。", "CO", True),
+    ("明成祖在哪一年正式迁都北京？", "1421", "是1421年。不对，我记错了，应该是1420年。", "IN", True),
+    ("北京大学成立于哪一年？", "1912", "北京大学的前身京师大学堂于1898年筹建，1912年改名为国立北京大学。", "IN", False),
+    ("伯利兹在何年正式独立？", "1981", "伯利兹在1973年改用现名，1981年正式独立，结束了英国的殖民统治。", "CO", False),
+    ("《桃花源记》的作者是谁？", "陶渊明", "并不是李白，《桃花源记》是东晋的陶渊明写的。", "CO", True),
+    ("《桃花源记》的作者是谁？", "陶渊明", "这篇文章不是陶渊明写的，而是出自谢灵运之手。", "IN", True),
+    # refusals and requests for clarification, in many phrasings, with stray numerals that are no answer
+    ("伏兔穴所属的经脉是什么？", "足阳明胃经", "这个问题我不太清楚，建议查阅中医经络学的相关书籍。", "NA", True),
+    ("伯利兹在何年正式独立？", "1981", "我记不清伯利兹独立的具体年份了。", "NA", True),
+    ("伯利兹在何年正式独立？", "1981", "抱歉，这个问题超出了我的知识范围。", "NA", True),
+    ("琉球国哪位工匠以巧织龙袍入贡明朝？", "蔡红亨", "我没有查到关于这位工匠的可靠记载。", "NA", True),
+    ("Who wrote the Dream Pool Essays?", "沈括", "I'm sorry, I don't have information about that.", "NA", True),
+    ("SEA-ME-WE 3国际海底光缆的全长是多少公里？", "39000", "目前无法核实这一数据，不同来源说法不一。", "NA", True),
+    ("金文最早出现在中国哪个朝代？", "商", "您是指哪一种金文？能否再具体说明一下？", "NA", True),
+    ("伯利兹在何年正式独立？", "1981", "作为一个AI，我无法确定伯利兹独立的具体年份。", "NA", True),
+    ("伯利兹在何年正式独立？", "1981", "这个问题我答不上来，可以参考第3条注释里的资料。", "NA", True),
+    ("该桥共有几座桥塔？", "3", "不止一座，但具体数量我不清楚。", "NA", True),
+    ("伯利兹在何年正式独立？", "1981", "我不太确定，可能是1980年前后吧。", "NA", False),  # 1981 rounds to it
+    ("伯利兹在何年正式独立？", "1981", "我不太确定，可能是1980年。", "IN", True),
+    ("伯利兹在何年正式独立？", "1981", "我不太确定，但我记得是1981年。", "CO", False),
+    ("《千字文》的作者是谁？", "周兴嗣", "我不确定，但《千字文》的作者是王羲之。", "IN", False),
+    # less specific but consistent: NA; an approximate value that is wrong at its own precision: IN
+    ("水排是在哪个朝代由杜诗发明的？", "东汉", "水排是在汉代发明的，用于冶铁鼓风。", "NA", True),
+    ("水排是在哪个朝代由杜诗发明的？", "东汉", "水排发明于西汉时期。", "IN", True),
+    ("杜兰戈与锡尔弗顿窄轨铁路建于哪一年？", "1882", "这条铁路建于19世纪80年代。", "NA", True),
+    # an approximate value that rounds to the reference is vague, but a reader may take it for a wrong guess
+    ("杜兰戈与锡尔弗顿窄轨铁路建于哪一年？", "1882", "这条铁路大约在1880年左右建成。", "NA", False),
+    ("杜兰戈与锡尔弗顿窄轨铁路建于哪一年？", "1882", "这条铁路建于1870年到1890年之间。", "NA", True),
+    ("杜兰戈与锡尔弗顿窄轨铁路建于哪一年？", "1882", "这条铁路建于20世纪初。", "IN", True),
+    ("该条约签订于哪一年？", "1856", "大约是1850年左右签订的。", "IN", True),
+    ("SEA-ME-WE 3国际海底光缆的全长是多少公里？", "39000", "全长约3.6万公里。", "IN", True),
+    ("SEA-ME-WE 3国际海底光缆的全长是多少公里？", "39000", "全长约3.9万公里，连接了30多个国家和地区。", "CO", True),
+    ("SEA-ME-WE 3国际海底光缆的全长是多少公里？", "39000", "全长在3万到4万公里之间。", "NA", True),
+    ("该国的人口是多少？", "10.1亿", "该国人口约为10亿1000万人。", "CO", True),
+    # units: the question names the unit of a bare reference; units we cannot compare leave the judge unsure
+    ("港珠澳大桥桥隧全长多少千米？", "55", "港珠澳大桥全长约55公里。", "CO", True),
+    ("港珠澳大桥桥隧全长多少千米？", "55", "港珠澳大桥全长55英里。", "IN", False),
+    ("该地七月的平均最高气温是多少摄氏度？", "41", "平均最高气温约为41华氏度。", "IN", False),
+    ("该电站的装机容量是多少？", "500兆瓦", "该电站的装机容量为500 MW。", "CO", False),
+    ("该邮票的面值是多少？", "15英镑", "面值是15新元。", "IN", False),
+    ("成立该协会至少需要多少名成员？", "5", "至少需要5名成员。", "CO", True),
+    ("电池直径小于多少毫米时不能被直钢针桥接？", "0.5", "当直径小于0.5毫米时不能被桥接。", "CO", True),
+    ("该桥有几座主塔？", "2", "该桥共有两座主塔，均为钢筋混凝土结构。", "CO", True),
+    # surface forms: traditional characters, courtesy names and English names the tables do not know
+    ("《梦溪笔谈》的作者是谁？", "沈括", "《夢溪筆談》的作者是北宋的沈括。", "CO", True),
+    ("便所欢乐主题餐厅的第一家店开在台湾哪个市？", "高雄市", "第一家店位於臺灣的高雄。", "CO", True),
+    ("《桃花源记》的作者是谁？", "陶渊明", "作者是陶潜，也就是东晋那位田园诗人。", "IN", False),
+    ("“过五关斩六将”说的是哪位三国人物？", "关羽", "这说的是关云长。", "IN", False),
+    ("《西方哲学史》的作者是哪位英国哲学家？", "罗素", "The author is Bertrand Russell.", "IN", False),
+    ("《西方哲学史》的作者是哪位英国哲学家？", "伯特兰·阿瑟·威廉·罗素 (Bertrand Arthur William Russell)",
+     "作者是英国哲学家罗素。", "CO", False),
+    # candidates: several offered is IN or unsure; a rhetorical 还是 that the answer resolves is no candidate
+    ("《静夜思》的作者是谁？", "李白", "应该是李白、杜甫二人之一。", "IN", False),
+    ("《静夜思》的作者是谁？", "李白", "李白/杜甫", "IN", False),
+    ("《梦溪笔谈》的作者是谁？", "沈括", "作者是沈括，也有人说是苏轼。", "IN", False),
+    ("五四运动爆发于哪一年？", "1919", "是1919年还是1920年？答案是1919年，那年5月4日爆发了五四运动。", "CO", True),
+    # the reference among other things of its kind
+    ("西迁节主要是哪个少数民族的节日？", "锡伯族", "西迁节是锡伯族的传统节日，与满族、蒙古族也有渊源。", "CO", False),
+    ("桃园三结义的三人中，谁排行第二？", "关羽", "桃园三结义的是刘备、关羽、张飞三人。", "CO", False),
+    # plain verbose answers the rules are sure of
+    ("伏兔穴所属的经脉是什么？", "足阳明胃经", "伏兔穴属于足阳明胃经。如需了解更多，建议咨询专业中医师。", "CO", True),
+    ("伏兔穴所属的经脉是什么？", "足阳明胃经", "伏兔穴属于足太阴脾经，位于大腿前侧。", "IN", True),
+    ("伯利兹在何年正式独立？", "1981", "伯利兹于1981年9月21日正式独立，结束了英国的殖民统治。", "CO", True),
+    ("伯利兹在何年正式独立？", "1981", "伯利兹于1964年获得自治，1964年也是它改宪的一年。", "IN", True),
+    ("蟳埔女习俗是在哪一年列入国家级非物质文化遗产名录的？", "2008", "根据第3条公告，该习俗于2008年列入名录。", "CO", True),
+    ("《千字文》的作者是谁？", "周兴嗣", "《千字文》的作者是南朝梁的周兴嗣，他奉梁武帝之命编成此文。", "CO", True),
+    # another person's name may be an alias no table lists (字, 号, 笔名): wrong, but not sure
+    ("《千字文》的作者是谁？", "周兴嗣", "《千字文》由东晋书法家王羲之所作。", "IN", False),
+    ("便所欢乐主题餐厅的第一家店开在台湾哪个市？", "高雄市", "第一家店开在台北市的西门町。", "IN", True),
+    ("御夫座最亮的恒星是什么？", "五车二", "御夫座最亮的恒星是五车二（御夫座α），它是全天第六亮的恒星。", "CO", True),
+]
+
+
+@pytest.mark.parametrize("question, reference, answer, grade, certain", VERBOSE_CASES)
+def test_rule_judge_on_verbose_answers_knows_when_it_is_sure(question, reference, answer, grade, certain):
+    verdict = judge_answer(answer, reference, question)
+    assert (verdict.grade, verdict.certain) == (grade, certain), verdict.reason

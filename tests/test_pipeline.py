@@ -318,9 +318,9 @@ def _judge_and_rag_oracle(body):
     """The factual judge says correct; the RAG extractor and checker answer as tests/test_rag_llm.py's oracle."""
     from test_rag_llm import oracle
 
-    from chimdqa_eval.factual.judge_llm import SYSTEM_PROMPT
+    from chimdqa_eval.factual.judge_llm import load_template
 
-    return "结论：正确" if body["messages"][0]["content"] == SYSTEM_PROMPT else oracle(body)
+    return "结论：正确" if body["messages"][0]["content"] == load_template().system else oracle(body)
 
 
 def _planned(output: str) -> dict:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import warnings
 
 from chimdqa_eval.aggregate import factual_confidence_intervals, group_indices, paired_factual_test
-from chimdqa_eval.factual.judge_rule import grade_answer, grade_answers
+from chimdqa_eval.factual.judge_rule import Verdict, grade_answer, grade_answers, judge_answer, judge_answers
 from chimdqa_eval.factual.rules import NORMALIZER_VERSION
 from chimdqa_eval.factual.scores import GRADES, SCORE_NAMES, UNGRADED, scores_from_grades
 from chimdqa_eval.schema import (BREAKDOWNS, InputError, check_answer_pairs, check_breakdowns, check_same_length,
@@ -19,9 +19,10 @@ from chimdqa_eval.schema import (BREAKDOWNS, InputError, check_answer_pairs, che
 from chimdqa_eval.signature import make_signature
 
 __all__ = ["compute_factual", "scores_from_grades", "factual_confidence_intervals", "paired_factual_test",
-           "grade_answer", "grade_answers", "GRADES", "SCORE_NAMES", "UNGRADED", "JUDGES"]
+           "grade_answer", "grade_answers", "judge_answer", "judge_answers", "Verdict", "GRADES", "SCORE_NAMES", "UNGRADED", "JUDGES"]
 
-JUDGES = ("rule", "llm")
+JUDGES = ("rule", "llm", "cascade")
+LLM_JUDGES = ("llm", "cascade")  # the judges that ask an LLM endpoint
 
 def _check_groups(groups, n: int) -> dict:
     if groups is None:
@@ -40,28 +41,38 @@ def _check_groups(groups, n: int) -> dict:
     return out
 
 
-def _signature(judge: str, client) -> str:
-    if judge == "rule":
-        return make_signature({"metric": "chimdqa_factual", "judge": "rule", "rules": NORMALIZER_VERSION})
-    from chimdqa_eval.factual.judge_llm import PROMPT_VERSION
-    fields = {"metric": "chimdqa_factual", "judge": "llm", "prompt": PROMPT_VERSION}
-    fields.update(client.signature_fields)
+def _signature(judge: str, client, template) -> str:
+    fields = {"metric": "chimdqa_factual", "judge": judge}
+    if judge in ("rule", "cascade"):
+        fields["rules"] = NORMALIZER_VERSION
+    if judge in LLM_JUDGES:
+        fields.update(template.signature_fields)
+        fields.update(client.signature_fields)
     return make_signature(fields)
 
 
 def compute_factual(predictions, references, questions=None, *, domains=None, question_types=None, levels=None,
                     categories=None, groups=None, judge="rule", judge_model=None, api_base=None,
-                    api_key_env="OPENAI_API_KEY", concurrency=16, cache_path=None, endpoint=None) -> dict:
+                    api_key_env="OPENAI_API_KEY", concurrency=16, cache_path=None, endpoint=None,
+                    judge_prompt=None) -> dict:
     """Grade each prediction against its reference and aggregate.
 
     Returns {"CO", "NA", "IN", "CGA", "F1"} (floats, 0-100), "grades" (one of CO / NA / IN per item, or
     UNGRADED from the LLM judge), "by_domain" / "by_question_type" / "by_level" / "by_category" when those
     columns are given, "by_<name>" for each entry of `groups` (e.g. {"primary_category": [...]} for Chinese
-    SimpleQA), and "signature". The LLM judge adds "ungraded" (count) and "judge_errors" ([{index, error}]).
+    SimpleQA), and "signature". The rule judge adds "certain" (per item: were the rules sure of the grade?)
+    and "reasons" (per item: the rule that decided, e.g. "number_match", "refusal"). The LLM judge adds
+    "ungraded" (count) and "judge_errors" ([{index, error}]).
+
+    judge="cascade" grades with the rules where they are certain and asks the LLM judge for the rest: it adds
+    "judged_by" (per item: "rule" or "llm"), "certain" and "reasons" (the rule judge's), and "cascade"
+    {"rule": items the rules decided, "llm": items sent to the LLM judge, "llm_calls_saved": the former}.
 
     The LLM judge asks `endpoint` (a chimdqa_eval.llm.LLMEndpoint, or an open ChatClient shared with other
     stages, whose usage and call cap then cover them all), else the endpoint of judge_model=, api_base=,
-    api_key_env=, concurrency= and cache_path=.
+    api_key_env=, concurrency= and cache_path=. judge_prompt= is the path of a grader template (YAML: version,
+    system, user, verdict_regex, verdicts; see factual/templates/zh-judge-1.yaml, the default); the signature
+    names its version and sha256.
     """
     predictions, references = check_answer_pairs(predictions, references)
     questions = check_texts("questions", questions) if questions is not None else None
@@ -70,24 +81,34 @@ def compute_factual(predictions, references, questions=None, *, domains=None, qu
     groups = _check_groups(groups, n)
     questions = questions if questions is not None else [""] * n
 
-    client = None
-    if judge == "rule":
-        grades, errors = grade_answers(predictions, references, questions), []
-    elif judge == "llm":
-        from chimdqa_eval.factual.judge_llm import grade_answers_llm
+    if judge not in JUDGES:
+        raise InputError(f"judge: unknown judge {judge!r}; expected one of {', '.join(JUDGES)}")
+    client, template, verdicts, errors = None, None, None, []
+    if judge in ("rule", "cascade"):
+        verdicts = judge_answers(predictions, references, questions)
+        grades = [v.grade for v in verdicts]
+    if judge in LLM_JUDGES:
+        from chimdqa_eval.factual.judge_llm import grade_answers_llm, load_template
         from chimdqa_eval.llm import endpoint_from_keywords, open_client
 
+        template = load_template(judge_prompt)
+        asked = list(range(n)) if judge == "llm" else [i for i, v in enumerate(verdicts) if not v.certain]
         if endpoint is None:
             endpoint = endpoint_from_keywords(judge_model, api_base, api_key_env=api_key_env,
-                                              concurrency=concurrency, cache_path=cache_path, needed_for="judge='llm'")
+                                              concurrency=concurrency, cache_path=cache_path,
+                                              needed_for=f"judge={judge!r}")
         client, owned = open_client(endpoint)
         try:
-            grades, errors = grade_answers_llm(predictions, references, questions, client)
+            llm_grades, llm_errors = grade_answers_llm([predictions[i] for i in asked], [references[i] for i in asked],
+                                                       [questions[i] for i in asked], client, template)
         finally:
             if owned:
                 client.close()
-    else:
-        raise InputError(f"judge: unknown judge {judge!r}; expected one of {', '.join(JUDGES)}")
+        if judge == "llm":
+            grades = [None] * n
+        for i, grade in zip(asked, llm_grades):
+            grades[i] = grade
+        errors = [{**e, "index": asked[e["index"]]} for e in llm_errors]
 
     result = scores_from_grades(grades)
     result["grades"] = grades
@@ -95,12 +116,19 @@ def compute_factual(predictions, references, questions=None, *, domains=None, qu
     for column, order, values in columns + [(name, (), values) for name, values in groups.items()]:
         result[f"by_{column}"] = {label: scores_from_grades([grades[i] for i in idx])
                                   for label, idx in group_indices(values, order).items()}
-    if judge == "llm":
+    if verdicts is not None:
+        result["certain"] = [v.certain for v in verdicts]
+        result["reasons"] = [v.reason for v in verdicts]
+    if judge == "cascade":
+        sent = set(asked)
+        result["judged_by"] = ["llm" if i in sent else "rule" for i in range(n)]
+        result["cascade"] = {"rule": n - len(sent), "llm": len(sent), "llm_calls_saved": n - len(sent)}
+    if judge in LLM_JUDGES:
         result["ungraded"] = len(errors)
         result["judge_errors"] = errors
         if errors:
             warnings.warn(f"chimdqa_factual: the judge gave no verdict for {len(errors)} of {n} items (graded "
                           f"{UNGRADED}, left out of CO/NA/IN); first: item {errors[0]['index']}: "
                           f"{errors[0]['error']}", stacklevel=2)
-    result["signature"] = _signature(judge, client)
+    result["signature"] = _signature(judge, client, template)
     return result

@@ -1,78 +1,126 @@
-"""The LLM judge: an OpenAI-compatible chat model grades each answer with our own Chinese grader prompt.
+"""The LLM judge: an OpenAI-compatible chat model grades each answer with a grader template.
 
-The reply must end with exactly one verdict line ``结论：正确 | 错误 | 未作答``; anything else is unparseable, is
-asked again (ChatClient.parse_retries) and, if still unparseable or the request failed, the item is graded
-"UNGRADED" with its reason — never turned into NA. Edit the prompt only together with PROMPT_VERSION: cached
-verdicts are keyed by the prompt text as well, but scores are compared by the version in their signature.
+A template is a YAML file (the built-in one is templates/zh-judge-1.yaml, our own Chinese grader prompt):
+`version`, optional `system`, `user` (a str.format text with {prediction}, {reference} and optionally
+{question}), `verdict_regex` (one capture group, matched line by line) and `verdicts` (captured text -> CO / IN /
+NA). A reply with no match, or with matches that map to different grades, is unparseable: asked again
+(ChatClient.parse_retries) and, if still unparseable or the request failed, the item is graded "UNGRADED" with
+its reason — never turned into NA. Cached verdicts are keyed by the template's text as well as its version;
+scores carry the version and the file's sha256 in their signature, so a run graded with another team's
+protocol says so.
 """
 from __future__ import annotations
 
+import hashlib
 import re
+import string
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
 
-from chimdqa_eval.factual.scores import UNGRADED
+import yaml
+
+from chimdqa_eval.factual.scores import GRADES, UNGRADED
 from chimdqa_eval.llm import ChatClient, ChatRequest, prompt_key
+from chimdqa_eval.schema import InputError
 
-PROMPT_VERSION = "zh-judge-1"
-
-SYSTEM_PROMPT = """你是一名严谨的问答评测员。你会看到一个问题、该问题的标准答案，以及一个待评的回答。请判断待评回答与标准答案是否一致，并只给出以下三种结论之一：
-
-正确：回答给出了标准答案的关键信息，且没有任何与标准答案相矛盾的内容。
-- 只要关键信息齐全即可，标准答案中的附加说明不必复述；问题中已经隐含的部分（如单位、“市”“年”等后缀）可以省略。
-- 人名、地名等外文译名用字不同（如“汤玛斯”与“托马斯”），或只给出外文原名、只给出括号内外任意一种写法，均视为一致。
-- 数值须与标准答案在其末位有效数字上相符：标准答案为 3518.17 时，“3518”“3518.2”正确，“3520”不正确。
-- 回答带有“可能”“我猜”等不确定语气，但给出的唯一答案与标准答案一致，仍判为正确。
-
-错误：回答中有任何内容与标准答案相矛盾。
-- 给出了错误的数值、实体、日期或结论。
-- 同时列出多个候选答案而没有确定其一（即使其中包含标准答案）。
-- 带着不确定语气给出了一个与标准答案不符的答案。
-
-未作答：回答没有给出标准答案的关键信息，但也没有与其相矛盾。
-- 拒绝回答、表示不知道、要求提供更多上下文。
-- 只给出一个与标准答案不矛盾的模糊范围，如标准答案为 3518.17 时回答“大约3500”或“超过3000”。
-
-判断时只比较回答与标准答案，不要用你自己的知识去质疑标准答案。先用一两句话说明理由，最后单独一行写出结论，格式严格为：
-结论：正确
-或
-结论：错误
-或
-结论：未作答"""
-
-USER_TEMPLATE = """【问题】
-{question}
-
-【标准答案】
-{reference}
-
-【待评回答】
-{prediction}"""
-
-VERDICTS = {"正确": "CO", "错误": "IN", "未作答": "NA"}
-_VERDICT = re.compile(r"结论\s*[:：]\s*[*_`\s]*(正确|错误|未作答)[*_`\s。.]*$", re.MULTILINE)
+DEFAULT_TEMPLATE = "zh-judge-1.yaml"
+TEMPLATE_KEYS = ("version", "system", "user", "verdict_regex", "verdicts")
+USER_FIELDS = {"question", "reference", "prediction"}
 
 
-def parse_verdict(reply: str) -> str:
-    """'CO', 'NA' or 'IN' from a judge reply with exactly one verdict line; ValueError otherwise."""
-    verdicts = _VERDICT.findall(reply)
-    if len(verdicts) != 1:
-        raise ValueError(f"expected one line '结论：正确|错误|未作答', found {len(verdicts)} in {reply[-200:]!r}")
-    return VERDICTS[verdicts[0]]
+@dataclass(frozen=True)
+class JudgeTemplate:
+    version: str
+    system: str | None
+    user: str
+    verdict_regex: re.Pattern
+    verdicts: dict          # captured text -> CO | IN | NA
+    sha256: str             # of the template file's bytes
+    source: str
+
+    def request(self, prediction: str, reference: str, question: str) -> ChatRequest:
+        user = self.user.format(question=question or "（未提供）", reference=reference, prediction=prediction)
+        messages = ([{"role": "system", "content": self.system}] if self.system else []) + \
+            [{"role": "user", "content": user}]
+        return ChatRequest(tuple(messages), prompt_key(self.version, self.system or "", self.user, question,
+                                                       reference, prediction))
+
+    def parse(self, reply: str) -> str:
+        """The grade of a reply; ValueError when no line matches or the matches disagree."""
+        found = self.verdict_regex.findall(reply)
+        if not found:
+            raise ValueError(f"no verdict matching {self.verdict_regex.pattern!r} in {reply[-200:]!r}")
+        grades = {self.verdicts.get(text.strip()) for text in found}
+        if None in grades:
+            unknown = [t for t in found if t.strip() not in self.verdicts]
+            raise ValueError(f"verdict {unknown[0]!r} is not one of the template's verdicts "
+                             f"{', '.join(self.verdicts)}")
+        if len(grades) > 1:
+            raise ValueError(f"the reply gives conflicting verdicts {', '.join(found)}")
+        return grades.pop()
+
+    @property
+    def signature_fields(self) -> dict:
+        return {"prompt": self.version.replace("|", "/"), "prompt_sha": self.sha256[:12]}
 
 
-def judge_request(prediction: str, reference: str, question: str) -> ChatRequest:
-    user = USER_TEMPLATE.format(question=question or "（未提供）", reference=reference, prediction=prediction)
-    return ChatRequest(({"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}),
-                       prompt_key(PROMPT_VERSION, SYSTEM_PROMPT, USER_TEMPLATE, question, reference, prediction))
+def load_template(path=None) -> JudgeTemplate:
+    """The grader template at `path` (None: the built-in one); InputError naming the file and key otherwise."""
+    if path is None:
+        source = resources.files("chimdqa_eval.factual").joinpath("templates", DEFAULT_TEMPLATE)
+        data, name = source.read_bytes(), f"built-in {DEFAULT_TEMPLATE}"
+    else:
+        file = Path(path)
+        if not file.is_file():
+            raise InputError(f"{file}: no such judge template file")
+        data, name = file.read_bytes(), str(file)
+    try:
+        doc = yaml.safe_load(data.decode("utf-8"))
+    except (UnicodeDecodeError, yaml.YAMLError) as err:
+        raise InputError(f"{name}: not a readable YAML file ({err})") from None
+    if not isinstance(doc, dict):
+        raise InputError(f"{name}: expected a mapping with {', '.join(TEMPLATE_KEYS)}")
+    unknown = sorted(set(doc) - set(TEMPLATE_KEYS))
+    if unknown:
+        raise InputError(f"{name}: unknown key(s) {', '.join(map(str, unknown))}; expected {', '.join(TEMPLATE_KEYS)}")
+    for key in ("version", "user", "verdict_regex", "verdicts"):
+        if not doc.get(key):
+            raise InputError(f"{name}: '{key}' is missing or empty")
+    for key in ("version", "user", "verdict_regex") + (("system",) if doc.get("system") is not None else ()):
+        if not isinstance(doc[key], str):
+            raise InputError(f"{name}: '{key}' must be text, got {type(doc[key]).__name__}")
+    try:
+        fields = {f for _, f, _, _ in string.Formatter().parse(doc["user"]) if f is not None}
+    except ValueError as err:
+        raise InputError(f"{name}: 'user' is not a valid format text ({err}; write a literal brace as {{{{ or }}}})") \
+            from None
+    if fields - USER_FIELDS or not {"prediction", "reference"} <= fields:
+        raise InputError(f"{name}: 'user' must use {{prediction}} and {{reference}} (and may use {{question}}); "
+                         f"it uses {', '.join(sorted(fields)) or 'no field'}")
+    try:
+        regex = re.compile(doc["verdict_regex"], re.MULTILINE)
+    except re.error as err:
+        raise InputError(f"{name}: 'verdict_regex' does not compile ({err})") from None
+    if regex.groups != 1:
+        raise InputError(f"{name}: 'verdict_regex' must have exactly one capture group, it has {regex.groups}")
+    verdicts = doc["verdicts"]
+    if not isinstance(verdicts, dict) or not all(g in GRADES for g in verdicts.values()):
+        raise InputError(f"{name}: 'verdicts' must map each captured text to one of {', '.join(GRADES)}")
+    return JudgeTemplate(str(doc["version"]), doc.get("system"), doc["user"], regex,
+                         {str(k).strip(): v for k, v in verdicts.items()}, hashlib.sha256(data).hexdigest(), name)
 
 
-def judge_requests(predictions, references, questions) -> list[ChatRequest]:
+def judge_requests(predictions, references, questions, template: JudgeTemplate | None = None) -> list[ChatRequest]:
     """One judge request per item (also what a dry run counts against the cache)."""
-    return [judge_request(p, r, q) for p, r, q in zip(predictions, references, questions)]
+    template = template or load_template()
+    return [template.request(p, r, q) for p, r, q in zip(predictions, references, questions)]
 
 
-def grade_answers_llm(predictions, references, questions, client: ChatClient):
+def grade_answers_llm(predictions, references, questions, client: ChatClient, template: JudgeTemplate | None = None):
     """(grades, errors): one grade per item, "UNGRADED" where the judge gave none; errors = [{index, error}]."""
-    outcomes = client.complete_all(judge_requests(predictions, references, questions), parse_verdict,
+    template = template or load_template()
+    outcomes = client.complete_all(judge_requests(predictions, references, questions, template), template.parse,
                                    desc="chimdqa_factual judge", stage="judge")
     grades = [o.value if o.ok else UNGRADED for o in outcomes]
     errors = [{"index": i, "error": o.error} for i, o in enumerate(outcomes) if not o.ok]

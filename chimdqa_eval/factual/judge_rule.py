@@ -1,40 +1,63 @@
-"""The offline rule judge: one grade (CO, NA or IN) per answer, deterministic, no model.
+"""The offline rule judge: one grade (CO, NA or IN) per answer, deterministic, no model, and whether the rules
+are sure of it.
+
+First the answer is read for what it asserts. Text it takes back does not count as its answer: what comes
+before a self-correction (1420年，不对，是1421年: the final answer wins), a claim it attributes to others and then
+rejects (常有人说是沈括，其实是苏轼), a denial (不是北京，而是上海), a question back to the user. A claim attributed
+to others and left standing (也有人说…, 据说…) is an alternative candidate.
 
 A reference is read in one of three ways:
-- numeric (the reference is numbers plus a few characters: 3518.17, 1919年, 15英镑, 2023年9月4日): every
-  reference number must be matched at the coarser precision of the two, in the same unit when both name one
-  (rules._UNITS: 50毫米 = 5厘米, 3小时 != 3分钟); an unmatched exact number in the
-  answer contradicts it; a vague number (约3500, 超过3000) the reference does not contradict is NA;
+- numeric (the reference is numbers plus a few characters: 3518.17, 1919年, 15英镑, 2023年9月4日): a bare
+  reference takes its unit from the question (多少公里, 哪一年). The answer's numbers of that kind (the same
+  unit; not ordinals such as 第3条, counted things such as 一个, or numbers it repeats from the question) are its
+  candidates. Every reference number must be matched at the coarser precision of the two (rules._UNITS: 50毫米
+  = 5厘米, 3小时 != 3分钟); a candidate that differs contradicts it. A vague candidate is NA when the reference
+  agrees with it and IN when not: a bound (超过3000), a range (1850到1860年, 19世纪90年代) containing the
+  reference, or an approximate value (约3500) that rounds to the reference at its own written precision (约3.6万
+  is not 39000, 1850年左右 is not 1856).
 - short text (names, terms, places): the answer must contain one of the reference's forms (the whole
   reference, either side of a parenthesis, a name's surname, the reference without a suffix such as 市/省,
   all items of a list), compared after normalization and, for transliterated names, after folding common
-  transliteration variants;
+  transliteration variants. A dynasty without the reference's 东/西/南/北 (汉代 for 西汉) is less specific: NA.
 - long text (more than LONG_REFERENCE characters): the answer must contradict none of its numbers and either
-  match one of them or cover most of its character bigrams. This is a heuristic; prefer the LLM judge for
-  long-form references.
+  match one of them or cover most of its character bigrams. A heuristic: never certain unless a refusal.
 A numeric or long reference with parentheses is also read one side at a time (万历41年（1613年）: 1613 is
 enough); the best grade over its readings counts. Refusals without a candidate are NA; a guess at something
-else, or several competing candidates, is IN. Denied text (不是北京，而是上海) is graded as absent, and an answer
-that names the reference only to deny it is IN.
+else, or several competing candidates, is IN.
+
+Certain means the rules found an unambiguous match, refusal or contradiction. They are not sure (the reason
+says why) of a hedged match, several candidates for the asked slot, the reference among other things of its
+kind, a unit they do not know, a name that shares characters with the reference (关云长 for 关羽, 陶潜 for
+陶渊明), Latin names for a Chinese reference, or a refusal followed by a claim.
 """
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from chimdqa_eval.factual import rules
-from chimdqa_eval.factual.rules import ALTERNATIVES, DENIAL, GUESS, LIST_SEPARATORS, REFUSAL, Number
+from chimdqa_eval.factual.rules import ALTERNATIVES, DENIAL, GUESS, HEDGE, LIST_SEPARATORS, REFUSAL, Number
 
 LONG_REFERENCE = 30          # characters of comparison key
 LONG_COVERAGE = 0.6          # share of a long reference's bigrams an answer must contain
-SHORT_ANSWER = 40            # competing candidates are only looked for in answers this short (key characters)
+SHORT_ANSWER = 40            # competing candidates make an answer this short IN (key characters)
 NUMERIC_RESIDUE = 4          # a reference with numbers and at most this many other key characters is numeric
 
 # Suffixes a question usually implies (哪个市 -> 长崎 for 长崎市); 代/朝 name the same dynasty.
 _SUFFIXES = ("自治区", "特别行政区", "省", "市", "县", "区", "州", "镇", "乡", "村")
 _DYNASTY = re.compile(r"^(.+?)(代|朝)$")
 _DYNASTY_NAMES = frozenset("夏商周秦汉晋隋唐宋辽金元明清")  # one character: 清 = 清代 = 清朝
+_SPLIT_DYNASTY = re.compile(r"^([东西南北前后])([夏商周秦汉晋隋唐宋辽金元明清])(?:代|朝)?$")
+# Last characters that name a kind of thing (a river, a temple, a prize): another word ending in the same
+# character beside the reference is another candidate of the asked kind.
+_KIND_SUFFIXES = frozenset("省市县区州国山河江湖海岛寺庙宫殿塔桥楼馆院校奖经书传记论集诗词曲赋派宗教族语星座门科属"
+                           "病症素酸盐团队党会社司局厂站港湾峰岭峡谷关城镇村朝剧")
+_BROADER_PLACE = re.compile(r"[\u4e00-\u9fff]{2,}(?:省|自治区)")
+_CITY_QUESTION = re.compile(r"城市|哪个市|哪座城|哪个县|哪个镇")
+_PLACE_QUESTION = re.compile(r"哪里|何地|何处|哪个地方|城市|哪座城|哪个市|哪个省|哪个县|哪个国家|哪国|位于|在哪|发源地|首都|省会")
+_PERSON_QUESTION = re.compile(r"谁|哪位|何人|什么人|哪个人|哪一位|作者|创始人|创办人|发明者|发明人|发现者|设计者|建筑师|导演|主演"
+                              r"|演唱|作曲|作词|姓名|名字|叫什么|人物|皇帝|君主|画家|诗人|作家|学者|哲学家|科学家")
 
 # Characters interchanged when transliterating foreign names (托马斯/汤玛斯, 安娜/安纳, 莉莉/丽丽).
 _TRANSLIT_CLASSES = ("马玛", "里利立丽莉俐", "娜纳那", "斯丝思", "汤托", "尔儿", "伊依", "亚娅雅", "克科",
@@ -42,33 +65,84 @@ _TRANSLIT_CLASSES = ("马玛", "里利立丽莉俐", "娜纳那", "斯丝思", "
                      "莎沙", "奥欧", "杰吉", "维威韦", "罗洛", "伦仑", "森逊", "格葛", "瓦娃", "布卜", "艾埃")
 _TRANSLIT = str.maketrans({ch: group[0] for group in _TRANSLIT_CLASSES for ch in group[1:]})
 _LATIN = re.compile(r"[a-z]")
+_LATIN_WORD = re.compile(r"[a-z]{3,}")
+_FOREIGN_NAME = re.compile(r"[\u4e00-\u9fff]+(?:\s?[·•]\s?[\u4e00-\u9fff]+)+")
 # A Latin unit written after a number and a space (1.8 mmol/l, 120 km/h): part of a numeric reference.
 _SPACED_LATIN_UNIT = re.compile(r"(?<=\d) [a-z]{1,6}(?:/[a-z]{1,4})?(?![a-z])")
 _PARENS = re.compile(r"\(([^()]*)\)")
+
+# Reading the answer. A strong self-correction: what precedes the last one is superseded.
+_CORRECTION = re.compile(r"不对|更正|纠正一下|说错了|口误|我记错了|准确地说|确切地说|准确来说|确切来说|更准确的说法是")
+# A claim attributed to others, up to the end of its clause.
+_ATTRIBUTED = re.compile(
+    r"(?:(?:也|还|常|经常|常常|曾)?(?:有人|有些人|很多人|许多人|不少人|一些人|部分人|民间|坊间|网上|有的?资料|有学者)"
+    r"(?:说|认为|称|以为|觉得|误认为|误以为|流传|传说|提出)|也有(?:说法|观点|资料)|一说|另一?种?说法|另有一说|据说|据传"
+    r"|传说|相传|误认为|误以为|误传|讹传|常被误|被误认为)[^,;。!?\n]*")
+# What turns an attributed claim down: the next clause opens with it, or the claim itself calls it mistaken.
+_REJECTS = re.compile(r"[,;。\s]*(?:其实|实际上|事实上|但|然而|不过|可是|正确|真正)")
+# A sentence that asks something; as a question back to the user (您是指哪一年？) it asserts nothing.
+_SENTENCE = re.compile(r"[^。!?\n]*[。!?\n]?")
+_ASKS = re.compile(r"哪|什么|吗|呢|是否|还是|谁|多少|几|您|你|\b(?:how|what|which|who|do you|could you)\b")
+_CLAUSE_END = re.compile(r"[,;。!?\n:]")
+# Characters that carry no candidate of their own (for "does the answer assert anything besides this").
+_FILLER = frozenset("的是了在和与及或也都就还我您你他她它这那个一有为被把对于从以其之所而但因此所以如果可能应该大概答案"
+                    "回问题根据资料信息查阅建议具体相关方面目前可以请说知道确定清楚")
+_CONCLUSION = re.compile(r"(即|所以|因此|故|答案|最终|结果|=|≈|总计|合计|共计|也就是|就是|相当于|(降|升|增|减|涨|跌|提高|下降|上升|增长|减少)[至到])"
+                         r"[^,;。\d]{0,4}$")
+_DATE_UNITS = frozenset({"年", "月", "日", "周", "小时", "分钟", "秒"})
+
+
+@dataclass(frozen=True)
+class Verdict:
+    grade: str       # CO | NA | IN
+    certain: bool    # the rules found an unambiguous match, refusal or contradiction
+    reason: str      # the rule that decided, machine-readable (number_match, refusal, several_numbers, ...)
 
 
 @dataclass(frozen=True)
 class Reference:
     mode: str                 # numeric | text | long
     forms: tuple = ()         # comparison keys, any of which counts (text)
-    items: tuple = ()         # list items that must all appear (text, a list of several things)
+    items: tuple = ()         # list items that must all appear, each as its forms (北山县: 北山县, 北山)
     foreign: bool = False     # a transliterated name: fold variants before comparing
     numbers: tuple[Number, ...] = ()   # numeric, long
     bigrams: frozenset = frozenset()
     has_alternatives: bool = False
+    main: str = ""            # the key of the reference outside its parentheses
+    weak: frozenset = frozenset()   # forms that identify it only in part (a foreign name's surname)
+    bare: tuple[Number, ...] = ()   # numeric: its numbers as written, when the question gave them a unit
+    listed: int = 1           # text: how many things it lists (魏、蜀、吴: 3)
+    words: str = ""           # numeric: its characters besides numbers and units (阿卡汗 in 阿卡汗四世)
 
 
-def _forms(cleaned: str) -> set[str]:
-    """Comparison keys of a short reference: whole, without the parenthesis, inside it, without suffixes."""
+@dataclass(frozen=True)
+class _Answer:
+    """What an answer asserts, and what it takes back or only reports."""
+    whole: str           # cleaned answer
+    affirmed: str        # what it asserts
+    rejected: str        # superseded, denied, or attributed and turned down
+    alternative: str     # attributed to others and left standing
+    asked: bool          # it asks the user something back
+
+    @property
+    def affirmed_key(self) -> str:
+        return rules.key(self.affirmed)
+
+
+def _forms(cleaned: str) -> tuple[set[str], set[str]]:
+    """Comparison keys of a short reference (whole, without the parenthesis, inside it, without suffixes), and
+    those among them that name it only in part (a foreign name's surname)."""
     outside = _PARENS.sub("", cleaned)
     forms = {rules.key(cleaned), rules.key(outside)}
     forms.update(rules.key(inner) for inner in _PARENS.findall(cleaned))
+    weak = set()
     for part in (outside, *_PARENS.findall(cleaned)):
         if "·" in part or "•" in part:  # a foreign name: its surname alone is an accepted answer
-            forms.add(rules.key(re.split(r"[·•]", part)[-1]))
+            weak.add(rules.key(re.split(r"[·•]", part)[-1]))
         words = part.split()
         if len(words) > 1 and _LATIN.search(words[-1]) and len(words[-1]) >= 4 and not re.search(r"\d", part):
-            forms.add(rules.key(words[-1]))
+            weak.add(rules.key(words[-1]))
+    forms |= weak
     for form in list(forms):
         for suffix in _SUFFIXES:
             if form.endswith(suffix) and len(form) - len(suffix) >= 2:
@@ -79,7 +153,8 @@ def _forms(cleaned: str) -> set[str]:
             forms.update({name + "代", name + "朝"})
             if name in _DYNASTY_NAMES:  # 清 for 清代, as a word of its own (see _stands_alone)
                 forms.add(name)
-    return {f for f in forms if f}
+    forms.discard("")
+    return forms, weak - {rules.key(cleaned), rules.key(outside)}
 
 
 @lru_cache(maxsize=65536)
@@ -88,22 +163,93 @@ def parse_reference(reference: str) -> Reference:
     ref_key = rules.key(cleaned)
     numbers = tuple(rules.find_numbers(cleaned))
     alternatives = bool(ALTERNATIVES.search(cleaned))
+    main = rules.key(_PARENS.sub("", cleaned))
     residue = re.sub(r"[\d.%]", "", rules.key(_SPACED_LATIN_UNIT.sub("", cleaned)))
     if numbers and len(residue) <= NUMERIC_RESIDUE:
-        return Reference("numeric", numbers=numbers, has_alternatives=alternatives)
-    if len(rules.key(_PARENS.sub("", cleaned))) > LONG_REFERENCE:
+        words = re.sub(rf"{rules._UNIT_WORDS}|[a-z]|[第个多余约年月日号世纪代前后初末]", "", residue)
+        return Reference("numeric", numbers=numbers, has_alternatives=alternatives, main=main, words=words)
+    if len(main) > LONG_REFERENCE:
         text = re.sub(r"\d", "", ref_key)
         return Reference("long", numbers=numbers, bigrams=frozenset(_bigrams(text)),
-                         has_alternatives=alternatives)
+                         has_alternatives=alternatives, main=main)
     items = [rules.key(p) for p in LIST_SEPARATORS.split(_PARENS.sub("", cleaned))]
-    items = tuple(i for i in items if i) if len(items) > 1 and all(len(rules.key(p)) >= 2 for p in items) else ()
+    items = (tuple(_item_forms(i) for i in items if i) if len(items) > 1 and all(len(i) >= 2 for i in items)
+             and "《" not in cleaned else ())
     foreign = "·" in cleaned or "•" in cleaned or bool(_LATIN.search(" ".join(_PARENS.findall(cleaned))))
-    return Reference("text", forms=tuple(sorted(_forms(cleaned), key=len, reverse=True)), items=items,
-                     foreign=foreign, has_alternatives=alternatives)
+    forms, weak = _forms(cleaned)
+    listed = len([p for p in LIST_SEPARATORS.split(_PARENS.sub("", cleaned)) if rules.key(p)])
+    return Reference("text", forms=tuple(sorted(forms, key=len, reverse=True)), items=items, foreign=foreign,
+                     listed=listed,
+                     has_alternatives=alternatives, main=main, weak=frozenset(weak))
+
+
+def _item_forms(item: str) -> tuple[str, ...]:
+    """A list item and the item without a suffix its kind implies (北山县 -> 北山)."""
+    bare = [item[:-len(s)] for s in _SUFFIXES if item.endswith(s) and len(item) - len(s) >= 2]
+    return (item, *bare)
 
 
 def _bigrams(text: str) -> set[str]:
     return {text[i:i + 2] for i in range(len(text) - 1)}
+
+
+_QUESTION_UNIT = re.compile(r"(?:多少|几|哪一?|何)\s*((?:万亿|亿|万|千|百)?(?:" + rules._UNIT_WORDS + "))"
+                            r"|单位[是为:\s(]*(" + rules._UNIT_WORDS + ")")
+
+
+@lru_cache(maxsize=65536)
+def _question_unit(question: str) -> str:
+    """The unit a question asks in (多少公里 -> 公里, 哪一年 -> 年, 多少亿元 -> 亿元), as written; '' if none."""
+    m = _QUESTION_UNIT.search(rules.clean(question))
+    return (m.group(1) or m.group(2)) if m else ""
+
+
+@lru_cache(maxsize=65536)
+def reference_readings(reference: str, question_unit: str = "") -> tuple:
+    """The parsed reference, plus each side of its parentheses read alone when it is numeric or long
+    (万历41年（1613年）: either year suffices); short text handles its parentheses itself. A reference that is
+    one bare number takes the unit the question asks in (41 for 多少摄氏度 is 41°C)."""
+    whole = parse_reference(reference)
+    if (question_unit and whole.mode == "numeric" and len(whole.numbers) == 1 and whole.numbers[0].unit is None
+            and not whole.numbers[0].counter and re.fullmatch(r"[\d.,\s]+", reference.strip())):
+        whole = replace(parse_reference(reference.strip() + question_unit), bare=whole.numbers)
+    cleaned = rules.clean(reference)
+    if whole.mode == "text" or not _PARENS.search(cleaned):
+        return (whole,)
+    sides = [_PARENS.sub("", cleaned), *_PARENS.findall(cleaned)]
+    return (whole, *(parse_reference(side) for side in sides if rules.key(side)))
+
+
+def _read_answer(cleaned: str) -> _Answer:
+    rejected, alternative, asked = [], [], False
+    text = cleaned
+    last = None
+    for last in _CORRECTION.finditer(text):
+        pass
+    if last is not None and rules.key(text[last.end():]):  # the final answer wins
+        rejected.append(text[:last.start()])
+        text = text[last.end():]
+    kept = []
+    for sentence in _SENTENCE.findall(text):
+        if sentence.endswith("?") and _ASKS.search(sentence):
+            asked = True
+        else:
+            kept.append(sentence)
+    text = "".join(kept)
+
+    def attributed(m: re.Match) -> str:
+        turned_down = "误" in m.group(0) or _REJECTS.match(m.string, m.end()) is not None
+        (rejected if turned_down else alternative).append(m.group(0))
+        return " "
+
+    text = _ATTRIBUTED.sub(attributed, text)
+
+    def denied(m: re.Match) -> str:
+        rejected.append(m.group(0))
+        return " "
+
+    text = DENIAL.sub(denied, text)
+    return _Answer(cleaned, text, " ".join(rejected), " ".join(alternative), asked)
 
 
 def _contains(answer_key: str, form: str) -> bool:
@@ -116,111 +262,371 @@ def _stands_alone(cleaned: str, form: str) -> bool:
     return re.search(rf"(^|[是为\W]){re.escape(form)}($|\W)", cleaned) is not None
 
 
-def _text_match(ref: Reference, answer_key: str, cleaned: str) -> bool:
-    if any(_contains(answer_key, f) or (len(f) == 1 and _stands_alone(cleaned, f)) for f in ref.forms):
-        return True
-    if ref.items and all(_contains(answer_key, i) for i in ref.items):
-        return True
+def _text_match(ref: Reference, answer_key: str, cleaned: str) -> tuple[str, bool] | None:
+    """(the form found, whether it identifies the reference fully) or None."""
+    for f in ref.forms:
+        if _contains(answer_key, f) or (len(f) == 1 and _stands_alone(cleaned, f)):
+            return f, f not in ref.weak
+    found = [next((f for f in forms if f in answer_key), None) for forms in ref.items]
+    if found and all(found):
+        return found[0], True
     if ref.foreign:
         folded = answer_key.translate(_TRANSLIT)
-        return any(_contains(folded, f.translate(_TRANSLIT)) for f in ref.forms)
-    return False
+        for f in ref.forms:
+            if _contains(folded, f.translate(_TRANSLIT)):
+                return f, False
+    return None
 
 
 def _only_some_items(items, answer_key: str) -> bool:
     """The answer names some items of a list reference and nothing else: incomplete, not contradictory."""
-    found = [i for i in items if i in answer_key]
+    found = [next(g for g in forms if g in answer_key) for forms in items if any(g in answer_key for g in forms)]
     for item in found:
         answer_key = answer_key.replace(item, "")
     return bool(found) and not re.sub(r"以及|和|与|及|还有", "", answer_key)
 
 
-def _competing(ref: Reference, cleaned: str, answer_key: str) -> bool:
-    return not ref.has_alternatives and len(answer_key) <= SHORT_ANSWER and bool(ALTERNATIVES.search(cleaned))
+def _clauses_with(text: str, needle) -> list[str]:
+    """The clauses of text (between , ; 。 ! ? :) for which needle(clause) holds."""
+    return [c for c in _CLAUSE_END.split(text) if needle(c)]
 
 
-def _unmatched(cleaned: str, answer_key: str) -> str:
+def _competing(ref: Reference, clauses: list[str]) -> bool:
+    """Another candidate offered beside the answer in its own clause (A或B, A、B之一, A/B)."""
+    return not ref.has_alternatives and any(ALTERNATIVES.search(c) for c in clauses)
+
+
+def _has_content(answer_key: str, question: str) -> bool:
+    """The answer asserts something besides the question's words and filler."""
+    return sum(ch not in question and ch not in _FILLER for ch in answer_key) >= min(2, len(answer_key))
+
+
+def _refusal(answer: _Answer) -> str:
+    """'' when the answer does not refuse; 'refusal' when it does and offers no candidate; 'refusal_then_claim'
+    when a claim follows the refusal (我不确定，但…是苏轼); 'guess' when it leans to a candidate (可能是…)."""
+    cue = REFUSAL.search(answer.whole)
+    if GUESS.search(answer.whole):
+        return "guess"
+    if not cue and not (answer.asked and not _has_content(answer.affirmed_key, "")):
+        return ""
+    if cue:
+        turn = re.search(r"(?:但|不过|可是)(?:是|我)?", answer.whole[cue.end():])
+        rest = answer.whole[cue.end() + turn.end():] if turn else ""
+        if turn and rules.key(rest) and not REFUSAL.search(rest):
+            return "refusal_then_claim"
+    return "refusal"
+
+
+def _unmatched(ref: Reference, answer: _Answer, question: str, risk: str) -> Verdict:
     """An answer without the reference's content: a refusal is NA, a guess or any other answer is IN."""
-    if not answer_key:
-        return "NA"
-    if GUESS.search(cleaned):
-        return "IN"
-    return "NA" if REFUSAL.search(cleaned) else "IN"
+    answer_key = answer.affirmed_key
+    if not rules.key(answer.whole):
+        return Verdict("NA", True, "empty")
+    refusal = _refusal(answer)
+    if refusal == "refusal" or (not answer_key and answer.asked):
+        return Verdict("NA", True, "clarification" if answer.asked and not REFUSAL.search(answer.whole)
+                       else "refusal")
+    if refusal == "refusal_then_claim":
+        return Verdict("IN", False, refusal)
+    content = _has_content(answer_key, question)
+    if not content:
+        return Verdict("IN", False, "no_candidate")
+    if risk or answer.alternative:
+        return Verdict("IN", False, risk or "attributed_alternative")
+    return Verdict("IN", True, "guess" if refusal == "guess" else "no_match")
 
 
-def _grade_numeric(ref: Reference, cleaned: str, answer_key: str, question_numbers) -> str:
+def _alias_risk(ref: Reference, answer: _Answer, question: str) -> str:
+    """Why the answer might name the reference in a form the tables do not know ('' if no reason): Latin words
+    for a Chinese reference (an English name); a name with the reference's first character (关云长 for 关羽, 陶潜
+    for 陶渊明); two of its characters in order (全马 for 全程马拉松, 宾州 for 宾夕法尼亚州, 阿姆斯壮 for 阿姆斯特朗);
+    most of a longer reference reworded; any other name for a person (字, 号, 笔名: 仲尼 for 孔子) or a place at
+    another level (瑞士 for 日内瓦), which no table lists."""
+    answer_key = answer.affirmed_key
+    main = ref.main or (ref.forms[0] if ref.forms else "")
+    if not _LATIN.search(main) and _LATIN_WORD.search(answer_key):
+        return "latin_name"
+    if 2 <= len(main) <= 4 and any(answer_key[i:i + 2] not in question for i in _positions(answer_key, main[0])):
+        return "shared_surname"
+    order = {ch: i for i, ch in reversed(list(enumerate(main)))}
+    if any(a in order and b in order and order[a] < order[b] and a + b not in question
+           for a, b in zip(answer_key, answer_key[1:])):
+        return "shared_characters"
+    if len(main) >= 4 and len(_bigrams(main) & _bigrams(answer_key)) * 2 >= len(_bigrams(main)):
+        return "reworded"
+    if ref.foreign or (_PERSON_QUESTION.search(question) and re.fullmatch(r"[\u4e00-\u9fff]{2,4}", main)):
+        return "person_alias"
+    if _PLACE_QUESTION.search(question) or main.endswith(_SUFFIXES):
+        suffix = next((x for x in _SUFFIXES if main.endswith(x)), None)
+        if not suffix or not re.search(rf"[\u4e00-\u9fff]{{2}}{suffix}", answer.affirmed):
+            return "place_level"  # another place of the same level (台北市 for 高雄市) is a contradiction
+    return ""
+
+
+def _positions(text: str, ch: str) -> list[int]:
+    return [i for i, c in enumerate(text) if c == ch]
+
+
+def _others_of_kind(ref: Reference, answer: _Answer, form: str, question: str) -> bool:
+    """Other things of the reference's kind beside it: another 《title》, another foreign name, another word with
+    the same kind suffix (another 寺, another 奖), or the reference inside a list (A、B)."""
+    text = answer.affirmed
+    titles = [rules.key(t) for t in re.findall(r"《([^》]+)》", text) if t not in question]
+    if any(form not in t and t not in form for t in titles):
+        return True
+    rest = answer.affirmed_key.replace(form, "|")
+    names = [rules.key(n) for n in _FOREIGN_NAME.findall(text)] if ref.foreign else []
+    if any(not any(n in f or f in n for f in ref.forms) for n in names):
+        return True
+    last = (ref.main or form)[-1:]
+    if last in _KIND_SUFFIXES and re.search(rf"[\u4e00-\u9fff]{re.escape(last)}", rest):
+        return True
+    listed = rules.key(re.sub(r"[、/]", "和", text))
+    return re.search(rf"(?:和|与|及){re.escape(form)}|{re.escape(form)}(?:和|与|及)(?!其)", listed) is not None
+
+
+def _less_specific_dynasty(ref: Reference, answer: _Answer) -> bool:
+    """汉代 for 西汉, 宋朝 for 北宋: the dynasty without the reference's 东/西/南/北/前/后, and no other half."""
+    split = _SPLIT_DYNASTY.match(ref.main)
+    if not split:
+        return False
+    name = split.group(2)
+    if re.search(rf"[东西南北前后]{name}", answer.affirmed):
+        return False
+    return re.search(rf"{name}(?:代|朝)|(?<![\u4e00-\u9fff]){name}(?![\u4e00-\u9fff])", answer.affirmed) is not None
+
+
+def _parallel(answer: _Answer, form: str, question: str) -> str:
+    """'' unless another clause makes a claim of the same shape as the one naming the reference (two shared
+    character bigrams besides it); then 'CO' or 'IN' by which of the two is more like the question."""
+    clauses = [rules.key(c) for c in _CLAUSE_END.split(answer.affirmed)]
+    own = next((c for c in clauses if form in c), "")
+    frame = _bigrams(own.replace(form, "|"))
+    others = [c for c in clauses if c and form not in c and len(frame & _bigrams(c)) >= 2
+              and c[0] not in "它他她其该这此"]  # 它是全天第六亮的恒星 goes on about the same thing
+    if not own or not others:
+        return ""
+    asked = _bigrams(question)
+    best_other = max(len(_bigrams(c) & asked) for c in others)
+    return "IN" if best_other > len(_bigrams(own.replace(form, "|")) & asked) else "CO"
+
+
+def _extra_items(ref: Reference, answer: _Answer, form: str) -> bool:
+    """A list answer with more items than the reference (造纸术、印刷术、火药、指南针，还有瓷器; 魏、蜀、吴、晋)."""
+    first = ref.items[0] if ref.items else (form,)
+    clause = next((c for c in re.split(r"[;。!?\n]", answer.affirmed) if any(f in rules.key(c) for f in first)), "")
+    listed = [p for p in re.split(r"以及|还有|和|与|及|、|,", clause) if _has_content(rules.key(p), "")]
+    return len(listed) > ref.listed
+
+
+def _judge_text(ref: Reference, answer: _Answer, question: str) -> Verdict:
+    answer_key = answer.affirmed_key
+    found = _text_match(ref, answer_key, answer.affirmed)
+    if found:
+        form, full = found
+        clauses = _clauses_with(answer.affirmed, lambda c, f=form: f in rules.key(c)) or [answer.affirmed]
+        if _competing(ref, clauses):
+            return Verdict("IN" if len(answer_key) <= SHORT_ANSWER else "CO", False, "alternatives")
+        if answer.alternative and _has_content(rules.key(answer.alternative), question) \
+                and not _text_match(ref, rules.key(answer.alternative), answer.alternative):
+            return Verdict("IN", False, "attributed_alternative")
+        if HEDGE.search(answer.whole):
+            return Verdict("CO", False, "hedged_match")
+        if not full:
+            return Verdict("CO", False, "partial_name")
+        parallel = _parallel(answer, form, question)
+        if parallel:  # 李白被称为诗圣，杜甫被称为诗仙: the clause most like the question holds the answer
+            return Verdict(parallel, False, "parallel_claims")
+        if ref.listed > 1 and _extra_items(ref, answer, form):
+            return Verdict("IN" if len(answer_key) <= SHORT_ANSWER else "CO", False, "list_with_extras")
+        if _others_of_kind(ref, answer, form, question):
+            return Verdict("CO", False, "other_candidates")
+        return Verdict("CO", True, "match")
+    if answer.alternative and _text_match(ref, rules.key(answer.alternative), answer.alternative):
+        return Verdict("IN" if _has_content(answer_key, question) else "CO", False, "attributed_match")
+    if answer.rejected and _text_match(ref, rules.key(answer.rejected), answer.rejected):
+        sure = _has_content(answer_key, question) and not REFUSAL.search(answer.affirmed) \
+            and not HEDGE.search(answer.whole)
+        return Verdict("IN", sure, "reference_rejected")
+    if ref.items and any(g in answer_key for forms in ref.items for g in forms):
+        return Verdict("NA" if _only_some_items(ref.items, answer_key) else "IN", False, "partial_list")
+    split = _SPLIT_DYNASTY.match(ref.main)
+    if split and re.search(rf"[东西南北前后]{split.group(2)}", answer.affirmed):
+        return Verdict("IN", not _refusal(answer), "other_dynasty")  # 西汉 for 东汉
+    if _less_specific_dynasty(ref, answer):
+        return Verdict("NA", True, "less_specific")
+    if (ref.main.endswith(("市", "县", "区", "镇")) or _CITY_QUESTION.search(question)) \
+            and _BROADER_PLACE.search(answer.affirmed) and not re.search(r"[\u4e00-\u9fff](?:市|县)", answer.affirmed) \
+            and not _refusal(answer):
+        return Verdict("NA", False, "broader_place")
+    return _unmatched(ref, answer, question, _alias_risk(ref, answer, question))
+
+
+def _comparable(n: Number, r: Number) -> bool:
+    """Could the answer's number n be its value for the reference's r? Not an ordinal (第3条) unless r is one,
+    the same unit, not a counted thing (3个) for a value with a unit, no date for a plain count."""
+    if n.ordinal != r.ordinal and n.ordinal:
+        return False
+    if r.unit is not None:  # 0 K beside -273.15°C: another unit
+        return n.unit == r.unit or (n.unit is None and not n.counter and not n.unknown_unit)
+    if n.unit in _DATE_UNITS:
+        return n.unit == "年" and 1000 <= abs(r.value) <= 2100 and r.step == 1
+    if n.unit is not None or (n.counter and r.counter and _counted(n.counter) != _counted(r.counter)):
+        return False  # 35% or 3个 for 412人: another quantity
+    return True
+
+
+def _counted(counter: str) -> str:
+    """人 / 名 / 位 all count people."""
+    ch = counter.lstrip("多余")[:1]
+    return "人" if ch in "人名位" else ch
+
+
+def _likeliest(candidates: list[Number], text: str, question: str) -> Number:
+    """The answer's own value among several: the last one it concludes with (所以是50倍, 即86.4%, = 40元, 降至60.2),
+    else the one whose clause shares the most character bigrams with the question (1981年独立 for 何年独立),
+    else the first."""
+    concluded = [n for n in candidates if _CONCLUSION.search(text[max(0, n.start - 6):n.start])]
+    if concluded:
+        return concluded[-1]
+    asked = _bigrams(rules.key(question))
+    bounds = [0] + [m.end() for m in _CLAUSE_END.finditer(text)] + [len(text) + 1]
+
+    def overlap(n: Number) -> int:
+        start = max(b for b in bounds if b <= n.start)
+        end = min(b for b in bounds if b > n.start)
+        return len(_bigrams(re.sub(r"\d", "", rules.key(text[start:end]))) & asked)
+
+    return max(candidates, key=lambda n: (overlap(n), -n.start))
+
+
+def _as_percent(n: Number) -> Number:
+    """0.241 for a percentage reference is 24.1%."""
+    if n.unit is None and not n.counter and n.step < 1 and abs(n.value) <= 1:
+        return replace(n, value=n.value * 100, step=n.step * 100, loose=n.loose * 100, unit="%")
+    return n
+
+
+def _judge_numeric(ref: Reference, answer: _Answer, question: str, question_numbers) -> Verdict:
+    pairs = list(zip(ref.numbers, ref.bare or ref.numbers))  # (in the question's unit, as written)
+    percent = all(r.unit == "%" for r in ref.numbers)
+
+    def target(n: Number, pair) -> Number:  # a bare answer number is in the question's unit, as the reference
+        return pair[1] if n.unit is None else pair[0]
+
+    def hit(n: Number) -> bool:
+        """Equal to a reference number; an approximate value only at the reference's own precision (约3亿 is
+        less specific than 3.15亿, not equal to it)."""
+        if n.kind not in ("exact", "approx", "range"):
+            return False
+        targets = [target(n, p) for p in pairs]
+        return any(n.matches(t) and (n.kind != "approx" or abs(n.value - t.value) <= max(t.step, t.factor) / 2)
+                   for t in targets)
+
+    found = [_as_percent(n) if percent else n for n in rules.find_numbers(answer.affirmed, question)]
     # Numbers the answer repeats from the question (根据2010年普查...) are context, not its answer.
-    found = [n for n in rules.find_numbers(cleaned)
-             if any(n.matches(r) for r in ref.numbers) or not any(n.matches(q) for q in question_numbers)]
-    exact = [n for n in found if n.kind in ("exact", "approx")]
-    matched = [any(n.matches(r) for n in exact) for r in ref.numbers]
-    stray = [n for n in found if n.kind == "exact" and not any(n.matches(r) for r in ref.numbers)]
+    found = [n for n in found if hit(n) or not any(n.matches(q) and n.kind == "exact" for q in question_numbers)]
+    candidates = [n for n in found if any(_comparable(n, r) for r in ref.numbers)]
+    hits = [n for n in candidates if hit(n)]
+    matched = [any(n.matches(target(n, p)) for n in hits) for p in pairs]
+    bounds = [n for n in candidates if n.kind in ("lower", "upper") and any(n.value == target(n, p).value
+                                                                           for p in pairs)]
+    stray = [n for n in candidates if n.kind == "exact" and n not in hits]
+    vague = [n for n in candidates if n.kind != "exact" and n not in hits]
+    unsure_unit = any(n.unknown_unit and not any(n.unknown_unit == r.unknown_unit for r in ref.numbers)
+                      for n in hits + stray)
+    clauses = _clauses_with(answer.affirmed, lambda c: any(ch.isdigit() for ch in c))
     if all(matched):
-        return "IN" if _competing(ref, cleaned, answer_key) else "CO"
+        if _competing(ref, clauses):
+            return Verdict("IN" if len(answer.affirmed_key) <= SHORT_ANSWER else "CO", False, "alternatives")
+        if stray or vague:  # several values for the slot: the concluded one, the one whose clause is most like the
+            # question, or the first
+            return Verdict("CO" if _likeliest(candidates, answer.affirmed, question) in hits else "IN", False,
+                           "several_numbers")
+        if answer.alternative and any(_comparable(n, p[0]) and not n.matches(target(n, p)) for p in pairs
+                                      for n in rules.find_numbers(answer.alternative)):
+            return Verdict("IN", False, "attributed_alternative")
+        if unsure_unit:
+            return Verdict("CO", False, "unknown_unit")
+        if HEDGE.search(answer.whole):
+            return Verdict("CO", False, "hedged_match")
+        if ref.words and not all(ch in answer.affirmed_key for ch in ref.words):
+            return Verdict("CO", False, "number_without_words")
+        return Verdict("CO", True, "number_match")
     if stray:
-        return "IN"
-    vague = [n for n in found if n.kind != "exact"]
-    if any(not any(n.consistent_with(r) for r in ref.numbers) for n in vague):
-        return "IN"
-    if vague or any(matched):
-        return "NA"
-    return _unmatched(cleaned, answer_key)
+        if REFUSAL.search(answer.whole) and not GUESS.search(answer.whole):
+            return Verdict("NA", False, "refusal_with_numbers")  # 只给出了2023年的52.3%，我无法确定
+        sure = not unsure_unit and not _competing(ref, clauses) and not answer.alternative
+        return Verdict("IN", sure, "number_mismatch")
+    if bounds and len(bounds) == len(vague):  # 至少16周岁 for 16周岁: the reference as a threshold
+        return Verdict("CO", False, "bound_at_reference")
+    if vague:
+        if any(not any(n.consistent_with(target(n, p)) for p in pairs) for n in vague):
+            return Verdict("IN", not unsure_unit, "vague_wrong")
+        # a bound or range is sure; an approximate value only rounds to the reference (约3500 for 3518): a
+        # reader may take it for a wrong guess (约210 for 206)
+        return Verdict("NA", not unsure_unit and all(n.kind != "approx" for n in vague),
+                       "vague_consistent" if all(n.kind != "approx" for n in vague) else "approx_consistent")
+    if any(matched):
+        return Verdict("NA", True, "partial_number")
+    for text, reason in ((answer.alternative, "attributed_match"), (answer.rejected, "reference_rejected")):
+        if text and any(hit(n) for n in rules.find_numbers(text)):
+            return Verdict("IN" if reason == "reference_rejected" or _has_content(answer.affirmed_key, question)
+                           else "CO", False, reason)
+    verdict = _unmatched(ref, answer, question, "no_number")
+    if verdict.grade == "IN":
+        other_unit = any(n.unit and not _comparable(n, r) for n in found for r in ref.numbers)
+        return Verdict("IN", False, "other_unit" if other_unit else "no_number")
+    return verdict
 
 
-def _grade_long(ref: Reference, cleaned: str, answer_key: str, question_numbers) -> str:
-    found = [n for n in rules.find_numbers(cleaned) if not any(n.matches(q) for q in question_numbers)]
+def _judge_long(ref: Reference, answer: _Answer, question: str, question_numbers) -> Verdict:
+    found = [n for n in rules.find_numbers(answer.affirmed) if not any(n.matches(q) for q in question_numbers)]
     if ref.numbers and any(n.kind == "exact" and not any(n.matches(r) for r in ref.numbers) for n in found):
-        return "IN"
-    answer_bigrams = _bigrams(re.sub(r"\d", "", answer_key))
+        return Verdict("IN", False, "long_number_mismatch")
+    answer_bigrams = _bigrams(re.sub(r"\d", "", answer.affirmed_key))
     coverage = len(ref.bigrams & answer_bigrams) / len(ref.bigrams) if ref.bigrams else 0.0
     matched = any(n.matches(r) for n in found if n.kind in ("exact", "approx") for r in ref.numbers)
     if coverage >= LONG_COVERAGE or matched:
-        return "CO"
-    return _unmatched(cleaned, answer_key)
+        return Verdict("CO", False, "long_match")
+    verdict = _unmatched(ref, answer, question, "long_no_match")
+    return verdict if verdict.grade == "NA" else Verdict("IN", False, "long_no_match")
 
 
-@lru_cache(maxsize=65536)
-def reference_readings(reference: str) -> tuple:
-    """The parsed reference, plus each side of its parentheses read alone when it is numeric or long
-    (万历41年（1613年）: either year suffices); short text handles its parentheses itself."""
-    whole = parse_reference(reference)
-    cleaned = rules.clean(reference)
-    if whole.mode == "text" or not _PARENS.search(cleaned):
-        return (whole,)
-    sides = [_PARENS.sub("", cleaned), *_PARENS.findall(cleaned)]
-    return (whole, *(parse_reference(side) for side in sides if rules.key(side)))
-
-
-def _grade(ref: Reference, cleaned: str, answer_key: str, question_numbers) -> str:
+def _judge(ref: Reference, answer: _Answer, question: str, question_numbers) -> Verdict:
     if ref.mode == "numeric":
-        return _grade_numeric(ref, cleaned, answer_key, question_numbers)
+        return _judge_numeric(ref, answer, question, question_numbers)
     if ref.mode == "long":
-        return _grade_long(ref, cleaned, answer_key, question_numbers)
-    if _text_match(ref, answer_key, cleaned):
-        return "IN" if _competing(ref, cleaned, answer_key) else "CO"
-    if ref.items and _only_some_items(ref.items, answer_key):
-        return "NA"
-    return _unmatched(cleaned, answer_key)
+        return _judge_long(ref, answer, question, question_numbers)
+    return _judge_text(ref, answer, question)
 
 
-def _best_grade(readings, cleaned: str, question_numbers) -> str:
-    answer_key = rules.key(cleaned)
-    grades = {_grade(ref, cleaned, answer_key, question_numbers) for ref in readings}
-    return "CO" if "CO" in grades else "NA" if "NA" in grades else "IN"
+_RANK = {"CO": 0, "NA": 1, "IN": 2}
+
+
+def judge_answer(prediction: str, reference: str, question: str = "") -> Verdict:
+    """The grade of one answer, whether the rules are sure of it, and the rule that decided; see the module
+    docstring."""
+    cleaned = rules.clean(prediction)
+    if not rules.key(cleaned):
+        return Verdict("NA", True, "empty")
+    cleaned_question = rules.clean(question) if question else ""
+    question_numbers = rules.find_numbers(cleaned_question) if question else []
+    readings = reference_readings(reference, _question_unit(question) if question else "")
+    answer = _read_answer(cleaned)
+    verdicts = [_judge(ref, answer, cleaned_question, question_numbers) for ref in readings]
+    return min(verdicts, key=lambda v: (_RANK[v.grade], not v.certain))
 
 
 def grade_answer(prediction: str, reference: str, question: str = "") -> str:
     """'CO', 'NA' or 'IN' for one answer; see the module docstring for the rules."""
-    cleaned = rules.clean(prediction)
-    question_numbers = rules.find_numbers(rules.clean(question)) if question else []
-    readings = reference_readings(reference)
-    affirmed = DENIAL.sub(" ", cleaned)
-    grade = _best_grade(readings, affirmed, question_numbers)
-    if affirmed != cleaned and grade != "CO" and _best_grade(readings, cleaned, question_numbers) == "CO":
-        return "IN"  # the reference's answer appears only where the answer denies it: 不是北京
-    return grade
+    return judge_answer(prediction, reference, question).grade
+
+
+def judge_answers(predictions, references, questions=None) -> list[Verdict]:
+    questions = questions if questions is not None else [""] * len(predictions)
+    return [judge_answer(p, r, q) for p, r, q in zip(predictions, references, questions)]
 
 
 def grade_answers(predictions, references, questions=None) -> list[str]:
-    questions = questions if questions is not None else [""] * len(predictions)
-    return [grade_answer(p, r, q) for p, r, q in zip(predictions, references, questions)]
+    return [v.grade for v in judge_answers(predictions, references, questions)]

@@ -11,30 +11,16 @@ import unicodedata
 from dataclasses import dataclass
 from decimal import Decimal
 
-NORMALIZER_VERSION = "zh-rule-3"
+import opencc
 
-# Common traditional characters and their simplified forms, two characters per pair. Only characters whose
-# simplified form is unambiguous in running text are listed (not 乾/干, 後/后 is safe, 髮/發 both map to 发).
-_TRADITIONAL_PAIRS = (
-    "國国會会學学們们來来時时個个說说為为這这對对過过發发髮发後后開开經经長长動动機机關关現现實实點点業业與与"
-    "體体麼么還还頭头從从當当問问題题員员無无東东車车電电話话見见書书愛爱區区縣县號号歲岁陽阳陰阴雲云華华漢汉"
-    "語语義义門门間间聞闻馬马鳥鸟魚鱼龍龙龜龟麗丽齊齐萬万億亿兩两術术醫医藥药療疗銀银錢钱鐵铁鋼钢礦矿氣气質质"
-    "類类總总統统計计設设論论議议認认識识讀读寫写畫画圖图圓圆團团園园場场報报紙纸線线紅红綠绿藍蓝黃黄顏颜風风"
-    "飛飞雞鸡獸兽蟲虫劇剧藝艺樂乐歷历曆历傳传記记詩诗詞词範范護护權权憲宪選选舉举軍军戰战勝胜敗败僅仅條条約约"
-    "幾几際际島岛灣湾臺台廣广嶺岭蘇苏遼辽寧宁陝陕貴贵滬沪濟济應应該该達达運运進进遠远邊边將将專专導导師师帥帅"
-    "歸归寶宝審审憶忆聽听聲声響响讓让變变決决沒没況况減减滿满漁渔濃浓溫温燈灯熱热爾尔狀状獨独猶犹環环產产畢毕"
-    "異异盡尽監监盤盘眾众礎础確确禮礼種种稱称穩稳築筑簡简糧粮級级紀纪納纳細细組组結结給给絡络維维網网編编練练"
-    "縮缩織织聯联職职腦脑臨临興兴舊旧莊庄葉叶蓮莲蘭兰處处裝装製制複复規规視视親亲覺觉觀观訂订訓训許许試试詳详"
-    "誌志誤误調调談谈請请諸诸證证譯译財财貨货費费資资賽赛趙赵軟软輕轻載载輪轮輸输農农遊游適适鄉乡鄭郑錄录鏡镜"
-    "陸陆隊队階阶隨随險险雖虽雙双難难離离靈灵韓韩頁页項项順顺預预領领頻频顯显願愿餘余館馆驗验鬥斗魯鲁鮮鲜麥麦"
-    "黨党齒齿壽寿夢梦奪夺婦妇媽妈孫孙寬宽層层屬属嚴严劉刘吳吴張张陳陈楊杨馮冯鄧邓蕭萧謝谢羅罗鄒邹湯汤蔣蒋韋韦"
-    "賈贾劍剑獅狮禪禅燒烧礙碍蓋盖歐欧亞亚瑪玛絲丝紐纽倫伦聖圣殺杀鐘钟鍾钟錦锦鑽钻針针釋释遺遗邏逻輯辑齡龄歲岁"
-    "衛卫軌轨鄰邻紡纺織织廠厂價价錶表較较賓宾檔档腳脚鹽盐鹼碱氫氢鈉钠鎂镁鈣钙鋁铝鉀钾銅铜鋅锌"
-)
-_TRADITIONAL = str.maketrans(_TRADITIONAL_PAIRS[0::2], _TRADITIONAL_PAIRS[1::2])
+NORMALIZER_VERSION = f"zh-rule-4+opencc-{opencc.__version__}"
 
-# Unit spellings that mean the same thing.
-_UNIT_SYNONYMS = (("公里", "千米"), ("公斤", "千克"), ("摄氏度", "°c"))
+# Traditional -> simplified by OpenCC's maintained phrase tables (t2s), on answers and references alike.
+_T2S = opencc.OpenCC("t2s")
+
+# Unit spellings that mean the same thing; 千米 and 千克 become words of their own so that no numeral or
+# multiplier reads their 千 (二十千米 is 20 km, not 20 + 1000).
+_UNIT_SYNONYMS = (("千米", "公里"), ("千克", "公斤"), ("摄氏度", "°c"), ("华氏度", "°f"))
 
 _DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8,
            "九": 9}
@@ -42,61 +28,98 @@ _SMALL_UNITS = {"十": 10, "百": 100, "千": 1000}
 # 一千二 is 1200, 三万五 35000: the unit of a final digit that follows one of these without a 零.
 _ELIDED = {"百": 10, "千": 100, "万": 1000, "亿": 10 ** 7}
 _CN_NUMERAL = re.compile(r"(百分之)?([零〇一二两三四五六七八九十百千万亿]+)(点[零〇一二三四五六七八九]+)?")
-# A single numeral character is only a number standing alone, next to a measure word or after 第 (not 一样,
-# 统一, 十分).
+# A single numeral character is only a number standing alone, next to a measure word or unit or after 第 (not
+# 一样, 统一, 十分).
 _NOT_A_COUNT = set("哪某每同这那任唯统之其")
-_MEASURE_WORDS = set("年月日号届个次人岁位名条章节倍元米克吨种项座层期代世纪度天周")
-# Arabic numbers: thousands separators, decimals, a Chinese multiplier (1.2千, 3千米 = 3000米; not 5百分点), a
-# percent sign. Digits glued to Latin letters (V08AA04, H2O, 5G) are codes, not quantities, unless the letters
-# are a unit (see _LATIN_UNITS).
-_ARABIC = re.compile(r"(?<![a-z0-9.])(-)?(\d{1,3}(?:,\d{3})+(?!\d)|\d+)(\.\d+)?\s*(万亿|千万|百万|亿|万|千|百(?!分))?"
-                     r"\s*(%)?")
-_MULTIPLIERS = {"万": 10 ** 4, "亿": 10 ** 8, "万亿": 10 ** 12, "千万": 10 ** 7, "百万": 10 ** 6, "千": 1000,
-                "百": 100}
-# Latin unit symbols after a number, rewritten in Chinese so that 10kg and 10公斤 read alike.
-_LATIN_UNITS = {"km": "千米", "kg": "千克", "mg": "毫克", "cm": "厘米", "mm": "毫米", "ml": "毫升"}
-_LATIN_UNIT = re.compile(r"(?<=\d)\s*(" + "|".join(_LATIN_UNITS) + r")(?![a-z])")
+_MEASURE_WORDS = set("年月日号届个次人岁位名条章节倍元米克吨种项座层期代世纪度天周本部首篇只头匹张台辆架艘家所门件场"
+                     "局枚颗粒支队份句字集季轮站口")
+# 一 before a counter after another word is the indefinite article (作为一个AI, 是一位诗人, 不止一座), not an
+# answer of 1; after these characters (or none) it counts (有一个, 共一座, 只一次). Units and dates (一日) count.
+_COUNT_BEFORE = set("是有共只仅约近达第")
+_ARTICLE_COUNTERS = set("个位名座种本部条件只家所项篇首头匹张台辆架艘门场局枚颗粒支队份句")
 # Units a number may carry: spelling -> (canonical unit, factor to it). Two numbers with different canonical
 # units never match (3小时 / 3分钟, 15英镑 / 15美元); a number without a listed unit matches any. Counters (个, 人,
-# 次) and ambiguous words (度, 分) are not listed. 千米 and 千克 arrive as the multiplier 千 and 米 / 克.
+# 次) and ambiguous words (度, 分) are not listed. Imperial and other non-metric units are their own canonical
+# units: an answer in them is not converted (the judge is unsure of it rather than right or wrong).
 _UNITS = {
     "米": ("米", 1), "厘米": ("米", "0.01"), "毫米": ("米", "0.001"), "微米": ("米", "1e-6"),
-    "纳米": ("米", "1e-9"), "克": ("克", 1), "毫克": ("克", "0.001"), "微克": ("克", "1e-6"), "吨": ("克", 10 ** 6),
-    "升": ("升", 1), "毫升": ("升", "0.001"), "平方米": ("平方米", 1), "平方千米": ("平方米", 10 ** 6),
-    "公顷": ("平方米", 10 ** 4), "°c": ("°c", 1),
+    "纳米": ("米", "1e-9"), "公里": ("米", 1000), "克": ("克", 1), "毫克": ("克", "0.001"), "微克": ("克", "1e-6"),
+    "公斤": ("克", 1000), "吨": ("克", 10 ** 6), "公吨": ("克", 10 ** 6), "斤": ("克", 500), "公斤级": ("克", 1000),
+    "升": ("升", 1), "毫升": ("升", "0.001"), "平方米": ("平方米", 1), "平方公里": ("平方米", 10 ** 6),
+    "公顷": ("平方米", 10 ** 4), "立方米": ("立方米", 1), "°c": ("°c", 1), "°f": ("°f", 1),
+    "英里": ("英里", 1), "海里": ("海里", 1), "英尺": ("英尺", 1), "英寸": ("英寸", 1), "码": ("码", 1),
+    "磅": ("磅", 1), "盎司": ("盎司", 1), "加仑": ("加仑", 1), "亩": ("亩", 1),
     "元": ("元", 1), "块": ("元", 1), "人民币": ("元", 1), "美元": ("美元", 1), "美金": ("美元", 1),
     "英镑": ("英镑", 1), "欧元": ("欧元", 1), "日元": ("日元", 1), "日圆": ("日元", 1), "港元": ("港元", 1),
     "港币": ("港元", 1), "韩元": ("韩元", 1), "卢布": ("卢布", 1), "新台币": ("台币", 1), "台币": ("台币", 1),
+    "新元": ("新元", 1), "澳元": ("澳元", 1), "加元": ("加元", 1), "法郎": ("法郎", 1), "马克": ("马克", 1),
     "年": ("年", 1), "月": ("月", 1), "日": ("日", 1), "号": ("日", 1), "天": ("日", 1), "周": ("周", 1),
-    "星期": ("周", 1), "小时": ("小时", 1), "钟头": ("小时", 1), "分钟": ("分钟", 1), "秒": ("秒", 1),
+    "星期": ("周", 1), "小时": ("秒", 3600), "钟头": ("秒", 3600), "分钟": ("秒", 60), "秒": ("秒", 1),
     "毫秒": ("秒", "0.001"), "岁": ("岁", 1), "周岁": ("岁", 1), "周年": ("年", 1), "克拉": ("克拉", 1),
+    "世纪": ("世纪", 1),
 }
+_UNIT_WORDS = "|".join(sorted(map(re.escape, _UNITS), key=len, reverse=True))
+# Arabic numbers: thousands separators, decimals, a Chinese multiplier (1.2千, 3千万; not 5百分点), a percent
+# sign. Digits glued to Latin letters (V08AA04, H2O, 5G) are codes, not quantities, unless the letters are a
+# unit (see _LATIN_UNITS). 10亿1000万 is one number.
+_ARABIC = re.compile(r"(?<![a-z0-9.])(-)?(\d{1,3}(?:,\d{3})+(?!\d)|\d+)(\.\d+)?\s*"
+                     r"(?:(万亿|千万|百万|亿|万|千|百(?!分))(?:(?<=[亿万])(\d+)(千万|百万|万|千|百)?)?)?\s*(%)?")
+_MULTIPLIERS = {"万": 10 ** 4, "亿": 10 ** 8, "万亿": 10 ** 12, "千万": 10 ** 7, "百万": 10 ** 6, "千": 1000,
+                "百": 100}
+# Latin unit symbols after a number, rewritten in Chinese so that 10kg and 10公斤 read alike.
+_LATIN_UNITS = {"km": "公里", "kg": "公斤", "mg": "毫克", "cm": "厘米", "mm": "毫米", "ml": "毫升", "°c": "°c"}
+_LATIN_UNIT = re.compile(r"(?<=\d)\s*(" + "|".join(_LATIN_UNITS) + r")(?![a-z])")
 # Counters between a number and its qualifier (3500人左右, 3000名以上).
 _COUNTERS = re.compile(r"\s*[个多余人名位次件家座所条本台辆只种项篇部届倍]{0,2}")
-_UNIT = re.compile(r"\s*[个多余]{0,2}(" + "|".join(sorted(map(re.escape, _UNITS), key=len, reverse=True)) + ")")
+_UNIT = re.compile(r"\s*[个多余]{0,2}(" + _UNIT_WORDS + ")")
+_UNIT_AHEAD = re.compile(_UNIT_WORDS)
+# What may follow a plain number without being a unit we do not know: counters, qualifiers, particles, verbs
+# and prepositions that commonly follow a number in a sentence.
+_PLAIN_FOLLOWERS = set("个多余人名位次件家座所条本台辆只种项篇部届倍左右上下前后以至到和与或及的是在为了年月日号"
+                       "起止之间内外中时期末初底来而并也就才都被由将向于从把对比点分成度")
+_LATIN_AFTER = re.compile(r"\s?([a-z]{1,5})(?![a-z])")
+_UNKNOWN_UNIT = re.compile(r"[^\W\d的是在为了和与或及,。]{1,4}")
+# 2小时08分36秒, 1分15秒: one duration, in seconds.
+_DURATION = re.compile(r"(?<![\d.])(?:(\d+)\s*个?(?:小时|钟头))?\s*(?:(\d+)\s*分(多)?钟?)?\s*(?:(\d+(?:\.\d+)?)\s*秒)?"
+                       r"|(?<![\d:])(\d{1,2}):(\d{2}):(\d{2}(?:\.\d+)?)(?![\d:])")
 
-_APPROX_BEFORE = re.compile(r"(大约|大概|约为|约有|约|将近|接近|近|差不多|估计|估算)\s*$")
-_LOWER_BEFORE = re.compile(r"(超过|多于|大于|高于|逾|至少|不少于|不低于|以上的)\s*$")
-_UPPER_BEFORE = re.compile(r"(不超过|不到|不足|少于|小于|低于|至多|最多|不多于)\s*$")
+_APPROX_BEFORE = re.compile(r"(大约|大概|约为|约有|约|将近|接近|近|差不多|估计|估算|左右为)\s*$")
+_LOWER_BEFORE = re.compile(r"(超过|多于|大于|高于|逾|至少|不少于|不低于|不止|不小于|以上的)\s*$")
+_UPPER_BEFORE = re.compile(r"(不超过|不到|不足|少于|小于|低于|至多|最多|不多于|不大于|不高于)\s*$")
 _APPROX_AFTER = re.compile(r"^\s*(左右|上下|前后)")
-_LOWER_AFTER = re.compile(r"^\s*(多|余|以上|\+)")
+_LOWER_AFTER = re.compile(r"^\s*个?(多|余|以上|\+)")
 _UPPER_AFTER = re.compile(r"^\s*(以下|以内)")
+# 1850年到1860年之间, 1850-1860年: a range. 19世纪90年代, 1890年代, 19世纪末: ranges of years.
+_RANGE_JOIN = re.compile(r"\s*(到|至|~|～|-|—|–)\s*")
+_DECADE = re.compile(r"(?<!\d)(?:(公元前)?(\d{1,2})世纪(?:(\d)0年代|(初期|初|前期|上半叶|中叶|中期|下半叶|后期|末期|末))?"
+                     r"|(\d{2,3}0)年代|(上个?世纪)?(\d)0年代)")
+_CENTURY_PART = {"初": (0, 30), "初期": (0, 30), "前期": (0, 40), "上半叶": (0, 50), "中叶": (30, 70),
+                 "中期": (30, 70), "下半叶": (50, 100), "后期": (60, 100), "末": (70, 100), "末期": (70, 100)}
 
 REFUSAL = re.compile(
-    r"不知道|不清楚|不确定|不了解|不得而知|找不到|查不到"
+    r"不知道|不(太|很|大|是很|能)?(清楚|确定|了解|熟悉|记得|肯定)|不得而知|找不到|查不到|记不(清|得|太清)|想不起"
+    r"|答不(上|出)|回答不了|说不(准|好|清)|拿不准|没(有)?(能)?(查到|找到|检索到|搜到)"
+    r"|超出(了)?(我的)?(知识|能力|所知|了解)|知识(库|范围)[^,.;!?，。；！？]{0,6}(没有|不包含|未|不足)"
     # 无法确定, and with what it cannot be done from in between: 无法从文档中确定, 不能根据所给信息判断
-    r"|(无法|不能|未能|难以)[^,.;!?，。；！？]{0,12}?(确定|回答|得知|判断|提供|找到|确认|获知|查到|给出|得出)"
-    r"|无从|不详|未知|(信息|资料|数据|材料)不足"
-    r"|没有(相关|足够|具体|明确)?的?(信息|资料|数据|记载|记录|提及|提到|找到|说明|提供|给出|涉及)"
+    r"|(无法|不能|未能|难以|没法|没办法)[^,.;!?，。；！？]{0,12}?(确定|回答|得知|判断|提供|找到|确认|获知|查到|给出"
+    r"|得出|核实|核对|验证|查证|获取|知道|考证|断定)"
+    r"|无从|不详|未知|(信息|资料|数据|材料)(不足|有限|缺乏)|缺乏(相关|足够|可靠)"
+    r"|没有(相关|足够|具体|明确|可靠|确切)?的?(信息|资料|数据|记载|记录|提及|提到|找到|说明|提供|给出|涉及)"
     r"|未(提及|提到|找到|给出|提供|说明|记载|查到|涉及)|(文档|文中|材料|上下文|原文|资料)中?(没有|未|并未)"
-    # asking for context: 请提供更多上下文, 需要更多背景信息, 您指的是哪一年？
+    # asking for context: 请提供更多上下文, 需要更多背景信息, 您指的是哪一年？, 建议查阅相关资料
     r"|(请|能否|可否|能不能|麻烦)您?再?(提供|补充|说明|告知|明确)|更多的?(信息|上下文|背景|细节|资料|内容)"
-    r"|请问|(您|你)(指的是|是指|说的是)|具体一(些|点)"
-    r"|抱歉|对不起|暂无|i don'?t know|i do not know|not sure|cannot|can'?t|unknown|no information|^n/?a$")
-GUESS = re.compile(r"可能是|也许是|或许是|大概是|应该是|估计是|猜|似乎是|好像是|i think|probably|maybe")
+    r"|请问|(您|你)(指的是|是指|说的是|问的是)|具体一(些|点)|建议(您)?(查阅|查询|咨询|参考|核实|查看)"
+    r"|抱歉|对不起|暂(时)?(无|没有)|i don'?t know|i do not know|not sure|cannot|can'?t|unknown|no information"
+    r"|(do not|don'?t) have (any )?(information|data|details|knowledge)|unable to|not (able to|aware|certain)|^n/?a$")
+# A guess: the answer leans towards a candidate (可能是, 我记得是, 应该在).
+GUESS = re.compile(r"(可能|也许|或许|大概|应该|估计|似乎|好像|印象中|记得|猜测?|疑似)(是|为|在|于|叫|属于|位于)"
+                   r"|猜|倾向|i think|i believe|probably|maybe|perhaps|likely")
+# A hedge around an answer, even a right one.
+HEDGE = re.compile(GUESS.pattern + r"|不(太|很|大)?(确定|肯定)|据我所知|如果我没记错|not sure|not certain")
 # 或 starting an alias (或称, 或译), meaning "perhaps" (或许) or opening a bound (或以上, 或更早) does not offer a
 # second candidate.
-ALTERNATIVES = re.compile(r"或是|抑或|亦或|还是|也可能|或(?!者?(?:[称译作名叫许]|以上|以下|更))|\bor\b")
+ALTERNATIVES = re.compile(r"或是|抑或|亦或|还是|也可能|或(?!者?(?:[称译作名叫许]|以上|以下|更))|\bor\b"
+                          r"|之一|(?<=[\u4e00-\u9fff\d])/(?=[\u4e00-\u9fff\d])")
 # A denial: 不是 / 并非 / 而非 / 不在 / 不属于 up to the end of its clause or the 而是 / 但 / 是 that turns it
 # (他并不是北京人，而是上海人). 是不是 asks, it does not deny.
 DENIAL = re.compile(r"(?<!是)(不是|并非|而非|不在|不属于)(?:(?!而|但|是)[^,;!?:、。\n])+")
@@ -133,10 +156,13 @@ def _replace_numeral(match: re.Match) -> str:
     text, start, end = match.string, match.start(), match.end()
     before, after = text[start - 1:start], text[end:end + 1]
     alone = not (before.isalnum() and before not in "是为") and not after.isalnum()  # 十, 答案是三。
-    if len(digits) == 1 and not (percent or fraction or alone or before == "第" or after in _MEASURE_WORDS):
+    measured = (after in _MEASURE_WORDS or _UNIT_AHEAD.match(text, end) is not None
+                or (after == "分" and text[end + 1:end + 2] in "钟零一二两三四五六七八九十"))  # 一分十五秒, not 十分重要
+    if len(digits) == 1 and not (percent or fraction or alone or before == "第" or measured):
         return match.group(0)
-    if digits == "一" and before in _NOT_A_COUNT:  # 哪一年, 同一年, 唯一: "which / the same / only", not 1
-        return match.group(0)
+    if digits == "一" and (before in _NOT_A_COUNT
+                          or (after in _ARTICLE_COUNTERS and before.isalpha() and before not in _COUNT_BEFORE)):
+        return match.group(0)  # 哪一年, 同一年, 唯一, 作为一个: "which / the same / only / a", not 1
     if before.isdigit() and digits[0] in "万亿":  # 1.2万 is handled with the Arabic number
         return match.group(0)
     value = _cn_integer(digits)
@@ -155,7 +181,7 @@ def chinese_numerals_to_arabic(text: str) -> str:
 
 def clean(text: str) -> str:
     """NFKC (full width -> half width), lower case, traditional -> simplified, unit synonyms, Arabic numerals."""
-    text = unicodedata.normalize("NFKC", text).lower().translate(_TRADITIONAL)
+    text = _T2S.convert(unicodedata.normalize("NFKC", text).lower()).replace("−", "-").replace("﹣", "-")
     for variant, canonical in _UNIT_SYNONYMS:
         text = text.replace(variant, canonical)
     if any(ch.isdigit() for ch in text):
@@ -175,9 +201,16 @@ def key(cleaned: str) -> str:
 class Number:
     value: Decimal
     step: Decimal      # the unit of the last written digit: 3518.17 -> 0.01, 1.2万 -> 1000
-    kind: str = "exact"  # exact | approx | lower (at least) | upper (at most)
+    kind: str = "exact"  # exact | approx | lower (at least) | upper (at most) | range (value .. high)
     unit: str | None = None  # canonical unit (米, 元, 年, %); value and step are in it
     scale: Decimal = Decimal(1)  # the value of a written 1: 1.2万 -> 10000, 3.5厘米 -> 0.01 (米)
+    loose: Decimal = Decimal(1)  # the precision its writer meant when it is approximate: 约1850 -> 10
+    high: Decimal | None = None  # the upper end of a range
+    start: int = 0          # where it is written in the text
+    ordinal: bool = False   # 第3条
+    unknown_unit: str = ""  # letters or a word after it that we do not know as a unit (100MW, 15新元)
+    counter: str = ""       # the counter after it (3个, 5座)
+    factor: Decimal = Decimal(1)  # its unit's factor to the canonical unit (公里 -> 1000 米)
 
     def same_unit(self, other: "Number") -> bool:
         return self.unit is None or other.unit is None or self.unit == other.unit
@@ -186,29 +219,38 @@ class Number:
         """Equal at the coarser of the two precisions, the answer's counting only down to the reference's written
         units, and in the same unit when both name one. Reference 3518.17: 3518 and 3518.2 match, 3520 and 3.5千
         do not; reference 1.24亿: 1.2亿 matches, 1.2万 matches 12000 but not 12345."""
+        if reference.kind == "range":  # 1985 or 20世纪80年代 for 20世纪80年代
+            high = self.high if self.kind == "range" else self.value
+            return self.same_unit(reference) and reference.value <= self.value and high <= reference.high
+        if self.kind == "range":
+            return False
         tolerance = max(reference.step, min(self.step, reference.scale)) / 2
         return self.same_unit(reference) and abs(self.value - reference.value) <= tolerance
 
     def consistent_with(self, reference: "Number") -> bool:
-        """A vague statement (约 3500, 超过 3000) that the reference does not contradict."""
+        """A vague statement (约 3500, 超过 3000, 1850到1860年, 19世纪90年代) the reference does not contradict. An
+        approximate value must round to the reference at its own written precision: 约3500 for 3518 yes, 1850年左右
+        for 1856 no, 约3.6万 for 39000 no."""
         if not self.same_unit(reference):
             return False
         if self.kind == "lower":
             return reference.value >= self.value - self.step / 2
         if self.kind == "upper":
             return reference.value <= self.value + self.step / 2
-        return abs(self.value - reference.value) <= abs(reference.value) / 10 or self.matches(reference)
+        if self.kind == "range":
+            return self.value - self.step / 2 <= reference.value <= self.high + self.step / 2
+        return abs(self.value - reference.value) <= self.loose / 2 or self.matches(reference)
 
 
-def _qualifier(text: str, start: int, end: int, unit_end: int) -> str:
-    """From the words before the number and after it or after its unit (3000多人, 3500人左右)."""
+def _qualifier(text: str, start: int, end: int, unit_end: int, framing: str) -> str:
+    """From the words before the number and after it or after its unit (3000多人, 3500人左右); a bound word the
+    question already uses (至少需要多少人？ -> 至少5人) frames the answer, it does not loosen it."""
     before, afters = text[max(0, start - 4):start], (text[end:end + 3], text[unit_end:unit_end + 3])
-    if _UPPER_BEFORE.search(before) or any(_UPPER_AFTER.search(a) for a in afters):
-        return "upper"
-    if _LOWER_BEFORE.search(before) or any(_LOWER_AFTER.search(a) for a in afters):
-        return "lower"
-    if _APPROX_BEFORE.search(before) or any(_APPROX_AFTER.search(a) for a in afters):
-        return "approx"
+    for kind, pair in (("upper", (_UPPER_BEFORE, _UPPER_AFTER)), ("lower", (_LOWER_BEFORE, _LOWER_AFTER)),
+                       ("approx", (_APPROX_BEFORE, _APPROX_AFTER))):
+        cue = pair[0].search(before) or next(filter(None, (pair[1].search(a) for a in afters)), None)
+        if cue:
+            return "exact" if len(cue.group(1)) > 1 and cue.group(1) in framing else kind
     return "exact"
 
 
@@ -221,29 +263,112 @@ def _negative(text: str, start: int, unit: str | None) -> bool:
                                                        or before[-2] in "是于为约")
 
 
-def find_numbers(cleaned: str) -> list[Number]:
-    """The numbers in cleaned text with their precision, unit and qualifier; a leading minus, 负, 零下 or 公元前
-    is a sign."""
+def _year_ranges(cleaned: str) -> list[tuple[Number, int]]:
+    """(range, end) for 19世纪90年代 -> 1890..1899, 19世纪 -> 1800..1899, 19世纪末 -> 1870..1899, 1890年代 and
+    上世纪90年代 / 90年代 -> 1890..1899 / 1990..1999, 公元前3世纪 -> -300..-201."""
     out = []
+    for m in _DECADE.finditer(cleaned):
+        bce, century, decade, part, decade_only, last_century, short_decade = m.groups()
+        if decade_only:
+            low = int(decade_only)
+        elif short_decade:
+            low = 1900 + int(short_decade) * 10  # 90年代, 上世纪90年代: the 20th century's, as in common use
+        else:
+            base = (int(century) - 1) * 100
+            if bce:
+                low, high = -(base + 100), -(base + 1)
+            else:
+                span = (int(decade) * 10, int(decade) * 10 + 10) if decade else _CENTURY_PART.get(part, (0, 100))
+                low, high = base + span[0], base + span[1] - 1
+        if decade_only or short_decade:
+            high = low + 9
+        out.append((Number(Decimal(low), Decimal(1), "range", "年", high=Decimal(high), start=m.start()), m.end()))
+    return out
+
+
+def _durations(cleaned: str) -> list[tuple[Number, int]]:
+    """(seconds, end) for durations in two or three parts: 2小时08分36秒 -> 7716, 1分15秒 -> 75."""
+    out = []
+    for m in _DURATION.finditer(cleaned):
+        hours, minutes, more, seconds, *clock = m.groups()
+        if clock[0]:
+            hours, minutes, seconds = clock
+        parts = (hours, minutes, seconds)
+        if sum(p is not None for p in parts) < 2 and not more:
+            continue
+        step = Decimal(1).scaleb(-len(seconds.split(".")[1])) if seconds and "." in seconds else \
+            Decimal(1) if seconds else Decimal(60) if minutes else Decimal(3600)
+        value = sum((Decimal(p) * f for p, f in zip(parts, (3600, 60, 1)) if p), Decimal(0))
+        kind = "lower" if more or _LOWER_AFTER.match(cleaned, m.end()) else "exact"  # 2小时08分多, 1分多钟
+        out.append((Number(value, step, kind, "秒", start=m.start()), m.end()))
+    return out
+
+
+def find_numbers(cleaned: str, framing: str = "") -> list[Number]:
+    """The numbers in cleaned text with their precision, unit and qualifier, in order; a leading minus, 负, 零下
+    or 公元前 is a sign. `framing` is the question: bound words it uses are not qualifiers of the answer."""
+    ranges = _year_ranges(cleaned) if "代" in cleaned or "世纪" in cleaned else []
+    ranges += _durations(cleaned) if "分" in cleaned or ":" in cleaned else []
+    out = [n for n, _ in ranges]
+    spans = [(n.start, end) for n, end in ranges]
     for m in _ARABIC.finditer(cleaned):
+        if any(lo <= m.start() < hi for lo, hi in spans):
+            continue
         glued = len(cleaned[m.start():m.end()].rstrip())
-        if m.start() + glued < len(cleaned) and "a" <= cleaned[m.start() + glued] <= "z":
-            continue  # 5g, 3m: letters glued to the number that are not a unit we know (1998 the: a number)
-        sign, integer, fraction, multiplier, percent = m.groups()
+        latin = _LATIN_AFTER.match(cleaned, m.start() + glued)
+        if latin and m.start() + glued < len(cleaned) and cleaned[m.start() + glued] != " ":
+            continue  # 5g, 3m, V08AA04: letters glued to the number that are not a unit we know
+        sign, integer, fraction, multiplier, tail, tail_multiplier, percent = m.groups()
         digits = integer.replace(",", "") + (fraction or "")
         value = Decimal(digits)
         step = Decimal(1).scaleb(-(len(fraction) - 1)) if fraction else Decimal(1)
         if multiplier:
             value *= _MULTIPLIERS[multiplier]
             step *= _MULTIPLIERS[multiplier]
+        if tail:  # 10亿1000万, 3万5000: one number, as precise as its last part
+            low = Decimal(_MULTIPLIERS[tail_multiplier]) if tail_multiplier else Decimal(1)
+            value, step = value + Decimal(tail) * low, low
         scale = Decimal(_MULTIPLIERS[multiplier]) if multiplier else Decimal(1)
+        written = integer.replace(",", "")
+        loose = step * (10 ** (len(written) - len(written.rstrip("0"))) if not fraction and not tail else 1)
         unit, unit_end = ("%", m.end()) if percent else (None, _COUNTERS.match(cleaned, m.end()).end())
         spelled = None if percent else _UNIT.match(cleaned, m.end())
+        unknown = ""
         if spelled:
             unit, factor = _UNITS[spelled.group(1)]
-            value, step, scale = value * Decimal(factor), step * Decimal(factor), scale * Decimal(factor)
+            value, step, scale, loose = (x * Decimal(factor) for x in (value, step, scale, loose))
             unit_end = spelled.end()
+        elif not percent:
+            follower = cleaned[m.end():m.end() + 1]
+            if latin and latin.group(1) not in ("and", "or", "the", "in", "to", "by", "of", "at", "a", "s"):
+                unknown = latin.group(1)  # 100 MW, 2.4 GHz
+            elif "\u4e00" <= follower <= "\u9fff" and follower not in _PLAIN_FOLLOWERS:
+                unknown = _UNKNOWN_UNIT.match(cleaned, m.end()).group(0)  # 500兆瓦, 2250万千瓦时
         if sign or _negative(cleaned, m.start(), unit):
             value = -value
-        out.append(Number(value, step, _qualifier(cleaned, m.start(), m.end(), unit_end), unit, scale))
+        counter = cleaned[m.end():unit_end].strip() if unit is None else ""
+        out.append(Number(value, step, _qualifier(cleaned, m.start(), m.end(), unit_end, framing), unit, scale,
+                          loose, start=m.start(), ordinal=cleaned[m.start() - 1:m.start()] == "第",
+                          unknown_unit=unknown, counter=counter, factor=Decimal(factor) if spelled else Decimal(1)))
+    return _join_ranges(sorted(out, key=lambda n: n.start), cleaned)
+
+
+def _join_ranges(numbers: list[Number], cleaned: str) -> list[Number]:
+    """Two numbers joined by 到 / 至 / - (1850年到1860年, 1850-1860年) are one range when the second is larger and
+    in the same unit (2023-09 is a date, not a range)."""
+    out = []
+    for n in numbers:
+        prev = out[-1] if out else None
+        if (prev is not None and prev.kind in ("exact", "approx") and n.kind in ("exact", "approx")
+                and (prev.unit is None or prev.unit == n.unit)):
+            between = cleaned[prev.start:n.start]
+            join = _RANGE_JOIN.search(between)
+            # 3到5万公里: the first number takes the second's unit, and its multiplier when it has none
+            low = prev.value * (n.scale if prev.scale == 1 else n.factor) if prev.unit is None else prev.value
+            dash = join is not None and join.group(1) in "-—–"
+            if (join and join.end() == len(between) and n.value > low
+                    and (not dash or len(str(int(abs(prev.value)))) == len(str(int(abs(n.value)))))):
+                out[-1] = Number(low, n.step, "range", n.unit, n.scale, n.loose, n.value, prev.start)
+                continue
+        out.append(n)
     return out

@@ -24,7 +24,7 @@ def factual_scores(items: list[dict], args, *, simpleqa: bool = False, client=No
         warnings.filterwarnings("ignore", message="chimdqa_factual: the judge gave no verdict")
         result = compute_factual(
             [i["prediction"] for i in items], [i["answer"] for i in items], [i["question"] for i in items],
-            judge=args.judge, endpoint=client)
+            judge=args.judge, endpoint=client, judge_prompt=args.judge_prompt)
     if result.get("ungraded") and client is not None and client.cap_reached:
         from chimdqa_eval.llm import cap_message
 
@@ -42,7 +42,10 @@ def factual_scores(items: list[dict], args, *, simpleqa: bool = False, client=No
         cis = _factual_cis(subset, args.resamples, args.seed)
         return {m: (scores[m], cis.get(m, (float("nan"),) * 2), len(subset)) for m in SCORE_NAMES}
 
-    return FamilyScores("factual", [i["id"] for i in items], _labels(items, columns), {"grade": grades},
+    per_item = {"grade": grades}
+    if "judged_by" in result:  # the cascade: which judge decided each item
+        per_item["judged_by"] = result["judged_by"]
+    return FamilyScores("factual", [i["id"] for i in items], _labels(items, columns), per_item,
                         summarize, {m: result["signature"] for m in SCORE_NAMES})
 
 
@@ -84,7 +87,7 @@ def rag_scores(items: list[dict], metrics, args, client=None):
     from chimdqa_eval.rag.metrics import ALL_METRICS
     from chimdqa_eval.rag.scoring import compute_rag
 
-    use_llm = args.judge == "llm"
+    use_llm = args.judge in ("llm", "cascade")  # the run has an LLM endpoint
     try:
         result = compute_rag([i["prediction"] for i in items], [i["answer"] for i in items],
                              [i["question"] for i in items], [i["retrieved_contexts"] for i in items],

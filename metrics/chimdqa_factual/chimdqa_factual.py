@@ -45,9 +45,13 @@ Args:
         统计, 计算, 比较, ...); categories are "factual" / "open_ended".
     groups (dict of str -> list of str, optional): any other breakdown, e.g. {"primary_category": [...]} for
         Chinese SimpleQA gives by_primary_category.
-    judge (str): "rule" (default, offline) or "llm".
+    judge (str): "rule" (default, offline), "llm", or "cascade" (the rules where they are certain, the LLM
+        judge for the rest).
     judge_model (str), api_base (str): the grader model and its OpenAI-compatible base URL
-        (e.g. "http://localhost:8000/v1"), required for judge="llm".
+        (e.g. "http://localhost:8000/v1"), required for judge="llm" / "cascade".
+    judge_prompt (str, optional): path of a grader template (YAML: version, optional system, user with
+        {question} {reference} {prediction}, verdict_regex with one capture group, verdicts mapping the captured
+        text to CO / IN / NA); default the built-in zh-judge-1. The signature names its version and sha256.
     api_key_env (str): environment variable holding the API key (default "OPENAI_API_KEY"; none is sent when
         it is unset, as local servers expect).
     concurrency (int): parallel requests to the judge (default 16).
@@ -58,6 +62,9 @@ Args:
 Returns:
     CO, NA, IN, CGA, F1 (float, 0-100); grades (list of "CO" / "NA" / "IN" per item); by_<breakdown>
     ({label: {CO, NA, IN, CGA, F1}}) for each label column given; signature (str).
+    The rule judge and the cascade also return certain (list of bool: were the rules sure?) and reasons (the
+    rule that decided each item); the cascade adds judged_by ("rule" / "llm" per item) and cascade ({"rule",
+    "llm", "llm_calls_saved"}).
     With judge="llm" also ungraded (int) and judge_errors ([{"index", "error"}]): items the judge gave no
     verdict for are graded "UNGRADED", counted in no share (CO + NA + IN then falls short of 100) and warned
     about.
