@@ -90,14 +90,13 @@ class ChiMDQA(datasets.GeneratorBasedBuilder):
             self._rows = release.read_documents(self.config.data_dir)
         else:
             qa = release.read_qa(self.config.data_dir, files=files or None)
-            self._rows = [row for row in qa if row["domain"] in self.config.domains]
+            self._rows = release.select_qa(qa, domains=self.config.domains)
         return [datasets.SplitGenerator(name=name, gen_kwargs={"question_types": types})
                 for name, types in self.config.splits.items()]
 
     def _generate_examples(self, question_types):
-        for row in self._rows:
-            if question_types is None or row["question_type"] in question_types:
-                yield row["id"] if "id" in row else f"{row['doc_id']}/{row['page']}", row
+        for row in release.select_qa(self._rows, question_types=question_types):  # None (one plain split): all
+            yield row["id"] if "id" in row else f"{row['doc_id']}/{row['page']}", row
 
 
 def _data_files(config) -> list[str]:

@@ -164,3 +164,84 @@ def paired_factual_test(grades_a, grades_b, *, n_resamples: int = DEFAULT_RESAMP
         observed = float(observed_b[name] - observed_a[name])
         out[name] = (observed, _paired_p_value(resampled_b[name] - resampled_a[name], observed, n_resamples))
     return out
+
+
+# --- the one aggregation: overall + breakdowns (+ CIs) from per-item values ------------------------------------
+STATISTICS = ("mean", "grades")
+
+
+def _mean_scores(arrays: dict, indices, resamples: int, seed: int) -> dict:
+    """{metric: (mean, CI, n)} over the items at `indices`; items without a value (None / NaN: the metric is
+    undefined for them) are left out of the mean and of n. CI is (nan, nan) when resamples is 0, None when
+    the values have no variation."""
+    out = {}
+    for metric, array in arrays.items():
+        values = array[indices]
+        values = values[~np.isnan(values)]
+        if not len(values):
+            continue
+        ci = bootstrap_ci(values, n_resamples=resamples, seed=seed) if resamples else (float("nan"),) * 2
+        out[metric] = (float(values.mean()), ci, int(len(values)))
+    return out
+
+
+def _grade_scores(grades: list, resamples: int, seed: int) -> dict:
+    """{CO, NA, IN, CGA, F1: (score, CI, n)} from the grades of a set of items, CIs resampled jointly."""
+    from chimdqa_eval.factual.scores import SCORE_NAMES, scores_from_grades
+
+    scores = scores_from_grades(grades)
+    cis = factual_confidence_intervals(grades, n_resamples=resamples, seed=seed) if resamples else {}
+    return {m: (float(scores[m]), cis.get(m, (float("nan"),) * 2), len(grades)) for m in SCORE_NAMES}
+
+
+def summarize(per_item: dict, labels: dict | None = None, *, statistic: str = "mean", resamples: int = 0,
+              seed: int = DEFAULT_SEED, label_order: dict | None = None) -> dict:
+    """Every aggregate of a metric family from its per-item values, in one shape:
+
+        {metric: {"value", "ci95": (low, high) | None (no variation) | (nan, nan) (not computed), "n",
+                  "by": {column: {label: {"value", "ci95", "n"}}}}}
+
+    per_item: {name: one value per item}. statistic "mean": each name is a metric whose corpus score is the mean
+    of its per-item values (None / NaN values left out). statistic "grades": per_item["grade"] holds CO / NA / IN
+    (or UNGRADED) per item and the metrics are CO, NA, IN, CGA and F1 (other per-item fields are ignored).
+    labels: {column: one label per item} for the breakdowns, ordered by label_order[column] first.
+    resamples: bootstrap resamples for the 95% CIs (0: none).
+    """
+    if statistic not in STATISTICS:
+        raise ValueError(f"unknown statistic {statistic!r}; expected one of {', '.join(STATISTICS)}")
+    if statistic == "grades":
+        grades = list(per_item["grade"])
+
+        def scores(indices):
+            return _grade_scores([grades[i] for i in indices], resamples, seed)
+        n = len(grades)
+    else:
+        arrays = {m: np.array([np.nan if v is None else v for v in values], dtype=float)
+                  for m, values in per_item.items()}
+        n = len(next(iter(arrays.values()))) if arrays else 0
+
+        def scores(indices):
+            return _mean_scores(arrays, np.asarray(indices, dtype=int), resamples, seed)
+
+    def entry(stats):
+        value, ci, count = stats
+        return {"value": value, "ci95": ci, "n": count}
+
+    result = {metric: {**entry(stats), "by": {}} for metric, stats in scores(list(range(n))).items()} if n else {}
+    for column, column_labels in (labels or {}).items():
+        for label, indices in group_indices(column_labels, (label_order or {}).get(column, ())).items():
+            for metric, stats in scores(indices).items():
+                result[metric]["by"].setdefault(column, {})[label] = entry(stats)
+    return result
+
+
+def breakdown_values(summary: dict, column: str, column_labels) -> dict:
+    """{label: {metric: value, ..., "n": items with the label}} for one breakdown column of a summary: the
+    by_<column> tables the metric libraries return (the same numbers results.json carries)."""
+    out: dict = {}
+    for metric, entry in summary.items():
+        for label, cell in entry["by"].get(column, {}).items():
+            out.setdefault(label, {})[metric] = cell["value"]
+    for label, row in out.items():
+        row["n"] = sum(1 for x in column_labels if x == label)
+    return out

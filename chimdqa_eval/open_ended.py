@@ -10,8 +10,9 @@ from __future__ import annotations
 from typing import Callable, Iterable
 
 from chimdqa_eval import lexical, neural
-from chimdqa_eval.aggregate import group_indices
-from chimdqa_eval.schema import BREAKDOWNS, InputError, check_answer_pairs, check_breakdowns, check_same_length
+from chimdqa_eval.aggregate import breakdown_values, summarize
+from chimdqa_eval.schema import (LABEL_ORDER, InputError, breakdown_columns, check_answer_pairs, check_breakdowns,
+                                 check_logprobs, check_same_length)
 from chimdqa_eval.signature import make_signature
 from chimdqa_eval.text import tokenize_many, tokenize_references, tokenizer_signature
 
@@ -53,11 +54,7 @@ def _perplexities(predictions, logprobs, perplexity_model, device, download):
     """Per-item perplexity and its signature. An empty prediction (or an empty list of log-probabilities) has
     no token to score: its perplexity is None."""
     if logprobs is not None:
-        empty = {i for i, item in enumerate(logprobs) if isinstance(item, (list, tuple)) and len(item) == 0}
-        # A stand-in keeps the list aligned, so errors about other items name their own index.
-        values = neural.perplexity_from_logprobs([[0.0] if i in empty else item for i, item in enumerate(logprobs)])
-        for i in empty:
-            values[i] = None
+        values = neural.perplexity_from_logprobs(check_logprobs(logprobs, predictions))
         return values, make_signature({"metric": "perplexity", "source": "caller_logprobs"})
     scored = [i for i, p in enumerate(predictions) if p.strip()]
     scorer = neural.get_perplexity_scorer(perplexity_model or neural.DEFAULT_PERPLEXITY_MODEL, device,
@@ -68,11 +65,6 @@ def _perplexities(predictions, logprobs, perplexity_model, device, download):
     for i, value in zip(scored, result.per_item):
         per_item[i] = value
     return per_item, result.signature
-
-
-def _mean(values) -> float | None:
-    values = [v for v in values if v is not None]
-    return sum(values) / len(values) if values else None
 
 
 def compute_open(predictions, references, *, metrics=None, tokenizer: str = "jieba", domains=None,
@@ -166,14 +158,13 @@ def compute_open(predictions, references, *, metrics=None, tokenizer: str = "jie
             signature["bertscore"] = result.signature
             extra["bertscore_truncated"] = result.truncated
 
-    out = {metric: _mean(values) for metric, values in per_item.items()}
+    columns = breakdown_columns(labels)
+    summary = summarize(per_item, columns, label_order=LABEL_ORDER)
+    out = {metric: summary[metric]["value"] if metric in summary else None for metric in per_item}
     out.update(extra)
     out["per_item"] = per_item
-    for argument, column_labels in labels.items():
-        column, order, _ = BREAKDOWNS[argument]
-        out[f"by_{column}"] = {
-            label: {metric: _mean([values[i] for i in indices]) for metric, values in per_item.items()}
-            for label, indices in group_indices(column_labels, order).items()}
+    for column, column_labels in columns.items():
+        out[f"by_{column}"] = breakdown_values(summary, column, column_labels)
     out["skipped"] = skipped
     out["signature"] = signature
     return out

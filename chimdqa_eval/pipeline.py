@@ -11,13 +11,13 @@ import argparse
 
 from chimdqa_eval.aggregate import DEFAULT_RESAMPLES, DEFAULT_SEED
 from chimdqa_eval.factual import JUDGES, LLM_JUDGES
+from chimdqa_eval.families import FAMILIES, FAMILY_NAMES, ScoringSettings
 from chimdqa_eval.llm import add_endpoint_arguments, endpoint_from_args
 from chimdqa_eval.neural import DEFAULT_PERPLEXITY_MODEL
 from chimdqa_eval.schema import DOMAINS, QA_SPLITS, InputError
 
 SIMPLEQA_CONFIG = "chinese_simpleqa"
 CONFIGS = ("all", *DOMAINS, SIMPLEQA_CONFIG)
-FAMILY_NAMES = ("factual", "open_ended", "rag")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -104,7 +104,8 @@ def run(args) -> int:
         if client is not None and plan_or_probe(client, submission.items, wanted, simpleqa, args):
             return 0  # a dry run: the plan is printed, nothing asked
         out = res.check_writable(args.out)  # before scoring: a bad --out must not cost a long LLM or model run
-        families, skipped = score_with_llm(client, submission.items, wanted, args, simpleqa)
+        families, skipped = score_with_llm(client, submission.items, wanted, ScoringSettings.from_args(args),
+                                           simpleqa)
     finally:
         if client is not None:
             client.close()
@@ -141,14 +142,14 @@ def plan_or_probe(client, items, wanted, simpleqa: bool, args) -> bool:
     return False
 
 
-def score_with_llm(client, items, wanted, args, simpleqa):
+def score_with_llm(client, items, wanted, settings: ScoringSettings, simpleqa):
     """score() with the run's one LLM client (or None): an LLM failure or the call cap becomes one clear error
     that says how to resume."""
     from chimdqa_eval.llm import ChatError, cap_message
     from chimdqa_eval.rag.claims import LLMFailure
 
     try:
-        return score(items, wanted, args, simpleqa=simpleqa, client=client)
+        return score(items, wanted, settings, simpleqa=simpleqa, client=client)
     except LLMFailure as err:
         raise InputError(cap_message(client, "the RAG scoring") if client.cap_reached else str(err)) from None
     except ChatError as err:
@@ -159,7 +160,9 @@ def llm_calls_planned(items, wanted, client, *, simpleqa: bool = False, judge: s
                       judge_prompt=None) -> dict:
     """{stage: {"calls", "exact"[, "note"]}}: what the LLM judge and the RAG extractor/checker (--judge llm or
     cascade) would still ask, after the cache, for these items; asks nothing."""
-    factual_items, _ = route(items, simpleqa)
+    from chimdqa_eval.families import family_items
+
+    factual_items = family_items(FAMILIES["factual"], items, simpleqa)
     plan = {}
     if "factual" in wanted and factual_items:
         from chimdqa_eval.factual.judge_llm import judge_requests, load_template
@@ -176,17 +179,10 @@ def llm_calls_planned(items, wanted, client, *, simpleqa: bool = False, judge: s
         from chimdqa_eval.rag.metrics import ALL_METRICS
         from chimdqa_eval.rag.scoring import check_inputs, llm_calls_planned as rag_calls_planned
 
-        rag_items, _, _ = check_inputs([i["prediction"] for i in items], [i["answer"] for i in items],
+        rag_items, _ = check_inputs([i["prediction"] for i in items], [i["answer"] for i in items],
                                        [i["question"] for i in items], [i["retrieved_contexts"] for i in items])
         plan.update(rag_calls_planned(rag_items, tuple(wanted["rag"]) if wanted["rag"] else ALL_METRICS, client))
     return plan
-
-
-def route(items: list[dict], simpleqa: bool = False) -> tuple[list[dict], list[dict]]:
-    """(the items the factual judge grades, the items the open-ended metrics score)."""
-    if simpleqa:
-        return items, []
-    return [i for i in items if i["category"] == "factual"], [i for i in items if i["category"] == "open_ended"]
 
 
 def check_rag_pair(model: dict, dataset: dict, other: dict, source) -> None:
@@ -210,13 +206,15 @@ def check_rag_pair(model: dict, dataset: dict, other: dict, source) -> None:
 
 
 def resolve_wanted(names) -> dict:
-    """{family: None (all its metrics) | set of the library's metric names} from --metrics."""
+    """{family: None (all its metrics) | set of metric names} from --metrics: family names, the registry's
+    metric names (bertscore_f1) or the libraries' (bertscore, RAG groups such as generator)."""
     if not names:
         return {f: None for f in FAMILY_NAMES}
     from chimdqa_eval.open_ended import METRICS as OPEN_METRICS
-    from chimdqa_eval.rag.metrics import ALL_METRICS as RAG_METRICS, GROUPS as RAG_GROUPS
+    from chimdqa_eval.rag.metrics import GROUPS as RAG_GROUPS
 
-    choices = {"open_ended": set(OPEN_METRICS), "rag": set(RAG_METRICS) | set(RAG_GROUPS)}
+    choices = {"open_ended": set(FAMILIES["open_ended"].metrics) | set(OPEN_METRICS),
+               "rag": set(FAMILIES["rag"].metrics) | set(RAG_GROUPS)}
     wanted: dict = {}
     for name in names:
         if name in FAMILY_NAMES:
@@ -225,8 +223,8 @@ def resolve_wanted(names) -> dict:
         owners = [f for f, known in choices.items() if name in known]
         if not owners:
             raise InputError(f"--metrics: unknown name {name!r}; expected families {', '.join(FAMILY_NAMES)}, "
-                             f"open-ended metrics {', '.join(OPEN_METRICS)} or RAG metrics / groups "
-                             f"{', '.join(RAG_METRICS + tuple(RAG_GROUPS))}")
+                             f"open-ended metrics {', '.join(sorted(choices['open_ended']))} or RAG metrics / "
+                             f"groups {', '.join(FAMILIES['rag'].metrics + tuple(RAG_GROUPS))}")
         for family in owners:
             if wanted.get(family, ()) is not None:
                 wanted.setdefault(family, set()).add(name)
@@ -248,7 +246,7 @@ def load_questions(config: str, data_dir=None, data_files=None, split: str = "te
                                    "revision": release.fingerprint(files=data_files), "source": str(data_files[0]),
                                    "n_questions": len(rows)}
     every = release.read_qa(data_dir, files=data_files)
-    rows = [r for r in every if (config == "all" or r["domain"] == config) and r["question_type"] in QA_SPLITS[split]]
+    rows = release.select_qa(every, domains=None if config == "all" else (config,), question_types=QA_SPLITS[split])
     if not rows:
         raise InputError(f"the release has no questions in config {config}, split {split}")
     outside = frozenset(r["id"] for r in every) - {r["id"] for r in rows}
@@ -273,53 +271,48 @@ def settings_of(args) -> dict:
             "seed": args.seed, "confidence": 0.95}
 
 
-def score(items: list[dict], wanted: dict, args, *, simpleqa: bool = False, client=None):
-    """(FamilyScores list, skipped families) for the joined items; one progress step per metric family.
-    `client`: the run's one ChatClient (--judge llm), shared by the judge and the RAG extractor/checker."""
+def score(items: list[dict], wanted: dict, settings: ScoringSettings, *, simpleqa: bool = False, client=None):
+    """(FamilyScores list, skipped families) for the joined items, family by family from the registry; one
+    progress step per family. `client`: the run's one ChatClient (an LLM judge), shared by the judge and the RAG
+    extractor/checker. The skip policy is the registry's (chimdqa_eval.families): a family that cannot run at
+    all is an error when --metrics named it or one of its metrics, a skipped family otherwise."""
     from tqdm.auto import tqdm
 
-    from chimdqa_eval.report import families as fam
+    from chimdqa_eval.families import FamilyUnavailable, family_items, preflight, score_family
 
-    factual_items, open_items = route(items, simpleqa)
-    stages = []
-    if "factual" in wanted and factual_items:
-        stages.append((f"factual ({args.judge} judge, {len(factual_items)} answers)",
-                       lambda: (fam.factual_scores(factual_items, args, simpleqa=simpleqa, client=client), None)))
-    if "open_ended" in wanted and open_items:
-        stages.append((f"open-ended ({len(open_items)} answers)",
-                       lambda: (fam.open_scores(open_items, wanted["open_ended"], args), None)))
-    skipped = []
-    if "rag" in wanted and not simpleqa:
-        # As for a named open-ended metric: RAG metrics named in --metrics must run, or nothing is scored.
-        named = args.metrics is not None
-        if items[0].get("retrieved_contexts") is None:
-            if named:
-                raise InputError("--metrics asks for RAG metrics, but the predictions carry no retrieved_contexts")
-            skipped.append({"family": "rag", "metric": None, "reason": "the predictions carry no retrieved_contexts"})
-        elif named and args.judge not in LLM_JUDGES and not args.nli_model:
-            raise InputError("--metrics asks for RAG metrics, which need a claim checker: --nli-model (a local "
-                             "NLI model) or --judge llm with --judge-model and --api-base")
-        else:
-            stages.append((f"RAG claims ({len(items)} answers)",
-                           lambda: fam.rag_scores(items, wanted["rag"], args, client=client)))
+    stages, skipped = [], []
+    for name, family in FAMILIES.items():
+        own = family_items(family, items, simpleqa) if name in wanted else []
+        if not own:
+            continue
+        try:
+            preflight(family, own, settings)  # cheap checks first: a bad option must not cost a long run
+        except FamilyUnavailable as err:
+            _unavailable(family, err, settings, skipped)
+            continue
+        stages.append((family, own))
     families = []
     with tqdm(total=len(stages), desc="chimdqa evaluate", unit="stage", disable=None) as bar:
-        for description, stage in stages:
-            bar.set_postfix_str(description)
-            family, reason = stage()
-            if family is not None:
-                families.append(family)
-            elif args.metrics is not None:
-                raise InputError(reason)
-            else:
-                skipped.append({"family": "rag", "metric": None, "reason": reason})
+        for family, own in stages:
+            bar.set_postfix_str(f"{family.name} ({len(own)} answers)")
+            try:
+                families.append(score_family(family, own, wanted[family.name], settings, client=client,
+                                             simpleqa=simpleqa))
+            except FamilyUnavailable as err:
+                _unavailable(family, err, settings, skipped)
             bar.update()
     return families, skipped
 
 
+def _unavailable(family, err, settings: ScoringSettings, skipped: list) -> None:
+    if settings.named:
+        raise InputError(f"--metrics asks for {family.title.lower()} metrics, which cannot run: {err}") from None
+    skipped.append({"family": family.name, "metric": None, "reason": str(err)})
+
+
 def summary_table(results: dict) -> str:
     """A plain-text table of every overall score with its 95% CI, then what was skipped."""
-    from chimdqa_eval.report.results import METRIC_LABELS
+    from chimdqa_eval.families import METRIC_LABELS
 
     model = results["model"]["model"]
     ds = results["dataset"]

@@ -145,6 +145,13 @@ def qa_row(record: dict, location: str) -> dict:
     return {column: row[column] for column in QA_COLUMNS}
 
 
+def select_qa(rows, domains=None, question_types=None) -> list[dict]:
+    """The QA rows in `domains` and of `question_types` (None: all) — the one selection behind the builder's
+    configs and splits and `chimdqa evaluate --config/--split`."""
+    return [row for row in rows if (domains is None or row["domain"] in domains)
+            and (question_types is None or row["question_type"] in question_types)]
+
+
 def read_qa(data_dir=None, files=None) -> list[dict]:
     """Validated QA rows of a release (or of the given jsonl files), in file order.
 

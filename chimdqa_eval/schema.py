@@ -5,6 +5,8 @@ record id or list index) and what is wrong, so a user can fix the record without
 """
 from __future__ import annotations
 
+import math
+
 DOMAINS = ("academic", "education", "finance", "law", "medical", "news")
 FACTUAL_TYPES = ("retrieval", "filtering", "statistical", "computational", "comparison")
 OPEN_TYPES = ("inference", "expansion", "summarization", "suggestion", "generation")
@@ -155,6 +157,35 @@ def check_texts(name: str, values, *, allow_empty: bool = True) -> list[str]:
     return values
 
 
+def logprobs_problem(logprobs, prediction: str | None = None) -> str | None:
+    """Why `logprobs` is not one answer's token log-probabilities, or None. The rule, everywhere logprobs come in:
+    a list of finite numbers <= 0 (natural-log probabilities), one per token of the answer; an empty list only
+    for an answer without tokens (then it has no perplexity). The text starts with the offending index, if any:
+    "[2]: ..." or ": ...", to follow the field's name."""
+    if logprobs is None or isinstance(logprobs, (str, bytes, dict)) or not hasattr(logprobs, "__len__"):
+        return f": expected a list of numbers (natural-log token probabilities), got {type(logprobs).__name__}"
+    if len(logprobs) == 0 and prediction is not None and prediction.strip():
+        return ": empty, but the answer has tokens: give one log-probability per token"
+    for j, value in enumerate(logprobs):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            return f"[{j}]: expected a finite number, got {shown(value)}"
+        if value > 0:
+            return f"[{j}]: a log-probability cannot be positive, got {value!r}"
+    return None
+
+
+def check_logprobs(logprobs, predictions=None) -> list[list[float]]:
+    """Per-item token log-probabilities under logprobs_problem's rule, or InputError naming the first bad one."""
+    if logprobs is None or isinstance(logprobs, (str, bytes)):
+        raise InputError(f"logprobs: expected a list of lists of numbers, got {type(logprobs).__name__}")
+    logprobs = list(logprobs)
+    for i, item in enumerate(logprobs):
+        problem = logprobs_problem(item, None if predictions is None else predictions[i])
+        if problem:
+            raise InputError(f"logprobs[{i}]{problem}")
+    return [list(item) for item in logprobs]
+
+
 def check_answer_pairs(predictions, references) -> tuple[list[str], list[str]]:
     """Predictions (strings, empty allowed) and references (non-empty strings) of the same length, or InputError
     naming the first bad item: the check every answer-scoring metric starts with."""
@@ -198,6 +229,15 @@ BREAKDOWNS = {
     "levels": ("level", LEVELS, None),
     "categories": ("category", CATEGORIES, None),
 }
+
+
+# Row order of each breakdown column in tables, plots and breakdowns (labels not listed follow in first-seen order).
+LABEL_ORDER = {column: vocabulary for column, vocabulary, _ in BREAKDOWNS.values()}
+
+
+def breakdown_columns(checked: dict) -> dict:
+    """{column: labels} (domain, question_type, ...) from check_breakdowns' {argument: labels}."""
+    return {BREAKDOWNS[argument][0]: values for argument, values in checked.items()}
 
 
 def check_breakdowns(**columns) -> dict:

@@ -12,13 +12,12 @@ from __future__ import annotations
 import datetime
 import difflib
 import json
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from chimdqa_eval.release import id_in_raw_line
-from chimdqa_eval.schema import (ID_LIMIT, METADATA_LIMITS, InputError, raise_problems, shown, surrogate_problem,
-                                 too_long, url_problem, where)
+from chimdqa_eval.schema import (ID_LIMIT, METADATA_LIMITS, InputError, logprobs_problem, raise_problems, shown,
+                                 surrogate_problem, too_long, url_problem, where)
 
 PREDICTION_FIELDS = ("id", "prediction", "retrieved_contexts", "logprobs")
 OPTIONAL_FIELDS = ("retrieved_contexts", "logprobs")
@@ -83,12 +82,10 @@ def _record_problems(record, loc: str) -> list[str]:
             not isinstance(contexts, list) or not all(isinstance(c, str) for c in contexts)):
         problems.append(f"{loc}: 'retrieved_contexts' must be a list of strings")
     if "logprobs" in record:
-        logprobs = record["logprobs"]
-        if (not isinstance(logprobs, list) or not logprobs or not all(
-                isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x <= 0
-                for x in logprobs)):
-            problems.append(f"{loc}: 'logprobs' must be a non-empty list of finite numbers <= 0 "
-                            "(natural-log token probabilities)")
+        prediction = record.get("prediction") if isinstance(record.get("prediction"), str) else None
+        problem = logprobs_problem(record["logprobs"], prediction)
+        if problem:
+            problems.append(f"{loc}: 'logprobs'{problem}")
     return problems
 
 

@@ -73,7 +73,7 @@ def test_breakdowns_follow_the_vocabulary_and_chinese_type_names():
         levels=["L2", "L1", "L1", "L2"], categories=["factual"] * 4)
     assert result["grades"] == ["CO", "NA", "IN", "CO"]
     assert list(result["by_domain"]) == ["academic", "law", "news"]  # the vocabulary's order
-    assert result["by_domain"]["news"] == {"CO": 50.0, "NA": 0.0, "IN": 50.0, "CGA": 50.0, "F1": 50.0}
+    assert result["by_domain"]["news"] == {"CO": 50.0, "NA": 0.0, "IN": 50.0, "CGA": 50.0, "F1": 50.0, "n": 2}
     assert list(result["by_question_type"]) == ["retrieval", "computational", "comparison"]
     assert result["by_level"]["L1"]["NA"] == 50.0 and result["by_category"]["factual"]["CO"] == 50.0
     fields = parse_signature(result["signature"])

@@ -280,7 +280,7 @@ def test_perplexity_from_logprobs_exact():
 
 
 @pytest.mark.parametrize("bad, message", [
-    ([[-1.0], []], r"logprobs\[1\]: empty"),
+    ([[float("-inf")]], r"logprobs\[0\]\[0\]: expected a finite number"),
     ([[-1.0, "x"]], r"logprobs\[0\]\[1\]"),
     ([[None]], r"logprobs\[0\]\[0\]"),
     ([[float("nan")]], r"logprobs\[0\]\[0\]"),
@@ -290,5 +290,6 @@ def test_perplexity_from_logprobs_exact():
     ("abc", "list of lists"),
 ])
 def test_perplexity_from_logprobs_names_bad_items(bad, message):
+    assert perplexity_from_logprobs([[-1.0], []]) == [math.e, None]  # no tokens: no perplexity
     with pytest.raises(InputError, match=message):
         perplexity_from_logprobs(bad)

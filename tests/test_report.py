@@ -12,7 +12,8 @@ import yaml
 from chimdqa_eval import cli, release
 from chimdqa_eval.hub import exports
 from chimdqa_eval.report import compare, leaderboard
-from chimdqa_eval.report.results import METRIC_LABELS, SCHEMA_PATH, read_items, read_results
+from chimdqa_eval.families import METRIC_LABELS
+from chimdqa_eval.report.results import SCHEMA_PATH, read_items, read_results
 from chimdqa_eval.schema import InputError
 
 SAMPLE_PREDICTIONS = release.SAMPLE_DIR / "predictions.jsonl"

@@ -93,9 +93,9 @@ def test_optional_fields_types_and_all_or_none(tmp_path):
     ])
     message = error_of(read_predictions, path)
     assert "line 2 (id q2): 'retrieved_contexts' must be a list of strings" in message
-    assert "line 3 (id q3): 'logprobs' must be a non-empty list of finite numbers <= 0" in message
+    assert "line 3 (id q3): 'logprobs'[0]: a log-probability cannot be positive, got 0.5" in message
     assert "line 4 (id q4): 'retrieved_contexts' must be a list of strings" in message
-    assert "line 4 (id q4): 'logprobs' must be" in message
+    assert "line 4 (id q4): 'logprobs': empty, but the answer has tokens" in message
     assert "'retrieved_contexts' is given on 1 line(s) but missing on 1 (lines 5)" in message
 
 
@@ -173,7 +173,7 @@ def test_missing_predictions_are_only_the_ids_no_line_names(tmp_path):
                             {"id": "q2", "prediction": "b", "logprobs": [-0.5]}, {"id": "q3", "prediction": "c",
                                                                                   "logprobs": [-0.5]}])
     message = error_of(load_submission, path, QUESTIONS)
-    assert "line 1 (id q1): 'logprobs' must be" in message
+    assert "line 1 (id q1): 'logprobs'[0]: a log-probability cannot be positive" in message
     assert "1 of 4 questions have no prediction (coverage 75.0%): q4;" in message
 
 

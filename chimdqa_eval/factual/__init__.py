@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import warnings
 
-from chimdqa_eval.aggregate import factual_confidence_intervals, group_indices, paired_factual_test
+from chimdqa_eval.aggregate import breakdown_values, factual_confidence_intervals, paired_factual_test, summarize
 from chimdqa_eval.factual.judge_rule import Verdict, grade_answer, grade_answers, judge_answer, judge_answers
 from chimdqa_eval.factual.rules import NORMALIZER_VERSION
 from chimdqa_eval.factual.scores import GRADES, SCORE_NAMES, UNGRADED, scores_from_grades
-from chimdqa_eval.schema import (BREAKDOWNS, InputError, check_answer_pairs, check_breakdowns, check_same_length,
-                                 check_texts)
+from chimdqa_eval.schema import (BREAKDOWNS, LABEL_ORDER, InputError, breakdown_columns, check_answer_pairs,
+                                 check_breakdowns, check_same_length, check_texts)
 from chimdqa_eval.signature import make_signature
 
 __all__ = ["compute_factual", "scores_from_grades", "factual_confidence_intervals", "paired_factual_test",
@@ -112,10 +112,10 @@ def compute_factual(predictions, references, questions=None, *, domains=None, qu
 
     result = scores_from_grades(grades)
     result["grades"] = grades
-    columns = [(*BREAKDOWNS[argument][:2], values) for argument, values in labels.items()]
-    for column, order, values in columns + [(name, (), values) for name, values in groups.items()]:
-        result[f"by_{column}"] = {label: scores_from_grades([grades[i] for i in idx])
-                                  for label, idx in group_indices(values, order).items()}
+    columns = breakdown_columns(labels) | groups
+    summary = summarize({"grade": grades}, columns, statistic="grades", label_order=LABEL_ORDER)
+    for column, values in columns.items():
+        result[f"by_{column}"] = breakdown_values(summary, column, values)
     if verdicts is not None:
         result["certain"] = [v.certain for v in verdicts]
         result["reasons"] = [v.reason for v in verdicts]

@@ -13,12 +13,11 @@ from pathlib import Path
 import yaml
 
 from chimdqa_eval.pipeline import CONFIGS
-from chimdqa_eval.report.results import METRIC_LABELS, read_results
+from chimdqa_eval.families import FAMILIES
+from chimdqa_eval.report.results import read_results
 from chimdqa_eval.report.safe import check_results_values
 from chimdqa_eval.schema import QA_SPLITS, InputError, shown
 
-MODULE_OF = {"factual": "chimdqa_factual", "open_ended": "chimdqa_open", "rag": "chimdqa_rag"}
-FAMILY_NAMES = {"factual": "Factual", "open_ended": "Open-ended", "rag": "RAG"}
 
 
 def add_arguments(parser) -> None:
@@ -65,7 +64,7 @@ TASK_NAMES = {"ChiMDQA": "Chinese long-document question answering",
 def model_index(results: dict, dataset_id: str) -> dict:
     ds = results["dataset"]
     rag = " with RAG" if results["model"].get("rag") else ""
-    metrics = [{"name": f"{FAMILY_NAMES[f]} {METRIC_LABELS[f].get(m, m)}{rag}", "type": MODULE_OF[f],
+    metrics = [{"name": f"{FAMILIES[f].short} {FAMILIES[f].labels.get(m, m)}{rag}", "type": FAMILIES[f].module,
                 "config": m, "value": e["value"], "verified": False}
                for f, m, e in _metrics(results)]
     return {"model-index": [{

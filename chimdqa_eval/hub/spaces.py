@@ -28,9 +28,10 @@ from pathlib import Path
 import yaml
 
 import chimdqa_eval
+from chimdqa_eval.families import MODULES
 from chimdqa_eval.schema import InputError
 
-METRIC_MODULES = ("chimdqa_factual", "chimdqa_open", "chimdqa_rag")
+METRIC_MODULES = MODULES  # one evaluate module per metric family
 SPACE_FILES = ("README.md", "app.py")
 DISTRIBUTION = "chimdqa-eval"
 LIBRARY = "chimdqa_eval"

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import functools
 import math
-import numbers
 from dataclasses import dataclass
 
 from chimdqa_eval.models import LOADED_PER_KIND, MODEL_PACKAGES, load_model, logprob_sums
-from chimdqa_eval.schema import InputError, check_texts
+from chimdqa_eval.schema import InputError, check_logprobs, check_texts
 from chimdqa_eval.signature import make_signature
 
 # A 12-layer GPT-2 pre-trained by UER on CLUECorpusSmall (Chinese web text), 1,024 positions, the
@@ -29,23 +28,11 @@ class PerplexityResult:
     signature: str
 
 
-def perplexity_from_logprobs(logprobs) -> list[float]:
-    """exp(-mean log-probability) per item, from per-token natural-log probabilities as APIs return them."""
-    if logprobs is None or isinstance(logprobs, (str, bytes)):
-        raise InputError(f"logprobs: expected a list of lists of numbers, got {type(logprobs).__name__}")
-    out = []
-    for i, item in enumerate(logprobs):
-        if item is None or isinstance(item, (str, bytes)) or not hasattr(item, "__len__"):
-            raise InputError(f"logprobs[{i}]: expected a list of numbers, got {type(item).__name__}")
-        if len(item) == 0:
-            raise InputError(f"logprobs[{i}]: empty list; perplexity needs at least one token")
-        for j, value in enumerate(item):
-            if isinstance(value, bool) or not isinstance(value, numbers.Real) or math.isnan(value):
-                raise InputError(f"logprobs[{i}][{j}]: expected a number, got {value!r:.60}")
-            if value > 0:
-                raise InputError(f"logprobs[{i}][{j}]: a log-probability cannot be positive, got {value!r}")
-        out.append(math.exp(-math.fsum(float(v) for v in item) / len(item)))
-    return out
+def perplexity_from_logprobs(logprobs) -> list[float | None]:
+    """exp(-mean log-probability) per item, from per-token natural-log probabilities as APIs return them (the
+    rule: schema.logprobs_problem); an empty list (an answer without tokens) has no perplexity: None."""
+    return [math.exp(-math.fsum(float(v) for v in item) / len(item)) if item else None
+            for item in check_logprobs(logprobs)]
 
 
 class PerplexityScorer:

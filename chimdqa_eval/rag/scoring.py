@@ -8,13 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import numpy as np
-
-from chimdqa_eval.aggregate import group_indices
+from chimdqa_eval.aggregate import breakdown_values, summarize
 from chimdqa_eval.models import MODEL_PACKAGES
 from chimdqa_eval.rag import metrics as M
 from chimdqa_eval.rag.checkers import CheckTask
-from chimdqa_eval.schema import DOMAINS, QUESTION_TYPES, InputError, check_breakdowns, check_same_length, check_texts
+from chimdqa_eval.schema import (LABEL_ORDER, InputError, breakdown_columns, check_answer_pairs, check_breakdowns,
+                                 check_same_length, check_texts)
 from chimdqa_eval.signature import make_signature
 
 EXTRACTORS = ("sentence", "llm")
@@ -185,15 +184,6 @@ def item_structures(item: RagItem, labels: dict, claims: dict) -> dict:
     return out
 
 
-def _scores(per_query: list[dict], indices, metrics) -> dict:
-    return {m: 100.0 * float(np.mean([per_query[i][m] for i in indices])) for m in metrics}
-
-
-def _breakdown(per_query, labels, order, metrics) -> dict:
-    return {key: {**_scores(per_query, idx, metrics), "n": len(idx)}
-            for key, idx in group_indices(labels, order).items()}
-
-
 def llm_calls_planned(items, metrics, client, extractor: str = "llm", checker: str = "llm") -> dict:
     """What the LLM extractor and checker would still ask for these items (a dry run; asks nothing). With
     extractor="sentence" the claims are split here (offline); with another checker than "llm" nothing is checked
@@ -237,8 +227,8 @@ def llm_calls_planned(items, metrics, client, extractor: str = "llm", checker: s
 
 def evaluate_items(items, *, metrics=M.ALL_METRICS, extractor="sentence", checker="nli", nli_model=None,
                    judge_model=None, api_base=None, api_key_env="OPENAI_API_KEY", concurrency=16, cache_path=None,
-                   domains=None, question_types=None, device=None, endpoint=None, download=None) -> dict:
-    """The library result for validated RagItems (see compute_rag)."""
+                   breakdowns=None, device=None, endpoint=None, download=None) -> dict:
+    """The library result for validated RagItems (see compute_rag); `breakdowns` as check_inputs returns them."""
     metrics = M.resolve_metrics(metrics)
     needed = M.required_structures(metrics)
     if endpoint is None:
@@ -260,14 +250,14 @@ def evaluate_items(items, *, metrics=M.ALL_METRICS, extractor="sentence", checke
     per_query = [M.query_scores(item_structures(item, labels[i], {w: c[i] for w, c in claims.items()}), metrics)
                  for i, item in enumerate(items)]
 
-    result = _scores(per_query, range(len(items)), metrics)
+    columns = breakdown_columns(breakdowns or {})
+    summary = summarize({m: [100.0 * q[m] for q in per_query] for m in metrics}, columns, label_order=LABEL_ORDER)
+    result = {m: summary[m]["value"] for m in metrics}
     for group, names in M.GROUPS.items():
         result[group] = {m: result[m] for m in names if m in metrics}
     result["n"] = len(items)
-    if domains is not None:
-        result["by_domain"] = _breakdown(per_query, domains, DOMAINS, metrics)
-    if question_types is not None:
-        result["by_question_type"] = _breakdown(per_query, question_types, QUESTION_TYPES, metrics)
+    for column, column_labels in columns.items():
+        result[f"by_{column}"] = breakdown_values(summary, column, column_labels)
     result["per_item"] = [
         {**{field_: claims[whose][i] for whose, field_ in CLAIM_FIELDS.items() if whose in claims},
          **labels[i], "metrics": {m: 100.0 * v for m, v in per_query[i].items()}}
@@ -297,17 +287,16 @@ def _chunk_lists(retrieved_contexts) -> list[list[str]]:
     return out
 
 
-def check_inputs(predictions, references, questions, retrieved_contexts, labels=None, domains=None,
-                 question_types=None):
-    """(RagItems, canonical domains, canonical question types), or InputError naming the first bad query."""
-    predictions = check_texts("predictions", predictions)
-    references = check_texts("references", references)
+def check_inputs(predictions, references, questions, retrieved_contexts, labels=None, **breakdowns):
+    """(RagItems, {argument: canonical labels} of the breakdowns given: domains=, question_types=, levels=,
+    categories=), or InputError naming the first bad query."""
+    predictions, references = check_answer_pairs(predictions, references)  # one rule: a reference is never empty
     questions = check_texts("questions", questions)
     if retrieved_contexts is None or isinstance(retrieved_contexts, (str, bytes)):
         raise InputError("retrieved_contexts: expected one list of chunk strings per query")
     retrieved_contexts = list(retrieved_contexts)
     labels = None if labels is None else list(labels)
-    breakdowns = check_breakdowns(domains=domains, question_types=question_types)
+    breakdowns = check_breakdowns(**breakdowns)
     n = check_same_length(predictions=predictions, references=references, questions=questions,
                           retrieved_contexts=retrieved_contexts, labels=labels, **breakdowns)
     chunks = _chunk_lists(retrieved_contexts)
@@ -318,13 +307,14 @@ def check_inputs(predictions, references, questions, retrieved_contexts, labels=
             raise InputError(f"labels[{i}] (query {i}): expected a dict of claims/labels or None, "
                              f"got {type(given).__name__}")
         items.append(RagItem(f"query {i}", questions[i], references[i], predictions[i], chunks[i], given or {}))
-    return items, breakdowns.get("domains"), breakdowns.get("question_types")
+    return items, breakdowns
 
 
 def compute_rag(predictions, references, questions, retrieved_contexts, *, metrics=M.ALL_METRICS,
                 extractor="sentence", checker="nli", nli_model=None, judge_model=None, api_base=None,
                 api_key_env="OPENAI_API_KEY", concurrency=16, cache_path=None, labels=None, domains=None,
-                question_types=None, device=None, endpoint=None, download=None) -> dict:
+                question_types=None, levels=None, categories=None, device=None, endpoint=None,
+                download=None) -> dict:
     """RAGChecker's metrics (0-100, mean over queries) for RAG responses.
 
     predictions / references / questions: one string per query; retrieved_contexts: one list of chunk strings
@@ -334,12 +324,15 @@ def compute_rag(predictions, references, questions, retrieved_contexts, *, metri
     "precomputed" (everything from labels=), or an object with check(tasks).
     labels: optional, one dict (or None) per query with any of response_claims, gt_answer_claims and the four
     structures in RAGChecker's format; what is given is used as is, the rest is extracted and checked.
+    domains, question_types, levels, categories: optional labels per query for the by_<column> breakdowns
+    ({label: {metric: value, ..., "n"}}).
     download: whether the NLI model may come from the Hugging Face Hub (False: local folders and the HF cache
     only; None: when the Hub is reachable and HF_HUB_OFFLINE is not set).
     """
-    items, domains, question_types = check_inputs(predictions, references, questions, retrieved_contexts, labels,
-                                                  domains, question_types)
+    items, breakdowns = check_inputs(predictions, references, questions, retrieved_contexts, labels,
+                                     domains=domains, question_types=question_types, levels=levels,
+                                     categories=categories)
     return evaluate_items(items, metrics=metrics, extractor=extractor, checker=checker, nli_model=nli_model,
                           judge_model=judge_model, api_base=api_base, api_key_env=api_key_env,
-                          concurrency=concurrency, cache_path=cache_path, domains=domains,
-                          question_types=question_types, device=device, endpoint=endpoint, download=download)
+                          concurrency=concurrency, cache_path=cache_path, breakdowns=breakdowns, device=device,
+                          endpoint=endpoint, download=download)

@@ -10,7 +10,8 @@ import math
 import numpy as np
 
 from chimdqa_eval.aggregate import DEFAULT_RESAMPLES, DEFAULT_SEED, NO_VARIATION, paired_bootstrap
-from chimdqa_eval.report.results import METRIC_LABELS, read_items, read_results
+from chimdqa_eval.families import METRIC_LABELS
+from chimdqa_eval.report.results import read_items, read_results
 from chimdqa_eval.schema import InputError
 
 

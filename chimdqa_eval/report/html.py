@@ -9,12 +9,11 @@ import base64
 import io
 import warnings
 
-from chimdqa_eval.report.results import (FAMILY_TITLES, LABEL_ORDER, METRIC_LABELS, comparison_group, metric_value,
-                                         skip_reason)
+from chimdqa_eval.families import FAMILIES, FAMILY_TITLES, METRIC_LABELS
+from chimdqa_eval.report.results import comparison_group, metric_value, skip_reason
 from chimdqa_eval.report.safe import html_text as esc
-from chimdqa_eval.schema import DOMAINS, FACTUAL_TYPES, OPEN_TYPES, QUESTION_TYPES
+from chimdqa_eval.schema import DOMAINS, FACTUAL_TYPES, LABEL_ORDER, OPEN_TYPES, QUESTION_TYPES
 
-OPEN_HEADLINES = ("bertscore_f1", "rouge_l", "meteor")  # the per-domain open-ended column, best available first
 PAPER_TAG = "reported in the paper"
 CJK_FONTS = ("Noto Sans CJK SC", "Source Han Sans SC", "WenQuanYi Zen Hei", "Microsoft YaHei", "SimHei")
 
@@ -98,7 +97,7 @@ def is_paper_row(results: dict) -> bool:
 
 def open_headline(results_list) -> str | None:
     """The open-ended metric shown per domain: BERTScore-F1 as in the paper, else the best one available."""
-    for metric in OPEN_HEADLINES:
+    for metric in FAMILIES["open_ended"].per_domain:
         if any(metric_value(r, "open_ended", metric) is not None for r in results_list):
             return metric
     return None

@@ -21,77 +21,19 @@ import json
 import math
 import os
 import uuid
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
 import numpy as np
 
 import chimdqa_eval
-from chimdqa_eval.aggregate import DEFAULT_RESAMPLES, DEFAULT_SEED, NO_VARIATION, bootstrap_ci, group_indices
-from chimdqa_eval.schema import BREAKDOWNS, InputError
+from chimdqa_eval.aggregate import DEFAULT_RESAMPLES, DEFAULT_SEED, NO_VARIATION, summarize
+from chimdqa_eval.families import FamilyScores
+from chimdqa_eval.schema import LABEL_ORDER, InputError
 
 SCHEMA_VERSION = "2.0"  # 2: files.items_sha256 and run_id (1.x folders could be torn)
 SCHEMA_PATH = Path(__file__).with_name("results.schema.json")
 RESULTS_FILE, ITEMS_FILE, REPORT_FILE = "results.json", "items.jsonl", "report.html"
-
-# Row order of each breakdown column in tables and plots (labels not listed follow in first-seen order).
-LABEL_ORDER = {column: vocabulary for column, vocabulary, _ in BREAKDOWNS.values()}
-
-# Per family: metric -> the heading the paper's tables use.
-METRIC_LABELS = {
-    "factual": {"CO": "CO", "NA": "NA", "IN": "IN", "CGA": "CGA", "F1": "F1"},
-    "open_ended": {"meteor": "METEOR", "rouge_l": "ROUGE-L", "cider": "CIDEr", "cider_d": "CIDEr-D",
-                   "perplexity": "PPL",
-                   "bertscore_f1": "BERTScore-F1", "bertscore_precision": "BERTScore-P",
-                   "bertscore_recall": "BERTScore-R"},
-    "rag": {"precision": "Precision", "recall": "Recall", "f1": "F1", "claim_recall": "Claim recall",
-            "context_precision": "Context precision", "faithfulness": "Faithfulness",
-            "noise_sensitivity_in_relevant": "Relevant noise sens.",
-            "noise_sensitivity_in_irrelevant": "Irrelevant noise sens.", "hallucination": "Hallucination",
-            "self_knowledge": "Self-knowledge", "context_utilization": "Context utilization"},
-}
-FAMILY_TITLES = {"factual": "Factual questions", "open_ended": "Open-ended questions", "rag": "RAG (all questions)"}
-
-
-@dataclass
-class FamilyScores:
-    """What one metric family produced on its items, before aggregation.
-
-    ``per_item`` holds, per item, what ``summarize`` needs (a grade, a score); ``summarize(indices)`` returns
-    {metric: (value, (low, high), n)} over those items, so every breakdown and CI uses the same rule; the
-    interval is (nan, nan) when none was computed and None when the values have no variation.
-    """
-    family: str
-    ids: list[str]
-    labels: dict[str, list[str]]              # breakdown column -> label of each item
-    per_item: dict[str, list]                 # name -> one value per item (written to items.jsonl)
-    summarize: Callable[[list[int]], dict]
-    signatures: dict[str, str]                # metric -> signature
-    skipped: dict[str, str] = field(default_factory=dict)  # metric -> reason
-
-
-def mean_summarizer(per_item: dict[str, list], *, resamples: int = DEFAULT_RESAMPLES,
-                    seed: int = DEFAULT_SEED):
-    """``summarize`` for metrics whose corpus score is the mean of the per-item values (all our families but
-    the factual one: the libraries' per-item values are already on the corpus scale).
-
-    Items without a value (None or NaN: the metric is undefined for that item) are left out of its mean,
-    and n says how many counted."""
-    arrays = {m: np.array([np.nan if v is None else v for v in values], dtype=float) for m, values in per_item.items()}
-
-    def summarize(indices):
-        out = {}
-        for metric, array in arrays.items():
-            values = array[indices]
-            values = values[~np.isnan(values)]
-            if not len(values):
-                continue
-            ci = bootstrap_ci(values, n_resamples=resamples, seed=seed) if resamples else (math.nan,) * 2
-            out[metric] = (float(values.mean()), ci, int(len(values)))
-        return out
-
-    return summarize
 
 
 def _entry(value, ci, n) -> dict:
@@ -104,17 +46,15 @@ def _round(x: float):
     return None if x is None or math.isnan(x) else round(float(x), 4)
 
 
-def aggregate_family(scores: FamilyScores) -> dict:
-    """{metric: {value, ci95, n, signature, by: {column: {label: {value, ci95, n}}}}} for one family."""
-    everything = list(range(len(scores.ids)))
-    overall = scores.summarize(everything)
-    result = {metric: {**_entry(*stats), "signature": scores.signatures.get(metric, ""), "by": {}}
-              for metric, stats in overall.items()}
-    for column, labels in scores.labels.items():
-        for label, indices in group_indices(labels, LABEL_ORDER.get(column, ())).items():
-            for metric, stats in scores.summarize(indices).items():
-                result[metric]["by"].setdefault(column, {})[label] = _entry(*stats)
-    return result
+def aggregate_family(scores: FamilyScores, *, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> dict:
+    """{metric: {value, ci95, n, [note,] signature, by: {column: {label: {value, ci95, n[, note]}}}}} for one family:
+    aggregate.summarize on its per-item values, rounded for the document."""
+    summary = summarize(scores.per_item, scores.labels, statistic=scores.statistic, resamples=resamples, seed=seed,
+                        label_order=LABEL_ORDER)
+    return {metric: {**_entry(e["value"], e["ci95"], e["n"]), "signature": scores.signatures.get(metric, ""),
+                     "by": {column: {label: _entry(c["value"], c["ci95"], c["n"]) for label, c in cells.items()}
+                            for column, cells in e["by"].items()}}
+            for metric, e in summary.items()}
 
 
 def file_sha256(path) -> str:
@@ -123,8 +63,10 @@ def file_sha256(path) -> str:
 
 def build_results(*, model: dict, dataset: dict, submission: dict, settings: dict,
                   families: list[FamilyScores], skipped: list[dict] = ()) -> dict:
-    """The results.json document. `skipped` lists whole families or metrics that did not run, with reasons."""
-    metrics = {f.family: aggregate_family(f) for f in families}
+    """The results.json document. `skipped` lists whole families or metrics that did not run, with reasons;
+    the CIs use settings' resamples and seed."""
+    metrics = {f.family: aggregate_family(f, resamples=settings["resamples"], seed=settings["seed"])
+               for f in families}
     all_skipped = list(skipped) + [{"family": f.family, "metric": m, "reason": r}
                                    for f in families for m, r in f.skipped.items()]
     return {

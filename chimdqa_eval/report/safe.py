@@ -12,7 +12,7 @@ import html
 import math
 import re
 
-from chimdqa_eval.report.results import METRIC_LABELS
+from chimdqa_eval.families import METRIC_LABELS
 from chimdqa_eval.schema import (ID_LIMIT, METADATA_LIMITS, raise_problems, shown, surrogate_problem, too_long,
                                  url_problem)
 
