@@ -89,6 +89,8 @@ _FILLER = frozenset("的是了在和与及或也都就还我您你他她它这�
                     "回问题根据资料信息查阅建议具体相关方面目前可以请说知道确定清楚")
 _CONCLUSION = re.compile(r"(即|所以|因此|故|答案|最终|结果|=|≈|总计|合计|共计|也就是|就是|相当于|(降|升|增|减|涨|跌|提高|下降|上升|增长|减少)[至到])"
                          r"[^,;。\d]{0,4}$")
+# A period instead of a year (明朝, 永乐年间, 19世纪): less specific, not a wrong year.
+_ERA = re.compile(r"年间|时期|初年|末年|年代")
 _DATE_UNITS = frozenset({"年", "月", "日", "周", "小时", "分钟", "秒"})
 
 
@@ -161,7 +163,7 @@ def _forms(cleaned: str) -> tuple[set[str], set[str]]:
 def parse_reference(reference: str) -> Reference:
     cleaned = rules.clean(reference)
     ref_key = rules.key(cleaned)
-    numbers = tuple(rules.find_numbers(cleaned))
+    numbers = tuple(rules.find_numbers(cleaned, periods=False))
     alternatives = bool(ALTERNATIVES.search(cleaned))
     main = rules.key(_PARENS.sub("", cleaned))
     residue = re.sub(r"[\d.%]", "", rules.key(_SPACED_LATIN_UNIT.sub("", cleaned)))
@@ -173,8 +175,9 @@ def parse_reference(reference: str) -> Reference:
         return Reference("long", numbers=numbers, bigrams=frozenset(_bigrams(text)),
                          has_alternatives=alternatives, main=main)
     items = [rules.key(p) for p in LIST_SEPARATORS.split(_PARENS.sub("", cleaned))]
-    items = (tuple(_item_forms(i) for i in items if i) if len(items) > 1 and all(len(i) >= 2 for i in items)
-             and "《" not in cleaned else ())
+    items = (tuple(_item_forms(i) for i in items if i)
+             if len(items) > 1 and (all(len(i) >= 2 for i in items) or "、" in cleaned) and "《" not in cleaned
+             else ())
     foreign = "·" in cleaned or "•" in cleaned or bool(_LATIN.search(" ".join(_PARENS.findall(cleaned))))
     forms, weak = _forms(cleaned)
     listed = len([p for p in LIST_SEPARATORS.split(_PARENS.sub("", cleaned)) if rules.key(p)])
@@ -331,6 +334,8 @@ def _unmatched(ref: Reference, answer: _Answer, question: str, risk: str) -> Ver
     content = _has_content(answer_key, question)
     if not content:
         return Verdict("IN", False, "no_candidate")
+    if answer.asked:  # 您是问男性还是女性？两者的规定不一样。
+        return Verdict("NA", False, "clarification_with_text")
     if risk or answer.alternative:
         return Verdict("IN", False, risk or "attributed_alternative")
     return Verdict("IN", True, "guess" if refusal == "guess" else "no_match")
@@ -403,7 +408,8 @@ def _parallel(answer: _Answer, form: str, question: str) -> str:
     own = next((c for c in clauses if form in c), "")
     frame = _bigrams(own.replace(form, "|"))
     others = [c for c in clauses if c and form not in c and len(frame & _bigrams(c)) >= 2
-              and c[0] not in "它他她其该这此"]  # 它是全天第六亮的恒星 goes on about the same thing
+              and c[0] not in "它他她其该这此"  # 它是全天第六亮的恒星 goes on about the same thing
+              and not re.search(r"不|没|未|非|虽", c)]  # 西岭区…不满足条件: an alternative it rules out
     if not own or not others:
         return ""
     asked = _bigrams(question)
@@ -471,7 +477,8 @@ def _comparable(n: Number, r: Number) -> bool:
         return n.unit == r.unit or (n.unit is None and not n.counter and not n.unknown_unit)
     if n.unit in _DATE_UNITS:
         return n.unit == "年" and 1000 <= abs(r.value) <= 2100 and r.step == 1
-    if n.unit is not None or (n.counter and r.counter and _counted(n.counter) != _counted(r.counter)):
+    if (n.unit is not None and not (n.unit == "%" and not r.counter)) \
+            or (n.counter and r.counter and _counted(n.counter) != _counted(r.counter)):
         return False  # 35% or 3个 for 412人: another quantity
     return True
 
@@ -483,12 +490,9 @@ def _counted(counter: str) -> str:
 
 
 def _likeliest(candidates: list[Number], text: str, question: str) -> Number:
-    """The answer's own value among several: the last one it concludes with (所以是50倍, 即86.4%, = 40元, 降至60.2),
-    else the one whose clause shares the most character bigrams with the question (1981年独立 for 何年独立),
-    else the first."""
-    concluded = [n for n in candidates if _CONCLUSION.search(text[max(0, n.start - 6):n.start])]
-    if concluded:
-        return concluded[-1]
+    """The answer's own value among several: the one whose clause shares the most character bigrams with the
+    question (1981年独立 for 何年独立, 中位数是12,000人); on a tie the last one it concludes with (所以是50倍, 即86.4%,
+    = 40元, 降至60.2), else the first."""
     asked = _bigrams(rules.key(question))
     bounds = [0] + [m.end() for m in _CLAUSE_END.finditer(text)] + [len(text) + 1]
 
@@ -497,7 +501,15 @@ def _likeliest(candidates: list[Number], text: str, question: str) -> Number:
         end = min(b for b in bounds if b > n.start)
         return len(_bigrams(re.sub(r"\d", "", rules.key(text[start:end]))) & asked)
 
-    return max(candidates, key=lambda n: (overlap(n), -n.start))
+    best = max(overlap(n) for n in candidates)
+    tied = [n for n in candidates if overlap(n) == best]
+    concluded = [n for n in tied if _CONCLUSION.search(text[max(0, n.start - 6):n.start])]
+    return concluded[-1] if concluded else tied[0]
+
+
+def _restated(first: Number, second: Number, text: str) -> bool:
+    """The second number is the first in other words, in parentheses right after it (永乐18年(1420年))."""
+    return first.start < second.start and re.fullmatch(r"[^,;。()]*\(", text[first.start:second.start]) is not None
 
 
 def _as_percent(n: Number) -> Number:
@@ -531,7 +543,8 @@ def _judge_numeric(ref: Reference, answer: _Answer, question: str, question_numb
     matched = [any(n.matches(target(n, p)) for n in hits) for p in pairs]
     bounds = [n for n in candidates if n.kind in ("lower", "upper") and any(n.value == target(n, p).value
                                                                            for p in pairs)]
-    stray = [n for n in candidates if n.kind == "exact" and n not in hits]
+    stray = [n for n in candidates if n.kind == "exact" and n not in hits
+             and not any(_restated(n, h, answer.affirmed) or _restated(h, n, answer.affirmed) for h in hits)]
     vague = [n for n in candidates if n.kind != "exact" and n not in hits]
     unsure_unit = any(n.unknown_unit and not any(n.unknown_unit == r.unknown_unit for r in ref.numbers)
                       for n in hits + stray)
@@ -548,6 +561,8 @@ def _judge_numeric(ref: Reference, answer: _Answer, question: str, question_numb
             return Verdict("IN", False, "attributed_alternative")
         if unsure_unit:
             return Verdict("CO", False, "unknown_unit")
+        if any(n.converted for n in hits):
+            return Verdict("CO", False, "converted_unit")
         if HEDGE.search(answer.whole):
             return Verdict("CO", False, "hedged_match")
         if ref.words and not all(ch in answer.affirmed_key for ch in ref.words):
@@ -556,16 +571,17 @@ def _judge_numeric(ref: Reference, answer: _Answer, question: str, question_numb
     if stray:
         if REFUSAL.search(answer.whole) and not GUESS.search(answer.whole):
             return Verdict("NA", False, "refusal_with_numbers")  # 只给出了2023年的52.3%，我无法确定
-        sure = not unsure_unit and not _competing(ref, clauses) and not answer.alternative
+        sure = not unsure_unit and not _competing(ref, clauses) and not answer.alternative \
+            and not any(n.converted for n in stray)
         return Verdict("IN", sure, "number_mismatch")
     if bounds and len(bounds) == len(vague):  # 至少16周岁 for 16周岁: the reference as a threshold
         return Verdict("CO", False, "bound_at_reference")
     if vague:
         if any(not any(n.consistent_with(target(n, p)) for p in pairs) for n in vague):
-            return Verdict("IN", not unsure_unit, "vague_wrong")
+            return Verdict("IN", not unsure_unit and not any(n.converted for n in vague), "vague_wrong")
         # a bound or range is sure; an approximate value only rounds to the reference (约3500 for 3518): a
         # reader may take it for a wrong guess (约210 for 206)
-        return Verdict("NA", not unsure_unit and all(n.kind != "approx" for n in vague),
+        return Verdict("NA", not unsure_unit and all(n.kind != "approx" and not n.converted for n in vague),
                        "vague_consistent" if all(n.kind != "approx" for n in vague) else "approx_consistent")
     if any(matched):
         return Verdict("NA", True, "partial_number")
@@ -574,6 +590,8 @@ def _judge_numeric(ref: Reference, answer: _Answer, question: str, question_numb
             return Verdict("IN" if reason == "reference_rejected" or _has_content(answer.affirmed_key, question)
                            else "CO", False, reason)
     verdict = _unmatched(ref, answer, question, "no_number")
+    if verdict.grade == "IN" and any(r.unit == "年" for r in ref.numbers) and _ERA.search(answer.affirmed):
+        return Verdict("NA", False, "era_for_year")
     if verdict.grade == "IN":
         other_unit = any(n.unit and not _comparable(n, r) for n in found for r in ref.numbers)
         return Verdict("IN", False, "other_unit" if other_unit else "no_number")

@@ -37,27 +37,30 @@ _MEASURE_WORDS = set("年月日号届个次人岁位名条章节倍元米克吨�
 # answer of 1; after these characters (or none) it counts (有一个, 共一座, 只一次). Units and dates (一日) count.
 _COUNT_BEFORE = set("是有共只仅约近达第")
 _ARTICLE_COUNTERS = set("个位名座种本部条件只家所项篇首头匹张台辆架艘门场局枚颗粒支队份句")
-# Units a number may carry: spelling -> (canonical unit, factor to it). Two numbers with different canonical
-# units never match (3小时 / 3分钟, 15英镑 / 15美元); a number without a listed unit matches any. Counters (个, 人,
-# 次) and ambiguous words (度, 分) are not listed. Imperial and other non-metric units are their own canonical
-# units: an answer in them is not converted (the judge is unsure of it rather than right or wrong).
+# Units a number may carry: spelling -> (canonical unit, factor to it[, offset added first]). Two numbers with
+# different canonical units never match (3小时 / 3分, 15英镑 / 15美元); a number without a listed unit matches
+# any. Counters (个, 人, 次) and ambiguous words (度, 分) are not listed. Imperial units, °F and kelvin are
+# converted (212°F = 100°C, 26.2英里 = 42.2公里), and a match through them is never certain (CONVERTED).
 _UNITS = {
     "米": ("米", 1), "厘米": ("米", "0.01"), "毫米": ("米", "0.001"), "微米": ("米", "1e-6"),
     "纳米": ("米", "1e-9"), "公里": ("米", 1000), "克": ("克", 1), "毫克": ("克", "0.001"), "微克": ("克", "1e-6"),
     "公斤": ("克", 1000), "吨": ("克", 10 ** 6), "公吨": ("克", 10 ** 6), "斤": ("克", 500), "公斤级": ("克", 1000),
     "升": ("升", 1), "毫升": ("升", "0.001"), "平方米": ("平方米", 1), "平方公里": ("平方米", 10 ** 6),
-    "公顷": ("平方米", 10 ** 4), "立方米": ("立方米", 1), "°c": ("°c", 1), "°f": ("°f", 1),
-    "英里": ("英里", 1), "海里": ("海里", 1), "英尺": ("英尺", 1), "英寸": ("英寸", 1), "码": ("码", 1),
-    "磅": ("磅", 1), "盎司": ("盎司", 1), "加仑": ("加仑", 1), "亩": ("亩", 1),
+    "公顷": ("平方米", 10 ** 4), "立方米": ("立方米", 1), "°c": ("°c", 1),
+    "°f": ("°c", Decimal(5) / 9, -32), "开尔文": ("°c", 1, "-273.15"), "英里": ("米", "1609.344"),
+    "海里": ("米", 1852), "英尺": ("米", "0.3048"), "英寸": ("米", "0.0254"), "码": ("米", "0.9144"),
+    "磅": ("克", "453.59237"), "盎司": ("克", "28.349523125"), "加仑": ("升", "3.785411784"),
+    "亩": ("平方米", Decimal(2000) / 3),
     "元": ("元", 1), "块": ("元", 1), "人民币": ("元", 1), "美元": ("美元", 1), "美金": ("美元", 1),
     "英镑": ("英镑", 1), "欧元": ("欧元", 1), "日元": ("日元", 1), "日圆": ("日元", 1), "港元": ("港元", 1),
     "港币": ("港元", 1), "韩元": ("韩元", 1), "卢布": ("卢布", 1), "新台币": ("台币", 1), "台币": ("台币", 1),
     "新元": ("新元", 1), "澳元": ("澳元", 1), "加元": ("加元", 1), "法郎": ("法郎", 1), "马克": ("马克", 1),
-    "年": ("年", 1), "月": ("月", 1), "日": ("日", 1), "号": ("日", 1), "天": ("日", 1), "周": ("周", 1),
+    "年": ("年", 1), "月": ("月", 1), "日": ("日", 1), "天": ("日", 1), "周": ("周", 1),
     "星期": ("周", 1), "小时": ("秒", 3600), "钟头": ("秒", 3600), "分钟": ("秒", 60), "秒": ("秒", 1),
     "毫秒": ("秒", "0.001"), "岁": ("岁", 1), "周岁": ("岁", 1), "周年": ("年", 1), "克拉": ("克拉", 1),
     "世纪": ("世纪", 1),
 }
+CONVERTED = frozenset({"°f", "开尔文", "英里", "海里", "英尺", "英寸", "码", "磅", "盎司", "加仑", "亩"})
 _UNIT_WORDS = "|".join(sorted(map(re.escape, _UNITS), key=len, reverse=True))
 # Arabic numbers: thousands separators, decimals, a Chinese multiplier (1.2千, 3千万; not 5百分点), a percent
 # sign. Digits glued to Latin letters (V08AA04, H2O, 5G) are codes, not quantities, unless the letters are a
@@ -68,14 +71,16 @@ _MULTIPLIERS = {"万": 10 ** 4, "亿": 10 ** 8, "万亿": 10 ** 12, "千万": 10
                 "百": 100}
 # Latin unit symbols after a number, rewritten in Chinese so that 10kg and 10公斤 read alike.
 _LATIN_UNITS = {"km": "公里", "kg": "公斤", "mg": "毫克", "cm": "厘米", "mm": "毫米", "ml": "毫升", "°c": "°c"}
-_LATIN_UNIT = re.compile(r"(?<=\d)\s*(" + "|".join(_LATIN_UNITS) + r")(?![a-z])")
+_LATIN_UNIT = re.compile(r"(?<=\d)\s*(" + "|".join(_LATIN_UNITS) + r")(?![a-z])"
+                         r"|(?<=\d)\s+(m|g|k)(?![a-z/])")  # one letter only after a space: 5g is a code
+_ONE_LETTER_UNITS = {"m": "米", "g": "克", "k": "开尔文"}
 # Counters between a number and its qualifier (3500人左右, 3000名以上).
 _COUNTERS = re.compile(r"\s*[个多余人名位次件家座所条本台辆只种项篇部届倍]{0,2}")
 _UNIT = re.compile(r"\s*[个多余]{0,2}(" + _UNIT_WORDS + ")")
 _UNIT_AHEAD = re.compile(_UNIT_WORDS)
 # What may follow a plain number without being a unit we do not know: counters, qualifiers, particles, verbs
 # and prepositions that commonly follow a number in a sentence.
-_PLAIN_FOLLOWERS = set("个多余人名位次件家座所条本台辆只种项篇部届倍左右上下前后以至到和与或及的是在为了年月日号"
+_PLAIN_FOLLOWERS = set("号个多余人名位次件家座所条本台辆只种项篇部届倍左右上下前后以至到和与或及的是在为了年月日号"
                        "起止之间内外中时期末初底来而并也就才都被由将向于从把对比点分成度")
 _LATIN_AFTER = re.compile(r"\s?([a-z]{1,5})(?![a-z])")
 _UNKNOWN_UNIT = re.compile(r"[^\W\d的是在为了和与或及,。]{1,4}")
@@ -185,7 +190,8 @@ def clean(text: str) -> str:
     for variant, canonical in _UNIT_SYNONYMS:
         text = text.replace(variant, canonical)
     if any(ch.isdigit() for ch in text):
-        text = _LATIN_UNIT.sub(lambda m: _LATIN_UNITS[m.group(1)], text)
+        text = _LATIN_UNIT.sub(lambda m: _LATIN_UNITS[m.group(1)] if m.group(1) else _ONE_LETTER_UNITS[m.group(2)],
+                               text)
     return chinese_numerals_to_arabic(text)
 
 
@@ -211,6 +217,7 @@ class Number:
     unknown_unit: str = ""  # letters or a word after it that we do not know as a unit (100MW, 15新元)
     counter: str = ""       # the counter after it (3个, 5座)
     factor: Decimal = Decimal(1)  # its unit's factor to the canonical unit (公里 -> 1000 米)
+    converted: bool = False  # from an imperial unit, °F or kelvin
 
     def same_unit(self, other: "Number") -> bool:
         return self.unit is None or other.unit is None or self.unit == other.unit
@@ -263,7 +270,21 @@ def _negative(text: str, start: int, unit: str | None) -> bool:
                                                        or before[-2] in "是于为约")
 
 
-def _year_ranges(cleaned: str) -> list[tuple[Number, int]]:
+# Chinese dynasties and periods as ranges of years (common reference dates): 明朝 for 1420 is less specific,
+# 汉代 for 2016 is wrong.
+_DYNASTY_YEARS = {"夏": (-2070, -1600), "商": (-1600, -1046), "周": (-1046, -256), "西周": (-1046, -771),
+                  "东周": (-770, -256), "秦": (-221, -207), "汉": (-202, 220), "西汉": (-202, 8), "东汉": (25, 220),
+                  "晋": (266, 420), "西晋": (266, 316), "东晋": (317, 420), "隋": (581, 618), "唐": (618, 907),
+                  "宋": (960, 1279), "北宋": (960, 1127), "南宋": (1127, 1279), "元": (1271, 1368),
+                  "明": (1368, 1644), "清": (1636, 1912), "民国": (1912, 1949)}
+_DYNASTY_PERIOD = re.compile(r"(?<![东西南北])(?:(西周|东周|西汉|东汉|西晋|东晋|北宋|南宋|[夏商周秦汉晋隋唐宋元明清])(?:朝|代)"
+                             r"|(西周|东周|西汉|东汉|西晋|东晋|北宋|南宋)|(民国)(?:时期|年间)?)")
+
+
+_ERA_HINT = re.compile(r"[代朝]|世纪|西周|东周|西汉|东汉|西晋|东晋|北宋|南宋|民国")
+
+
+def _year_ranges(cleaned: str, periods: bool = True) -> list[tuple[Number, int]]:
     """(range, end) for 19世纪90年代 -> 1890..1899, 19世纪 -> 1800..1899, 19世纪末 -> 1870..1899, 1890年代 and
     上世纪90年代 / 90年代 -> 1890..1899 / 1990..1999, 公元前3世纪 -> -300..-201."""
     out = []
@@ -282,6 +303,9 @@ def _year_ranges(cleaned: str) -> list[tuple[Number, int]]:
                 low, high = base + span[0], base + span[1] - 1
         if decade_only or short_decade:
             high = low + 9
+        out.append((Number(Decimal(low), Decimal(1), "range", "年", high=Decimal(high), start=m.start()), m.end()))
+    for m in _DYNASTY_PERIOD.finditer(cleaned) if periods else ():
+        low, high = _DYNASTY_YEARS[next(g for g in m.groups() if g)]
         out.append((Number(Decimal(low), Decimal(1), "range", "年", high=Decimal(high), start=m.start()), m.end()))
     return out
 
@@ -304,10 +328,11 @@ def _durations(cleaned: str) -> list[tuple[Number, int]]:
     return out
 
 
-def find_numbers(cleaned: str, framing: str = "") -> list[Number]:
+def find_numbers(cleaned: str, framing: str = "", periods: bool = True) -> list[Number]:
     """The numbers in cleaned text with their precision, unit and qualifier, in order; a leading minus, 负, 零下
-    or 公元前 is a sign. `framing` is the question: bound words it uses are not qualifiers of the answer."""
-    ranges = _year_ranges(cleaned) if "代" in cleaned or "世纪" in cleaned else []
+    or 公元前 is a sign. `framing` is the question: bound words it uses are not qualifiers of the answer.
+    `periods`: read dynasties (明朝) as ranges of years too (in answers; a reference 唐朝 is a name)."""
+    ranges = _year_ranges(cleaned, periods) if _ERA_HINT.search(cleaned) else []
     ranges += _durations(cleaned) if "分" in cleaned or ":" in cleaned else []
     out = [n for n, _ in ranges]
     spans = [(n.start, end) for n, end in ranges]
@@ -334,9 +359,9 @@ def find_numbers(cleaned: str, framing: str = "") -> list[Number]:
         unit, unit_end = ("%", m.end()) if percent else (None, _COUNTERS.match(cleaned, m.end()).end())
         spelled = None if percent else _UNIT.match(cleaned, m.end())
         unknown = ""
+        factor = 1
         if spelled:
-            unit, factor = _UNITS[spelled.group(1)]
-            value, step, scale, loose = (x * Decimal(factor) for x in (value, step, scale, loose))
+            unit, factor, *offset = _UNITS[spelled.group(1)]
             unit_end = spelled.end()
         elif not percent:
             follower = cleaned[m.end():m.end() + 1]
@@ -346,10 +371,14 @@ def find_numbers(cleaned: str, framing: str = "") -> list[Number]:
                 unknown = _UNKNOWN_UNIT.match(cleaned, m.end()).group(0)  # 500兆瓦, 2250万千瓦时
         if sign or _negative(cleaned, m.start(), unit):
             value = -value
+        if spelled:
+            value += Decimal(offset[0]) if offset else 0
+            value, step, scale, loose = (x * Decimal(factor) for x in (value, step, scale, loose))
         counter = cleaned[m.end():unit_end].strip() if unit is None else ""
         out.append(Number(value, step, _qualifier(cleaned, m.start(), m.end(), unit_end, framing), unit, scale,
                           loose, start=m.start(), ordinal=cleaned[m.start() - 1:m.start()] == "第",
-                          unknown_unit=unknown, counter=counter, factor=Decimal(factor) if spelled else Decimal(1)))
+                          unknown_unit=unknown, counter=counter, factor=Decimal(factor),
+                          converted=bool(spelled) and spelled.group(1) in CONVERTED))
     return _join_ranges(sorted(out, key=lambda n: n.start), cleaned)
 
 
