@@ -58,7 +58,9 @@ _UNITS = {
     "年": ("年", 1), "月": ("月", 1), "日": ("日", 1), "天": ("日", 1), "周": ("周", 1),
     "星期": ("周", 1), "小时": ("秒", 3600), "钟头": ("秒", 3600), "分钟": ("秒", 60), "秒": ("秒", 1),
     "毫秒": ("秒", "0.001"), "岁": ("岁", 1), "周岁": ("岁", 1), "周年": ("年", 1), "克拉": ("克拉", 1),
-    "世纪": ("世纪", 1),
+    "世纪": ("世纪", 1), "瓦": ("瓦", 1), "千瓦": ("瓦", 1000), "兆瓦": ("瓦", 10 ** 6), "吉瓦": ("瓦", 10 ** 9),
+    "千瓦时": ("瓦时", 1000), "赫兹": ("赫兹", 1), "千赫": ("赫兹", 1000), "兆赫": ("赫兹", 10 ** 6),
+    "吉赫": ("赫兹", 10 ** 9),
 }
 CONVERTED = frozenset({"°f", "开尔文", "英里", "海里", "英尺", "英寸", "码", "磅", "盎司", "加仑", "亩"})
 _UNIT_WORDS = "|".join(sorted(map(re.escape, _UNITS), key=len, reverse=True))
@@ -70,10 +72,12 @@ _ARABIC = re.compile(r"(?<![a-z0-9.])(-)?(\d{1,3}(?:,\d{3})+(?!\d)|\d+)(\.\d+)?\
 _MULTIPLIERS = {"万": 10 ** 4, "亿": 10 ** 8, "万亿": 10 ** 12, "千万": 10 ** 7, "百万": 10 ** 6, "千": 1000,
                 "百": 100}
 # Latin unit symbols after a number, rewritten in Chinese so that 10kg and 10公斤 read alike.
-_LATIN_UNITS = {"km": "公里", "kg": "公斤", "mg": "毫克", "cm": "厘米", "mm": "毫米", "ml": "毫升", "°c": "°c"}
+_LATIN_UNITS = {"km": "公里", "kg": "公斤", "mg": "毫克", "cm": "厘米", "mm": "毫米", "ml": "毫升", "°c": "°c",
+                "kwh": "千瓦时", "kw": "千瓦", "mw": "兆瓦", "gw": "吉瓦", "hz": "赫兹", "khz": "千赫", "mhz": "兆赫",
+                "ghz": "吉赫"}  # after lower-casing, mw / mhz are read as MW / MHz, the usual ones in factual QA
 _LATIN_UNIT = re.compile(r"(?<=\d)\s*(" + "|".join(_LATIN_UNITS) + r")(?![a-z])"
-                         r"|(?<=\d)\s+(m|g|k)(?![a-z/])")  # one letter only after a space: 5g is a code
-_ONE_LETTER_UNITS = {"m": "米", "g": "克", "k": "开尔文"}
+                         r"|(?<=\d)\s+(m|g|k|w)(?![a-z/])")  # one letter only after a space: 5g is a code
+_ONE_LETTER_UNITS = {"m": "米", "g": "克", "k": "开尔文", "w": "瓦"}
 # Counters between a number and its qualifier (3500人左右, 3000名以上).
 _COUNTERS = re.compile(r"\s*[个多余人名位次件家座所条本台辆只种项篇部届倍]{0,2}")
 _UNIT = re.compile(r"\s*[个多余]{0,2}(" + _UNIT_WORDS + ")")
@@ -124,7 +128,8 @@ HEDGE = re.compile(GUESS.pattern + r"|不(太|很|大)?(确定|肯定)|据我所
 # 或 starting an alias (或称, 或译), meaning "perhaps" (或许) or opening a bound (或以上, 或更早) does not offer a
 # second candidate.
 ALTERNATIVES = re.compile(r"或是|抑或|亦或|还是|也可能|或(?!者?(?:[称译作名叫许]|以上|以下|更))|\bor\b"
-                          r"|之一|(?<=[\u4e00-\u9fff\d])/(?=[\u4e00-\u9fff\d])")
+                          r"|[、和与或][^,;。]{1,12}之一|(?<=[\u4e00-\u9fff]{2})/(?=[\u4e00-\u9fff]{2})(?!小时|分钟|公里)"
+                          r"|(?<=\d{4})/(?=\d{4}(?![\d/]))")
 # A denial: 不是 / 并非 / 而非 / 不在 / 不属于 up to the end of its clause or the 而是 / 但 / 是 that turns it
 # (他并不是北京人，而是上海人). 是不是 asks, it does not deny.
 DENIAL = re.compile(r"(?<!是)(不是|并非|而非|不在|不属于)(?:(?!而|但|是)[^,;!?:、。\n])+")
