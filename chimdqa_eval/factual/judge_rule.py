@@ -90,7 +90,7 @@ _CLAUSE_END = re.compile(r"[,;。!?\n:]")
 # Characters that carry no candidate of their own (for "does the answer assert anything besides this").
 _FILLER = frozenset("的是了在和与及或也都就还我您你他她它这那个一有为被把对于从以其之所而但因此所以如果可能应该大概答案"
                     "回问题根据资料信息查阅建议具体相关方面目前可以请说知道确定清楚")
-_CONCLUSION = re.compile(r"(即|所以|因此|故|答案|最终|结果|=|≈|总计|合计|共计|也就是|就是|相当于|(降|升|增|减|涨|跌|提高|下降|上升|增长|减少)[至到])"
+_CONCLUSION = re.compile(r"(即|所以|因此|故|答案|最终|结果|=|≈|也就是|就是|相当于|(降|升|增|减|涨|跌|提高|下降|上升|增长|减少)[至到])"
                          r"[^,;。\d]{0,4}$")
 # A period instead of a year (明朝, 永乐年间, 19世纪): less specific, not a wrong year.
 _ERA = re.compile(r"年间|时期|初年|末年|年代")
@@ -517,24 +517,28 @@ def _events(text: str) -> set[int]:
     return {i for i, pattern in _EVENTS if pattern.search(text)}
 
 
-def _likeliest(candidates: list[Number], text: str, question: str) -> Number:
-    """The answer's own value among several: the one whose clause shares the most character bigrams with the
-    question, an event word of the same kind counting double (1898年筹建 for 成立于哪一年, 中位数是12,000人); on a
-    tie the last one it concludes with (所以是50倍, 即86.4%, = 40元, 降至60.2), else the last (a computation or
-    an explanation ends with its result)."""
+def _likeliest(candidates: list[Number], hits: list[Number], text: str, question: str) -> Number:
+    """The answer's own value among several: the last one it concludes with (所以是50倍, 即86.4%, = 40元, 降至60.2);
+    else the one whose clause and sentence share the most character bigrams with the question, an event word of
+    the same kind counting double (1898年筹建 for 成立于哪一年, 中位数是12,000人); on a tie a match if there is one."""
+    concluded = [n for n in candidates if _CONCLUSION.search(text[max(0, n.start - 6):n.start])]
+    if concluded:
+        return concluded[-1]
     asked, events = _bigrams(rules.key(question)), _events(question)
-    bounds = [0] + [m.end() for m in _CLAUSE_END.finditer(text)] + [len(text) + 1]
+    clauses = [0] + [m.end() for m in _CLAUSE_END.finditer(text)] + [len(text) + 1]
+    sentences = [0] + [m.end() for m in re.finditer(r"[;。!?\n]", text)] + [len(text) + 1]
+
+    def around(n: Number, bounds: list[int]) -> str:
+        return rules.key(text[max(b for b in bounds if b <= n.start):min(b for b in bounds if b > n.start)])
 
     def overlap(n: Number) -> int:
-        start = max(b for b in bounds if b <= n.start)
-        end = min(b for b in bounds if b > n.start)
-        clause = rules.key(text[start:end])
-        return len(_bigrams(re.sub(r"\d", "", clause)) & asked) + 2 * len(_events(clause) & events)
+        clause = around(n, clauses)
+        return (len(_bigrams(clause) & asked) + len(_bigrams(around(n, sentences)) & asked)
+                + 2 * len(_events(clause) & events))
 
     best = max(overlap(n) for n in candidates)
     tied = [n for n in candidates if overlap(n) == best]
-    concluded = [n for n in tied if _CONCLUSION.search(text[max(0, n.start - 6):n.start])]
-    return concluded[-1] if concluded else tied[-1]
+    return next((n for n in tied if n in hits), tied[0])
 
 
 def _restated(first: Number, second: Number, text: str) -> bool:
@@ -586,7 +590,7 @@ def _judge_numeric(ref: Reference, answer: _Answer, question: str, question_numb
             return Verdict("IN" if len(answer.affirmed_key) <= SHORT_ANSWER else "CO", False, "alternatives")
         if stray or vague:  # several values for the slot: the concluded one, the one whose clause is most like the
             # question, or the first
-            return Verdict("CO" if _likeliest(candidates, answer.affirmed, question) in hits else "IN", False,
+            return Verdict("CO" if _likeliest(candidates, hits, answer.affirmed, question) in hits else "IN", False,
                            "several_numbers")
         if answer.alternative and any(_comparable(n, p[0]) and not n.matches(target(n, p)) for p in pairs
                                       for n in rules.find_numbers(answer.alternative)):
