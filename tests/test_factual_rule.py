@@ -225,8 +225,8 @@ VERBOSE_CASES = [
     ("《西方哲学史》的作者是哪位英国哲学家？", "伯特兰·阿瑟·威廉·罗素 (Bertrand Arthur William Russell)",
      "作者是英国哲学家罗素。", "CO", False),
     # candidates: several offered is IN or unsure; a rhetorical 还是 that the answer resolves is no candidate
-    ("《静夜思》的作者是谁？", "李白", "应该是李白、杜甫二人之一。", "IN", False),
-    ("《静夜思》的作者是谁？", "李白", "李白/杜甫", "IN", False),
+    ("《静夜思》的作者是谁？", "李白", "应该是李白、杜甫二人之一。", "IN", True),
+    ("《静夜思》的作者是谁？", "李白", "李白/杜甫", "IN", True),
     ("《梦溪笔谈》的作者是谁？", "沈括", "作者是沈括，也有人说是苏轼。", "IN", False),
     ("五四运动爆发于哪一年？", "1919", "是1919年还是1920年？答案是1919年，那年5月4日爆发了五四运动。", "CO", True),
     # the reference among other things of its kind

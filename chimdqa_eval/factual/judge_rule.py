@@ -171,7 +171,9 @@ def parse_reference(reference: str) -> Reference:
     main = rules.key(_PARENS.sub("", cleaned))
     residue = re.sub(r"[\d.%]", "", rules.key(_SPACED_LATIN_UNIT.sub("", cleaned)))
     if numbers and len(residue) <= NUMERIC_RESIDUE:
-        words = re.sub(rf"{rules._UNIT_WORDS}|[a-z]|[第个多余约年月日号世纪代前后初末]", "", residue)
+        words = re.sub(rf"{rules._UNIT_WORDS}|[a-z]|[第约年月日号世纪代前后初末万亿千百分点]|[{rules.MEASURE_CHARS}]", "",
+                       residue)
+        words = words if len(words) >= 2 else ""  # 阿卡汗 in 阿卡汗四世; not 倍 or 个百分点
         return Reference("numeric", numbers=numbers, has_alternatives=alternatives, main=main, words=words)
     if len(main) > LONG_REFERENCE:
         text = re.sub(r"\d", "", ref_key)
@@ -399,8 +401,9 @@ def _others_of_kind(ref: Reference, answer: _Answer, form: str, question: str) -
         return "other_candidates"
     rest = answer.affirmed_key.replace(form, "|")
     last = (ref.main or form)[-1:]
-    if last in _KIND_SUFFIXES and re.search(rf"[\u4e00-\u9fff]{re.escape(last)}", rest):
-        return "other_candidates"
+    if last in _KIND_SUFFIXES and any(rest[i - 1:i + 1] not in question and "\u4e00" <= rest[i - 1] <= "\u9fff"
+                                      for i in _positions(rest, last) if i > 0):
+        return "other_candidates"  # another 站 than the question's own 补给站 and 医疗站
     return ""
 
 
@@ -447,12 +450,13 @@ def _judge_text(ref: Reference, answer: _Answer, question: str) -> Verdict:
         form, full = found
         clauses = _clauses_with(answer.affirmed, lambda c, f=form: f in rules.key(c)) or [answer.affirmed]
         if _competing(ref, clauses):
-            return Verdict("IN" if len(answer_key) <= SHORT_ANSWER else "CO", False, "alternatives")
+            short = len(answer_key) <= SHORT_ANSWER  # 陶渊明或李白: several candidates, a wrong answer
+            return Verdict("IN" if short else "CO", short, "alternatives")
         if answer.alternative and _has_content(rules.key(answer.alternative), question) \
                 and not _text_match(ref, rules.key(answer.alternative), answer.alternative):
             return Verdict("IN", False, "attributed_alternative")
-        if HEDGE.search(answer.whole):
-            return Verdict("CO", False, "hedged_match")
+        if HEDGE.search(answer.whole):  # 应该是杜甫: one candidate, hedged; sure unless it also refuses
+            return Verdict("CO", not REFUSAL.search(answer.whole), "hedged_match")
         if not full:
             return Verdict("CO", False, "partial_name")
         parallel = _parallel(answer, form, question)
@@ -587,7 +591,8 @@ def _judge_numeric(ref: Reference, answer: _Answer, question: str, question_numb
     clauses = _clauses_with(answer.affirmed, lambda c: any(ch.isdigit() for ch in c))
     if all(matched):
         if _competing(ref, clauses):
-            return Verdict("IN" if len(answer.affirmed_key) <= SHORT_ANSWER else "CO", False, "alternatives")
+            short = len(answer.affirmed_key) <= SHORT_ANSWER
+            return Verdict("IN" if short else "CO", short, "alternatives")
         if stray or vague:  # several values for the slot: the concluded one, the one whose clause is most like the
             # question, or the first
             return Verdict("CO" if _likeliest(candidates, hits, answer.affirmed, question) in hits else "IN", False,
@@ -599,8 +604,8 @@ def _judge_numeric(ref: Reference, answer: _Answer, question: str, question_numb
             return Verdict("CO", False, "unknown_unit")
         if any(n.converted for n in hits):
             return Verdict("CO", False, "converted_unit")
-        if HEDGE.search(answer.whole):
-            return Verdict("CO", False, "hedged_match")
+        if HEDGE.search(answer.whole):  # 应该是杜甫: one candidate, hedged; sure unless it also refuses
+            return Verdict("CO", not REFUSAL.search(answer.whole), "hedged_match")
         if ref.words and not all(ch in answer.affirmed_key for ch in ref.words):
             return Verdict("CO", False, "number_without_words")
         return Verdict("CO", True, "number_match")

@@ -31,8 +31,9 @@ _CN_NUMERAL = re.compile(r"(百分之)?([零〇一二两三四五六七八九十
 # A single numeral character is only a number standing alone, next to a measure word or unit or after 第 (not
 # 一样, 统一, 十分).
 _NOT_A_COUNT = set("哪某每同这那任唯统之其")
-_MEASURE_WORDS = set("年月日号届个次人岁位名条章节倍元米克吨种项座层期代世纪度天周本部首篇只头匹张台辆架艘家所门件场"
-                     "局枚颗粒支队份句字集季轮站口")
+MEASURE_CHARS = ("年月日号届个次人岁位名条章节倍元米克吨种项座层期代世纪度天周本部首篇只头匹张台辆架艘家所门件场"
+                 "局枚颗粒支队份句字集季轮站口")
+_MEASURE_WORDS = set(MEASURE_CHARS)
 # 一 before a counter after another word is the indefinite article (作为一个AI, 是一位诗人, 不止一座), not an
 # answer of 1; after these characters (or none) it counts (有一个, 共一座, 只一次). Units and dates (一日) count.
 _COUNT_BEFORE = set("是有共只仅约近达第")
