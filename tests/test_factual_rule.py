@@ -243,6 +243,31 @@ VERBOSE_CASES = [
     ("《千字文》的作者是谁？", "周兴嗣", "《千字文》由东晋书法家王羲之所作。", "IN", False),
     ("便所欢乐主题餐厅的第一家店开在台湾哪个市？", "高雄市", "第一家店开在台北市的西门町。", "IN", True),
     ("御夫座最亮的恒星是什么？", "五车二", "御夫座最亮的恒星是五车二（御夫座α），它是全天第六亮的恒星。", "CO", True),
+    # conversions between unit systems are right or wrong, but never sure; SI prefixes are plain units
+    ("该城市一月的平均气温是多少摄氏度？", "-5", "约为23华氏度。", "CO", False),
+    ("这座山的海拔是多少米？", "3099", "海拔约10167英尺。", "CO", False),
+    ("氮的沸点是多少摄氏度？", "-195.8", "约77.35 K。", "CO", False),
+    ("该湖的面积是多少平方公里？", "45", "面积为45平方英里。", "IN", False),
+    ("该发电机组的单机功率是多少？", "600 MW", "单机功率为60万千瓦。", "CO", True),
+    ("该电台的频率是多少？", "98.6 MHz", "频率为98600 kHz。", "CO", True),
+    ("该校的升学率是多少？", "92.5%", "升学率为0.925。", "CO", True),
+    ("这部电影的片长是多少？", "2小时15分钟", "片长135分钟。", "CO", True),
+    ("这部电影的片长是多少？", "2小时15分钟", "两个多小时。", "NA", True),
+    # a dynasty for a year is a range: consistent is less specific, inconsistent is wrong
+    ("赵州桥建于哪一年？", "595", "赵州桥建于隋朝，由工匠李春设计。", "NA", True),
+    ("赵州桥建于哪一年？", "595", "赵州桥建于唐朝初年。", "IN", True),
+    ("郑和第一次下西洋是在哪一年？", "1405", "郑和第一次下西洋是在明朝永乐年间。", "NA", True),
+    # an approximate value equal to the reference only at its own coarser precision is less specific
+    ("该公司2023年营收是多少？", "3.15亿元", "大约3亿元。", "NA", False),
+    # self-corrections in other words; parallel claims; lists longer than the reference
+    ("该桥全长多少米？", "1200", "全长1100米，等等，我重新算一下：应该是1200米。", "CO", True),
+    ("长江和黄河中，哪条河是中国最长的河流？", "长江", "黄河是中国最长的河流，长江是第二长的河流。", "IN", False),
+    ("太阳系中的类地行星有哪些？", "水星、金星、地球、火星", "类地行星有水星、金星、地球、火星和月球。", "IN", False),
+    ("太阳系中的类地行星有哪些？", "水星、金星、地球、火星", "水星、金星和地球，还有一颗我想不起来了。", "NA", False),
+    ("哪颗行星被称为“红色星球”？", "火星", "火星和金星。", "IN", False),
+    # asking the user is not an answer; a rhetorical question the answer resolves is no refusal
+    ("该公司的注册资本是多少？", "500万元", "您问的是哪一家分公司？总公司和分公司的注册资本不同。", "NA", True),
+    ("日本的首都是哪座城市？", "东京", "是京都还是东京？很多人会弄混，其实答案是京都。", "IN", False),
 ]
 
 

@@ -219,7 +219,7 @@ def reference_readings(reference: str, question_unit: str = "") -> tuple:
     one bare number takes the unit the question asks in (41 for 多少摄氏度 is 41°C)."""
     whole = parse_reference(reference)
     if (question_unit and whole.mode == "numeric" and len(whole.numbers) == 1 and whole.numbers[0].unit is None
-            and not whole.numbers[0].counter and re.fullmatch(r"[\d.,\s]+", reference.strip())):
+            and not whole.numbers[0].counter and re.fullmatch(r"[-−]?[\d.,\s]+", reference.strip())):
         whole = replace(parse_reference(reference.strip() + question_unit), bare=whole.numbers)
     cleaned = rules.clean(reference)
     if whole.mode == "text" or not _PARENS.search(cleaned):
@@ -437,10 +437,15 @@ def _parallel(answer: _Answer, form: str, question: str) -> str:
 def _extra_items(ref: Reference, answer: _Answer, form: str) -> bool:
     """A list answer with more items than the reference (造纸术、印刷术、火药、指南针，还有瓷器; 魏、蜀、吴、晋)."""
     first = ref.items[0] if ref.items else (form,)
-    clause = next((c for c in re.split(r"[;。!?\n]", answer.affirmed) if any(f in rules.key(c) for f in first)), "")
-    listed = [p for p in re.split(r"以及|还有|和|与|及|、|,", clause)
-              if _has_content(rules.key(p), "") and not re.search(r"[是有为在了由被把将]", p)]  # not 后来由西晋统一
-    return len(listed) > ref.listed
+    segments = []
+    for segment in re.split(r"[,;。!?:\n]", answer.affirmed):  # ，还有瓷器 goes on with the list
+        if segments and re.match(r"\s*(?:还有|以及|和|及|与)", segment):
+            segments[-1] += "、" + segment
+        else:
+            segments.append(segment)
+    clause = next((c for c in segments if any(f in rules.key(c) for f in first)), "")
+    parts = [re.split(r"[是有为在由]", p)[-1] for p in re.split(r"以及|还有|和|与|及|、", clause)]  # 类地行星有|水星
+    return sum(_has_content(rules.key(p), "") for p in parts) > ref.listed
 
 
 def _judge_text(ref: Reference, answer: _Answer, question: str) -> Verdict:
