@@ -94,3 +94,28 @@ def test_accuracy_report_by_hand():
     assert report["by_class"]["candidates"]["IN"] == {"n": 1, "accuracy": 0.0, "certain_coverage": 0.0,
                                                       "certain_accuracy": None}
     assert report["confusion"] == {"CO": {"CO": 1, "IN": 1}, "NA": {"NA": 1}, "IN": {"IN": 1, "CO": 1}}
+
+
+def test_bench_runs_a_judge_and_lists_disagreements(tmp_path, capsys):
+    from judge_accuracy import main
+    base = {"source": "simpleqa-style", "question": "《桃花源记》的作者是谁？", "reference": "陶渊明", "reason": "r"}
+    rows = [{**base, "id": "a", "answer": "陶渊明", "label": "CO", "class": "plain"},
+            {**base, "id": "b", "answer": "不知道", "label": "NA", "class": "refusal"},
+            {**base, "id": "c", "answer": "谢灵运", "label": "CO", "class": "plain"}]  # mislabelled on purpose
+    path, out = tmp_path / "set.jsonl", tmp_path / "report.json"
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    assert main(["--set", str(path), "--json", str(out)]) == 0
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert report["items"] == 3 and report["signature"].startswith("metric:chimdqa_factual|judge:rule")
+    assert report["confusion"]["CO"] == {"CO": 1, "IN": 1} and report["confusion"]["NA"] == {"NA": 1}
+    assert [(w["id"], w["grade"]) for w in report["wrong"]] == [("c", "IN")]
+    assert report["by_class"]["refusal"]["NA"]["accuracy"] == 100.0
+    assert "- c [plain] label CO, judge IN" in capsys.readouterr().out
+
+
+def test_bench_rejects_a_bad_set_with_exit_2(tmp_path, capsys):
+    from judge_accuracy import main
+    path = tmp_path / "set.jsonl"
+    path.write_text('{"id": "a"}\n', encoding="utf-8")
+    assert main(["--set", str(path)]) == 2
+    assert "line 1 (id a): field source missing" in capsys.readouterr().err
