@@ -73,7 +73,8 @@ _PARENS = re.compile(r"\(([^()]*)\)")
 
 # Reading the answer. A strong self-correction: what precedes the last one is superseded.
 _CORRECTION = re.compile(r"不对|(?<=,)不(?=,)|更正|纠正一下|说错了|口误|我记错了|等等|重算|重新算|准确地说|确切地说|准确来说"
-                         r"|确切来说|严格来说|严格说来|更准确的说法是")
+                         r"|确切来说|严格来说|严格说来|更准确的说法是"
+                         r"|(?:所以|因此|因而|故)(?:最终|正确)?(?:的)?答案(?:应该)?(?:是|为)")  # an explicit final answer
 # A claim attributed to others, up to the end of its clause.
 _ATTRIBUTED = re.compile(
     r"(?:(?:也|还|常|经常|常常|曾)?(?:有人|有些人|很多人|许多人|不少人|一些人|部分人|民间|坊间|网上|有的?资料|有学者)"
@@ -326,7 +327,7 @@ def _refusal(answer: _Answer) -> str:
     if not cue and not (answer.asked and not _has_content(answer.affirmed_key, "")):
         return ""
     if cue:
-        turn = re.search(r"(?:但|不过|可是)(?:是|我)?", answer.whole[cue.end():])
+        turn = re.search(r"(?:但|不过|可是|然而|\bbut\b|\bhowever\b)(?:是|我)?", answer.whole[cue.end():])
         rest = answer.whole[cue.end() + turn.end():] if turn else ""
         if turn and rules.key(rest) and not REFUSAL.search(rest):
             return "refusal_then_claim"

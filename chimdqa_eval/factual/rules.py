@@ -101,13 +101,14 @@ _LOWER_AFTER = re.compile(r"^\s*个?(多|余|以上|\+)")
 _UPPER_AFTER = re.compile(r"^\s*(以下|以内)")
 # 1850年到1860年之间, 1850-1860年: a range. 19世纪90年代, 1890年代, 19世纪末: ranges of years.
 _RANGE_JOIN = re.compile(r"\s*(到|至|~|～|-|—|–)\s*")
+_RANGE_BETWEEN = re.compile(r"-?[\d.,]+\s*(?:万亿|千万|百万|亿|万|千|百)?\s*(?:%|" + _UNIT_WORDS + r")?\s*[到至~～\-—–]\s*")
 _DECADE = re.compile(r"(?<!\d)(?:(公元前)?(\d{1,2})世纪(?:(\d)0年代|(初期|初|前期|上半叶|中叶|中期|下半叶|后期|末期|末))?"
                      r"|(\d{2,3}0)年代|(上个?世纪)?(\d)0年代)")
 _CENTURY_PART = {"初": (0, 30), "初期": (0, 30), "前期": (0, 40), "上半叶": (0, 50), "中叶": (30, 70),
                  "中期": (30, 70), "下半叶": (50, 100), "后期": (60, 100), "末": (70, 100), "末期": (70, 100)}
 
 REFUSAL = re.compile(
-    r"不知道|不(太|很|大|是很|能)?(清楚|确定|了解|熟悉|记得|肯定)|不得而知|找不到|查不到|记不(清|得|太清)|想不起"
+    r"不知道|不(太|很|大|是很|能)?(清楚|确定|了解|熟悉|记得|肯定)|不得而知|找不到|查不到|记不(清|得|住|太清|起来)|想不起"
     r"|答不(上|出)|回答不了|说不(准|好|清)|拿不准|没(有)?(能)?(查到|找到|检索到|搜到)"
     r"|超出(了)?(我的)?(知识|能力|所知|了解)|知识(库|范围)[^,.;!?，。；！？]{0,6}(没有|不包含|未|不足)"
     # 无法确定, and with what it cannot be done from in between: 无法从文档中确定, 不能根据所给信息判断
@@ -263,7 +264,9 @@ def _qualifier(text: str, start: int, end: int, unit_end: int, framing: str) -> 
                        ("approx", (_APPROX_BEFORE, _APPROX_AFTER))):
         cue = pair[0].search(before) or next(filter(None, (pair[1].search(a) for a in afters)), None)
         if cue:
-            return "exact" if len(cue.group(1)) > 1 and cue.group(1) in framing else kind
+            if len(cue.group(1)) > 1 and cue.group(1) in framing:
+                return "exact"
+            return "some_more" if cue.group(1) in ("多", "余") and kind == "lower" else kind
     return "exact"
 
 
@@ -329,8 +332,9 @@ def _durations(cleaned: str) -> list[tuple[Number, int]]:
         step = Decimal(1).scaleb(-len(seconds.split(".")[1])) if seconds and "." in seconds else \
             Decimal(1) if seconds else Decimal(60) if minutes else Decimal(3600)
         value = sum((Decimal(p) * f for p, f in zip(parts, (3600, 60, 1)) if p), Decimal(0))
-        kind = "lower" if more or _LOWER_AFTER.match(cleaned, m.end()) else "exact"  # 2小时08分多, 1分多钟
-        out.append((Number(value, step, kind, "秒", start=m.start()), m.end()))
+        more = more or _LOWER_AFTER.match(cleaned, m.end())  # 2小时08分多, 1分多钟: up to one more of its last unit
+        out.append((Number(value, step, "range" if more else "exact", "秒", high=value + step if more else None,
+                           start=m.start()), m.end()))
     return out
 
 
@@ -381,8 +385,11 @@ def find_numbers(cleaned: str, framing: str = "", periods: bool = True) -> list[
             value += Decimal(offset[0]) if offset else 0
             value, step, scale, loose = (x * Decimal(factor) for x in (value, step, scale, loose))
         counter = cleaned[m.end():unit_end].strip() if unit is None else ""
-        out.append(Number(value, step, _qualifier(cleaned, m.start(), m.end(), unit_end, framing), unit, scale,
-                          loose, start=m.start(), ordinal=cleaned[m.start() - 1:m.start()] == "第",
+        kind = _qualifier(cleaned, m.start(), m.end(), unit_end, framing)
+        high = None
+        if kind == "some_more":  # 3000多 is 3000 to 4000, 500多米 500 to 600 metres, 两个多小时 2 to 3 hours
+            kind, high = "range", value + max(loose, step)
+        out.append(Number(value, step, kind, unit, scale, loose, high, start=m.start(), ordinal=cleaned[m.start() - 1:m.start()] == "第",
                           unknown_unit=unknown, counter=counter, factor=Decimal(factor),
                           converted=bool(spelled) and spelled.group(1) in CONVERTED))
     return _join_ranges(sorted(out, key=lambda n: n.start), cleaned)
@@ -398,6 +405,7 @@ def _join_ranges(numbers: list[Number], cleaned: str) -> list[Number]:
                 and (prev.unit is None or prev.unit == n.unit)):
             between = cleaned[prev.start:n.start]
             join = _RANGE_JOIN.search(between)
+            join = join if _RANGE_BETWEEN.fullmatch(between) else None  # not 1405年出发,到1433年
             # 3到5万公里: the first number takes the second's unit, and its multiplier when it has none
             low = prev.value * (n.scale if prev.scale == 1 else n.factor) if prev.unit is None else prev.value
             dash = join is not None and join.group(1) in "-—–"
