@@ -54,6 +54,10 @@ _SPLIT_DYNASTY = re.compile(r"^([东西南北前后])([夏商周秦汉晋隋唐�
 _KIND_SUFFIXES = frozenset("省市县区州国山河江湖海岛寺庙宫殿塔桥楼馆院校奖经书传记论集诗词曲赋派宗教族语星座门科属"
                            "病症素酸盐团队党会社司局厂站港湾峰岭峡谷关城镇村朝剧")
 _BROADER_PLACE = re.compile(r"[\u4e00-\u9fff]{2,}(?:省|自治区)")
+_REGION = re.compile(r"地区|一带|境内|附近|沿海|流域|高原|盆地|平原|[东南西北中]部")
+# An indefinite description instead of a name (一位俄国化学家, 某位作家, 一座城市).
+_DESCRIPTION = re.compile(r"(?:一|某)(?:位|个|座|种|名|家|部)[^,;。!?\n]{0,12}(?:家|人|者|学家|作家|诗人|画家|词人|城市|地方|国家|人物)"
+                          r"(?:[,;。!?\n]|写的|所作|$)")
 _CITY_QUESTION = re.compile(r"城市|哪个市|哪座城|哪个县|哪个镇")
 _PLACE_QUESTION = re.compile(r"哪里|何地|何处|哪个地方|城市|哪座城|哪个市|哪个省|哪个县|哪个国家|哪国|位于|在哪|发源地|首都|省会")
 _PERSON_QUESTION = re.compile(r"谁|哪位|何人|什么人|哪个人|哪一位|作者|创始人|创办人|发明者|发明人|发现者|设计者|建筑师|导演|主演"
@@ -171,7 +175,8 @@ def parse_reference(reference: str) -> Reference:
     alternatives = bool(ALTERNATIVES.search(cleaned))
     main = rules.key(_PARENS.sub("", cleaned))
     residue = re.sub(r"[\d.%]", "", rules.key(_SPACED_LATIN_UNIT.sub("", cleaned)))
-    if numbers and len(residue) <= NUMERIC_RESIDUE:
+    quantity = re.sub(rf"{rules._UNIT_WORDS}|[万亿千百约多余]|左右|以上", "", residue)  # 约9.46万亿公里 is a number
+    if numbers and (len(residue) <= NUMERIC_RESIDUE or not quantity):
         words = re.sub(rf"{rules._UNIT_WORDS}|[a-z]|[第约年月日号世纪代前后初末万亿千百分点]|[{rules.MEASURE_CHARS}]", "",
                        residue)
         words = words if len(words) >= 2 else ""  # 阿卡汗 in 阿卡汗四世; not 倍 or 个百分点
@@ -492,6 +497,10 @@ def _judge_text(ref: Reference, answer: _Answer, question: str) -> Verdict:
             and _BROADER_PLACE.search(answer.affirmed) and not re.search(r"[\u4e00-\u9fff](?:市|县)", answer.affirmed) \
             and not _refusal(answer):
         return Verdict("NA", False, "broader_place")
+    if _PLACE_QUESTION.search(question) and _REGION.search(answer.affirmed) and not _refusal(answer) == "guess":
+        return Verdict("NA", False, "broader_place")  # 中国西北地区, 青藏高原上 for a city
+    if _DESCRIPTION.search(answer.affirmed):  # 一位英国剧作家 for 莎士比亚: the kind of thing, not which one
+        return Verdict("NA", False, "description")
     return _unmatched(ref, answer, question, _alias_risk(ref, answer, question))
 
 
@@ -529,11 +538,14 @@ def _events(text: str) -> set[int]:
 
 def _likeliest(candidates: list[Number], hits: list[Number], text: str, question: str) -> Number:
     """The answer's own value among several: the last one it concludes with (所以是50倍, 即86.4%, = 40元, 降至60.2);
-    else the one whose clause and sentence share the most character bigrams with the question, an event word of
+    else a bare first sentence (8颗。…); else the one whose clause and sentence share the most character bigrams with the question, an event word of
     the same kind counting double (1898年筹建 for 成立于哪一年, 中位数是12,000人); on a tie a match if there is one."""
     concluded = [n for n in candidates if _CONCLUSION.search(text[max(0, n.start - 6):n.start])]
     if concluded:
         return concluded[-1]
+    lead = re.split(r"[;。!?\n]", text, maxsplit=1)[0]
+    if len(re.sub(rf"[\d.,%]|{rules._UNIT_WORDS}|[{rules.MEASURE_CHARS}]", "", rules.key(lead))) <= 1:
+        return candidates[0]  # 8颗。冥王星…此前是9颗: a bare first sentence is the answer
     asked, events = _bigrams(rules.key(question)), _events(question)
     clauses = [0] + [m.end() for m in _CLAUSE_END.finditer(text)] + [len(text) + 1]
     sentences = [0] + [m.end() for m in re.finditer(r"[;。!?\n]", text)] + [len(text) + 1]
@@ -577,7 +589,8 @@ def _judge_numeric(ref: Reference, answer: _Answer, question: str, question_numb
         if n.kind not in ("exact", "approx", "range"):
             return False
         targets = [target(n, p) for p in pairs]
-        return any(n.matches(t) and (n.kind != "approx" or abs(n.value - t.value) <= max(t.step, t.factor) / 2)
+        return any(n.matches(t) and (n.kind != "approx"
+                                     or abs(n.value - t.value) <= max(t.step, t.factor, n.step if n.converted else 0) / 2)
                    for t in targets)
 
     found = [_as_percent(n) if percent else n for n in rules.find_numbers(answer.affirmed, question)]

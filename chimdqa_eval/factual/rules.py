@@ -97,7 +97,7 @@ _APPROX_BEFORE = re.compile(r"(大约|大概|约为|约有|约|将近|接近|近
 _LOWER_BEFORE = re.compile(r"(超过|多于|大于|高于|逾|至少|不少于|不低于|不止|不小于|以上的)\s*$")
 _UPPER_BEFORE = re.compile(r"(不超过|不到|不足|少于|小于|低于|至多|最多|不多于|不大于|不高于)\s*$")
 _APPROX_AFTER = re.compile(r"^\s*(左右|上下|前后)")
-_LOWER_AFTER = re.compile(r"^\s*个?(多|余|以上|\+)")
+_LOWER_AFTER = re.compile(r"^\s*个?(多|余|出头|以上|\+)")
 _UPPER_AFTER = re.compile(r"^\s*(以下|以内)")
 # 1850年到1860年之间, 1850-1860年: a range. 19世纪90年代, 1890年代, 19世纪末: ranges of years.
 _RANGE_JOIN = re.compile(r"\s*(到|至|~|～|-|—|–)\s*")
@@ -110,7 +110,8 @@ _CENTURY_PART = {"初": (0, 30), "初期": (0, 30), "前期": (0, 40), "上半�
 REFUSAL = re.compile(
     r"不知道|不(太|很|大|是很|能)?(清楚|确定|了解|熟悉|记得|肯定)|不得而知|找不到|查不到|记不(清|得|住|太清|起来)|想不起"
     r"|答不(上|出)|回答不了|说不(准|好|清)|拿不准|没(有)?(能)?(查到|找到|检索到|搜到)"
-    r"|超出(了)?(我的)?(知识|能力|所知|了解)|知识(库|范围)[^,.;!?，。；！？]{0,6}(没有|不包含|未|不足)"
+    r"|超出(了)?(我的)?(知识|能力|所知|了解)|超出[^,.;!?，。；！？]{0,8}范围|知识(库|范围)[^,.;!?，。；！？]{0,6}(没有|不包含|未|不足)"
+    r"|没有?把握|不敢(肯定|确定|断言|说)|乱说|一概而论|忘(了|记)|只记得|没(有)?提(到|及)?"
     # 无法确定, and with what it cannot be done from in between: 无法从文档中确定, 不能根据所给信息判断
     r"|(无法|不能|未能|难以|没法|没办法)[^,.;!?，。；！？]{0,12}?(确定|回答|得知|判断|提供|找到|确认|获知|查到|给出"
     r"|得出|核实|核对|验证|查证|获取|知道|考证|断定)"
@@ -191,12 +192,25 @@ def chinese_numerals_to_arabic(text: str) -> str:
     return _CN_NUMERAL.sub(_replace_numeral, text)
 
 
+_SCIENTIFIC = re.compile(r"(\d+(?:\.\d+)?)\s*[×x*]\s*10\s*\^\s*(\d{1,2})(?!\d)")
+_MULTIPLIER_OF = {0: "", 4: "万", 8: "亿", 12: "万亿"}
+
+
+def _scientific(m: re.Match) -> str:
+    """9.46×10^12 -> 9.46万亿, 3×10^5 -> 30万: the mantissa's digits keep their precision."""
+    exponent = int(m.group(2))
+    if exponent > 15:
+        return m.group(0)
+    return format(Decimal(m.group(1)).scaleb(exponent % 4), "f") + _MULTIPLIER_OF[exponent - exponent % 4]
+
+
 def clean(text: str) -> str:
     """NFKC (full width -> half width), lower case, traditional -> simplified, unit synonyms, Arabic numerals."""
     text = _T2S.convert(unicodedata.normalize("NFKC", text).lower()).replace("−", "-").replace("﹣", "-")
     for variant, canonical in _UNIT_SYNONYMS:
         text = text.replace(variant, canonical)
     if any(ch.isdigit() for ch in text):
+        text = _SCIENTIFIC.sub(_scientific, text)
         text = _LATIN_UNIT.sub(lambda m: _LATIN_UNITS[m.group(1)] if m.group(1) else _ONE_LETTER_UNITS[m.group(2)],
                                text)
     return chinese_numerals_to_arabic(text)
@@ -266,7 +280,7 @@ def _qualifier(text: str, start: int, end: int, unit_end: int, framing: str) -> 
         if cue:
             if len(cue.group(1)) > 1 and cue.group(1) in framing:
                 return "exact"
-            return "some_more" if cue.group(1) in ("多", "余") and kind == "lower" else kind
+            return "some_more" if cue.group(1) in ("多", "余", "出头") and kind == "lower" else kind
     return "exact"
 
 
