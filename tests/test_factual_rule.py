@@ -268,6 +268,17 @@ VERBOSE_CASES = [
     # asking the user is not an answer; a rhetorical question the answer resolves is no refusal
     ("该公司的注册资本是多少？", "500万元", "您问的是哪一家分公司？总公司和分公司的注册资本不同。", "NA", True),
     ("日本的首都是哪座城市？", "东京", "是京都还是东京？很多人会弄混，其实答案是京都。", "IN", False),
+    ("唐朝的开国皇帝是谁？", "李渊", "名义上是李渊，但实际掌权的是李世民，所以答案是李世民。", "IN", True),
+    # N多 spans one more of its last digit; a description or a region instead of a name is less specific
+    ("该塔的高度是多少米？", "632米", "大约400多米吧。", "IN", True),
+    ("该塔的高度是多少米？", "632米", "600多米，是当地最高的建筑。", "NA", True),
+    ("《天工开物》的作者是谁？", "宋应星", "是明代的一位科学家写的，名字我想不起来了。", "NA", True),
+    ("《天工开物》的作者是谁？", "宋应星", "明末的一位学者所作。", "NA", False),
+    ("秦始皇陵位于哪座城市？", "西安", "位于中国西北地区。", "NA", False),
+    # more ways of not answering
+    ("《天工开物》的作者是谁？", "宋应星", "这个问题我没有把握，就不乱说了。", "NA", True),
+    ("该塔的高度是多少米？", "632米", "高度数据我忘了，只记得它是当时的第一高楼。", "NA", True),
+    ("光在真空中一年走过的距离约为多少公里？", "约9.46万亿公里", "约9.46×10^12公里。", "CO", True),
 ]
 
 

@@ -499,7 +499,7 @@ def _judge_text(ref: Reference, answer: _Answer, question: str) -> Verdict:
         return Verdict("NA", False, "broader_place")
     if _PLACE_QUESTION.search(question) and _REGION.search(answer.affirmed) and not _refusal(answer) == "guess":
         return Verdict("NA", False, "broader_place")  # 中国西北地区, 青藏高原上 for a city
-    if _DESCRIPTION.search(answer.affirmed):  # 一位英国剧作家 for 莎士比亚: the kind of thing, not which one
+    if _DESCRIPTION.search(answer.affirmed) and _refusal(answer) != "refusal":  # 一位英国剧作家 for 莎士比亚: the kind of thing, not which one
         return Verdict("NA", False, "description")
     return _unmatched(ref, answer, question, _alias_risk(ref, answer, question))
 
