@@ -2,7 +2,8 @@
 are sure of it.
 
 First the answer is read for what it asserts. Text it takes back does not count as its answer: what comes
-before a self-correction (1420年，不对，是1421年: the final answer wins), a claim it attributes to others and then
+before a self-correction (1420年，不对，是1421年: the final answer wins) or an explicit final answer (所以答案是…),
+a claim it attributes to others and then
 rejects (常有人说是沈括，其实是苏轼), a denial (不是北京，而是上海), a question back to the user. A claim attributed
 to others and left standing (也有人说…, 据说…) is an alternative candidate.
 
@@ -13,12 +14,15 @@ A reference is read in one of three ways:
   candidates. Every reference number must be matched at the coarser precision of the two (rules._UNITS: 50毫米
   = 5厘米, 3小时 != 3分钟); a candidate that differs contradicts it. A vague candidate is NA when the reference
   agrees with it and IN when not: a bound (超过3000), a range (1850到1860年, 19世纪90年代) containing the
-  reference, or an approximate value (约3500) that rounds to the reference at its own written precision (约3.6万
-  is not 39000, 1850年左右 is not 1856).
+  reference (明朝 for 1420, 500多米 = 500 to 600 m), or an approximate value (约3500) that rounds to the
+  reference at its own written precision (约3.6万 is not 39000, 1850年左右 is not 1856). Among several values for
+  the slot, a concluded one (所以…, =), a bare first sentence, or the one in the clause most like the question
+  is the answer (never certain).
 - short text (names, terms, places): the answer must contain one of the reference's forms (the whole
   reference, either side of a parenthesis, a name's surname, the reference without a suffix such as 市/省,
   all items of a list), compared after normalization and, for transliterated names, after folding common
-  transliteration variants. A dynasty without the reference's 东/西/南/北 (汉代 for 西汉) is less specific: NA.
+  transliteration variants. A dynasty without the reference's 东/西/南/北 (汉代 for 西汉), a description (一位英国
+  剧作家) or a region (中国西北地区) instead of a name is less specific: NA.
 - long text (more than LONG_REFERENCE characters): the answer must contradict none of its numbers and either
   match one of them or cover most of its character bigrams. A heuristic: never certain unless a refusal.
 A numeric or long reference with parentheses is also read one side at a time (万历41年（1613年）: 1613 is
