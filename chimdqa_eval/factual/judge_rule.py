@@ -215,10 +215,9 @@ _QUESTION_UNIT = re.compile(r"(?:多少|几|哪一?|何)\s*((?:万亿|亿|万|�
                             r"|单位[是为:\s(]*(" + rules._UNIT_WORDS + ")")
 
 
-@lru_cache(maxsize=65536)
-def _question_unit(question: str) -> str:
+def _question_unit(cleaned_question: str) -> str:
     """The unit a question asks in (多少公里 -> 公里, 哪一年 -> 年, 多少亿元 -> 亿元), as written; '' if none."""
-    m = _QUESTION_UNIT.search(rules.clean(question))
+    m = _QUESTION_UNIT.search(cleaned_question)
     return (m.group(1) or m.group(2)) if m else ""
 
 
@@ -694,7 +693,7 @@ def judge_answer(prediction: str, reference: str, question: str = "") -> Verdict
         return Verdict("NA", True, "empty")
     cleaned_question = rules.clean(question) if question else ""
     question_numbers = rules.find_numbers(cleaned_question) if question else []
-    readings = reference_readings(reference, _question_unit(question) if question else "")
+    readings = reference_readings(reference, _question_unit(cleaned_question))
     answer = _read_answer(cleaned)
     verdicts = [_judge(ref, answer, cleaned_question, question_numbers) for ref in readings]
     best = min(verdicts, key=lambda v: (_RANK[v.grade], not v.certain))

@@ -209,13 +209,14 @@ def clean(text: str) -> str:
     text = _T2S.convert(unicodedata.normalize("NFKC", text).lower()).replace("−", "-").replace("﹣", "-")
     for variant, canonical in _UNIT_SYNONYMS:
         text = text.replace(variant, canonical)
-    if any(ch.isdigit() for ch in text):
+    if _DIGIT.search(text):
         text = _SCIENTIFIC.sub(_scientific, text)
         text = _LATIN_UNIT.sub(lambda m: _LATIN_UNITS[m.group(1)] if m.group(1) else _ONE_LETTER_UNITS[m.group(2)],
                                text)
     return chinese_numerals_to_arabic(text)
 
 
+_DIGIT = re.compile(r"\d")
 _NOT_KEY = re.compile(r"[\W_]+")
 
 
