@@ -279,10 +279,11 @@ VERBOSE_CASES = [
     ("《天工开物》的作者是谁？", "宋应星", "这个问题我没有把握，就不乱说了。", "NA", True),
     ("该塔的高度是多少米？", "632米", "高度数据我忘了，只记得它是当时的第一高楼。", "NA", True),
     ("光在真空中一年走过的距离约为多少公里？", "约9.46万亿公里", "约9.46×10^12公里。", "CO", True),
+    ("被称为“诗仙”的唐代诗人是谁？", "李白", "唐代诗人有李白、杜甫等等，其中被称为诗仙的是李白。", "CO", True),
 ]
 
 
 @pytest.mark.parametrize("question, reference, answer, grade, certain", VERBOSE_CASES)
 def test_rule_judge_on_verbose_answers_knows_when_it_is_sure(question, reference, answer, grade, certain):
-    verdict = judge_answer(answer, reference, question)
-    assert (verdict.grade, verdict.certain) == (grade, certain), verdict.reason
+    judged, sure, reason = judge_answer(answer, reference, question)
+    assert (judged, sure) == (grade, certain), reason

@@ -39,6 +39,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from typing import NamedTuple
 
 from chimdqa_eval.factual import rules
 from chimdqa_eval.factual.rules import ALTERNATIVES, DENIAL, GUESS, HEDGE, LIST_SEPARATORS, REFUSAL, Number
@@ -80,7 +81,7 @@ _SPACED_LATIN_UNIT = re.compile(r"(?<=\d) [a-z]{1,6}(?:/[a-z]{1,4})?(?![a-z])")
 _PARENS = re.compile(r"\(([^()]*)\)")
 
 # Reading the answer. A strong self-correction: what precedes the last one is superseded.
-_CORRECTION = re.compile(r"不对|(?<=,)不(?=,)|更正|纠正一下|说错了|口误|我记错了|等等|重算|重新算|准确地说|确切地说|准确来说"
+_CORRECTION = re.compile(r"不对|(?<=,)不(?=,)|更正|纠正一下|说错了|口误|我记错了|(?<=[,。!?—\s])等等(?=[,!])|重算|重新算|准确地说|确切地说|准确来说"
                          r"|确切来说|严格来说|严格说来|更准确的说法是"
                          r"|(?:所以|因此|因而|故)(?:最终|正确)?(?:的)?答案(?:应该)?(?:是|为)")  # an explicit final answer
 # A claim attributed to others, up to the end of its clause.
@@ -101,13 +102,14 @@ _FILLER = frozenset("的是了在和与及或也都就还我您你他她它这�
                     "回问题根据资料信息查阅建议具体相关方面目前可以请说知道确定清楚")
 _CONCLUSION = re.compile(r"(即|所以|因此|故|答案|最终|结果|=|≈|也就是|就是|相当于|(降|升|增|减|涨|跌|提高|下降|上升|增长|减少)[至到])"
                          r"[^,;。\d]{0,4}$")
-# A period instead of a year (明朝, 永乐年间, 19世纪): less specific, not a wrong year.
+# A period without a number instead of a year (永乐年间): less specific, not a wrong year. Periods that are
+# ranges (明朝, 19世纪) are read as numbers by rules.find_numbers.
 _ERA = re.compile(r"年间|时期|初年|末年|年代")
-_DATE_UNITS = frozenset({"年", "月", "日", "周", "小时", "分钟", "秒"})
+_DATE_UNITS = frozenset({"年", "月", "日", "周", "秒"})  # canonical units of dates and durations
 
 
-@dataclass(frozen=True)
-class Verdict:
+class Verdict(NamedTuple):
+    """grade, certain, reason = judge_answer(...)"""
     grade: str       # CO | NA | IN
     certain: bool    # the rules found an unambiguous match, refusal or contradiction
     reason: str      # the rule that decided, machine-readable (number_match, refusal, several_numbers, ...)
@@ -400,8 +402,11 @@ def _others_of_kind(ref: Reference, answer: _Answer, form: str, question: str) -
     same kind suffix: another 寺, another 奖); '' when neither."""
     text = answer.affirmed
     listed = rules.key(re.sub(r"[、/]", "和", text))
-    if ref.listed == 1 and re.search(rf"(?:和|与|及){re.escape(form)}|{re.escape(form)}(?:和|与|及)(?!其)", listed):
-        return "listed_with_others"
+    spots = [m.start() for m in re.finditer(re.escape(form), listed)]
+    if ref.listed == 1 and spots and all(listed[i - 1:i] in ("和", "与", "及") or
+                                         (listed[i + len(form):i + len(form) + 1] in ("和", "与", "及")
+                                          and listed[i + len(form) + 1:i + len(form) + 2] != "其") for i in spots):
+        return "listed_with_others"  # every mention of it is in a list (A、B), none stands alone
     titles = [rules.key(t) for t in re.findall(r"《([^》]+)》", text) if t not in question]
     if any(form not in t and t not in form for t in titles):
         return "other_candidates"
@@ -698,7 +703,7 @@ def judge_answer(prediction: str, reference: str, question: str = "") -> Verdict
     verdicts = [_judge(ref, answer, cleaned_question, question_numbers) for ref in readings]
     best = min(verdicts, key=lambda v: (_RANK[v.grade], not v.certain))
     if best.certain and best.grade != "CO" and not all(v.certain for v in verdicts):
-        return replace(best, certain=False)  # one reading of the reference is unsure: so is a grade short of CO
+        return best._replace(certain=False)  # one reading of the reference is unsure: so is a grade short of CO
     return best
 
 
