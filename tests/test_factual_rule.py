@@ -287,3 +287,14 @@ VERBOSE_CASES = [
 def test_rule_judge_on_verbose_answers_knows_when_it_is_sure(question, reference, answer, grade, certain):
     judged, sure, reason = judge_answer(answer, reference, question)
     assert (judged, sure) == (grade, certain), reason
+
+
+def test_compute_factual_reports_certainty_and_the_deciding_rule():
+    from chimdqa_eval.factual import compute_factual
+    question = "五四运动爆发于哪一年？"
+    result = compute_factual(["1919年", "我不太确定，但我记得是1919年", "不知道", "1919年或1920年"], ["1919"] * 4,
+                             [question] * 4)
+    assert result["grades"] == ["CO", "CO", "NA", "IN"]
+    assert result["certain"] == [True, False, True, True]
+    assert result["reasons"] == ["number_match", "hedged_match", "refusal", "alternatives"]
+    assert result["signature"] == compute_factual(["1919年"], ["1919"])["signature"]  # same rules, same signature
