@@ -75,6 +75,8 @@ _TRANSLIT_CLASSES = ("马玛", "里利立丽莉俐", "娜纳那", "斯丝思", "
 _TRANSLIT = str.maketrans({ch: group[0] for group in _TRANSLIT_CLASSES for ch in group[1:]})
 _LATIN = re.compile(r"[a-z]")
 _LATIN_WORD = re.compile(r"[a-z]{3,}")
+_LATIN_FORM = re.compile(r"(?=.*[a-z])[a-z0-9]+")
+_LATIN_WORDS = re.compile(r"[a-z0-9]+")
 _FOREIGN_NAME = re.compile(r"[\u4e00-\u9fff]+(?:\s?[·•]\s?[\u4e00-\u9fff]+)+")
 # A Latin unit written after a number and a space (1.8 mmol/l, 120 km/h): part of a numeric reference.
 _SPACED_LATIN_UNIT = re.compile(r"(?<=\d) [a-z]{1,6}(?:/[a-z]{1,4})?(?![a-z])")
@@ -271,8 +273,24 @@ def _read_answer(cleaned: str) -> _Answer:
     return _Answer(cleaned, text, " ".join(rejected), " ".join(alternative), asked)
 
 
-def _contains(answer_key: str, form: str) -> bool:
-    return form in answer_key if len(form) >= 2 else answer_key == form
+def _contains(answer_key: str, form: str, cleaned: str = "") -> bool:
+    if len(form) < 2:
+        return answer_key == form
+    if form not in answer_key:
+        return False
+    if not cleaned or not _LATIN_FORM.fullmatch(form):
+        return True
+    # a Latin name or code is whole words of the answer: h2o is not in h2o2, nor bentham in benthamite
+    words = _LATIN_WORDS.findall(cleaned)
+    for i in range(len(words)):
+        joined = ""
+        for word in words[i:]:
+            joined += word
+            if joined == form:
+                return True
+            if not form.startswith(joined):
+                break
+    return False
 
 
 def _stands_alone(cleaned: str, form: str) -> bool:
@@ -284,7 +302,7 @@ def _stands_alone(cleaned: str, form: str) -> bool:
 def _text_match(ref: Reference, answer_key: str, cleaned: str) -> tuple[str, bool] | None:
     """(the form found, whether it identifies the reference fully) or None."""
     for f in ref.forms:
-        if _contains(answer_key, f) or (len(f) == 1 and _stands_alone(cleaned, f)):
+        if _contains(answer_key, f, cleaned) or (len(f) == 1 and _stands_alone(cleaned, f)):
             return f, f not in ref.weak
     found = [next((f for f in forms if f in answer_key), None) for forms in ref.items]
     if found and all(found):
