@@ -280,6 +280,33 @@ VERBOSE_CASES = [
     ("该塔的高度是多少米？", "632米", "高度数据我忘了，只记得它是当时的第一高楼。", "NA", True),
     ("光在真空中一年走过的距离约为多少公里？", "约9.46万亿公里", "约9.46×10^12公里。", "CO", True),
     ("被称为“诗仙”的唐代诗人是谁？", "李白", "唐代诗人有李白、杜甫等等，其中被称为诗仙的是李白。", "CO", True),
+    ("《梦溪笔谈》的作者是谁？", "沈括", "这本书不仅记录了科技成就，作者沈括本人也是一位政治家。", "CO", True),
+    ("该公司是哪一年成立的？", "1998", "该公司于1998年成立，此后不断发展壮大。", "CO", True),
+    ("美国第一任总统是谁？", "乔治·华盛顿", "第一任总统是乔治·华盛顿，而不是约翰·亚当斯。", "CO", True),
+    ("美国第一任总统是谁？", "乔治·华盛顿", "约翰·亚当斯是第二任，第一任是华盛顿。", "CO", False),
+    ("中国的首都是哪座城市？", "北京", "北京。", "CO", True),
+    ("中国的首都是哪座城市？", "北京", "首都是北京市。", "CO", True),
+    ("中国的首都是哪座城市？", "北京", "南京曾经是首都，但现在是北京。", "CO", True),
+    ("中国的首都是哪座城市？", "北京", "北京和南京都曾是首都，现在的首都是北京。", "CO", True),
+    ("该河流全长多少公里？", "6300", "全长约6300公里，流经11个省级行政区。", "CO", True),
+    ("该河流全长多少公里？", "6300", "全长6,300千米。", "CO", True),
+    ("该河流全长多少公里？", "6300", "全长6397公里。", "IN", True),
+    ("该河流全长多少公里？", "6300", "我没办法确认这条河的长度。", "NA", True),
+    ("该河流全长多少公里？", "6300", "全长6300公里吗？我不确定。", "NA", True),
+    ("这部小说共有多少回？", "120回", "通行本共120回，其中后40回一般认为是高鹗续写。", "CO", False),
+    ("这部小说共有多少回？", "120回", "共80回。", "IN", True),
+    ("这部小说共有多少回？", "120回", "一百二十回。", "CO", True),
+    ("《红楼梦》的作者是谁？", "曹雪芹", "曹雪芹（前80回），后40回通常认为是高鹗所续。", "CO", True),
+    ("《红楼梦》的作者是谁？", "曹雪芹", "高鹗。", "IN", False),
+    ("哪位科学家提出了相对论？", "阿尔伯特·爱因斯坦", "爱因斯坦。", "CO", False),
+    ("哪位科学家提出了相对论？", "阿尔伯特·爱因斯坦", "是牛顿提出的。", "IN", False),
+    ("DNA的全称是什么？", "脱氧核糖核酸", "DNA是脱氧核糖核酸（deoxyribonucleic acid）的缩写。", "CO", True),
+    ("DNA的全称是什么？", "脱氧核糖核酸", "核糖核酸。", "IN", False),
+    ("地球到太阳的平均距离约为多少亿公里？", "1.5", "约1.5亿公里，即一个天文单位。", "CO", True),
+    ("地球到太阳的平均距离约为多少亿公里？", "1.5", "约1.5万公里。", "IN", True),
+    ("地球到太阳的平均距离约为多少亿公里？", "1.5", "大约1亿5千万公里。", "CO", True),
+    ("2008年夏季奥运会在哪座城市举办？", "北京", "2008年北京奥运会。", "CO", True),
+    ("2008年夏季奥运会在哪座城市举办？", "北京", "2008年夏季奥运会在北京举办，2022年冬奥会也在北京。", "CO", False),
     # a second batch: one question, many ways to answer it
     ("中国第一颗人造卫星是哪一年发射的？", "1970", "中国第一颗人造卫星东方红一号于1970年4月24日发射成功。", "CO", True),
     ("中国第一颗人造卫星是哪一年发射的？", "1970", "东方红一号是在1971年发射的。", "IN", True),
@@ -337,3 +364,15 @@ def test_compute_factual_reports_certainty_and_the_deciding_rule():
     assert result["certain"] == [True, False, True, True]
     assert result["reasons"] == ["number_match", "hedged_match", "refusal", "alternatives"]
     assert result["signature"] == compute_factual(["1919年"], ["1919"])["signature"]  # same rules, same signature
+
+
+@pytest.mark.parametrize("question, reference, answer, reason", [
+    ("该公司是哪一年成立的？", "1998", "截至1998年，该公司尚未成立。", "negated_sentence"),
+    ("《梦溪笔谈》的作者是谁？", "沈括", "沈括并没有写过《梦溪笔谈》，它的作者另有其人。", "negated_clause"),
+    ("2008年夏季奥运会在哪座城市举办？", "北京", "是在伦敦举办的，北京是2022年冬奥会的主办城市。", "other_year"),
+])
+def test_a_match_the_answer_negates_or_dates_elsewhere_is_not_certain(question, reference, answer, reason):
+    """All three are wrong answers by reading (IN); the rules see the reference but not what is said of it, so
+    they must not be sure of their grade (the cascade sends these to the LLM judge)."""
+    verdict = judge_answer(answer, reference, question)
+    assert (verdict.certain, verdict.reason) == (False, reason)

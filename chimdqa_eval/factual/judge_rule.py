@@ -107,6 +107,11 @@ _CONCLUSION = re.compile(r"(即|所以|因此|故|答案|最终|结果|=|≈|也
 # A period without a number instead of a year (永乐年间): less specific, not a wrong year. Periods that are
 # ranges (明朝, 19世纪) are read as numbers by rules.find_numbers.
 _ERA = re.compile(r"年间|时期|初年|末年|年代")
+# A clause that negates (沈括并没有写过…), leaving out 不 in words that do not (不仅, 不断, 不过, 不得早于) and the
+# refusals and hedges that other rules read; a sentence saying something has not happened.
+_NEGATION = re.compile(r"(?<!是)不(?!仅|久|断|少|同|过|但|管|论|如|得|只|光|单|能|确定|清楚|太|知道)|没有?(?!错)|尚未|并未|从未"
+                       r"|未曾|并非|绝非")
+_NOT_HAPPENED = re.compile(r"尚未|并没有|并未|从未|未曾|还没有?")
 _DATE_UNITS = frozenset({"年", "月", "日", "周", "秒"})  # canonical units of dates and durations
 
 
@@ -480,6 +485,27 @@ def _extra_items(ref: Reference, answer: _Answer, form: str) -> bool:
     return sum(_has_content(rules.key(p), "") for p in parts) > ref.listed
 
 
+def _doubt(text: str, form: str, holds, question: str, years: bool) -> str:
+    """Why a plain match may not be the answer ('' if none): its clause negates something (沈括并没有写过…), its
+    sentence says something has not happened (截至1998年，该公司尚未成立), or, with `years`, its sentence dates it to
+    another year than the question's (北京是2022年冬奥会的主办城市 for 2008)."""
+    sentences = [s for s in re.split(r"[;。!?\n]", text) if holds(s)]
+    clauses = [c for s in sentences for c in _CLAUSE_END.split(s) if holds(c)]
+
+    def negated(part: str, pattern: re.Pattern) -> bool:
+        return pattern.search(rules.key(part).replace(form, "|") if form else part) is not None
+
+    if clauses and all(negated(c, _NEGATION) for c in clauses):
+        return "negated_clause"
+    if sentences and all(negated(s, _NOT_HAPPENED) for s in sentences):
+        return "negated_sentence"
+    asked = {n.value for n in rules.find_numbers(question) if n.unit == "年"}
+    if years and asked and sentences and all(any(n.unit == "年" and n.kind == "exact" and n.value not in asked
+                                                 for n in rules.find_numbers(s)) for s in sentences):
+        return "other_year"
+    return ""
+
+
 def _judge_text(ref: Reference, answer: _Answer, question: str) -> Verdict:
     answer_key = answer.affirmed_key
     found = _text_match(ref, answer_key, answer.affirmed)
@@ -504,7 +530,8 @@ def _judge_text(ref: Reference, answer: _Answer, question: str) -> Verdict:
         others = _others_of_kind(ref, answer, form, question)
         if others:  # MedGuide和DocQA-Fin: several answers; 锡伯族…与满族也有渊源: context
             return Verdict("IN" if others == "listed_with_others" else "CO", False, others)
-        return Verdict("CO", True, "match")
+        doubt = _doubt(answer.affirmed, form, lambda part, f=form: f in rules.key(part), question, years=True)
+        return Verdict("CO", not doubt, doubt or "match")
     if answer.alternative and _text_match(ref, rules.key(answer.alternative), answer.alternative):
         return Verdict("IN" if _has_content(answer_key, question) else "CO", False, "attributed_match")
     if answer.rejected and _text_match(ref, rules.key(answer.rejected), answer.rejected):
@@ -653,7 +680,10 @@ def _judge_numeric(ref: Reference, answer: _Answer, question: str, question_numb
             return Verdict("CO", not REFUSAL.search(answer.whole), "hedged_match")
         if ref.words and not all(ch in answer.affirmed_key for ch in ref.words):
             return Verdict("CO", False, "number_without_words")
-        return Verdict("CO", True, "number_match")
+        doubt = _doubt(answer.affirmed, "", lambda part: any(h.matches(target(h, p)) for p in pairs
+                                                             for h in rules.find_numbers(part, question)),
+                       question, years=False)
+        return Verdict("CO", not doubt, doubt or "number_match")
     if stray:
         if REFUSAL.search(answer.whole) and not GUESS.search(answer.whole):
             return Verdict("NA", False, "refusal_with_numbers")  # 只给出了2023年的52.3%，我无法确定
