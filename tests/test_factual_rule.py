@@ -219,9 +219,6 @@ VERBOSE_CASES = [
     # surface forms: traditional characters, courtesy names and English names the tables do not know
     ("《梦溪笔谈》的作者是谁？", "沈括", "《夢溪筆談》的作者是北宋的沈括。", "CO", True),
     ("便所欢乐主题餐厅的第一家店开在台湾哪个市？", "高雄市", "第一家店位於臺灣的高雄。", "CO", True),
-    ("《桃花源记》的作者是谁？", "陶渊明", "作者是陶潜，也就是东晋那位田园诗人。", "IN", False),
-    ("“过五关斩六将”说的是哪位三国人物？", "关羽", "这说的是关云长。", "IN", False),
-    ("《西方哲学史》的作者是哪位英国哲学家？", "罗素", "The author is Bertrand Russell.", "IN", False),
     ("《西方哲学史》的作者是哪位英国哲学家？", "伯特兰·阿瑟·威廉·罗素 (Bertrand Arthur William Russell)",
      "作者是英国哲学家罗素。", "CO", False),
     # candidates: several offered is IN or unsure; a rhetorical 还是 that the answer resolves is no candidate
@@ -370,9 +367,14 @@ def test_compute_factual_reports_certainty_and_the_deciding_rule():
     ("该公司是哪一年成立的？", "1998", "截至1998年，该公司尚未成立。", "negated_sentence"),
     ("《梦溪笔谈》的作者是谁？", "沈括", "沈括并没有写过《梦溪笔谈》，它的作者另有其人。", "negated_clause"),
     ("2008年夏季奥运会在哪座城市举办？", "北京", "是在伦敦举办的，北京是2022年冬奥会的主办城市。", "other_year"),
+    # right answers by reading, in forms no table lists: a courtesy name, a pen name, an English name
+    ("《桃花源记》的作者是谁？", "陶渊明", "作者是陶潜，也就是东晋那位田园诗人。", "shared_surname"),
+    ("“过五关斩六将”说的是哪位三国人物？", "关羽", "这说的是关云长。", "shared_surname"),
+    ("《西方哲学史》的作者是哪位英国哲学家？", "罗素", "The author is Bertrand Russell.", "latin_name"),
 ])
-def test_a_match_the_answer_negates_or_dates_elsewhere_is_not_certain(question, reference, answer, reason):
-    """All three are wrong answers by reading (IN); the rules see the reference but not what is said of it, so
-    they must not be sure of their grade (the cascade sends these to the LLM judge)."""
+def test_what_the_rules_cannot_read_is_not_certain(question, reference, answer, reason):
+    """The rules see the reference but not what is said of it (the first three are wrong answers by reading), or
+    cannot see that another form names it (the last three are right): either way they must not be sure of their
+    grade, so that the cascade sends these to the LLM judge."""
     verdict = judge_answer(answer, reference, question)
     assert (verdict.certain, verdict.reason) == (False, reason)
