@@ -97,6 +97,8 @@ _REJECTS = re.compile(r"[,;。\s]*(?:其实|实际上|事实上|但|然而|不�
 _SENTENCE = re.compile(r"[^。!?\n]*[。!?\n]?")
 _ASKS = re.compile(r"哪|什么|吗|呢|是否|还是|谁|多少|几|您|你|\b(?:how|what|which|who|do you|could you)\b")
 _ALTERNATIVE_START = re.compile(r"[也亦]?(?:有)?可能|或者|或是|还是|抑或")
+_POLITE = re.compile(r"抱歉|对不起|请问")
+_TURN = re.compile(r"(?:但|不过|可是|然而|\bbut\b|\bhowever\b)(?:是|我)?|答案(?:应该)?(?:是|为)")
 _TO_USER = re.compile(r"您|你|请问|告诉我|能否|可否|\byou\b")
 _CLAUSE_END = re.compile(r"[,;。!?\n:]")
 # Characters that carry no candidate of their own (for "does the answer assert anything besides this").
@@ -353,17 +355,21 @@ def _has_content(answer_key: str, question: str) -> bool:
 
 def _refusal(answer: _Answer) -> str:
     """'' when the answer does not refuse; 'refusal' when it does and offers no candidate; 'refusal_then_claim'
-    when a claim follows the refusal (我不确定，但…是苏轼); 'guess' when it leans to a candidate (可能是…)."""
-    cue = REFUSAL.search(answer.whole)
+    when a claim follows the refusal (我不确定，但…是苏轼; 抱歉，答案是孙思邈); 'guess' when it leans to a candidate
+    (可能是…). An apology alone (抱歉, 对不起) refuses only an answer that says nothing else."""
     if GUESS.search(answer.whole):
         return "guess"
-    if not cue and not (answer.asked and not _has_content(answer.affirmed_key, "")):
-        return ""
-    if cue:
-        turn = re.search(r"(?:但|不过|可是|然而|\bbut\b|\bhowever\b)(?:是|我)?", answer.whole[cue.end():])
-        rest = answer.whole[cue.end() + turn.end():] if turn else ""
-        if turn and rules.key(rest) and not REFUSAL.search(rest):
-            return "refusal_then_claim"
+    cues = [m for m in REFUSAL.finditer(answer.whole) if not _POLITE.fullmatch(m.group(0))]
+    polite = REFUSAL.search(answer.whole)
+    if not cues and polite:
+        return "refusal" if not _has_content(rules.key(_POLITE.sub("", answer.whole)), "") else "apology"
+    if not cues:
+        return "" if not (answer.asked and not _has_content(answer.affirmed_key, "")) else "refusal"
+    end = (cues[0] if not polite or polite.start() > cues[0].start() else polite).end()
+    turn = _TURN.search(answer.whole, end)
+    rest = answer.whole[turn.end():] if turn else ""
+    if turn and rules.key(rest) and not REFUSAL.search(rest):
+        return "refusal_then_claim"
     return "refusal"
 
 
@@ -373,6 +379,8 @@ def _unmatched(ref: Reference, answer: _Answer, question: str, risk: str) -> Ver
     if not rules.key(answer.whole):
         return Verdict("NA", True, "empty")
     refusal = _refusal(answer)
+    if refusal == "apology":  # 抱歉，… with something else said: most likely a refusal in words we do not list
+        return Verdict("NA", False, refusal)
     if refusal == "refusal" or (not answer_key and answer.asked):
         return Verdict("NA", True, "clarification" if answer.asked and not REFUSAL.search(answer.whole)
                        else "refusal")
