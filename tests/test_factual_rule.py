@@ -308,6 +308,36 @@ VERBOSE_CASES = [
     ("《本草纲目》的作者是谁？", "李时珍", "抱歉，答案是李时珍。", "CO", True),
     ("《本草纲目》的作者是谁？", "李时珍", "我不太确定，答案是孙思邈。", "IN", False),
     ("该赛事的原纪录是多少？", "2小时09分51秒", "抱歉，我这里没有原纪录的数据，无法计算。", "NA", True),
+    # document questions: rates, counts, dates, doses, bounds
+    ("公司2023年营业收入同比增长了多少？", "12.5%", "同比增长12.5%，达到48.6亿元。", "CO", True),
+    ("公司2023年营业收入同比增长了多少？", "12.5%", "营业收入从43.2亿元增至48.6亿元，增长约12.5%。", "CO", True),
+    ("公司2023年营业收入同比增长了多少？", "12.5%", "增长了15%左右。", "IN", True),
+    ("公司2023年营业收入同比增长了多少？", "12.5%", "增长超过10%。", "NA", True),
+    ("公司2023年营业收入同比增长了多少？", "12.5%", "文档只给了2023年的收入，没有上年数据，无法计算增长率。", "NA", True),
+    ("公司2023年营业收入同比增长了多少？", "12.5%", "增长了0.125。", "CO", True),
+    ("本次发行的股票数量是多少？", "5000万股", "本次公开发行股票5,000万股，占发行后总股本的25%。", "CO", False),
+    ("本次发行的股票数量是多少？", "5000万股", "发行5000万股，每股面值1元。", "CO", True),
+    ("本次发行的股票数量是多少？", "5000万股", "发行2亿股。", "IN", True),
+    ("该条例自何时起施行？", "2024年5月1日", "自2024年5月1日起施行。", "CO", True),
+    ("该条例自何时起施行？", "2024年5月1日", "2024年5月起施行。", "NA", True),
+    ("该条例自何时起施行？", "2024年5月1日", "自2024年6月1日起施行。", "IN", True),
+    ("该条例自何时起施行？", "2024年5月1日", "2024年3月1日通过，同年5月1日起施行。", "CO", False),
+    ("该药物的成人每日最大剂量是多少？", "4g", "成人每日最大剂量为4克。", "CO", True),
+    ("该药物的成人每日最大剂量是多少？", "4g", "每日不超过4000毫克。", "CO", False),
+    ("该药物的成人每日最大剂量是多少？", "4g", "每日最大剂量为2克。", "IN", True),
+    ("该药物的成人每日最大剂量是多少？", "4g", "每次0.5克，每日最多8次。", "IN", True),
+    ("患者的空腹血糖应控制在多少以下？", "7.0 mmol/L", "空腹血糖应控制在7.0 mmol/L以下。", "CO", True),
+    ("患者的空腹血糖应控制在多少以下？", "7.0 mmol/L", "应低于6.1 mmol/L。", "IN", True),
+    ("该研究共纳入多少名受试者？", "1,024名", "共纳入1024名受试者，随机分为两组，每组512人。", "CO", False),
+    ("该研究共纳入多少名受试者？", "1,024名", "共1000余名受试者。", "NA", True),
+    ("该研究共纳入多少名受试者？", "1,024名", "共纳入512名受试者。", "IN", True),
+    ("该研究共纳入多少名受试者？", "1,024名", "论文中没有提到具体人数。", "NA", True),
+    ("该法规定的罚款上限是多少？", "五万元", "最高可处五万元罚款。", "CO", True),
+    ("该法规定的罚款上限是多少？", "五万元", "最高罚款5万元，情节严重的可吊销执照。", "CO", True),
+    ("该法规定的罚款上限是多少？", "五万元", "罚款一万元以上五万元以下。", "CO", False),
+    ("该法规定的罚款上限是多少？", "五万元", "最高罚款十万元。", "IN", True),
+    ("报告中提到的试点城市有几个？", "3个", "试点城市有3个，分别是北京、上海和深圳。", "CO", True),
+    ("报告中提到的试点城市有几个？", "3个", "共有五个试点城市。", "IN", True),
     # a second batch: one question, many ways to answer it
     ("中国第一颗人造卫星是哪一年发射的？", "1970", "中国第一颗人造卫星东方红一号于1970年4月24日发射成功。", "CO", True),
     ("中国第一颗人造卫星是哪一年发射的？", "1970", "东方红一号是在1971年发射的。", "IN", True),
@@ -371,13 +401,14 @@ def test_compute_factual_reports_certainty_and_the_deciding_rule():
     ("该公司是哪一年成立的？", "1998", "截至1998年，该公司尚未成立。", "negated_sentence"),
     ("《梦溪笔谈》的作者是谁？", "沈括", "沈括并没有写过《梦溪笔谈》，它的作者另有其人。", "negated_clause"),
     ("2008年夏季奥运会在哪座城市举办？", "北京", "是在伦敦举办的，北京是2022年冬奥会的主办城市。", "other_year"),
+    ("公司2023年营业收入同比增长了多少？", "12.5%", "同比下降12.5%。", "opposite_direction"),
     # right answers by reading, in forms no table lists: a courtesy name, a pen name, an English name
     ("《桃花源记》的作者是谁？", "陶渊明", "作者是陶潜，也就是东晋那位田园诗人。", "shared_surname"),
     ("“过五关斩六将”说的是哪位三国人物？", "关羽", "这说的是关云长。", "shared_surname"),
     ("《西方哲学史》的作者是哪位英国哲学家？", "罗素", "The author is Bertrand Russell.", "latin_name"),
 ])
 def test_what_the_rules_cannot_read_is_not_certain(question, reference, answer, reason):
-    """The rules see the reference but not what is said of it (the first three are wrong answers by reading), or
+    """The rules see the reference but not what is said of it (the first four are wrong answers by reading), or
     cannot see that another form names it (the last three are right): either way they must not be sure of their
     grade, so that the cascade sends these to the LLM judge."""
     verdict = judge_answer(answer, reference, question)

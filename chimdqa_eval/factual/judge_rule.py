@@ -114,6 +114,8 @@ _ERA = re.compile(r"年间|时期|初年|末年|年代")
 _NEGATION = re.compile(r"(?<!是)不(?!仅|久|断|少|同|过|但|管|论|如|得|只|光|单|能|确定|清楚|太|知道)|没有?(?!错)|尚未|并未|从未"
                        r"|未曾|并非|绝非")
 _NOT_HAPPENED = re.compile(r"尚未|并没有|并未|从未|未曾|还没有?")
+_DIRECTIONS = {"up": re.compile(r"增长|增加|上升|提高|上涨|增幅|涨幅|多了"),
+               "down": re.compile(r"下降|减少|降低|下跌|降幅|跌幅|缩减|少了")}
 _DATE_UNITS = frozenset({"年", "月", "日", "周", "秒"})  # canonical units of dates and durations
 
 
@@ -184,7 +186,8 @@ def _forms(cleaned: str) -> tuple[set[str], set[str]]:
 
 @lru_cache(maxsize=65536)
 def parse_reference(reference: str) -> Reference:
-    cleaned = rules.clean(reference)
+    # a reference that is a number and one letter is a quantity (4g, 100W), which in running text would be a code
+    cleaned = rules.clean(re.sub(r"^\s*([\d.,]+)([a-zA-Z])\s*$", r"\1 \2", reference))
     ref_key = rules.key(cleaned)
     numbers = tuple(rules.find_numbers(cleaned, periods=False))
     alternatives = bool(ALTERNATIVES.search(cleaned))
@@ -514,6 +517,16 @@ def _doubt(text: str, form: str, holds, question: str, years: bool) -> str:
     return ""
 
 
+def _opposite_direction(hits: list[Number], text: str, question: str) -> str:
+    """'opposite_direction' when the question asks how much something rose and the answer says it fell by the
+    value (同比下降12.5% for 增长了多少), or the other way round."""
+    asked = {d for d, pattern in _DIRECTIONS.items() if pattern.search(question)}
+    if len(asked) != 1:
+        return ""
+    said = {d for n in hits for d, pattern in _DIRECTIONS.items() if pattern.search(text[max(0, n.start - 5):n.start])}
+    return "opposite_direction" if said and said != asked else ""
+
+
 def _judge_text(ref: Reference, answer: _Answer, question: str) -> Verdict:
     answer_key = answer.affirmed_key
     found = _text_match(ref, answer_key, answer.affirmed)
@@ -690,7 +703,7 @@ def _judge_numeric(ref: Reference, answer: _Answer, question: str, question_numb
             return Verdict("CO", False, "number_without_words")
         doubt = _doubt(answer.affirmed, "", lambda part: any(h.matches(target(h, p)) for p in pairs
                                                              for h in rules.find_numbers(part, question)),
-                       question, years=False)
+                       question, years=False) or _opposite_direction(hits, answer.affirmed, question)
         return Verdict("CO", not doubt, doubt or "number_match")
     if stray:
         if REFUSAL.search(answer.whole) and not GUESS.search(answer.whole):
@@ -698,8 +711,8 @@ def _judge_numeric(ref: Reference, answer: _Answer, question: str, question_numb
         sure = not unsure_unit and not _competing(ref, clauses) and not answer.alternative \
             and not any(n.converted for n in stray)
         return Verdict("IN", sure, "number_mismatch")
-    if bounds and len(bounds) == len(vague):  # 至少16周岁 for 16周岁: the reference as a threshold
-        return Verdict("CO", False, "bound_at_reference")
+    if bounds and all(n in bounds or any(n.consistent_with(target(n, p)) for p in pairs) for n in vague):
+        return Verdict("CO", False, "bound_at_reference")  # 至少16周岁 for 16周岁, 1万元以上5万元以下 for 上限5万元
     if vague:
         if any(not any(n.consistent_with(target(n, p)) for p in pairs) for n in vague):
             return Verdict("IN", not unsure_unit and not any(n.converted for n in vague), "vague_wrong")
