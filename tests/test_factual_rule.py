@@ -303,7 +303,7 @@ VERBOSE_CASES = [
     ("地球到太阳的平均距离约为多少亿公里？", "1.5", "约1.5万公里。", "IN", True),
     ("地球到太阳的平均距离约为多少亿公里？", "1.5", "大约1亿5千万公里。", "CO", True),
     ("2008年夏季奥运会在哪座城市举办？", "北京", "2008年北京奥运会。", "CO", True),
-    ("2008年夏季奥运会在哪座城市举办？", "北京", "2008年夏季奥运会在北京举办，2022年冬奥会也在北京。", "CO", False),
+    ("2008年夏季奥运会在哪座城市举办？", "北京", "2008年夏季奥运会在北京举办，2022年冬奥会也在北京。", "CO", True),
     # an apology is no refusal when an answer follows it; a refusal followed by an answer is a guess
     ("《本草纲目》的作者是谁？", "李时珍", "抱歉，答案是李时珍。", "CO", True),
     ("《本草纲目》的作者是谁？", "李时珍", "我不太确定，答案是孙思邈。", "IN", False),
@@ -338,6 +338,39 @@ VERBOSE_CASES = [
     ("该法规定的罚款上限是多少？", "五万元", "最高罚款十万元。", "IN", True),
     ("报告中提到的试点城市有几个？", "3个", "试点城市有3个，分别是北京、上海和深圳。", "CO", True),
     ("报告中提到的试点城市有几个？", "3个", "共有五个试点城市。", "IN", True),
+    # the reference where the answer negates it, compares with it or dates it elsewhere: likely wrong, not sure
+    ("该公司是哪一年成立的？", "1998", "截至1998年，该公司尚未成立。", "IN", False),
+    ("《梦溪笔谈》的作者是谁？", "沈括", "沈括并没有写过《梦溪笔谈》，它的作者另有其人。", "IN", False),
+    ("2008年夏季奥运会在哪座城市举办？", "北京", "是在伦敦举办的，北京是2022年冬奥会的主办城市。", "IN", False),
+    ("公司2023年营业收入同比增长了多少？", "12.5%", "同比下降12.5%。", "IN", False),
+    ("世界上面积最大的国家是哪个？", "俄罗斯", "加拿大，仅次于俄罗斯排在第二。", "IN", False),
+    ("世界上面积最大的国家是哪个？", "俄罗斯", "比俄罗斯还大的是加拿大。", "IN", False),
+    # general knowledge, many ways to answer
+    ("世界上面积最大的国家是哪个？", "俄罗斯", "俄罗斯，面积约1709.8万平方公里。", "CO", True),
+    ("世界上面积最大的国家是哪个？", "俄罗斯", "不同于人们常说的中国，面积最大的是俄罗斯。", "CO", True),
+    ("世界上面积最大的国家是哪个？", "俄罗斯", "面积最大的国家是俄罗斯联邦。", "CO", True),
+    ("世界上面积最大的国家是哪个？", "俄罗斯", "中国。", "IN", False),
+    ("世界上面积最大的国家是哪个？", "俄罗斯", "应该是俄罗斯或者加拿大吧。", "IN", True),
+    ("世界上面积最大的国家是哪个？", "俄罗斯", "俄罗斯（Russia）。", "CO", True),
+    ("世界上面积最大的国家是哪个？", "俄罗斯", "这个我真的不清楚。", "NA", True),
+    ("李白是哪个朝代的诗人？", "唐朝", "李白是唐代著名的浪漫主义诗人，与杜甫并称“李杜”。", "CO", True),
+    ("李白是哪个朝代的诗人？", "唐朝", "宋朝。", "IN", False),
+    ("李白是哪个朝代的诗人？", "唐朝", "李白生活在唐朝，杜甫也是唐朝人，而苏轼是宋朝人。", "CO", False),
+    ("李白是哪个朝代的诗人？", "唐朝", "有人说他是隋朝人，其实是唐朝。", "CO", True),
+    ("李白出生于哪一年？", "701年", "公元701年。", "CO", True),
+    ("李白出生于哪一年？", "701年", "701年出生于碎叶城，762年去世。", "CO", False),
+    ("李白出生于哪一年？", "701年", "约生于公元700年前后。", "NA", False),
+    ("李白出生于哪一年？", "701年", "他于762年去世，享年61岁。", "IN", True),
+    ("李白出生于哪一年？", "701年", "八世纪初。", "NA", True),
+    ("李白出生于哪一年？", "701年", "7世纪末。", "IN", True),
+    ("李白出生于哪一年？", "701年", "唐朝。", "NA", True),
+    ("《蒙娜丽莎》的作者是谁？", "列奥纳多·达·芬奇", "达·芬奇。", "CO", False),
+    ("《蒙娜丽莎》的作者是谁？", "列奥纳多·达·芬奇", "达芬奇", "CO", False),
+    ("《蒙娜丽莎》的作者是谁？", "列奥纳多·达·芬奇", "米开朗基罗。", "IN", False),
+    ("《蒙娜丽莎》的作者是谁？", "列奥纳多·达·芬奇", "文艺复兴时期意大利的一位画家。", "NA", False),
+    ("《蒙娜丽莎》现藏于哪个博物馆？", "卢浮宫", "卢浮宫博物馆，位于法国巴黎。", "CO", True),
+    ("《蒙娜丽莎》现藏于哪个博物馆？", "卢浮宫", "大英博物馆。", "IN", False),
+    ("《蒙娜丽莎》现藏于哪个博物馆？", "卢浮宫", "它曾被借展到东京国立博物馆，现在藏于卢浮宫。", "CO", True),
     # a second batch: one question, many ways to answer it
     ("中国第一颗人造卫星是哪一年发射的？", "1970", "中国第一颗人造卫星东方红一号于1970年4月24日发射成功。", "CO", True),
     ("中国第一颗人造卫星是哪一年发射的？", "1970", "东方红一号是在1971年发射的。", "IN", True),
@@ -398,18 +431,13 @@ def test_compute_factual_reports_certainty_and_the_deciding_rule():
 
 
 @pytest.mark.parametrize("question, reference, answer, reason", [
-    ("该公司是哪一年成立的？", "1998", "截至1998年，该公司尚未成立。", "negated_sentence"),
-    ("《梦溪笔谈》的作者是谁？", "沈括", "沈括并没有写过《梦溪笔谈》，它的作者另有其人。", "negated_clause"),
-    ("2008年夏季奥运会在哪座城市举办？", "北京", "是在伦敦举办的，北京是2022年冬奥会的主办城市。", "other_year"),
-    ("公司2023年营业收入同比增长了多少？", "12.5%", "同比下降12.5%。", "opposite_direction"),
     # right answers by reading, in forms no table lists: a courtesy name, a pen name, an English name
     ("《桃花源记》的作者是谁？", "陶渊明", "作者是陶潜，也就是东晋那位田园诗人。", "shared_surname"),
     ("“过五关斩六将”说的是哪位三国人物？", "关羽", "这说的是关云长。", "shared_surname"),
     ("《西方哲学史》的作者是哪位英国哲学家？", "罗素", "The author is Bertrand Russell.", "latin_name"),
 ])
 def test_what_the_rules_cannot_read_is_not_certain(question, reference, answer, reason):
-    """The rules see the reference but not what is said of it (the first four are wrong answers by reading), or
-    cannot see that another form names it (the last three are right): either way they must not be sure of their
-    grade, so that the cascade sends these to the LLM judge."""
+    """Right answers by reading in a form the rules cannot see names the reference: they must not be sure of their
+    grade (IN), so that the cascade sends these to the LLM judge."""
     verdict = judge_answer(answer, reference, question)
     assert (verdict.certain, verdict.reason) == (False, reason)

@@ -116,6 +116,8 @@ _NEGATION = re.compile(r"(?<!是)不(?!仅|久|断|少|同|过|但|管|论|如|�
 _NOT_HAPPENED = re.compile(r"尚未|并没有|并未|从未|未曾|还没有?")
 _DIRECTIONS = {"up": re.compile(r"增长|增加|上升|提高|上涨|增幅|涨幅|多了"),
                "down": re.compile(r"下降|减少|降低|下跌|降幅|跌幅|缩减|少了")}
+_BEFORE_ANCHOR = "比|仅次于|次于|不如|除了|除|相比于|相较于|晚于|早于|继|接替|取代|超过|超越|胜过|低于|高于|大于|小于"
+_AFTER_ANCHOR = "之后|之前|以外|以后|相比|相当|一样|那样|之外"
 _DATE_UNITS = frozenset({"年", "月", "日", "周", "秒"})  # canonical units of dates and durations
 
 
@@ -497,8 +499,9 @@ def _extra_items(ref: Reference, answer: _Answer, form: str) -> bool:
 
 
 def _doubt(text: str, form: str, holds, question: str, years: bool) -> str:
-    """Why a plain match may not be the answer ('' if none): its clause negates something (沈括并没有写过…), its
-    sentence says something has not happened (截至1998年，该公司尚未成立), or, with `years`, its sentence dates it to
+    """Why a plain match may not be the answer ('' if none): its clause negates something (沈括并没有写过…) or
+    compares with it (仅次于俄罗斯), its
+    sentence says something has not happened (截至1998年，该公司尚未成立), or, with `years`, its clause dates it to
     another year than the question's (北京是2022年冬奥会的主办城市 for 2008)."""
     sentences = [s for s in re.split(r"[;。!?\n]", text) if holds(s)]
     clauses = [c for s in sentences for c in _CLAUSE_END.split(s) if holds(c)]
@@ -508,11 +511,17 @@ def _doubt(text: str, form: str, holds, question: str, years: bool) -> str:
 
     if clauses and all(negated(c, _NEGATION) for c in clauses):
         return "negated_clause"
+    if form and clauses and all(re.search(rf"(?:{_BEFORE_ANCHOR}){re.escape(form)}|{re.escape(form)}(?:{_AFTER_ANCHOR})",
+                                          rules.key(c)) for c in clauses):
+        return "compared_to"  # 仅次于俄罗斯, 比俄罗斯还大: the reference as a point of comparison
     if sentences and all(negated(s, _NOT_HAPPENED) for s in sentences):
         return "negated_sentence"
     asked = {n.value for n in rules.find_numbers(question) if n.unit == "年"}
-    if years and asked and sentences and all(any(n.unit == "年" and n.kind == "exact" and n.value not in asked
-                                                 for n in rules.find_numbers(s)) for s in sentences):
+    def other_year(clause: str) -> bool:
+        found = {n.value for n in rules.find_numbers(clause) if n.unit == "年" and n.kind == "exact"}
+        return bool(found) and not found & asked
+
+    if years and asked and clauses and all(other_year(c) for c in clauses):
         return "other_year"
     return ""
 
@@ -552,7 +561,7 @@ def _judge_text(ref: Reference, answer: _Answer, question: str) -> Verdict:
         if others:  # MedGuide和DocQA-Fin: several answers; 锡伯族…与满族也有渊源: context
             return Verdict("IN" if others == "listed_with_others" else "CO", False, others)
         doubt = _doubt(answer.affirmed, form, lambda part, f=form: f in rules.key(part), question, years=True)
-        return Verdict("CO", not doubt, doubt or "match")
+        return Verdict("IN" if doubt else "CO", not doubt, doubt or "match")  # a doubt: likelier not the answer
     if answer.alternative and _text_match(ref, rules.key(answer.alternative), answer.alternative):
         return Verdict("IN" if _has_content(answer_key, question) else "CO", False, "attributed_match")
     if answer.rejected and _text_match(ref, rules.key(answer.rejected), answer.rejected):
@@ -704,7 +713,7 @@ def _judge_numeric(ref: Reference, answer: _Answer, question: str, question_numb
         doubt = _doubt(answer.affirmed, "", lambda part: any(h.matches(target(h, p)) for p in pairs
                                                              for h in rules.find_numbers(part, question)),
                        question, years=False) or _opposite_direction(hits, answer.affirmed, question)
-        return Verdict("CO", not doubt, doubt or "number_match")
+        return Verdict("IN" if doubt else "CO", not doubt, doubt or "number_match")
     if stray:
         if REFUSAL.search(answer.whole) and not GUESS.search(answer.whole):
             return Verdict("NA", False, "refusal_with_numbers")  # 只给出了2023年的52.3%，我无法确定
