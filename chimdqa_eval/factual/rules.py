@@ -263,12 +263,13 @@ class Number:
         for 1856 no, 约3.6万 for 39000 no."""
         if not self.same_unit(reference):
             return False
-        if self.kind == "lower":
-            return reference.value >= self.value - self.step / 2
+        low, high = reference.value, reference.high if reference.kind == "range" else reference.value
+        if self.kind == "lower":  # a reference range must lie wholly inside the vague answer (50到80次 is not 60到100次)
+            return low >= self.value - self.step / 2
         if self.kind == "upper":
-            return reference.value <= self.value + self.step / 2
+            return high <= self.value + self.step / 2
         if self.kind == "range":
-            return self.value - self.step / 2 <= reference.value <= self.high + self.step / 2
+            return self.value - self.step / 2 <= low and high <= self.high + self.step / 2
         return abs(self.value - reference.value) <= self.loose / 2 or self.matches(reference)
 
 
