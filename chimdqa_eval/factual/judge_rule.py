@@ -471,7 +471,7 @@ def _less_specific_dynasty(ref: Reference, answer: _Answer) -> bool:
 def _parallel(answer: _Answer, form: str, question: str) -> str:
     """'' unless another clause makes a claim of the same shape as the one naming the reference (two shared
     character bigrams besides it); then 'CO' or 'IN' by which of the two is more like the question."""
-    clauses = [rules.key(c) for c in _CLAUSE_END.split(answer.affirmed)]
+    clauses = [rules.key(c) for c in _CLAUSE_END.split(_PARENS.sub("", answer.affirmed))]  # not (Capella，御夫座α)
     own = next((c for c in clauses if form in c), "")
     frame = _bigrams(own.replace(form, "|"))
     others = [c for c in clauses if c and form not in c and len(frame & _bigrams(c)) >= 2
