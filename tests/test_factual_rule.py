@@ -472,3 +472,18 @@ def test_what_the_rules_cannot_read_is_not_certain(question, reference, answer, 
     grade (IN), so that the cascade sends these to the LLM judge."""
     verdict = judge_answer(answer, reference, question)
     assert (verdict.certain, verdict.reason) == (False, reason)
+
+
+REFUSALS = ["我不确定。", "不太清楚。", "I'm not sure.", "这个我真不知道。", "不好说。", "很难说。", "记不清了。",
+            "I don't know.", "Sorry, I can't answer that.", "这超出了我的知识范围。", "我对此没有把握。",
+            "我查不到相关资料。", "暂时无法回答。", "我没有足够的信息来回答这个问题。", "我需要更多信息才能回答。",
+            "无可奉告。", "没听说过。", "我没有这方面的知识。", "作为一个AI，我无法核实这一点。", "您指的是哪一个？"]
+
+
+@pytest.mark.skipif(not SIMPLEQA.exists(), reason="Chinese SimpleQA file not available")
+def test_refusals_in_many_phrasings_are_certain_na_for_every_real_reference():
+    rows = [json.loads(line) for line in SIMPLEQA.read_text(encoding="utf-8").splitlines() if line.strip()]
+    for phrase in REFUSALS:
+        verdicts = [judge_answer(phrase, r["answer"], r["question"]) for r in rows]
+        assert all(v.grade == "NA" and v.certain for v in verdicts), (phrase, next(
+            (r["answer"], v) for r, v in zip(rows, verdicts) if v.grade != "NA" or not v.certain))

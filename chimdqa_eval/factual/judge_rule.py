@@ -568,7 +568,8 @@ def _judge_text(ref: Reference, answer: _Answer, question: str) -> Verdict:
         sure = _has_content(answer_key, question) and not REFUSAL.search(answer.affirmed) \
             and not HEDGE.search(answer.whole)
         return Verdict("IN", sure, "reference_rejected")
-    if len(ref.main) == 1 and ref.main in answer_key:  # 氢 in 氢元素 or 氢气, 汉 in 东汉: not its own word
+    if len(ref.main) == 1 and "\u4e00" <= ref.main <= "\u9fff" and ref.main in answer_key \
+            and _refusal(answer) != "refusal":  # 氢 in 氢元素 or 氢气, 汉 in 东汉: not its own word
         return Verdict("IN", False, "inside_a_word")
     if ref.items and any(g in answer_key for forms in ref.items for g in forms):
         incomplete = _only_some_items(ref.items, answer_key) or REFUSAL.search(answer.whole)  # 第四个我想不起来了
