@@ -487,3 +487,14 @@ def test_refusals_in_many_phrasings_are_certain_na_for_every_real_reference():
         verdicts = [judge_answer(phrase, r["answer"], r["question"]) for r in rows]
         assert all(v.grade == "NA" and v.certain for v in verdicts), (phrase, next(
             (r["answer"], v) for r, v in zip(rows, verdicts) if v.grade != "NA" or not v.certain))
+
+
+@pytest.mark.skipif(not SIMPLEQA.exists(), reason="Chinese SimpleQA file not available")
+@pytest.mark.parametrize("template", ["应该是{}吧。", "The answer is {}.", "关于这个问题，答案是：{}。希望对你有帮助！",
+                                      "{}（据公开资料）", "我记得是{}，不过不太确定。"])
+def test_real_references_in_sentences_are_correct(template):
+    rows = [json.loads(line) for line in SIMPLEQA.read_text(encoding="utf-8").splitlines() if line.strip()]
+    verdicts = [judge_answer(template.format(r["answer"]), r["answer"], r["question"]) for r in rows]
+    assert [r["answer"] for r, v in zip(rows, verdicts) if v.grade != "CO"] == []
+    certain = sum(v.certain for v in verdicts) / len(rows)
+    assert certain == 0 if "不太确定" in template else certain > 0.99  # a refusing hedge is never sure

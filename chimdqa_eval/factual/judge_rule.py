@@ -307,8 +307,9 @@ def _contains(answer_key: str, form: str, cleaned: str = "") -> bool:
 
 def _stands_alone(cleaned: str, form: str) -> bool:
     """A one-character answer (清, 锡, J) inside a sentence counts only as its own word: after 是/为 or
-    punctuation and before punctuation or the end, never inside another word (汉 in 东汉)."""
-    return re.search(rf"(^|[是为\W]){re.escape(form)}($|\W)", cleaned) is not None
+    punctuation and before punctuation, a final particle (吧, 呢) or the end, never inside another word (汉 in
+    东汉)."""
+    return re.search(rf"(^|[是为\W]){re.escape(form)}($|\W|[吧呢啊呀啦哦嘛吗了])", cleaned) is not None
 
 
 def _text_match(ref: Reference, answer_key: str, cleaned: str) -> tuple[str, bool] | None:

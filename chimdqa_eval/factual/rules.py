@@ -85,10 +85,10 @@ _UNIT = re.compile(r"\s*[个多余]{0,2}(" + _UNIT_WORDS + ")")
 _UNIT_AHEAD = re.compile(_UNIT_WORDS)
 # What may follow a plain number without being a unit we do not know: counters, qualifiers, particles, verbs
 # and prepositions that commonly follow a number in a sentence.
-_PLAIN_FOLLOWERS = set("号个多余人名位次件家座所条本台辆只种项篇部届倍左右上下前后以至到和与或及的是在为了年月日号"
+_PLAIN_FOLLOWERS = set("吧呢啊吗呀啦哦嘛号个多余人名位次件家座所条本台辆只种项篇部届倍左右上下前后以至到和与或及的是在为了年月日号"
                        "起止之间内外中时期末初底来而并也就才都被由将向于从把对比点分成度")
 _LATIN_AFTER = re.compile(r"\s?([a-z]{1,5})(?![a-z])")
-_UNKNOWN_UNIT = re.compile(r"[^\W\d的是在为了和与或及,。]{1,4}")
+_UNKNOWN_UNIT = re.compile(r"[^\W\d的是在为了和与或及,。吧呢啊吗呀啦哦嘛]{1,4}")
 # 2小时08分36秒, 1分15秒: one duration, in seconds.
 _DURATION = re.compile(r"(?<![\d.])(?:(\d+)\s*个?(?:小时|钟头))?\s*(?:(\d+)\s*分(多)?钟?)?\s*(?:(\d+(?:\.\d+)?)\s*秒)?"
                        r"|(?<![\d:])(\d{1,2}):(\d{2}):(\d{2}(?:\.\d+)?)(?![\d:])")
