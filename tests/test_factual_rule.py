@@ -402,6 +402,16 @@ VERBOSE_CASES = [
     ("SEA-ME-WE 3国际海底光缆的全长是多少公里？", "39000", "I'm not sure, but I think it's around 28,000 km.", "IN", True),
     ("御夫座最亮的恒星是什么？", "五车二", "御夫座最亮的恒星是**五车二**（Capella，御夫座α）。", "CO", True),
     ("御夫座最亮的恒星是什么？", "五车二", "是参宿四（Betelgeuse）。", "IN", False),
+    # other names for the same thing are unsure (CO2, UN, 北大); plain other answers are sure
+    ("人体最大的器官是什么？", "皮肤", "皮肤，成人皮肤面积约1.5到2平方米。", "CO", True),
+    ("人体最大的器官是什么？", "皮肤", "肝脏。", "IN", True),
+    ("该作品属于哪种文学体裁？", "长篇小说", "诗歌。", "IN", True),
+    ("该病由哪种病原体引起？", "结核分枝杆菌", "病毒感染引起。", "IN", True),
+    ("该战役中获胜的一方是哪国？", "英国", "法国。", "IN", False),
+    ("太阳系中最大的行星是哪颗？", "木星", "木星，其质量是其他行星总和的2.5倍。", "CO", True),
+    ("太阳系中最大的行星是哪颗？", "木星", "土星。", "IN", False),
+    ("该奖项是哪一年设立的？", "1901年", "诺贝尔奖于1901年首次颁发。", "CO", True),
+    ("该奖项是哪一年设立的？", "1901年", "1895年诺贝尔立下遗嘱，1901年首次颁奖。", "CO", False),
     # a second batch: one question, many ways to answer it
     ("中国第一颗人造卫星是哪一年发射的？", "1970", "中国第一颗人造卫星东方红一号于1970年4月24日发射成功。", "CO", True),
     ("中国第一颗人造卫星是哪一年发射的？", "1970", "东方红一号是在1971年发射的。", "IN", True),
@@ -466,6 +476,9 @@ def test_compute_factual_reports_certainty_and_the_deciding_rule():
     ("《桃花源记》的作者是谁？", "陶渊明", "作者是陶潜，也就是东晋那位田园诗人。", "shared_surname"),
     ("“过五关斩六将”说的是哪位三国人物？", "关羽", "这说的是关云长。", "shared_surname"),
     ("《西方哲学史》的作者是哪位英国哲学家？", "罗素", "The author is Bertrand Russell.", "latin_name"),
+    ("光合作用吸收的气体是什么？", "二氧化碳", "CO2。", "latin_name"),
+    ("中国第一所国立综合性大学是哪所？", "北京大学", "北大。", "no_candidate"),
+    ("该病由哪种病原体引起？", "结核分枝杆菌", "结核杆菌。", "shared_characters"),
 ])
 def test_what_the_rules_cannot_read_is_not_certain(question, reference, answer, reason):
     """Right answers by reading in a form the rules cannot see names the reference: they must not be sure of their
