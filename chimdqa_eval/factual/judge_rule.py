@@ -2,7 +2,8 @@
 are sure of it.
 
 First the answer is read for what it asserts. Text it takes back does not count as its answer: what comes
-before a self-correction (1420年，不对，是1421年: the final answer wins), a claim it attributes to others and then
+before a self-correction (1420年，不对，是1421年: the final answer wins) or an explicit final answer (所以答案是…),
+a claim it attributes to others and then
 rejects (常有人说是沈括，其实是苏轼), a denial (不是北京，而是上海), a question back to the user. A claim attributed
 to others and left standing (也有人说…, 据说…) is an alternative candidate.
 
@@ -13,12 +14,15 @@ A reference is read in one of three ways:
   candidates. Every reference number must be matched at the coarser precision of the two (rules._UNITS: 50毫米
   = 5厘米, 3小时 != 3分钟); a candidate that differs contradicts it. A vague candidate is NA when the reference
   agrees with it and IN when not: a bound (超过3000), a range (1850到1860年, 19世纪90年代) containing the
-  reference, or an approximate value (约3500) that rounds to the reference at its own written precision (约3.6万
-  is not 39000, 1850年左右 is not 1856).
+  reference (明朝 for 1420, 500多米 = 500 to 600 m), or an approximate value (约3500) that rounds to the
+  reference at its own written precision (约3.6万 is not 39000, 1850年左右 is not 1856). Among several values for
+  the slot, a concluded one (所以…, =), a bare first sentence, or the one in the clause most like the question
+  is the answer (never certain).
 - short text (names, terms, places): the answer must contain one of the reference's forms (the whole
   reference, either side of a parenthesis, a name's surname, the reference without a suffix such as 市/省,
   all items of a list), compared after normalization and, for transliterated names, after folding common
-  transliteration variants. A dynasty without the reference's 东/西/南/北 (汉代 for 西汉) is less specific: NA.
+  transliteration variants. A dynasty without the reference's 东/西/南/北 (汉代 for 西汉), a description (一位英国
+  剧作家) or a region (中国西北地区) instead of a name is less specific: NA.
 - long text (more than LONG_REFERENCE characters): the answer must contradict none of its numbers and either
   match one of them or cover most of its character bigrams. A heuristic: never certain unless a refusal.
 A numeric or long reference with parentheses is also read one side at a time (万历41年（1613年）: 1613 is
@@ -35,6 +39,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from typing import NamedTuple
 
 from chimdqa_eval.factual import rules
 from chimdqa_eval.factual.rules import ALTERNATIVES, DENIAL, GUESS, HEDGE, LIST_SEPARATORS, REFUSAL, Number
@@ -54,6 +59,10 @@ _SPLIT_DYNASTY = re.compile(r"^([东西南北前后])([夏商周秦汉晋隋唐�
 _KIND_SUFFIXES = frozenset("省市县区州国山河江湖海岛寺庙宫殿塔桥楼馆院校奖经书传记论集诗词曲赋派宗教族语星座门科属"
                            "病症素酸盐团队党会社司局厂站港湾峰岭峡谷关城镇村朝剧")
 _BROADER_PLACE = re.compile(r"[\u4e00-\u9fff]{2,}(?:省|自治区)")
+_REGION = re.compile(r"地区|一带|境内|附近|沿海|流域|高原|盆地|平原|[东南西北中]部")
+# An indefinite description instead of a name (一位俄国化学家, 某位作家, 一座城市).
+_DESCRIPTION = re.compile(r"(?:一|某)(?:位|个|座|种|名|家|部)[^,;。!?\n]{0,12}(?:家|人|者|学家|作家|诗人|画家|词人|城市|地方|国家|人物)"
+                          r"(?:[,;。!?\n]|写的|所作|$)")
 _CITY_QUESTION = re.compile(r"城市|哪个市|哪座城|哪个县|哪个镇")
 _PLACE_QUESTION = re.compile(r"哪里|何地|何处|哪个地方|城市|哪座城|哪个市|哪个省|哪个县|哪个国家|哪国|位于|在哪|发源地|首都|省会")
 _PERSON_QUESTION = re.compile(r"谁|哪位|何人|什么人|哪个人|哪一位|作者|创始人|创办人|发明者|发明人|发现者|设计者|建筑师|导演|主演"
@@ -65,14 +74,18 @@ _TRANSLIT_CLASSES = ("马玛", "里利立丽莉俐", "娜纳那", "斯丝思", "
                      "莎沙", "奥欧", "杰吉", "维威韦", "罗洛", "伦仑", "森逊", "格葛", "瓦娃", "布卜", "艾埃")
 _TRANSLIT = str.maketrans({ch: group[0] for group in _TRANSLIT_CLASSES for ch in group[1:]})
 _LATIN = re.compile(r"[a-z]")
-_LATIN_WORD = re.compile(r"[a-z]{3,}")
+_LATIN_WORD = re.compile(r"[a-z][a-z0-9]+")  # a name, an abbreviation or a formula: un, co2, jupiter
+_LATIN_FORM = re.compile(r"(?=.*[a-z])[a-z0-9]+")
+_LATIN_WORDS = re.compile(r"[a-z0-9]+")
 _FOREIGN_NAME = re.compile(r"[\u4e00-\u9fff]+(?:\s?[·•]\s?[\u4e00-\u9fff]+)+")
 # A Latin unit written after a number and a space (1.8 mmol/l, 120 km/h): part of a numeric reference.
 _SPACED_LATIN_UNIT = re.compile(r"(?<=\d) [a-z]{1,6}(?:/[a-z]{1,4})?(?![a-z])")
 _PARENS = re.compile(r"\(([^()]*)\)")
 
 # Reading the answer. A strong self-correction: what precedes the last one is superseded.
-_CORRECTION = re.compile(r"不对|更正|纠正一下|说错了|口误|我记错了|准确地说|确切地说|准确来说|确切来说|更准确的说法是")
+_CORRECTION = re.compile(r"不对|(?<=,)不(?=,)|更正|纠正一下|说错了|口误|我记错了|(?<=[,。!?—\s])等等(?=[,!])|重算|重新算|准确地说|确切地说|准确来说"
+                         r"|确切来说|严格来说|严格说来|更准确的说法是"
+                         r"|(?:所以|因此|因而|故)(?:最终|正确)?(?:的)?答案(?:应该)?(?:是|为)")  # an explicit final answer
 # A claim attributed to others, up to the end of its clause.
 _ATTRIBUTED = re.compile(
     r"(?:(?:也|还|常|经常|常常|曾)?(?:有人|有些人|很多人|许多人|不少人|一些人|部分人|民间|坊间|网上|有的?资料|有学者)"
@@ -83,17 +96,33 @@ _REJECTS = re.compile(r"[,;。\s]*(?:其实|实际上|事实上|但|然而|不�
 # A sentence that asks something; as a question back to the user (您是指哪一年？) it asserts nothing.
 _SENTENCE = re.compile(r"[^。!?\n]*[。!?\n]?")
 _ASKS = re.compile(r"哪|什么|吗|呢|是否|还是|谁|多少|几|您|你|\b(?:how|what|which|who|do you|could you)\b")
+_ALTERNATIVE_START = re.compile(r"[也亦]?(?:有)?可能|或者|或是|还是|抑或")
+_POLITE = re.compile(r"抱歉|对不起|请问")
+_TURN = re.compile(r"(?:但|不过|可是|然而|\bbut\b|\bhowever\b)(?:是|我)?|答案(?:应该)?(?:是|为)")
+_TO_USER = re.compile(r"您|你|请问|告诉我|能否|可否|\byou\b")
 _CLAUSE_END = re.compile(r"[,;。!?\n:]")
 # Characters that carry no candidate of their own (for "does the answer assert anything besides this").
 _FILLER = frozenset("的是了在和与及或也都就还我您你他她它这那个一有为被把对于从以其之所而但因此所以如果可能应该大概答案"
                     "回问题根据资料信息查阅建议具体相关方面目前可以请说知道确定清楚")
-_CONCLUSION = re.compile(r"(即|所以|因此|故|答案|最终|结果|=|≈|总计|合计|共计|也就是|就是|相当于|(降|升|增|减|涨|跌|提高|下降|上升|增长|减少)[至到])"
+_CONCLUSION = re.compile(r"(即|所以|因此|故|答案|最终|结果|=|≈|也就是|就是|相当于|(降|升|增|减|涨|跌|提高|下降|上升|增长|减少)[至到])"
                          r"[^,;。\d]{0,4}$")
-_DATE_UNITS = frozenset({"年", "月", "日", "周", "小时", "分钟", "秒"})
+# A period without a number instead of a year (永乐年间): less specific, not a wrong year. Periods that are
+# ranges (明朝, 19世纪) are read as numbers by rules.find_numbers.
+_ERA = re.compile(r"年间|时期|初年|末年|年代")
+# A clause that negates (沈括并没有写过…), leaving out 不 in words that do not (不仅, 不断, 不过, 不得早于) and the
+# refusals and hedges that other rules read; a sentence saying something has not happened.
+_NEGATION = re.compile(r"(?<!是)不(?!仅|久|断|少|同|过|但|管|论|如|得|只|光|单|能|确定|清楚|太|知道)|没有?(?!错)|尚未|并未|从未"
+                       r"|未曾|并非|绝非")
+_NOT_HAPPENED = re.compile(r"尚未|并没有|并未|从未|未曾|还没有?")
+_DIRECTIONS = {"up": re.compile(r"增长|增加|上升|提高|上涨|增幅|涨幅|多了"),
+               "down": re.compile(r"下降|减少|降低|下跌|降幅|跌幅|缩减|少了")}
+_BEFORE_ANCHOR = "比|仅次于|次于|不如|除了|除|相比于|相较于|晚于|早于|继|接替|取代|超过|超越|胜过|低于|高于|大于|小于"
+_AFTER_ANCHOR = "之后|之前|以外|以后|相比|相当|一样|那样|之外"
+_DATE_UNITS = frozenset({"年", "月", "日", "周", "秒"})  # canonical units of dates and durations
 
 
-@dataclass(frozen=True)
-class Verdict:
+class Verdict(NamedTuple):
+    """grade, certain, reason = judge_answer(...)"""
     grade: str       # CO | NA | IN
     certain: bool    # the rules found an unambiguous match, refusal or contradiction
     reason: str      # the rule that decided, machine-readable (number_match, refusal, several_numbers, ...)
@@ -159,22 +188,27 @@ def _forms(cleaned: str) -> tuple[set[str], set[str]]:
 
 @lru_cache(maxsize=65536)
 def parse_reference(reference: str) -> Reference:
-    cleaned = rules.clean(reference)
+    # a reference that is a number and one letter is a quantity (4g, 100W), which in running text would be a code
+    cleaned = rules.clean(re.sub(r"^\s*([\d.,]+)([a-zA-Z])\s*$", r"\1 \2", reference))
     ref_key = rules.key(cleaned)
-    numbers = tuple(rules.find_numbers(cleaned))
+    numbers = tuple(rules.find_numbers(cleaned, periods=False))
     alternatives = bool(ALTERNATIVES.search(cleaned))
     main = rules.key(_PARENS.sub("", cleaned))
     residue = re.sub(r"[\d.%]", "", rules.key(_SPACED_LATIN_UNIT.sub("", cleaned)))
-    if numbers and len(residue) <= NUMERIC_RESIDUE:
-        words = re.sub(rf"{rules._UNIT_WORDS}|[a-z]|[第个多余约年月日号世纪代前后初末]", "", residue)
+    quantity = re.sub(rf"{rules._UNIT_WORDS}|[万亿千百约多余]|左右|以上", "", residue)  # 约9.46万亿公里 is a number
+    if numbers and (len(residue) <= NUMERIC_RESIDUE or not quantity):
+        words = re.sub(rf"{rules._UNIT_WORDS}|[a-z]|[第约年月日号世纪代前后初末万亿千百分点]|[{rules.MEASURE_CHARS}]", "",
+                       residue)
+        words = words if len(words) >= 2 else ""  # 阿卡汗 in 阿卡汗四世; not 倍 or 个百分点
         return Reference("numeric", numbers=numbers, has_alternatives=alternatives, main=main, words=words)
     if len(main) > LONG_REFERENCE:
         text = re.sub(r"\d", "", ref_key)
         return Reference("long", numbers=numbers, bigrams=frozenset(_bigrams(text)),
                          has_alternatives=alternatives, main=main)
     items = [rules.key(p) for p in LIST_SEPARATORS.split(_PARENS.sub("", cleaned))]
-    items = (tuple(_item_forms(i) for i in items if i) if len(items) > 1 and all(len(i) >= 2 for i in items)
-             and "《" not in cleaned else ())
+    items = (tuple(_item_forms(i) for i in items if i)
+             if len(items) > 1 and (all(len(i) >= 2 for i in items) or "、" in cleaned) and "《" not in cleaned
+             else ())
     foreign = "·" in cleaned or "•" in cleaned or bool(_LATIN.search(" ".join(_PARENS.findall(cleaned))))
     forms, weak = _forms(cleaned)
     listed = len([p for p in LIST_SEPARATORS.split(_PARENS.sub("", cleaned)) if rules.key(p)])
@@ -197,10 +231,9 @@ _QUESTION_UNIT = re.compile(r"(?:多少|几|哪一?|何)\s*((?:万亿|亿|万|�
                             r"|单位[是为:\s(]*(" + rules._UNIT_WORDS + ")")
 
 
-@lru_cache(maxsize=65536)
-def _question_unit(question: str) -> str:
+def _question_unit(cleaned_question: str) -> str:
     """The unit a question asks in (多少公里 -> 公里, 哪一年 -> 年, 多少亿元 -> 亿元), as written; '' if none."""
-    m = _QUESTION_UNIT.search(rules.clean(question))
+    m = _QUESTION_UNIT.search(cleaned_question)
     return (m.group(1) or m.group(2)) if m else ""
 
 
@@ -211,7 +244,7 @@ def reference_readings(reference: str, question_unit: str = "") -> tuple:
     one bare number takes the unit the question asks in (41 for 多少摄氏度 is 41°C)."""
     whole = parse_reference(reference)
     if (question_unit and whole.mode == "numeric" and len(whole.numbers) == 1 and whole.numbers[0].unit is None
-            and not whole.numbers[0].counter and re.fullmatch(r"[\d.,\s]+", reference.strip())):
+            and not whole.numbers[0].counter and re.fullmatch(r"[-−]?[\d.,\s]+", reference.strip())):
         whole = replace(parse_reference(reference.strip() + question_unit), bare=whole.numbers)
     cleaned = rules.clean(reference)
     if whole.mode == "text" or not _PARENS.search(cleaned):
@@ -232,7 +265,7 @@ def _read_answer(cleaned: str) -> _Answer:
     kept = []
     for sentence in _SENTENCE.findall(text):
         if sentence.endswith("?") and _ASKS.search(sentence):
-            asked = True
+            asked = asked or bool(_TO_USER.search(sentence))  # 您是问…？ asks the user; A还是B？ asks itself
         else:
             kept.append(sentence)
     text = "".join(kept)
@@ -252,20 +285,37 @@ def _read_answer(cleaned: str) -> _Answer:
     return _Answer(cleaned, text, " ".join(rejected), " ".join(alternative), asked)
 
 
-def _contains(answer_key: str, form: str) -> bool:
-    return form in answer_key if len(form) >= 2 else answer_key == form
+def _contains(answer_key: str, form: str, cleaned: str = "") -> bool:
+    if len(form) < 2:
+        return answer_key == form
+    if form not in answer_key:
+        return False
+    if not cleaned or not _LATIN_FORM.fullmatch(form):
+        return True
+    # a Latin name or code is whole words of the answer: h2o is not in h2o2, nor bentham in benthamite
+    words = _LATIN_WORDS.findall(cleaned)
+    for i in range(len(words)):
+        joined = ""
+        for word in words[i:]:
+            joined += word
+            if joined == form:
+                return True
+            if not form.startswith(joined):
+                break
+    return False
 
 
 def _stands_alone(cleaned: str, form: str) -> bool:
     """A one-character answer (清, 锡, J) inside a sentence counts only as its own word: after 是/为 or
-    punctuation and before punctuation or the end, never inside another word (汉 in 东汉)."""
-    return re.search(rf"(^|[是为\W]){re.escape(form)}($|\W)", cleaned) is not None
+    punctuation and before punctuation, a final particle (吧, 呢) or the end, never inside another word (汉 in
+    东汉)."""
+    return re.search(rf"(^|[是为\W]){re.escape(form)}($|\W|[吧呢啊呀啦哦嘛吗了])", cleaned) is not None
 
 
 def _text_match(ref: Reference, answer_key: str, cleaned: str) -> tuple[str, bool] | None:
     """(the form found, whether it identifies the reference fully) or None."""
     for f in ref.forms:
-        if _contains(answer_key, f) or (len(f) == 1 and _stands_alone(cleaned, f)):
+        if _contains(answer_key, f, cleaned) or (len(f) == 1 and _stands_alone(cleaned, f)):
             return f, f not in ref.weak
     found = [next((f for f in forms if f in answer_key), None) for forms in ref.items]
     if found and all(found):
@@ -287,8 +337,16 @@ def _only_some_items(items, answer_key: str) -> bool:
 
 
 def _clauses_with(text: str, needle) -> list[str]:
-    """The clauses of text (between , ; 。 ! ? :) for which needle(clause) holds."""
-    return [c for c in _CLAUSE_END.split(text) if needle(c)]
+    """The clauses of text (between , ; 。 ! ? :) for which needle(clause) holds, each with the next one when
+    that offers an alternative (可能是关羽，也可能是岳飞)."""
+    clauses = _CLAUSE_END.split(text)
+    out = []
+    for i, clause in enumerate(clauses):
+        if needle(clause):
+            out.append(clause)
+            if i + 1 < len(clauses) and _ALTERNATIVE_START.match(clauses[i + 1].strip()):
+                out.append(clauses[i + 1])
+    return out
 
 
 def _competing(ref: Reference, clauses: list[str]) -> bool:
@@ -298,22 +356,26 @@ def _competing(ref: Reference, clauses: list[str]) -> bool:
 
 def _has_content(answer_key: str, question: str) -> bool:
     """The answer asserts something besides the question's words and filler."""
-    return sum(ch not in question and ch not in _FILLER for ch in answer_key) >= min(2, len(answer_key))
+    return bool(answer_key) and sum(ch not in question and ch not in _FILLER for ch in answer_key) >= min(2, len(answer_key))
 
 
 def _refusal(answer: _Answer) -> str:
     """'' when the answer does not refuse; 'refusal' when it does and offers no candidate; 'refusal_then_claim'
-    when a claim follows the refusal (我不确定，但…是苏轼); 'guess' when it leans to a candidate (可能是…)."""
-    cue = REFUSAL.search(answer.whole)
+    when a claim follows the refusal (我不确定，但…是苏轼; 抱歉，答案是孙思邈); 'guess' when it leans to a candidate
+    (可能是…). An apology alone (抱歉, 对不起) refuses only an answer that says nothing else."""
     if GUESS.search(answer.whole):
         return "guess"
-    if not cue and not (answer.asked and not _has_content(answer.affirmed_key, "")):
-        return ""
-    if cue:
-        turn = re.search(r"(?:但|不过|可是)(?:是|我)?", answer.whole[cue.end():])
-        rest = answer.whole[cue.end() + turn.end():] if turn else ""
-        if turn and rules.key(rest) and not REFUSAL.search(rest):
-            return "refusal_then_claim"
+    cues = [m for m in REFUSAL.finditer(answer.whole) if not _POLITE.fullmatch(m.group(0))]
+    polite = REFUSAL.search(answer.whole)
+    if not cues and polite:
+        return "refusal" if not _has_content(rules.key(_POLITE.sub("", answer.whole)), "") else "apology"
+    if not cues:
+        return "" if not (answer.asked and not _has_content(answer.affirmed_key, "")) else "refusal"
+    end = (cues[0] if not polite or polite.start() > cues[0].start() else polite).end()
+    turn = _TURN.search(answer.whole, end)
+    rest = answer.whole[turn.end():] if turn else ""
+    if turn and rules.key(rest) and not REFUSAL.search(rest):
+        return "refusal_then_claim"
     return "refusal"
 
 
@@ -323,6 +385,8 @@ def _unmatched(ref: Reference, answer: _Answer, question: str, risk: str) -> Ver
     if not rules.key(answer.whole):
         return Verdict("NA", True, "empty")
     refusal = _refusal(answer)
+    if refusal == "apology":  # 抱歉，… with something else said: most likely a refusal in words we do not list
+        return Verdict("NA", False, refusal)
     if refusal == "refusal" or (not answer_key and answer.asked):
         return Verdict("NA", True, "clarification" if answer.asked and not REFUSAL.search(answer.whole)
                        else "refusal")
@@ -331,6 +395,8 @@ def _unmatched(ref: Reference, answer: _Answer, question: str, risk: str) -> Ver
     content = _has_content(answer_key, question)
     if not content:
         return Verdict("IN", False, "no_candidate")
+    if answer.asked:  # 您是问男性还是女性？两者的规定不一样。
+        return Verdict("NA", False, "clarification_with_text")
     if risk or answer.alternative:
         return Verdict("IN", False, risk or "attributed_alternative")
     return Verdict("IN", True, "guess" if refusal == "guess" else "no_match")
@@ -367,22 +433,29 @@ def _positions(text: str, ch: str) -> list[int]:
     return [i for i, c in enumerate(text) if c == ch]
 
 
-def _others_of_kind(ref: Reference, answer: _Answer, form: str, question: str) -> bool:
-    """Other things of the reference's kind beside it: another 《title》, another foreign name, another word with
-    the same kind suffix (another 寺, another 奖), or the reference inside a list (A、B)."""
+def _others_of_kind(ref: Reference, answer: _Answer, form: str, question: str) -> str:
+    """'listed_with_others' when the reference is listed with other things (A、B, A和B); 'other_candidates'
+    when other things of its kind stand beside it (another 《title》, another foreign name, another word with the
+    same kind suffix: another 寺, another 奖); '' when neither."""
     text = answer.affirmed
+    listed = rules.key(re.sub(r"[、/]", "和", text))
+    spots = [m.start() for m in re.finditer(re.escape(form), listed)]
+    if ref.listed == 1 and spots and all(listed[i - 1:i] in ("和", "与", "及") or
+                                         (listed[i + len(form):i + len(form) + 1] in ("和", "与", "及")
+                                          and listed[i + len(form) + 1:i + len(form) + 2] != "其") for i in spots):
+        return "listed_with_others"  # every mention of it is in a list (A、B), none stands alone
     titles = [rules.key(t) for t in re.findall(r"《([^》]+)》", text) if t not in question]
     if any(form not in t and t not in form for t in titles):
-        return True
-    rest = answer.affirmed_key.replace(form, "|")
+        return "other_candidates"
     names = [rules.key(n) for n in _FOREIGN_NAME.findall(text)] if ref.foreign else []
     if any(not any(n in f or f in n for f in ref.forms) for n in names):
-        return True
+        return "other_candidates"
+    rest = answer.affirmed_key.replace(form, "|")
     last = (ref.main or form)[-1:]
-    if last in _KIND_SUFFIXES and re.search(rf"[\u4e00-\u9fff]{re.escape(last)}", rest):
-        return True
-    listed = rules.key(re.sub(r"[、/]", "和", text))
-    return re.search(rf"(?:和|与|及){re.escape(form)}|{re.escape(form)}(?:和|与|及)(?!其)", listed) is not None
+    if last in _KIND_SUFFIXES and any(rest[i - 1:i + 1] not in question and "\u4e00" <= rest[i - 1] <= "\u9fff"
+                                      for i in _positions(rest, last) if i > 0):
+        return "other_candidates"  # another 站 than the question's own 补给站 and 医疗站
+    return ""
 
 
 def _less_specific_dynasty(ref: Reference, answer: _Answer) -> bool:
@@ -399,11 +472,12 @@ def _less_specific_dynasty(ref: Reference, answer: _Answer) -> bool:
 def _parallel(answer: _Answer, form: str, question: str) -> str:
     """'' unless another clause makes a claim of the same shape as the one naming the reference (two shared
     character bigrams besides it); then 'CO' or 'IN' by which of the two is more like the question."""
-    clauses = [rules.key(c) for c in _CLAUSE_END.split(answer.affirmed)]
+    clauses = [rules.key(c) for c in _CLAUSE_END.split(_PARENS.sub("", answer.affirmed))]  # not (Capella，御夫座α)
     own = next((c for c in clauses if form in c), "")
     frame = _bigrams(own.replace(form, "|"))
     others = [c for c in clauses if c and form not in c and len(frame & _bigrams(c)) >= 2
-              and c[0] not in "它他她其该这此"]  # 它是全天第六亮的恒星 goes on about the same thing
+              and c[0] not in "它他她其该这此"  # 它是全天第六亮的恒星 goes on about the same thing
+              and not re.search(r"不|没|未|非|虽", c)]  # 西岭区…不满足条件: an alternative it rules out
     if not own or not others:
         return ""
     asked = _bigrams(question)
@@ -414,9 +488,53 @@ def _parallel(answer: _Answer, form: str, question: str) -> str:
 def _extra_items(ref: Reference, answer: _Answer, form: str) -> bool:
     """A list answer with more items than the reference (造纸术、印刷术、火药、指南针，还有瓷器; 魏、蜀、吴、晋)."""
     first = ref.items[0] if ref.items else (form,)
-    clause = next((c for c in re.split(r"[;。!?\n]", answer.affirmed) if any(f in rules.key(c) for f in first)), "")
-    listed = [p for p in re.split(r"以及|还有|和|与|及|、|,", clause) if _has_content(rules.key(p), "")]
-    return len(listed) > ref.listed
+    segments = []
+    for segment in re.split(r"[,;。!?:\n]", answer.affirmed):  # ，还有瓷器 goes on with the list
+        if segments and re.match(r"\s*(?:还有|以及|和|及|与)", segment):
+            segments[-1] += "、" + segment
+        else:
+            segments.append(segment)
+    clause = next((c for c in segments if any(f in rules.key(c) for f in first)), "")
+    parts = [re.split(r"[是有为在由]", p)[-1] for p in re.split(r"以及|还有|和|与|及|、", clause)]  # 类地行星有|水星
+    return sum(_has_content(rules.key(p), "") for p in parts) > ref.listed
+
+
+def _doubt(text: str, form: str, holds, question: str, years: bool) -> str:
+    """Why a plain match may not be the answer ('' if none): its clause negates something (沈括并没有写过…) or
+    compares with it (仅次于俄罗斯), its
+    sentence says something has not happened (截至1998年，该公司尚未成立), or, with `years`, its clause dates it to
+    another year than the question's (北京是2022年冬奥会的主办城市 for 2008)."""
+    sentences = [s for s in re.split(r"[;。!?\n]", text) if holds(s)]
+    clauses = [c for s in sentences for c in _CLAUSE_END.split(s) if holds(c)]
+
+    def negated(part: str, pattern: re.Pattern) -> bool:
+        return pattern.search(rules.key(part).replace(form, "|") if form else part) is not None
+
+    if clauses and all(negated(c, _NEGATION) for c in clauses):
+        return "negated_clause"
+    if form and clauses and all(re.search(rf"(?:{_BEFORE_ANCHOR}){re.escape(form)}|{re.escape(form)}(?:{_AFTER_ANCHOR})",
+                                          rules.key(c)) for c in clauses):
+        return "compared_to"  # 仅次于俄罗斯, 比俄罗斯还大: the reference as a point of comparison
+    if sentences and all(negated(s, _NOT_HAPPENED) for s in sentences):
+        return "negated_sentence"
+    asked = {n.value for n in rules.find_numbers(question) if n.unit == "年"}
+    def other_year(clause: str) -> bool:
+        found = {n.value for n in rules.find_numbers(clause) if n.unit == "年" and n.kind == "exact"}
+        return bool(found) and not found & asked
+
+    if years and asked and clauses and all(other_year(c) for c in clauses):
+        return "other_year"
+    return ""
+
+
+def _opposite_direction(hits: list[Number], text: str, question: str) -> str:
+    """'opposite_direction' when the question asks how much something rose and the answer says it fell by the
+    value (同比下降12.5% for 增长了多少), or the other way round."""
+    asked = {d for d, pattern in _DIRECTIONS.items() if pattern.search(question)}
+    if len(asked) != 1:
+        return ""
+    said = {d for n in hits for d, pattern in _DIRECTIONS.items() if pattern.search(text[max(0, n.start - 5):n.start])}
+    return "opposite_direction" if said and said != asked else ""
 
 
 def _judge_text(ref: Reference, answer: _Answer, question: str) -> Verdict:
@@ -426,12 +544,13 @@ def _judge_text(ref: Reference, answer: _Answer, question: str) -> Verdict:
         form, full = found
         clauses = _clauses_with(answer.affirmed, lambda c, f=form: f in rules.key(c)) or [answer.affirmed]
         if _competing(ref, clauses):
-            return Verdict("IN" if len(answer_key) <= SHORT_ANSWER else "CO", False, "alternatives")
+            short = len(answer_key) <= SHORT_ANSWER  # 陶渊明或李白: several candidates, a wrong answer
+            return Verdict("IN" if short else "CO", short, "alternatives")
         if answer.alternative and _has_content(rules.key(answer.alternative), question) \
                 and not _text_match(ref, rules.key(answer.alternative), answer.alternative):
             return Verdict("IN", False, "attributed_alternative")
-        if HEDGE.search(answer.whole):
-            return Verdict("CO", False, "hedged_match")
+        if HEDGE.search(answer.whole):  # 应该是杜甫: one candidate, hedged; sure unless it also refuses
+            return Verdict("CO", not REFUSAL.search(answer.whole), "hedged_match")
         if not full:
             return Verdict("CO", False, "partial_name")
         parallel = _parallel(answer, form, question)
@@ -439,17 +558,23 @@ def _judge_text(ref: Reference, answer: _Answer, question: str) -> Verdict:
             return Verdict(parallel, False, "parallel_claims")
         if ref.listed > 1 and _extra_items(ref, answer, form):
             return Verdict("IN" if len(answer_key) <= SHORT_ANSWER else "CO", False, "list_with_extras")
-        if _others_of_kind(ref, answer, form, question):
-            return Verdict("CO", False, "other_candidates")
-        return Verdict("CO", True, "match")
+        others = _others_of_kind(ref, answer, form, question)
+        if others:  # MedGuide和DocQA-Fin: several answers; 锡伯族…与满族也有渊源: context
+            return Verdict("IN" if others == "listed_with_others" else "CO", False, others)
+        doubt = _doubt(answer.affirmed, form, lambda part, f=form: f in rules.key(part), question, years=True)
+        return Verdict("IN" if doubt else "CO", not doubt, doubt or "match")  # a doubt: likelier not the answer
     if answer.alternative and _text_match(ref, rules.key(answer.alternative), answer.alternative):
         return Verdict("IN" if _has_content(answer_key, question) else "CO", False, "attributed_match")
     if answer.rejected and _text_match(ref, rules.key(answer.rejected), answer.rejected):
         sure = _has_content(answer_key, question) and not REFUSAL.search(answer.affirmed) \
             and not HEDGE.search(answer.whole)
         return Verdict("IN", sure, "reference_rejected")
+    if len(ref.main) == 1 and "\u4e00" <= ref.main <= "\u9fff" and ref.main in answer_key \
+            and _refusal(answer) != "refusal":  # 氢 in 氢元素 or 氢气, 汉 in 东汉: not its own word
+        return Verdict("IN", False, "inside_a_word")
     if ref.items and any(g in answer_key for forms in ref.items for g in forms):
-        return Verdict("NA" if _only_some_items(ref.items, answer_key) else "IN", False, "partial_list")
+        incomplete = _only_some_items(ref.items, answer_key) or REFUSAL.search(answer.whole)  # 第四个我想不起来了
+        return Verdict("NA" if incomplete else "IN", False, "partial_list")
     split = _SPLIT_DYNASTY.match(ref.main)
     if split and re.search(rf"[东西南北前后]{split.group(2)}", answer.affirmed):
         return Verdict("IN", not _refusal(answer), "other_dynasty")  # 西汉 for 东汉
@@ -459,6 +584,10 @@ def _judge_text(ref: Reference, answer: _Answer, question: str) -> Verdict:
             and _BROADER_PLACE.search(answer.affirmed) and not re.search(r"[\u4e00-\u9fff](?:市|县)", answer.affirmed) \
             and not _refusal(answer):
         return Verdict("NA", False, "broader_place")
+    if _PLACE_QUESTION.search(question) and _REGION.search(answer.affirmed) and not _refusal(answer) == "guess":
+        return Verdict("NA", False, "broader_place")  # 中国西北地区, 青藏高原上 for a city
+    if _DESCRIPTION.search(answer.affirmed) and _refusal(answer) != "refusal":  # 一位英国剧作家 for 莎士比亚: the kind of thing, not which one
+        return Verdict("NA", False, "description")
     return _unmatched(ref, answer, question, _alias_risk(ref, answer, question))
 
 
@@ -471,7 +600,8 @@ def _comparable(n: Number, r: Number) -> bool:
         return n.unit == r.unit or (n.unit is None and not n.counter and not n.unknown_unit)
     if n.unit in _DATE_UNITS:
         return n.unit == "年" and 1000 <= abs(r.value) <= 2100 and r.step == 1
-    if n.unit is not None or (n.counter and r.counter and _counted(n.counter) != _counted(r.counter)):
+    if (n.unit is not None and not (n.unit == "%" and not r.counter)) \
+            or (n.counter and r.counter and _counted(n.counter) != _counted(r.counter)):
         return False  # 35% or 3个 for 412人: another quantity
     return True
 
@@ -482,22 +612,48 @@ def _counted(counter: str) -> str:
     return "人" if ch in "人名位" else ch
 
 
-def _likeliest(candidates: list[Number], text: str, question: str) -> Number:
-    """The answer's own value among several: the last one it concludes with (所以是50倍, 即86.4%, = 40元, 降至60.2),
-    else the one whose clause shares the most character bigrams with the question (1981年独立 for 何年独立),
-    else the first."""
+# Words for the same kind of event, so that a clause can be matched to the question's event (成立 / 筹建).
+_EVENT_WORDS = ("成立 创立 创办 创建 建立 始建 筹建 设立 开办 建于 建成 落成 组建 创刊", "改名 更名 改称 易名 改为",
+                "开通 通车 开放 开业 上线 发布 首播 上映 出版 发行 问世", "逝世 去世 病逝 辞世 卒于 遇害", "出生 生于 诞生",
+                "独立 建国", "签订 签署 缔结", "举办 举行 召开")
+_EVENTS = [(i, re.compile("|".join(words.split()))) for i, words in enumerate(_EVENT_WORDS)]
+
+
+def _events(text: str) -> set[int]:
+    return {i for i, pattern in _EVENTS if pattern.search(text)}
+
+
+def _likeliest(candidates: list[Number], hits: list[Number], text: str, question: str) -> Number:
+    """The answer's own value among several: the last one it concludes with (所以是50倍, 即86.4%, = 40元, 降至60.2);
+    else a bare first sentence (8颗。…); else the one whose clause and sentence share the most character bigrams with the question, an event word of
+    the same kind counting double (1898年筹建 for 成立于哪一年, 中位数是12,000人); on a tie a match if there is one."""
     concluded = [n for n in candidates if _CONCLUSION.search(text[max(0, n.start - 6):n.start])]
     if concluded:
         return concluded[-1]
-    asked = _bigrams(rules.key(question))
-    bounds = [0] + [m.end() for m in _CLAUSE_END.finditer(text)] + [len(text) + 1]
+    lead = re.split(r"[;。!?\n]", text, maxsplit=1)[0]
+    if len(re.sub(rf"[\d.,%]|{rules._UNIT_WORDS}|[{rules.MEASURE_CHARS}]", "", rules.key(lead))) <= 1:
+        return candidates[0]  # 8颗。冥王星…此前是9颗: a bare first sentence is the answer
+    asked, events = _bigrams(rules.key(question)), _events(question)
+    clauses = [0] + [m.end() for m in _CLAUSE_END.finditer(text)] + [len(text) + 1]
+    sentences = [0] + [m.end() for m in re.finditer(r"[;。!?\n]", text)] + [len(text) + 1]
+
+    def around(n: Number, bounds: list[int]) -> str:
+        return rules.key(text[max(b for b in bounds if b <= n.start):min(b for b in bounds if b > n.start)])
 
     def overlap(n: Number) -> int:
-        start = max(b for b in bounds if b <= n.start)
-        end = min(b for b in bounds if b > n.start)
-        return len(_bigrams(re.sub(r"\d", "", rules.key(text[start:end]))) & asked)
+        clause = around(n, clauses)
+        return (len(_bigrams(clause) & asked) + len(_bigrams(around(n, sentences)) & asked)
+                + 2 * len(_events(clause) & events))
 
-    return max(candidates, key=lambda n: (overlap(n), -n.start))
+    best = max(overlap(n) for n in candidates)
+    tied = [n for n in candidates if overlap(n) == best]
+    return next((n for n in tied if n in hits), tied[0])
+
+
+def _restated(first: Number, second: Number, text: str) -> bool:
+    """The second number is the first in other words, in parentheses right after it (永乐18年(1420年))."""
+    between = text[first.start:second.start]
+    return first.start < second.start and re.fullmatch(r"[^,;。()]*\([^,;。()]{0,3}", between) is not None
 
 
 def _as_percent(n: Number) -> Number:
@@ -520,7 +676,8 @@ def _judge_numeric(ref: Reference, answer: _Answer, question: str, question_numb
         if n.kind not in ("exact", "approx", "range"):
             return False
         targets = [target(n, p) for p in pairs]
-        return any(n.matches(t) and (n.kind != "approx" or abs(n.value - t.value) <= max(t.step, t.factor) / 2)
+        return any(n.matches(t) and (n.kind != "approx"
+                                     or abs(n.value - t.value) <= max(t.step, t.factor, n.step if n.converted else 0) / 2)
                    for t in targets)
 
     found = [_as_percent(n) if percent else n for n in rules.find_numbers(answer.affirmed, question)]
@@ -531,41 +688,50 @@ def _judge_numeric(ref: Reference, answer: _Answer, question: str, question_numb
     matched = [any(n.matches(target(n, p)) for n in hits) for p in pairs]
     bounds = [n for n in candidates if n.kind in ("lower", "upper") and any(n.value == target(n, p).value
                                                                            for p in pairs)]
-    stray = [n for n in candidates if n.kind == "exact" and n not in hits]
-    vague = [n for n in candidates if n.kind != "exact" and n not in hits]
+    stray = [n for n in candidates if n.kind == "exact" and n not in hits
+             and not any(_restated(n, h, answer.affirmed) or _restated(h, n, answer.affirmed) for h in hits)]
+    vague = [n for n in candidates if n.kind != "exact" and n not in hits
+             and not any(_restated(n, h, answer.affirmed) or _restated(h, n, answer.affirmed) for h in hits)]
     unsure_unit = any(n.unknown_unit and not any(n.unknown_unit == r.unknown_unit for r in ref.numbers)
                       for n in hits + stray)
     clauses = _clauses_with(answer.affirmed, lambda c: any(ch.isdigit() for ch in c))
     if all(matched):
         if _competing(ref, clauses):
-            return Verdict("IN" if len(answer.affirmed_key) <= SHORT_ANSWER else "CO", False, "alternatives")
+            short = len(answer.affirmed_key) <= SHORT_ANSWER
+            return Verdict("IN" if short else "CO", short, "alternatives")
         if stray or vague:  # several values for the slot: the concluded one, the one whose clause is most like the
             # question, or the first
-            return Verdict("CO" if _likeliest(candidates, answer.affirmed, question) in hits else "IN", False,
+            return Verdict("CO" if _likeliest(candidates, hits, answer.affirmed, question) in hits else "IN", False,
                            "several_numbers")
         if answer.alternative and any(_comparable(n, p[0]) and not n.matches(target(n, p)) for p in pairs
                                       for n in rules.find_numbers(answer.alternative)):
             return Verdict("IN", False, "attributed_alternative")
         if unsure_unit:
             return Verdict("CO", False, "unknown_unit")
-        if HEDGE.search(answer.whole):
-            return Verdict("CO", False, "hedged_match")
+        if any(n.converted for n in hits):
+            return Verdict("CO", False, "converted_unit")
+        if HEDGE.search(answer.whole):  # 应该是杜甫: one candidate, hedged; sure unless it also refuses
+            return Verdict("CO", not REFUSAL.search(answer.whole), "hedged_match")
         if ref.words and not all(ch in answer.affirmed_key for ch in ref.words):
             return Verdict("CO", False, "number_without_words")
-        return Verdict("CO", True, "number_match")
+        doubt = _doubt(answer.affirmed, "", lambda part: any(h.matches(target(h, p)) for p in pairs
+                                                             for h in rules.find_numbers(part, question)),
+                       question, years=False) or _opposite_direction(hits, answer.affirmed, question)
+        return Verdict("IN" if doubt else "CO", not doubt, doubt or "number_match")
     if stray:
         if REFUSAL.search(answer.whole) and not GUESS.search(answer.whole):
             return Verdict("NA", False, "refusal_with_numbers")  # 只给出了2023年的52.3%，我无法确定
-        sure = not unsure_unit and not _competing(ref, clauses) and not answer.alternative
+        sure = not unsure_unit and not _competing(ref, clauses) and not answer.alternative \
+            and not any(n.converted for n in stray)
         return Verdict("IN", sure, "number_mismatch")
-    if bounds and len(bounds) == len(vague):  # 至少16周岁 for 16周岁: the reference as a threshold
-        return Verdict("CO", False, "bound_at_reference")
+    if bounds and all(n in bounds or any(n.consistent_with(target(n, p)) for p in pairs) for n in vague):
+        return Verdict("CO", False, "bound_at_reference")  # 至少16周岁 for 16周岁, 1万元以上5万元以下 for 上限5万元
     if vague:
         if any(not any(n.consistent_with(target(n, p)) for p in pairs) for n in vague):
-            return Verdict("IN", not unsure_unit, "vague_wrong")
+            return Verdict("IN", not unsure_unit and not any(n.converted for n in vague), "vague_wrong")
         # a bound or range is sure; an approximate value only rounds to the reference (约3500 for 3518): a
         # reader may take it for a wrong guess (约210 for 206)
-        return Verdict("NA", not unsure_unit and all(n.kind != "approx" for n in vague),
+        return Verdict("NA", not unsure_unit and all(n.kind != "approx" and not n.converted for n in vague),
                        "vague_consistent" if all(n.kind != "approx" for n in vague) else "approx_consistent")
     if any(matched):
         return Verdict("NA", True, "partial_number")
@@ -574,6 +740,8 @@ def _judge_numeric(ref: Reference, answer: _Answer, question: str, question_numb
             return Verdict("IN" if reason == "reference_rejected" or _has_content(answer.affirmed_key, question)
                            else "CO", False, reason)
     verdict = _unmatched(ref, answer, question, "no_number")
+    if verdict.grade == "IN" and any(r.unit == "年" for r in ref.numbers) and _ERA.search(answer.affirmed):
+        return Verdict("NA", False, "era_for_year")
     if verdict.grade == "IN":
         other_unit = any(n.unit and not _comparable(n, r) for n in found for r in ref.numbers)
         return Verdict("IN", False, "other_unit" if other_unit else "no_number")
@@ -612,10 +780,13 @@ def judge_answer(prediction: str, reference: str, question: str = "") -> Verdict
         return Verdict("NA", True, "empty")
     cleaned_question = rules.clean(question) if question else ""
     question_numbers = rules.find_numbers(cleaned_question) if question else []
-    readings = reference_readings(reference, _question_unit(question) if question else "")
+    readings = reference_readings(reference, _question_unit(cleaned_question))
     answer = _read_answer(cleaned)
     verdicts = [_judge(ref, answer, cleaned_question, question_numbers) for ref in readings]
-    return min(verdicts, key=lambda v: (_RANK[v.grade], not v.certain))
+    best = min(verdicts, key=lambda v: (_RANK[v.grade], not v.certain))
+    if best.certain and best.grade != "CO" and not all(v.certain for v in verdicts):
+        return best._replace(certain=False)  # one reading of the reference is unsure: so is a grade short of CO
+    return best
 
 
 def grade_answer(prediction: str, reference: str, question: str = "") -> str:

@@ -31,54 +31,64 @@ _CN_NUMERAL = re.compile(r"(百分之)?([零〇一二两三四五六七八九十
 # A single numeral character is only a number standing alone, next to a measure word or unit or after 第 (not
 # 一样, 统一, 十分).
 _NOT_A_COUNT = set("哪某每同这那任唯统之其")
-_MEASURE_WORDS = set("年月日号届个次人岁位名条章节倍元米克吨种项座层期代世纪度天周本部首篇只头匹张台辆架艘家所门件场"
-                     "局枚颗粒支队份句字集季轮站口")
+MEASURE_CHARS = ("年月日号届个次人岁位名条章节倍元米克吨种项座层期代世纪度天周本部首篇只头匹张台辆架艘家所门件场"
+                 "局枚颗粒支队份句字集季轮站口")
+_MEASURE_WORDS = set(MEASURE_CHARS)
 # 一 before a counter after another word is the indefinite article (作为一个AI, 是一位诗人, 不止一座), not an
 # answer of 1; after these characters (or none) it counts (有一个, 共一座, 只一次). Units and dates (一日) count.
 _COUNT_BEFORE = set("是有共只仅约近达第")
 _ARTICLE_COUNTERS = set("个位名座种本部条件只家所项篇首头匹张台辆架艘门场局枚颗粒支队份句")
-# Units a number may carry: spelling -> (canonical unit, factor to it). Two numbers with different canonical
-# units never match (3小时 / 3分钟, 15英镑 / 15美元); a number without a listed unit matches any. Counters (个, 人,
-# 次) and ambiguous words (度, 分) are not listed. Imperial and other non-metric units are their own canonical
-# units: an answer in them is not converted (the judge is unsure of it rather than right or wrong).
+# Units a number may carry: spelling -> (canonical unit, factor to it[, offset added first]). Two numbers with
+# different canonical units never match (3小时 / 3分, 15英镑 / 15美元); a number without a listed unit matches
+# any. Counters (个, 人, 次) and ambiguous words (度, 分) are not listed. Imperial units, °F and kelvin are
+# converted (212°F = 100°C, 26.2英里 = 42.2公里), and a match through them is never certain (CONVERTED).
 _UNITS = {
     "米": ("米", 1), "厘米": ("米", "0.01"), "毫米": ("米", "0.001"), "微米": ("米", "1e-6"),
     "纳米": ("米", "1e-9"), "公里": ("米", 1000), "克": ("克", 1), "毫克": ("克", "0.001"), "微克": ("克", "1e-6"),
     "公斤": ("克", 1000), "吨": ("克", 10 ** 6), "公吨": ("克", 10 ** 6), "斤": ("克", 500), "公斤级": ("克", 1000),
     "升": ("升", 1), "毫升": ("升", "0.001"), "平方米": ("平方米", 1), "平方公里": ("平方米", 10 ** 6),
-    "公顷": ("平方米", 10 ** 4), "立方米": ("立方米", 1), "°c": ("°c", 1), "°f": ("°f", 1),
-    "英里": ("英里", 1), "海里": ("海里", 1), "英尺": ("英尺", 1), "英寸": ("英寸", 1), "码": ("码", 1),
-    "磅": ("磅", 1), "盎司": ("盎司", 1), "加仑": ("加仑", 1), "亩": ("亩", 1),
+    "公顷": ("平方米", 10 ** 4), "立方米": ("立方米", 1), "°c": ("°c", 1),
+    "°f": ("°c", Decimal(5) / 9, -32), "开尔文": ("°c", 1, "-273.15"), "英里": ("米", "1609.344"),
+    "海里": ("米", 1852), "英尺": ("米", "0.3048"), "英寸": ("米", "0.0254"), "码": ("米", "0.9144"),
+    "磅": ("克", "453.59237"), "盎司": ("克", "28.349523125"), "加仑": ("升", "3.785411784"),
+    "亩": ("平方米", Decimal(2000) / 3),
     "元": ("元", 1), "块": ("元", 1), "人民币": ("元", 1), "美元": ("美元", 1), "美金": ("美元", 1),
     "英镑": ("英镑", 1), "欧元": ("欧元", 1), "日元": ("日元", 1), "日圆": ("日元", 1), "港元": ("港元", 1),
     "港币": ("港元", 1), "韩元": ("韩元", 1), "卢布": ("卢布", 1), "新台币": ("台币", 1), "台币": ("台币", 1),
     "新元": ("新元", 1), "澳元": ("澳元", 1), "加元": ("加元", 1), "法郎": ("法郎", 1), "马克": ("马克", 1),
-    "年": ("年", 1), "月": ("月", 1), "日": ("日", 1), "号": ("日", 1), "天": ("日", 1), "周": ("周", 1),
+    "年": ("年", 1), "月": ("月", 1), "日": ("日", 1), "天": ("日", 1), "周": ("周", 1),
     "星期": ("周", 1), "小时": ("秒", 3600), "钟头": ("秒", 3600), "分钟": ("秒", 60), "秒": ("秒", 1),
     "毫秒": ("秒", "0.001"), "岁": ("岁", 1), "周岁": ("岁", 1), "周年": ("年", 1), "克拉": ("克拉", 1),
-    "世纪": ("世纪", 1),
+    "世纪": ("世纪", 1), "瓦": ("瓦", 1), "千瓦": ("瓦", 1000), "兆瓦": ("瓦", 10 ** 6), "吉瓦": ("瓦", 10 ** 9),
+    "千瓦时": ("瓦时", 1000), "赫兹": ("赫兹", 1), "千赫": ("赫兹", 1000), "兆赫": ("赫兹", 10 ** 6),
+    "吉赫": ("赫兹", 10 ** 9),
 }
+CONVERTED = frozenset({"°f", "开尔文", "英里", "海里", "英尺", "英寸", "码", "磅", "盎司", "加仑", "亩"})
 _UNIT_WORDS = "|".join(sorted(map(re.escape, _UNITS), key=len, reverse=True))
 # Arabic numbers: thousands separators, decimals, a Chinese multiplier (1.2千, 3千万; not 5百分点), a percent
 # sign. Digits glued to Latin letters (V08AA04, H2O, 5G) are codes, not quantities, unless the letters are a
 # unit (see _LATIN_UNITS). 10亿1000万 is one number.
 _ARABIC = re.compile(r"(?<![a-z0-9.])(-)?(\d{1,3}(?:,\d{3})+(?!\d)|\d+)(\.\d+)?\s*"
-                     r"(?:(万亿|千万|百万|亿|万|千|百(?!分))(?:(?<=[亿万])(\d+)(千万|百万|万|千|百)?)?)?\s*(%)?")
+                     r"(?:(万亿|千万|百万|亿|万|千(?![瓦赫])|百(?!分))(?:(?<=[亿万])(\d+)(千万|百万|万|千|百)?)?)?\s*(%)?")
 _MULTIPLIERS = {"万": 10 ** 4, "亿": 10 ** 8, "万亿": 10 ** 12, "千万": 10 ** 7, "百万": 10 ** 6, "千": 1000,
                 "百": 100}
 # Latin unit symbols after a number, rewritten in Chinese so that 10kg and 10公斤 read alike.
-_LATIN_UNITS = {"km": "公里", "kg": "公斤", "mg": "毫克", "cm": "厘米", "mm": "毫米", "ml": "毫升", "°c": "°c"}
-_LATIN_UNIT = re.compile(r"(?<=\d)\s*(" + "|".join(_LATIN_UNITS) + r")(?![a-z])")
+_LATIN_UNITS = {"km": "公里", "kg": "公斤", "mg": "毫克", "cm": "厘米", "mm": "毫米", "ml": "毫升", "°c": "°c",
+                "kwh": "千瓦时", "kw": "千瓦", "mw": "兆瓦", "gw": "吉瓦", "hz": "赫兹", "khz": "千赫", "mhz": "兆赫",
+                "ghz": "吉赫"}  # after lower-casing, mw / mhz are read as MW / MHz, the usual ones in factual QA
+_LATIN_UNIT = re.compile(r"(?<=\d)\s*(" + "|".join(_LATIN_UNITS) + r")(?![a-z])"
+                         r"|(?<=\d)\s+(m|g|k|w)(?![a-z/])")  # one letter only after a space: 5g is a code
+_ONE_LETTER_UNITS = {"m": "米", "g": "克", "k": "开尔文", "w": "瓦"}
 # Counters between a number and its qualifier (3500人左右, 3000名以上).
 _COUNTERS = re.compile(r"\s*[个多余人名位次件家座所条本台辆只种项篇部届倍]{0,2}")
 _UNIT = re.compile(r"\s*[个多余]{0,2}(" + _UNIT_WORDS + ")")
 _UNIT_AHEAD = re.compile(_UNIT_WORDS)
 # What may follow a plain number without being a unit we do not know: counters, qualifiers, particles, verbs
 # and prepositions that commonly follow a number in a sentence.
-_PLAIN_FOLLOWERS = set("个多余人名位次件家座所条本台辆只种项篇部届倍左右上下前后以至到和与或及的是在为了年月日号"
+_PLAIN_FOLLOWERS = set("吧呢啊吗呀啦哦嘛号个多余人名位次件家座所条本台辆只种项篇部届倍左右上下前后以至到和与或及的是在为了年月日号"
                        "起止之间内外中时期末初底来而并也就才都被由将向于从把对比点分成度")
 _LATIN_AFTER = re.compile(r"\s?([a-z]{1,5})(?![a-z])")
-_UNKNOWN_UNIT = re.compile(r"[^\W\d的是在为了和与或及,。]{1,4}")
+_UNKNOWN_UNIT = re.compile(r"[^\W\d的是在为了和与或及,。吧呢啊吗呀啦哦嘛]{1,4}")
 # 2小时08分36秒, 1分15秒: one duration, in seconds.
 _DURATION = re.compile(r"(?<![\d.])(?:(\d+)\s*个?(?:小时|钟头))?\s*(?:(\d+)\s*分(多)?钟?)?\s*(?:(\d+(?:\.\d+)?)\s*秒)?"
                        r"|(?<![\d:])(\d{1,2}):(\d{2}):(\d{2}(?:\.\d+)?)(?![\d:])")
@@ -87,24 +97,28 @@ _APPROX_BEFORE = re.compile(r"(大约|大概|约为|约有|约|将近|接近|近
 _LOWER_BEFORE = re.compile(r"(超过|多于|大于|高于|逾|至少|不少于|不低于|不止|不小于|以上的)\s*$")
 _UPPER_BEFORE = re.compile(r"(不超过|不到|不足|少于|小于|低于|至多|最多|不多于|不大于|不高于)\s*$")
 _APPROX_AFTER = re.compile(r"^\s*(左右|上下|前后)")
-_LOWER_AFTER = re.compile(r"^\s*个?(多|余|以上|\+)")
+_LOWER_AFTER = re.compile(r"^\s*个?(多|余|出头|以上|\+)")
 _UPPER_AFTER = re.compile(r"^\s*(以下|以内)")
 # 1850年到1860年之间, 1850-1860年: a range. 19世纪90年代, 1890年代, 19世纪末: ranges of years.
 _RANGE_JOIN = re.compile(r"\s*(到|至|~|～|-|—|–)\s*")
+_RANGE_BETWEEN = re.compile(r"-?[\d.,]+\s*(?:万亿|千万|百万|亿|万|千|百)?\s*(?:%|" + _UNIT_WORDS + r")?\s*[到至~～\-—–]\s*")
 _DECADE = re.compile(r"(?<!\d)(?:(公元前)?(\d{1,2})世纪(?:(\d)0年代|(初期|初|前期|上半叶|中叶|中期|下半叶|后期|末期|末))?"
                      r"|(\d{2,3}0)年代|(上个?世纪)?(\d)0年代)")
 _CENTURY_PART = {"初": (0, 30), "初期": (0, 30), "前期": (0, 40), "上半叶": (0, 50), "中叶": (30, 70),
                  "中期": (30, 70), "下半叶": (50, 100), "后期": (60, 100), "末": (70, 100), "末期": (70, 100)}
 
 REFUSAL = re.compile(
-    r"不知道|不(太|很|大|是很|能)?(清楚|确定|了解|熟悉|记得|肯定)|不得而知|找不到|查不到|记不(清|得|太清)|想不起"
+    r"不知道|不(太|很|大|是很|能)?(清楚|确定|了解|熟悉|记得|肯定)|不得而知|找不到|查不到|记不(清|得|住|太清|起来)|想不起"
     r"|答不(上|出)|回答不了|说不(准|好|清)|拿不准|没(有)?(能)?(查到|找到|检索到|搜到)"
-    r"|超出(了)?(我的)?(知识|能力|所知|了解)|知识(库|范围)[^,.;!?，。；！？]{0,6}(没有|不包含|未|不足)"
+    r"|超出(了)?(我的)?(知识|能力|所知|了解)|超出[^,.;!?，。；！？]{0,8}范围|知识(库|范围)[^,.;!?，。；！？]{0,6}(没有|不包含|未|不足)"
+    r"|没有?把握|不敢(肯定|确定|断言|说)|乱说|一概而论|忘(了|记)|只记得|没(有)?提(到|及)?"
+    r"|不好说|很难说|无可奉告|没听说过|没有?这方面的"
     # 无法确定, and with what it cannot be done from in between: 无法从文档中确定, 不能根据所给信息判断
     r"|(无法|不能|未能|难以|没法|没办法)[^,.;!?，。；！？]{0,12}?(确定|回答|得知|判断|提供|找到|确认|获知|查到|给出"
-    r"|得出|核实|核对|验证|查证|获取|知道|考证|断定)"
+    r"|得出|核实|核对|验证|查证|获取|知道|考证|断定|计算|算出)"
     r"|无从|不详|未知|(信息|资料|数据|材料)(不足|有限|缺乏)|缺乏(相关|足够|可靠)"
     r"|没有(相关|足够|具体|明确|可靠|确切)?的?(信息|资料|数据|记载|记录|提及|提到|找到|说明|提供|给出|涉及)"
+    r"|(我|这里|手头|目前|中|里)[^,.;!?，。；！？]{0,4}没有[^,.;!?，。；！？]{0,10}(信息|资料|数据|记载|记录)"  # 我这里没有…的数据
     r"|未(提及|提到|找到|给出|提供|说明|记载|查到|涉及)|(文档|文中|材料|上下文|原文|资料)中?(没有|未|并未)"
     # asking for context: 请提供更多上下文, 需要更多背景信息, 您指的是哪一年？, 建议查阅相关资料
     r"|(请|能否|可否|能不能|麻烦)您?再?(提供|补充|说明|告知|明确)|更多的?(信息|上下文|背景|细节|资料|内容)"
@@ -119,7 +133,8 @@ HEDGE = re.compile(GUESS.pattern + r"|不(太|很|大)?(确定|肯定)|据我所
 # 或 starting an alias (或称, 或译), meaning "perhaps" (或许) or opening a bound (或以上, 或更早) does not offer a
 # second candidate.
 ALTERNATIVES = re.compile(r"或是|抑或|亦或|还是|也可能|或(?!者?(?:[称译作名叫许]|以上|以下|更))|\bor\b"
-                          r"|之一|(?<=[\u4e00-\u9fff\d])/(?=[\u4e00-\u9fff\d])")
+                          r"|[、和与或][^,;。]{1,12}之一|(?<=[\u4e00-\u9fff]{2})/(?=[\u4e00-\u9fff]{2})(?!小时|分钟|公里)"
+                          r"|(?<=\d{4})/(?=\d{4}(?![\d/]))")
 # A denial: 不是 / 并非 / 而非 / 不在 / 不属于 up to the end of its clause or the 而是 / 但 / 是 that turns it
 # (他并不是北京人，而是上海人). 是不是 asks, it does not deny.
 DENIAL = re.compile(r"(?<!是)(不是|并非|而非|不在|不属于)(?:(?!而|但|是)[^,;!?:、。\n])+")
@@ -179,16 +194,31 @@ def chinese_numerals_to_arabic(text: str) -> str:
     return _CN_NUMERAL.sub(_replace_numeral, text)
 
 
+_SCIENTIFIC = re.compile(r"(\d+(?:\.\d+)?)\s*[×x*]\s*10\s*\^\s*(\d{1,2})(?!\d)")
+_MULTIPLIER_OF = {0: "", 4: "万", 8: "亿", 12: "万亿"}
+
+
+def _scientific(m: re.Match) -> str:
+    """9.46×10^12 -> 9.46万亿, 3×10^5 -> 30万: the mantissa's digits keep their precision."""
+    exponent = int(m.group(2))
+    if exponent > 15:
+        return m.group(0)
+    return format(Decimal(m.group(1)).scaleb(exponent % 4), "f") + _MULTIPLIER_OF[exponent - exponent % 4]
+
+
 def clean(text: str) -> str:
     """NFKC (full width -> half width), lower case, traditional -> simplified, unit synonyms, Arabic numerals."""
     text = _T2S.convert(unicodedata.normalize("NFKC", text).lower()).replace("−", "-").replace("﹣", "-")
     for variant, canonical in _UNIT_SYNONYMS:
         text = text.replace(variant, canonical)
-    if any(ch.isdigit() for ch in text):
-        text = _LATIN_UNIT.sub(lambda m: _LATIN_UNITS[m.group(1)], text)
+    if _DIGIT.search(text):
+        text = _SCIENTIFIC.sub(_scientific, text)
+        text = _LATIN_UNIT.sub(lambda m: _LATIN_UNITS[m.group(1)] if m.group(1) else _ONE_LETTER_UNITS[m.group(2)],
+                               text)
     return chinese_numerals_to_arabic(text)
 
 
+_DIGIT = re.compile(r"\d")
 _NOT_KEY = re.compile(r"[\W_]+")
 
 
@@ -211,6 +241,7 @@ class Number:
     unknown_unit: str = ""  # letters or a word after it that we do not know as a unit (100MW, 15新元)
     counter: str = ""       # the counter after it (3个, 5座)
     factor: Decimal = Decimal(1)  # its unit's factor to the canonical unit (公里 -> 1000 米)
+    converted: bool = False  # from an imperial unit, °F or kelvin
 
     def same_unit(self, other: "Number") -> bool:
         return self.unit is None or other.unit is None or self.unit == other.unit
@@ -233,12 +264,13 @@ class Number:
         for 1856 no, 约3.6万 for 39000 no."""
         if not self.same_unit(reference):
             return False
-        if self.kind == "lower":
-            return reference.value >= self.value - self.step / 2
+        low, high = reference.value, reference.high if reference.kind == "range" else reference.value
+        if self.kind == "lower":  # a reference range must lie wholly inside the vague answer (50到80次 is not 60到100次)
+            return low >= self.value - self.step / 2
         if self.kind == "upper":
-            return reference.value <= self.value + self.step / 2
+            return high <= self.value + self.step / 2
         if self.kind == "range":
-            return self.value - self.step / 2 <= reference.value <= self.high + self.step / 2
+            return self.value - self.step / 2 <= low and high <= self.high + self.step / 2
         return abs(self.value - reference.value) <= self.loose / 2 or self.matches(reference)
 
 
@@ -250,7 +282,9 @@ def _qualifier(text: str, start: int, end: int, unit_end: int, framing: str) -> 
                        ("approx", (_APPROX_BEFORE, _APPROX_AFTER))):
         cue = pair[0].search(before) or next(filter(None, (pair[1].search(a) for a in afters)), None)
         if cue:
-            return "exact" if len(cue.group(1)) > 1 and cue.group(1) in framing else kind
+            if len(cue.group(1)) > 1 and cue.group(1) in framing:
+                return "exact"
+            return "some_more" if cue.group(1) in ("多", "余", "出头") and kind == "lower" else kind
     return "exact"
 
 
@@ -263,7 +297,21 @@ def _negative(text: str, start: int, unit: str | None) -> bool:
                                                        or before[-2] in "是于为约")
 
 
-def _year_ranges(cleaned: str) -> list[tuple[Number, int]]:
+# Chinese dynasties and periods as ranges of years (common reference dates): 明朝 for 1420 is less specific,
+# 汉代 for 2016 is wrong.
+_DYNASTY_YEARS = {"夏": (-2070, -1600), "商": (-1600, -1046), "周": (-1046, -256), "西周": (-1046, -771),
+                  "东周": (-770, -256), "秦": (-221, -207), "汉": (-202, 220), "西汉": (-202, 8), "东汉": (25, 220),
+                  "晋": (266, 420), "西晋": (266, 316), "东晋": (317, 420), "隋": (581, 618), "唐": (618, 907),
+                  "宋": (960, 1279), "北宋": (960, 1127), "南宋": (1127, 1279), "元": (1271, 1368),
+                  "明": (1368, 1644), "清": (1636, 1912), "民国": (1912, 1949)}
+_DYNASTY_PERIOD = re.compile(r"(?<![东西南北])(?:(西周|东周|西汉|东汉|西晋|东晋|北宋|南宋|[夏商周秦汉晋隋唐宋元明清])(?:朝|代)"
+                             r"|(西周|东周|西汉|东汉|西晋|东晋|北宋|南宋)|(民国)(?:时期|年间)?)")
+
+
+_ERA_HINT = re.compile(r"[代朝]|世纪|西周|东周|西汉|东汉|西晋|东晋|北宋|南宋|民国")
+
+
+def _year_ranges(cleaned: str, periods: bool = True) -> list[tuple[Number, int]]:
     """(range, end) for 19世纪90年代 -> 1890..1899, 19世纪 -> 1800..1899, 19世纪末 -> 1870..1899, 1890年代 and
     上世纪90年代 / 90年代 -> 1890..1899 / 1990..1999, 公元前3世纪 -> -300..-201."""
     out = []
@@ -283,6 +331,9 @@ def _year_ranges(cleaned: str) -> list[tuple[Number, int]]:
         if decade_only or short_decade:
             high = low + 9
         out.append((Number(Decimal(low), Decimal(1), "range", "年", high=Decimal(high), start=m.start()), m.end()))
+    for m in _DYNASTY_PERIOD.finditer(cleaned) if periods else ():
+        low, high = _DYNASTY_YEARS[next(g for g in m.groups() if g)]
+        out.append((Number(Decimal(low), Decimal(1), "range", "年", high=Decimal(high), start=m.start()), m.end()))
     return out
 
 
@@ -299,15 +350,17 @@ def _durations(cleaned: str) -> list[tuple[Number, int]]:
         step = Decimal(1).scaleb(-len(seconds.split(".")[1])) if seconds and "." in seconds else \
             Decimal(1) if seconds else Decimal(60) if minutes else Decimal(3600)
         value = sum((Decimal(p) * f for p, f in zip(parts, (3600, 60, 1)) if p), Decimal(0))
-        kind = "lower" if more or _LOWER_AFTER.match(cleaned, m.end()) else "exact"  # 2小时08分多, 1分多钟
-        out.append((Number(value, step, kind, "秒", start=m.start()), m.end()))
+        more = more or _LOWER_AFTER.match(cleaned, m.end())  # 2小时08分多, 1分多钟: up to one more of its last unit
+        out.append((Number(value, step, "range" if more else "exact", "秒", high=value + step if more else None,
+                           start=m.start()), m.end()))
     return out
 
 
-def find_numbers(cleaned: str, framing: str = "") -> list[Number]:
+def find_numbers(cleaned: str, framing: str = "", periods: bool = True) -> list[Number]:
     """The numbers in cleaned text with their precision, unit and qualifier, in order; a leading minus, 负, 零下
-    or 公元前 is a sign. `framing` is the question: bound words it uses are not qualifiers of the answer."""
-    ranges = _year_ranges(cleaned) if "代" in cleaned or "世纪" in cleaned else []
+    or 公元前 is a sign. `framing` is the question: bound words it uses are not qualifiers of the answer.
+    `periods`: read dynasties (明朝) as ranges of years too (in answers; a reference 唐朝 is a name)."""
+    ranges = _year_ranges(cleaned, periods) if _ERA_HINT.search(cleaned) else []
     ranges += _durations(cleaned) if "分" in cleaned or ":" in cleaned else []
     out = [n for n, _ in ranges]
     spans = [(n.start, end) for n, end in ranges]
@@ -334,9 +387,9 @@ def find_numbers(cleaned: str, framing: str = "") -> list[Number]:
         unit, unit_end = ("%", m.end()) if percent else (None, _COUNTERS.match(cleaned, m.end()).end())
         spelled = None if percent else _UNIT.match(cleaned, m.end())
         unknown = ""
+        factor = 1
         if spelled:
-            unit, factor = _UNITS[spelled.group(1)]
-            value, step, scale, loose = (x * Decimal(factor) for x in (value, step, scale, loose))
+            unit, factor, *offset = _UNITS[spelled.group(1)]
             unit_end = spelled.end()
         elif not percent:
             follower = cleaned[m.end():m.end() + 1]
@@ -346,10 +399,17 @@ def find_numbers(cleaned: str, framing: str = "") -> list[Number]:
                 unknown = _UNKNOWN_UNIT.match(cleaned, m.end()).group(0)  # 500兆瓦, 2250万千瓦时
         if sign or _negative(cleaned, m.start(), unit):
             value = -value
+        if spelled:
+            value += Decimal(offset[0]) if offset else 0
+            value, step, scale, loose = (x * Decimal(factor) for x in (value, step, scale, loose))
         counter = cleaned[m.end():unit_end].strip() if unit is None else ""
-        out.append(Number(value, step, _qualifier(cleaned, m.start(), m.end(), unit_end, framing), unit, scale,
-                          loose, start=m.start(), ordinal=cleaned[m.start() - 1:m.start()] == "第",
-                          unknown_unit=unknown, counter=counter, factor=Decimal(factor) if spelled else Decimal(1)))
+        kind = _qualifier(cleaned, m.start(), m.end(), unit_end, framing)
+        high = None
+        if kind == "some_more":  # 3000多 is 3000 to 4000, 500多米 500 to 600 metres, 两个多小时 2 to 3 hours
+            kind, high = "range", value + max(loose, step)
+        out.append(Number(value, step, kind, unit, scale, loose, high, start=m.start(), ordinal=cleaned[m.start() - 1:m.start()] == "第",
+                          unknown_unit=unknown, counter=counter, factor=Decimal(factor),
+                          converted=bool(spelled) and spelled.group(1) in CONVERTED))
     return _join_ranges(sorted(out, key=lambda n: n.start), cleaned)
 
 
@@ -363,6 +423,7 @@ def _join_ranges(numbers: list[Number], cleaned: str) -> list[Number]:
                 and (prev.unit is None or prev.unit == n.unit)):
             between = cleaned[prev.start:n.start]
             join = _RANGE_JOIN.search(between)
+            join = join if _RANGE_BETWEEN.fullmatch(between) else None  # not 1405年出发,到1433年
             # 3到5万公里: the first number takes the second's unit, and its multiplier when it has none
             low = prev.value * (n.scale if prev.scale == 1 else n.factor) if prev.unit is None else prev.value
             dash = join is not None and join.group(1) in "-—–"
