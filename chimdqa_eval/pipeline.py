@@ -22,7 +22,8 @@ FAMILY_NAMES = ("factual", "open_ended", "rag")
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--predictions", required=True, metavar="FILE",
-                        help="predictions jsonl: one {id, prediction[, retrieved_contexts][, logprobs]} per line")
+                        help="predictions jsonl: one {id, prediction[, retrieved_contexts][, logprobs][, confidence]} "
+                        "per line")
     parser.add_argument("--out", required=True, metavar="DIR", help="folder for results.json, items.jsonl, "
                         "report.html")
     parser.add_argument("--metadata", metavar="FILE",
@@ -91,20 +92,39 @@ def run(args) -> int:
     except OSError as err:
         raise InputError(f"--out {out}: cannot create the folder ({err.strerror})") from None
     families, skipped = score(submission.items, wanted, args, simpleqa=args.config == SIMPLEQA_CONFIG)
+    model = {k: v for k, v in submission.metadata.items() if k != "generation"}
     results = res.build_results(
-        model=submission.metadata, dataset=dataset,
+        model=model, dataset=dataset,
         submission={"file": str(submission.path), "sha256": res.file_sha256(submission.path),
                     "n_scored": len(submission.items), "coverage": round(submission.coverage, 6),
                     "missing_ids": submission.missing_ids, "n_outside_config": submission.n_outside},
         settings=settings_of(args), families=families, skipped=skipped)
+    if "generation" in submission.metadata:  # how `chimdqa generate` made the predictions (retrieval quality too)
+        results["generation"] = submission.metadata["generation"]
+    calibration = calibration_of(submission.items, families, args.judge)
+    if calibration is not None:
+        results["calibration"] = calibration
     label_columns = ("domain", "question_type", "category", "level", "primary_category", "secondary_category",
-                     "prediction")
+                     "prediction") + (("confidence",) if calibration is not None else ())
     path = res.write_results(out, results, res.item_rows(submission.items, families, label_columns))
     results["_path"] = str(path)
     report = html.write_report(out / res.REPORT_FILE, [results] + ([rag_pair] if rag_pair else []))
     print(summary_table(results))
     print(f"\nwrote {path}, {out / res.ITEMS_FILE} and {report}")
     return 0
+
+
+def calibration_of(items: list[dict], families, judge: str) -> dict | None:
+    """ECE and reliability bins of the stated confidences against the factual grades (correct = CO), overall and
+    per breakdown label; None without confidences or factual grades."""
+    factual = next((f for f in families if f.family == "factual"), None)
+    confidence = {i["id"]: i.get("confidence") for i in items}
+    if factual is None or all(confidence[i] is None for i in factual.ids):
+        return None
+    from chimdqa_eval.calibration import calibration_summary
+
+    return calibration_summary([confidence[i] for i in factual.ids], [g == "CO" for g in factual.per_item["grade"]],
+                               factual.labels, correctness=f"factual-grade-CO-{judge}-judge")
 
 
 def check_rag_pair(model: dict, other: dict, source) -> None:

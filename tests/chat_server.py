@@ -44,14 +44,15 @@ def completion_body(text: str, model: str = "test-model") -> str:
 class ChatServer:
     """Serves POST <base>/chat/completions on 127.0.0.1 (a free port) in a background thread."""
 
-    def __init__(self, handler: Callable[[dict], "str | Reply"] = lambda body: "", *, latency: float = 0.0):
+    def __init__(self, handler: Callable[[dict], "str | Reply"] = lambda body: "", *, latency: float = 0.0,
+                 port: int = 0):
         self.handler = handler
         self.latency = latency
         self.requests: list[dict] = []
         self.headers: list[dict] = []
         self._queue: deque = deque()
         self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), self._handler_class())  # port 0: a free one
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,), daemon=True)
 

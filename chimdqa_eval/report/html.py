@@ -333,8 +333,56 @@ def report_html(results: dict, others=()) -> str:
         for entry in results["metrics"][family].values():
             columns += [c for c in entry.get("by", {}) if c not in columns]
         body += [f"<h3>by {esc(c)}</h3>" + breakdown_table(results, family, c) for c in columns]
+    body.append(calibration_html(results))
     body += ["<h2>Skipped</h2>", _skipped_html(results), "<h2>Signatures</h2>", _signatures_html(results)]
     return page(f"{ds['name']} report: {model_label(results)}", "\n".join(body))
+
+
+# ---- calibration (results["calibration"], from submitted confidences) ---------------------------------------
+
+def reliability_diagram(calibration: dict):
+    """Accuracy per confidence bin against the diagonal of perfect calibration, each bar labelled with its size."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(4.6, 4.0))
+    bins = calibration["bins"]
+    width = bins[0]["high"] - bins[0]["low"]
+    for b in bins:
+        if b["n"]:
+            ax.bar(b["low"] + width / 2, b["accuracy"], width * .9, color="#4c72b0")
+            ax.annotate(f"n={b['n']}", (b["low"] + width / 2, b["accuracy"]), ha="center", va="bottom", fontsize=7)
+    ax.plot([0, 100], [0, 100], "--", color="#888", linewidth=1)
+    ax.set_xlim(0, 100)
+    ax.set_ylim(0, 108)
+    ax.set_xlabel("stated confidence")
+    ax.set_ylabel("accuracy (% correct)")
+    ax.set_title(f"Reliability diagram, ECE {calibration['ece']:.1f}", fontsize=9)
+    return fig
+
+
+def calibration_html(results: dict) -> str:
+    """The Calibration section: ECE overall and per label, the bins, and the reliability diagram; empty without
+    confidences."""
+    cal = results.get("calibration")
+    if not cal:
+        return ""
+    def number(value):
+        return "–" if value is None else f"{value:.1f}"
+
+    rows = "".join(f'<tr><td class="name">{b["low"]:.0f}–{b["high"]:.0f}</td><td>{b["n"]}</td>'
+                   f'<td>{number(b["confidence"])}</td><td>{number(b["accuracy"])}</td></tr>' for b in cal["bins"])
+    parts = [f"<h2>Calibration</h2><p>Expected calibration error <b>{cal['ece']:.2f}</b> (percentage points) over "
+             f"{cal['n']} factual answers with a stated confidence ({esc(cal['binning'])}; correct = graded CO).</p>",
+             '<table><tr><th class="name">confidence</th><th>n</th><th>mean confidence</th><th>accuracy</th></tr>'
+             f"{rows}</table>",
+             f'<figure><img alt="reliability diagram" src="{png_data_uri(reliability_diagram(cal))}">'
+             "<figcaption>Reliability diagram (bars: accuracy per bin, n = bin size)</figcaption></figure>"]
+    for column, groups in cal.get("by", {}).items():
+        cells = "".join(f'<tr><td class="name">{esc(label)}</td><td>{g["ece"]:.2f}</td><td>{g["n"]}</td>'
+                        f'<td>{g["accuracy"]:.1f}</td><td>{g["mean_confidence"]:.1f}</td></tr>'
+                        for label, g in groups.items())
+        parts.append(f"<h3>ECE by {esc(column)}</h3><table><tr><th class='name'>{esc(column)}</th><th>ECE</th>"
+                     f"<th>n</th><th>accuracy</th><th>mean confidence</th></tr>{cells}</table>")
+    return "\n".join(parts)
 
 
 def write_report(path, results_list) -> Path:
