@@ -19,6 +19,7 @@ COMMANDS = {
     "leaderboard": ("chimdqa_eval.report.leaderboard", "one table and a static page over many results"),
     "generate": ("chimdqa_eval.generate.command", "answer the questions with a model into a predictions file"),
     "run": ("chimdqa_eval.generate.run_command", "generate then evaluate, in one or more modes"),
+    "queue": ("chimdqa_eval.queue.command", "the leaderboard's submission queue: submit, process, status"),
 }
 
 

@@ -40,7 +40,7 @@ def _lexical_signature(metric: str, tokenizer: str, fields: dict, packages=()) -
                           packages=(("jieba",) if tokenizer == "jieba" else ()) + packages)
 
 
-def _perplexities(predictions, logprobs, perplexity_model, device):
+def _perplexities(predictions, logprobs, perplexity_model, device, download):
     """Per-item perplexity and its signature. An empty prediction (or an empty list of log-probabilities) has
     no token to score: its perplexity is None."""
     if logprobs is not None:
@@ -51,7 +51,9 @@ def _perplexities(predictions, logprobs, perplexity_model, device):
             values[i] = None
         return values, make_signature({"metric": "perplexity", "source": "caller_logprobs"})
     scored = [i for i, p in enumerate(predictions) if p.strip()]
-    result = neural.get_perplexity_scorer(perplexity_model or neural.DEFAULT_PERPLEXITY_MODEL, device).score(
+    scorer = neural.get_perplexity_scorer(perplexity_model or neural.DEFAULT_PERPLEXITY_MODEL, device,
+                                          download=download)
+    result = scorer.score(
         [predictions[i] for i in scored])
     per_item = [None] * len(predictions)
     for i, value in zip(scored, result.per_item):
@@ -69,7 +71,8 @@ def compute_open(predictions, references, *, metrics=None, tokenizer: str = "jie
                  bertscore_model: str = neural.DEFAULT_BERTSCORE_MODEL,
                  bertscore_num_layers: int = neural.DEFAULT_BERTSCORE_LAYERS, idf: bool = False,
                  rescale_with_baseline=False, long_answers: str = "truncate", explicit: bool | None = None,
-                 synonyms: Callable[[str], Iterable[str]] | None = None, device=None) -> dict:
+                 synonyms: Callable[[str], Iterable[str]] | None = None, device=None,
+                 download: bool | None = None) -> dict:
     """Score open-ended answers against one reference each.
 
     metrics: some of "meteor", "rouge_l", "cider", "perplexity", "bertscore". None (the default) means all five,
@@ -85,6 +88,8 @@ def compute_open(predictions, references, *, metrics=None, tokenizer: str = "jie
     long_answers: "truncate" (as bert_score: at the model's maximum length; the number of items cut is
       "bertscore_truncated") or "window" (overlapping windows, nothing cut).
     synonyms: METEOR's synonym source, a function from a word to its synonyms; none by default.
+    download: whether model weights may come from the Hugging Face Hub: False = local folders and the HF cache
+      only; None (default) = when the Hub is reachable and HF_HUB_OFFLINE is not set; True = yes.
 
     Returns "meteor", "rouge_l", "cider", "bertscore_f1", "bertscore_precision", "bertscore_recall" as the mean
     of the per-item scores times 100 (for CIDEr-D, pycocoevalcap's score times 100, as captioning papers report
@@ -127,7 +132,7 @@ def compute_open(predictions, references, *, metrics=None, tokenizer: str = "jie
     if "perplexity" in wanted:
         try:
             per_item["perplexity"], signature["perplexity"] = _perplexities(predictions, logprobs,
-                                                                            perplexity_model, device)
+                                                                            perplexity_model, device, download)
         except neural.ModelUnavailable as error:
             if strict:
                 raise
@@ -135,7 +140,7 @@ def compute_open(predictions, references, *, metrics=None, tokenizer: str = "jie
     if "bertscore" in wanted:
         try:
             scorer = neural.get_bert_scorer(bertscore_model, bertscore_num_layers, idf, rescale_with_baseline,
-                                            long_answers, device)
+                                            long_answers, device, download)
         except neural.ModelUnavailable as error:
             if strict:
                 raise

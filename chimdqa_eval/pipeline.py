@@ -8,7 +8,6 @@ listed as skipped with the reason.
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 
 from chimdqa_eval.aggregate import DEFAULT_RESAMPLES, DEFAULT_SEED
@@ -67,9 +66,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
-    if not args.allow_download:
-        # Decide before transformers / huggingface_hub are imported: they read this once, at import.
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from chimdqa_eval.report import html, results as res
 
     if args.resamples < 0:

@@ -13,7 +13,9 @@ import pytest
 torch = pytest.importorskip("torch")
 bert_score = pytest.importorskip("bert_score")
 
-from chimdqa_eval import neural  # noqa: E402
+from chimdqa_eval import models, neural  # noqa: E402
+from chimdqa_eval.neural import bertscore  # noqa: E402
+from chimdqa_eval.neural.bertscore import _baseline  # noqa: E402
 from chimdqa_eval.neural import (BertScorer, ModelUnavailable, PerplexityScorer, get_bert_scorer,  # noqa: E402
                                  perplexity_from_logprobs)
 from chimdqa_eval.schema import InputError  # noqa: E402
@@ -68,7 +70,7 @@ def test_bertscore_equals_bert_score(bert_dir, pairs, idf):
 def test_scoring_by_chunks_changes_nothing(bert_dir, pairs, monkeypatch):
     predictions, references = pairs
     whole = BertScorer(str(bert_dir), num_layers=2, idf=True).score(predictions, references)
-    monkeypatch.setattr(neural, "_CHUNK_PAIRS", 5)  # idf still comes from all the references
+    monkeypatch.setattr(bertscore, "_CHUNK_PAIRS", 5)  # idf still comes from all the references
     assert BertScorer(str(bert_dir), num_layers=2, idf=True).score(predictions, references) == whole
 
 
@@ -90,11 +92,11 @@ def test_shipped_baseline_is_the_layer_row_of_bert_scores_file():
     from pathlib import Path
 
     path = Path(bert_score.__file__).parent / "rescale_baseline" / "zh" / "bert-base-chinese.tsv"
-    values, name = neural._baseline(True, "bert-base-chinese", 8)
+    values, name = _baseline(True, "bert-base-chinese", 8)
     np.testing.assert_array_equal(values, pd.read_csv(path).iloc[8].to_numpy()[1:].astype(np.float32))
     assert name == "zh"
     with pytest.raises(InputError, match="no Chinese baseline"):
-        neural._baseline(True, "my-own-bert", 8)
+        _baseline(True, "my-own-bert", 8)
 
 
 def test_empty_texts_score_zero_and_bad_input_is_named(bert_dir):
@@ -143,13 +145,15 @@ def test_window_mode(bert_dir, pairs):
 
 
 def _count_embedded(scorer, monkeypatch):
+    """The token sequences `scorer` runs through its model from now on."""
     embedded = []
-    forward = scorer._forward
+    forward = bertscore.hidden_states
 
-    def counting(sequences):
-        embedded.extend(sequences)
-        return forward(sequences)
-    monkeypatch.setattr(scorer, "_forward", counting)
+    def counting(model, sequences, **kwargs):
+        if model is scorer.model:
+            embedded.extend(sequences)
+        return forward(model, sequences, **kwargs)
+    monkeypatch.setattr(bertscore, "hidden_states", counting)
     return embedded
 
 
@@ -185,7 +189,7 @@ def test_reference_cache_follows_the_library_versions(bert_dir, monkeypatch):
     scorer = BertScorer(str(bert_dir), num_layers=2)
     folder = scorer._cache_folder()
     assert scorer._cache_folder() == folder
-    monkeypatch.setattr(neural, "package_version", lambda name: "0.0-other")
+    monkeypatch.setattr(bertscore, "package_version", lambda name: "0.0-other")
     assert scorer._cache_folder() != folder
 
 
@@ -203,9 +207,15 @@ def test_missing_model_fails_fast_with_a_reason(monkeypatch, tmp_path):
     # Without HF_HUB_OFFLINE an unreachable Hub is noticed by one connection attempt, not a minute of retries.
     monkeypatch.delenv("HF_HUB_OFFLINE")
     monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
-    monkeypatch.setattr(neural, "_can_connect", lambda host, port: False)
+    monkeypatch.setattr(models, "_can_connect", lambda host, port: False)
     with pytest.raises(ModelUnavailable, match="not reachable"):
         neural.BertScorer("no-such-org/no-such-bert")
+    # download=False (the CLI without --allow-download) never asks the Hub, reachable or not, and says so.
+    asked = []
+    monkeypatch.setattr(models, "_can_connect", lambda host, port: asked.append(host) or True)
+    with pytest.raises(ModelUnavailable, match="--allow-download"):
+        neural.BertScorer("no-such-org/no-such-bert", download=False)
+    assert asked == []
 
 
 # ---------------------------------------------------------------------------------------------- perplexity

@@ -63,34 +63,25 @@ class ApiBackend:
 
 
 class TransformersBackend:
-    """Greedy generation with a local causal LM, in batches of prompts of similar length (left padding)."""
+    """Greedy generation with a local causal LM (chimdqa_eval.models), in batches of prompts of similar length."""
 
     name = "transformers"
 
     def __init__(self, model: str, *, max_new_tokens: int = 256, batch_size: int = 8, device=None,
-                 logprobs: bool = False):
-        from transformers import AutoModelForCausalLM, AutoTokenizer
-
-        from chimdqa_eval.neural import (ModelUnavailable, load_pretrained, max_input_length, model_fingerprint,
-                                         torch_device)
+                 logprobs: bool = False, download: bool = False):
+        from chimdqa_eval.models import ModelUnavailable, load_model
         from chimdqa_eval.schema import InputError
 
         try:
-            self.tokenizer = load_pretrained(AutoTokenizer, model, "generation")
-            self.model = load_pretrained(AutoModelForCausalLM, model, "generation")
+            self.model = load_model("causal-lm", model, "generation", device=device, download=download)
         except ModelUnavailable as err:
             raise InputError(str(err)) from None
-        self.device = torch_device(device)
-        self.model.to(self.device).eval()
-        self.tokenizer.padding_side = "left"
-        if self.tokenizer.pad_token is None:
+        self.tokenizer = self.model.tokenizer
+        if self.tokenizer.pad_token_id is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
-        self.max_length = max_input_length(self.tokenizer, self.model.config)
         self.max_new_tokens = max_new_tokens
         self.batch_size = batch_size
         self.logprobs = logprobs
-        self.model_name = model
-        self.fingerprint = model_fingerprint(self.model, self.tokenizer)[:16]
 
     @property
     def extra(self) -> dict:
@@ -106,58 +97,28 @@ class TransformersBackend:
         return len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
 
     def complete(self, prompts) -> list[Answer]:
-        from chimdqa_eval.neural import progress
+        from chimdqa_eval.models import greedy_generate
 
-        texts = [self.prompt_text(p.messages) for p in prompts]
-        encoded = [self.tokenizer(t)["input_ids"] for t in texts]
+        encoded = [self.tokenizer(self.prompt_text(p.messages))["input_ids"] for p in prompts]
+        limit = self.model.max_length - self.max_new_tokens
         answers: list = [None] * len(prompts)
-        limit = self.max_length - self.max_new_tokens
         fitting = []
         for i, ids in enumerate(encoded):
             if len(ids) > limit:
-                answers[i] = Answer(None, f"the prompt has {len(ids)} tokens; {self.model_name} takes {limit} "
-                                          f"besides the {self.max_new_tokens} new ones (lower "
-                                          "--max-context-tokens or --top-k)")
+                answers[i] = Answer(None, f"the prompt has {len(ids)} tokens; {self.model.name} takes {limit} "
+                                          f"besides the {self.max_new_tokens} new ones (lower --max-context-tokens "
+                                          "or --top-k)")
             else:
                 fitting.append(i)
-        order = sorted(fitting, key=lambda i: len(encoded[i]))
-        batches = [order[s:s + self.batch_size] for s in range(0, len(order), self.batch_size)]
-        for batch in progress(batches, len(order), "chimdqa generate"):
-            for i, answer in zip(batch, self._generate([encoded[i] for i in batch])):
-                answers[i] = answer
-        return answers
-
-    def _generate(self, sequences) -> list[Answer]:
-        import torch
-
-        pad = self.tokenizer.pad_token_id
-        width = max(map(len, sequences))
-        ids = torch.full((len(sequences), width), pad, dtype=torch.long)
-        mask = torch.zeros_like(ids)
-        for row, seq in enumerate(sequences):
-            ids[row, width - len(seq):] = torch.tensor(seq)
-            mask[row, width - len(seq):] = 1
-        with torch.inference_mode():
-            out = self.model.generate(input_ids=ids.to(self.device), attention_mask=mask.to(self.device),
-                                      do_sample=False, max_new_tokens=self.max_new_tokens, pad_token_id=pad,
-                                      return_dict_in_generate=True, output_scores=self.logprobs)
-        new = out.sequences[:, width:]
-        scores = (self.model.compute_transition_scores(out.sequences, out.scores, normalize_logits=True)
-                  if self.logprobs else None)
-        answers = []
-        eos = self.model.generation_config.eos_token_id
-        eos = set(eos if isinstance(eos, list) else [eos]) - {None}
-        for row in range(len(sequences)):
-            tokens = new[row].tolist()
-            length = next((j + 1 for j, t in enumerate(tokens) if t in eos), len(tokens))  # through the EOS
-            text = self.tokenizer.decode(tokens[:length], skip_special_tokens=True).strip()
-            logprobs = [float(x) for x in scores[row, :length]] if scores is not None else None
-            answers.append(Answer(text, None, logprobs))
+        generated = greedy_generate(self.model, [encoded[i] for i in fitting], max_new_tokens=self.max_new_tokens,
+                                    with_logprobs=self.logprobs, max_items=self.batch_size, desc="chimdqa generate")
+        for i, (tokens, logprobs) in zip(fitting, generated):
+            answers[i] = Answer(self.tokenizer.decode(tokens, skip_special_tokens=True).strip(), None, logprobs)
         return answers
 
     def metadata(self) -> dict:
-        return {"model_path": self.model_name, "model_fingerprint": self.fingerprint, "decoding": "greedy",
-                "max_new_tokens": self.max_new_tokens, "batch_size": self.batch_size}
+        return {"model_fingerprint": self.model.fingerprint[:16], "decoding": "greedy",
+                "batch_size": self.batch_size}
 
     def close(self) -> None:
         pass

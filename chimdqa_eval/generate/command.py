@@ -87,8 +87,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
-    if not args.allow_download:
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
     result = generate(args, args.mode, Path(args.out))
     return 0 if result["complete"] else 1
 
@@ -108,7 +106,7 @@ def make_backend(args):
 
     if args.backend == "transformers":
         return backends.TransformersBackend(args.model, max_new_tokens=args.max_tokens, batch_size=args.batch_size,
-                                            device=args.device, logprobs=args.logprobs)
+                                            device=args.device, logprobs=args.logprobs, download=args.allow_download)
     from chimdqa_eval.llm import ChatClient
 
     # TODO(llm): one LLMEndpoint over every --api-base once chimdqa_eval.llm has it; until then the first one.
@@ -142,12 +140,10 @@ def token_counter(args, backend):
     if args.backend == "transformers":
         return backend.count_tokens, f"tokenizer of {args.model}"
     if args.context_tokenizer:
-        from transformers import AutoTokenizer
-
-        from chimdqa_eval.neural import ModelUnavailable, load_pretrained
+        from chimdqa_eval.models import ModelUnavailable, load_tokenizer
 
         try:
-            tokenizer = load_pretrained(AutoTokenizer, args.context_tokenizer, "context tokenizer")
+            tokenizer = load_tokenizer(args.context_tokenizer, "context tokenizer", download=args.allow_download)
         except ModelUnavailable as err:
             raise InputError(str(err)) from None
         return packing.tokenizer_counter(tokenizer), f"tokenizer of {args.context_tokenizer}"
@@ -176,7 +172,7 @@ def build_contexts(args, mode, rows, backend, template) -> tuple[list, list, dic
     settings = RetrievalSettings(method=args.retrieval, top_k=args.top_k, chunk_size=args.chunk_size,
                                  chunk_overlap=args.chunk_overlap, embedding_model=args.embedding_model,
                                  reranker=args.reranker, rerank_candidates=args.rerank_candidates)
-    retriever = Retriever(pages, settings, device=args.device)
+    retriever = Retriever(pages, settings, device=args.device, download=args.allow_download)
     retrieved = retriever.search_all([r["question"] for r in rows], [r["doc_id"] for r in rows])
     meta = {**settings.metadata(), "index_key": retriever.key, "documents_fingerprint": retriever.fingerprint,
             "n_chunks": retriever.n_chunks, "index_cached": dict(retriever.cached)}

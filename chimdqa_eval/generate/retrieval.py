@@ -6,7 +6,8 @@ Every question is answered from its own document, so each document has its own i
 under cache_dir("retrieval")/<key>/, where the key hashes the documents' page texts, the chunking settings, the
 tokenizer and the bm25s version (and a dense encoder's identity names its embeddings file there): a second run
 on the same release loads them instead of tokenizing every page again. sentence-transformers is the `rag`
-extra; only dense retrieval and re-ranking import it.
+extra, which only dense retrieval imports; a re-ranker is any sequence-pair classifier (cross-encoder) run by
+chimdqa_eval.models.
 """
 from __future__ import annotations
 
@@ -120,9 +121,10 @@ class _Index:
 class Retriever:
     """Build or load the indexes of the given documents ({doc_id: [(page, text)]}), then `search_all`."""
 
-    def __init__(self, pages_by_doc: dict, settings: RetrievalSettings, *, device=None):
+    def __init__(self, pages_by_doc: dict, settings: RetrievalSettings, *, device=None, download: bool = False):
         self.settings = settings
         self.device = device
+        self.download = download
         self.fingerprint = documents_fingerprint(pages_by_doc)
         key_fields = {"index": INDEX_VERSION, "documents": self.fingerprint, "chunk_size": settings.chunk_size,
                       "chunk_overlap": settings.chunk_overlap, "tokenizer": tokenizer_signature("jieba"),
@@ -136,7 +138,7 @@ class Retriever:
             self._load_or_build_bm25()
         if settings.method != "bm25":
             self._load_or_build_embeddings()
-        self._reranker = _load_model("CrossEncoder", settings.reranker, device) if settings.reranker else None
+        self._reranker = _load("classifier", settings.reranker, device, download) if settings.reranker else None
 
     @property
     def n_chunks(self) -> int:
@@ -170,15 +172,16 @@ class Retriever:
             self.indexes[doc_id].bm25 = index
 
     def _load_or_build_embeddings(self) -> None:
-        path = self.folder / f"embeddings-{hashlib.sha256(model_identity(self.settings.embedding_model).encode()).hexdigest()[:16]}.npy"
+        identity = hashlib.sha256(model_identity(self.settings.embedding_model).encode()).hexdigest()[:16]
+        path = self.folder / f"embeddings-{identity}.npy"
         order = self._doc_order()
-        self._encoder = _load_model("SentenceTransformer", self.settings.embedding_model, self.device)
+        self._encoder = _load("encoder", self.settings.embedding_model, self.device, self.download)
         if path.is_file():
             matrix = np.load(path)
             self.cached["embeddings"] = True
         else:
             texts = [c.text for doc_id in order for c in self.indexes[doc_id].chunks]
-            matrix = self._encode(texts, "chunk embeddings")
+            matrix = self._encode(texts)
             path.parent.mkdir(parents=True, exist_ok=True)
             with tempfile.NamedTemporaryFile(dir=path.parent, suffix=".npy", delete=False) as f:
                 np.save(f, matrix)
@@ -189,16 +192,17 @@ class Retriever:
             self.indexes[doc_id].embeddings = matrix[start:start + n]
             start += n
 
-    def _encode(self, texts, desc: str) -> np.ndarray:
-        return np.asarray(self._encoder.encode(list(texts), batch_size=32, normalize_embeddings=True,
-                                               convert_to_numpy=True, show_progress_bar=None), dtype=np.float32)
+    def _encode(self, texts) -> np.ndarray:
+        from chimdqa_eval.models import encode_sentences
+
+        return encode_sentences(self._encoder, texts)
 
     def search_all(self, questions, doc_ids) -> list[list[Chunk]]:
         """The top-k chunks of each question's document, best first."""
         settings = self.settings
         first_k = settings.rerank_candidates if settings.reranker else settings.top_k
         query_tokens = bm25_tokens(questions) if settings.method != "dense" else None
-        query_vectors = self._encode(questions, "question embeddings") if settings.method != "bm25" else None
+        query_vectors = self._encode(questions) if settings.method != "bm25" else None
         results = []
         for i, doc_id in enumerate(doc_ids):
             index = self.indexes[doc_id]
@@ -214,9 +218,11 @@ class Retriever:
         return results
 
     def _rerank(self, questions, candidates) -> list[list[Chunk]]:
+        """Candidates re-ordered by the cross-encoder's relevance logit (its last class) for (question, chunk)."""
+        from chimdqa_eval.models import pair_logits
+
         pairs = [(q, c.text) for q, chunks in zip(questions, candidates) for c in chunks]
-        scores = iter(np.asarray(self._reranker.predict(pairs, batch_size=32, show_progress_bar=None),
-                                 dtype=float).reshape(len(pairs), -1)[:, -1]) if pairs else iter(())
+        scores = iter(pair_logits(self._reranker, pairs, desc="re-ranking")[:, -1] if pairs else ())
         out = []
         for chunks in candidates:
             chunk_scores = np.array([next(scores) for _ in chunks])
@@ -245,24 +251,13 @@ class _atomic_folder:
             os.replace(self.scratch, self.target)
 
 
-def _load_model(kind: str, name: str, device):
-    """A sentence-transformers SentenceTransformer or CrossEncoder, or InputError saying what to install or pass."""
+def _load(kind: str, name: str, device, download: bool):
+    """The dense encoder or the re-ranker, or InputError saying what to install or pass."""
+    from chimdqa_eval import models
+
     try:
-        import sentence_transformers
-    except ImportError:
-        raise InputError(f"dense retrieval and re-ranking need sentence-transformers: pip install "
-                         f"'chimdqa-eval[rag]' (asked for {name!r})") from None
-    from chimdqa_eval.neural import ModelUnavailable, load_pretrained
-
-    loader = getattr(sentence_transformers, kind)
-
-    class _Adapter:  # load_pretrained's offline / error handling, for a sentence-transformers class
-        @staticmethod
-        def from_pretrained(model, local_files_only, **kwargs):
-            return loader(model, device=device, local_files_only=local_files_only, **kwargs)
-
-    what = "re-ranker" if kind == "CrossEncoder" else "embedding"
-    try:
-        return load_pretrained(_Adapter, name, what)
-    except ModelUnavailable as err:
+        if kind == "encoder":
+            return models.load_sentence_encoder(name, "embedding", device=device, download=download)
+        return models.load_model("classifier", name, "re-ranker", device=device, download=download)
+    except models.ModelUnavailable as err:
         raise InputError(str(err)) from None

@@ -10,7 +10,6 @@ report draws the paper's with-vs-without-RAG figures.
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 
 from chimdqa_eval.factual import JUDGES
@@ -57,8 +56,6 @@ def evaluate_argv(args, predictions: Path, out: Path, rag_pair: Path | None) -> 
 def run(args) -> int:
     from chimdqa_eval import cli
 
-    if not args.allow_download:
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
     modes = list(dict.fromkeys(args.mode))
     # Without retrieval first, so the rag run can be paired with its results.
     modes.sort(key=lambda m: m == "rag")

@@ -18,8 +18,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from chimdqa_eval.neural import (ModelUnavailable, load_pretrained, max_input_length, model_fingerprint, progress,
-                                  torch_device)
+from chimdqa_eval.models import LOADED_PER_KIND, ModelUnavailable, load_model, pair_logits
 from chimdqa_eval.rag.claims import raise_failures
 
 
@@ -71,38 +70,25 @@ class NLIChecker(_Checker):
     """Premise = chunk or answer, hypothesis = claim. A premise too long for the model is cut into windows that
     fit: a claim is entailed when some window entails it, contradicted when none does and some contradicts it."""
 
-    def __init__(self, model: str, device=None, batch_size: int = 32):
+    def __init__(self, model: str, device=None, batch_size: int = 32, download=None):
         if not model:
-            raise ModelUnavailable("the NLI claim checker needs a model (nli_model= in Python, --nli-model on the command line): the path or Hub name of a transformers "
+            raise ModelUnavailable("the NLI claim checker needs a model (nli_model= in Python, --nli-model on the "
+                                   "command line): the path or Hub name of a transformers "
                                    "sequence-classification NLI model (e.g. a Chinese NLI fine-tune of "
                                    "bert-base-chinese); nothing is downloaded unless you name one")
-        from transformers import AutoModelForSequenceClassification, AutoTokenizer
-
-        self.tokenizer = load_pretrained(AutoTokenizer, model, "NLI")
-        self.model = load_pretrained(AutoModelForSequenceClassification, model, "NLI")
+        # The labels are checked on the config, before any weights are read.
+        self.model = load_model("classifier", model, "NLI", device=device, download=download,
+                                check_config=lambda config: label_map(config.id2label))
+        self.tokenizer = self.model.tokenizer
         self.labels = label_map(self.model.config.id2label)
-        self.device = torch_device(device)
-        self.model.to(self.device).eval()
-        self.max_length = max_input_length(self.tokenizer, self.model.config)
+        self.max_length = self.model.max_length
         self.batch_size = batch_size
         # The weights' hash, as BERTScore's and perplexity's signatures carry: a path names no model version.
-        weights = model_fingerprint(self.model, self.tokenizer)[:12]
-        self.name = f"nli:{model}:max_len={self.max_length}:weights={weights}"
+        self.name = f"nli:{model}:max_len={self.max_length}:weights={self.model.fingerprint[:12]}"
 
     def logits(self, pairs) -> np.ndarray:
         """(n, n_classes) logits for (premise, hypothesis) pairs, in order; batched by similar length."""
-        import torch
-
-        order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
-        out = np.zeros((len(pairs), self.model.config.num_labels), dtype=np.float32)
-        batches = (order[start:start + self.batch_size] for start in range(0, len(order), self.batch_size))
-        for batch in progress(batches, len(order), "NLI checks"):
-            encoded = self.tokenizer([pairs[i][0] for i in batch], [pairs[i][1] for i in batch], padding=True,
-                                     truncation=True, max_length=self.max_length, return_tensors="pt")
-            with torch.no_grad():
-                logits = self.model(**encoded.to(self.device)).logits
-            out[batch] = logits.float().cpu().numpy()
-        return out
+        return pair_logits(self.model, pairs, max_items=self.batch_size)
 
     def windows(self, premise: str, claim: str, offsets=None) -> list[str]:
         """The premise whole when premise + claim fit the model, else overlapping pieces that do, together
@@ -138,10 +124,10 @@ class NLIChecker(_Checker):
         return [[_combine(s) for s in row] for row in seen]
 
 
-@functools.lru_cache(maxsize=2)
-def nli_checker(model, device=None) -> NLIChecker:
-    """The NLI checker for a model, loaded once per process and reused by later calls."""
-    return NLIChecker(model, device)
+@functools.lru_cache(maxsize=LOADED_PER_KIND)
+def nli_checker(model, device=None, download=None) -> NLIChecker:
+    """The NLI checker for a model, kept loaded for reuse by later calls."""
+    return NLIChecker(model, device, download=download)
 
 
 def _combine(window_labels: set) -> str:

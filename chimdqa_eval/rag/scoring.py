@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from chimdqa_eval.aggregate import group_indices
-from chimdqa_eval.neural import MODEL_PACKAGES
+from chimdqa_eval.models import MODEL_PACKAGES
 from chimdqa_eval.rag import metrics as M
 from chimdqa_eval.rag.checkers import CheckTask
 from chimdqa_eval.schema import DOMAINS, QUESTION_TYPES, InputError, check_breakdowns, check_same_length, check_texts
@@ -56,10 +56,10 @@ class _Tools:
     """Extractor, checker and LLM client, each built on first use so unused models are never loaded."""
 
     def __init__(self, extractor, checker, nli_model, judge_model, api_base, api_key_env, concurrency,
-                 cache_path, device):
+                 cache_path, device, download=None):
         self.spec = dict(extractor=extractor, checker=checker, nli_model=nli_model, judge_model=judge_model,
                          api_base=api_base, api_key_env=api_key_env, concurrency=concurrency,
-                         cache_path=cache_path, device=device)
+                         cache_path=cache_path, device=device, download=download)
         for kind, value, allowed in (("extractor", extractor, EXTRACTORS), ("checker", checker, CHECKERS)):
             if isinstance(value, str) and value not in allowed:
                 raise InputError(f"unknown {kind} {value!r}; expected one of {', '.join(allowed)} "
@@ -93,7 +93,7 @@ class _Tools:
             from chimdqa_eval.rag.checkers import LLMChecker, nli_checker
 
             spec = self.spec["checker"]  # never "precomputed": evaluate_items stops before asking for a checker
-            self.built["checker"] = (nli_checker(self.spec["nli_model"], self.spec["device"]) if spec == "nli" else
+            self.built["checker"] = (nli_checker(self.spec["nli_model"], self.spec["device"], self.spec["download"]) if spec == "nli" else
                                      LLMChecker(self.client()) if spec == "llm" else spec)
         return self.built["checker"]
 
@@ -184,12 +184,12 @@ def _breakdown(per_query, labels, order, metrics) -> dict:
 
 def evaluate_items(items, *, metrics=M.ALL_METRICS, extractor="sentence", checker="nli", nli_model=None,
                    judge_model=None, api_base=None, api_key_env="OPENAI_API_KEY", concurrency=16, cache_path=None,
-                   domains=None, question_types=None, device=None) -> dict:
+                   domains=None, question_types=None, device=None, download=None) -> dict:
     """The library result for validated RagItems (see compute_rag)."""
     metrics = M.resolve_metrics(metrics)
     needed = M.required_structures(metrics)
     tools = _Tools(extractor, checker, nli_model, judge_model, api_base, api_key_env, concurrency, cache_path,
-                   device)
+                   device, download)
     unlabelled = [(item, s) for item in items for s in needed if item.given.get(s) is None]
     if unlabelled and checker == "precomputed":
         item, s = unlabelled[0]
@@ -269,7 +269,7 @@ def check_inputs(predictions, references, questions, retrieved_contexts, labels=
 def compute_rag(predictions, references, questions, retrieved_contexts, *, metrics=M.ALL_METRICS,
                 extractor="sentence", checker="nli", nli_model=None, judge_model=None, api_base=None,
                 api_key_env="OPENAI_API_KEY", concurrency=16, cache_path=None, labels=None, domains=None,
-                question_types=None, device=None) -> dict:
+                question_types=None, device=None, download=None) -> dict:
     """RAGChecker's metrics (0-100, mean over queries) for RAG responses.
 
     predictions / references / questions: one string per query; retrieved_contexts: one list of chunk strings
@@ -278,10 +278,12 @@ def compute_rag(predictions, references, questions, retrieved_contexts, *, metri
     judge_model= and api_base=), "precomputed" (everything from labels=), or an object with check(tasks).
     labels: optional, one dict (or None) per query with any of response_claims, gt_answer_claims and the four
     structures in RAGChecker's format; what is given is used as is, the rest is extracted and checked.
+    download: whether the NLI model may come from the Hugging Face Hub (False: local folders and the HF cache
+    only; None: when the Hub is reachable and HF_HUB_OFFLINE is not set).
     """
     items, domains, question_types = check_inputs(predictions, references, questions, retrieved_contexts, labels,
                                                   domains, question_types)
     return evaluate_items(items, metrics=metrics, extractor=extractor, checker=checker, nli_model=nli_model,
                           judge_model=judge_model, api_base=api_base, api_key_env=api_key_env,
                           concurrency=concurrency, cache_path=cache_path, domains=domains,
-                          question_types=question_types, device=device)
+                          question_types=question_types, device=device, download=download)

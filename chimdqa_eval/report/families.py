@@ -62,7 +62,8 @@ def open_scores(items: list[dict], metrics, args) -> FamilyScores:
         result = open_ended.compute_open(
             [i["prediction"] for i in items], [i["answer"] for i in items],
             metrics=None if metrics is None else sorted(metrics), tokenizer=args.tokenizer, logprobs=logprobs,
-            bertscore_model=args.bertscore_model, perplexity_model=args.perplexity_model, **layers)
+            bertscore_model=args.bertscore_model, perplexity_model=args.perplexity_model,
+            download=args.allow_download, **layers)
     except neural.ModelUnavailable as err:  # only for metrics named in --metrics: the user asked for them
         raise InputError(str(err)) from None
     per_item = {m: list(v) for m, v in result["per_item"].items()}
@@ -87,7 +88,8 @@ def rag_scores(items: list[dict], metrics, args):
                              metrics=tuple(metrics) if metrics else ALL_METRICS,
                              extractor="llm" if use_llm else "sentence", checker="llm" if use_llm else "nli",
                              nli_model=args.nli_model, judge_model=args.judge_model, api_base=args.api_base,
-                             api_key_env=args.api_key_env, concurrency=args.concurrency)
+                             api_key_env=args.api_key_env, concurrency=args.concurrency,
+                             download=args.allow_download)
     except ModelUnavailable as err:
         return None, f"{err} (or use --judge llm with --judge-model and --api-base)"
     names = [m for m in ALL_METRICS if m in result["per_item"][0]["metrics"]]

@@ -150,7 +150,7 @@ def to_markdown(rows) -> str:
     return "\n".join(lines)
 
 
-def to_html(rows, results_list, title: str) -> str:
+def to_html(rows, results_list, title: str, settings_note: str | None = None) -> str:
     ordered = sorted(results_list, key=_sort_key)
     columns = list(rows[0])
     head = "".join(f"<th>{H.esc(c)}</th>" for c in columns)
@@ -165,7 +165,8 @@ def to_html(rows, results_list, title: str) -> str:
     note = ("" if len(revisions) <= 1 else
             f'<p class="skip">These results come from {len(revisions)} different dataset revisions '
             f"({', '.join(revisions)}): compare only rows with the same dataset column.</p>")
-    body = (f'<p class="muted">{len(rows)} results, ranked by factual F1 within each dataset and config; partial '
+    body = ((f'<p class="muted">{H.esc(settings_note)}</p>' if settings_note else "") +
+            f'<p class="muted">{len(rows)} results, ranked by factual F1 within each dataset and config; partial '
             f"submissions (coverage below 100%) rank after complete ones. Rows in italics are {H.PAPER_TAG} "
             f"(full release, no confidence intervals).</p>{note}"
             f'<div class="wide"><table id="leaderboard"><thead><tr>{head}</tr></thead>'
@@ -183,15 +184,17 @@ def space_card(title: str) -> str:
             "leaderboard.md.\n")
 
 
-def write_leaderboard(out_dir, results_list, *, title: str = "ChiMDQA leaderboard") -> list[Path]:
-    """leaderboard.csv, leaderboard.md, index.html and the static Space's README.md in `out_dir`."""
+def write_leaderboard(out_dir, results_list, *, title: str = "ChiMDQA leaderboard",
+                      note: str | None = None) -> list[Path]:
+    """leaderboard.csv, leaderboard.md, index.html and the static Space's README.md in `out_dir`; `note` (e.g. the
+    pinned settings every row was scored with) is shown above the table."""
     if not results_list:
         raise InputError("no results to put on a leaderboard")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     rows = leaderboard_rows(results_list)
     contents = {"leaderboard.csv": to_csv(rows), "leaderboard.md": to_markdown(rows) + "\n",
-                "index.html": to_html(rows, results_list, title), "README.md": space_card(title)}
+                "index.html": to_html(rows, results_list, title, note), "README.md": space_card(title)}
     for name, text in contents.items():
         (out / name).write_text(text, encoding="utf-8")
     return [out / name for name in contents]

@@ -1,0 +1,178 @@
+"""leaderboard.yaml: what a board scores (benchmark, config, split, release) and how (the pinned settings of
+`chimdqa evaluate`). Every row of the board is scored with it, and its digest is the board's signature.
+
+    title: ChiMDQA leaderboard
+    benchmark: chimdqa            # or chinese_simpleqa (then data_files names its jsonl)
+    config: all
+    split: test
+    release: null                 # release folder, relative to this file; null: the bundled sample
+    data_files: null
+    scoring:                      # any `chimdqa evaluate` option, spelled with underscores
+      judge: rule
+      tokenizer: jieba
+      resamples: 1000
+      seed: 0
+    limits:
+      per_submitter_per_day: 3    # null: no limit
+    stale_after: 900              # seconds without a heartbeat before a RUNNING request is taken over
+    max_attempts: 3               # processors that may die on one request before it is FAILED
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from chimdqa_eval.schema import InputError
+
+CONFIG_FILE = "leaderboard.yaml"
+BENCHMARKS = {"chimdqa": "ChiMDQA", "chinese_simpleqa": "Chinese SimpleQA"}
+TOP_KEYS = ("title", "benchmark", "config", "split", "release", "data_files", "scoring", "limits", "stale_after",
+            "max_attempts")
+LIMIT_KEYS = ("per_submitter_per_day",)
+# evaluate options the queue sets per request; a board cannot pin them
+PER_REQUEST = ("predictions", "out", "metadata", "model", "config", "split", "data_dir", "data_files", "rag_pair",
+               "allow_partial", "command", "_run", "help")
+
+
+@dataclass(frozen=True)
+class BoardConfig:
+    title: str = "ChiMDQA leaderboard"
+    benchmark: str = "chimdqa"
+    config: str = "all"
+    split: str = "test"
+    release: str | None = None          # absolute path once loaded
+    data_files: tuple = ()
+    scoring: dict = field(default_factory=dict)
+    per_submitter_per_day: int | None = None
+    stale_after: float = 900.0
+    max_attempts: int = 3
+    source: str = "defaults"
+
+    def selection_argv(self) -> list[str]:
+        """The evaluate options that pick the questions (shared by submit-time validation and scoring)."""
+        argv = ["--config", "chinese_simpleqa" if self.benchmark == "chinese_simpleqa" else self.config,
+                "--split", self.split]
+        if self.release:
+            argv += ["--data-dir", self.release]
+        if self.data_files:
+            argv += ["--data-files", *self.data_files]
+        return argv
+
+    def scoring_argv(self) -> list[str]:
+        """The pinned scoring settings as `chimdqa evaluate` options."""
+        argv = []
+        for key, value in self.scoring.items():
+            flag = "--" + key.replace("_", "-")
+            if value is None or value is False:
+                continue
+            if value is True:
+                argv.append(flag)
+            elif isinstance(value, list):
+                argv += [flag, *map(str, value)]
+            else:
+                argv += [flag, str(value)]
+        return argv
+
+    def evaluate_argv(self, predictions, out, *, metadata=None, model=None) -> list[str]:
+        argv = ["evaluate", "--predictions", str(predictions), "--out", str(out), *self.selection_argv(),
+                *self.scoring_argv()]
+        if metadata:
+            argv += ["--metadata", str(metadata)]
+        if model:
+            argv += ["--model", model]
+        return argv
+
+    def signature(self, revision: str) -> str:
+        """`board:<digest>|revision:…`: the digest covers the selection, the release revision and the scoring
+        settings, so two boards with equal signatures scored every row the same way."""
+        from chimdqa_eval.signature import make_signature
+
+        pinned = {"benchmark": self.benchmark, "config": self.config, "split": self.split, "revision": revision,
+                  "scoring": self.scoring}
+        digest = hashlib.sha256(json.dumps(pinned, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:12]
+        settings = ",".join(f"{k}={v}" for k, v in sorted(self.scoring.items()) if v is not None) or "defaults"
+        return make_signature({"board": digest, "benchmark": self.benchmark, "config": self.config,
+                               "split": self.split, "revision": revision, "scoring": settings.replace("|", "/")})
+
+
+class EvaluateParser(argparse.ArgumentParser):
+    """`chimdqa evaluate`'s own options, raising instead of exiting, to check a board's settings up front."""
+
+    def __init__(self, source: str):
+        super().__init__(prog="chimdqa evaluate", add_help=False)
+        self.source = source
+        from chimdqa_eval import pipeline
+
+        pipeline.add_arguments(self)
+
+    def error(self, message):
+        raise InputError(f"{self.source}: `chimdqa evaluate` rejects the board's settings: {message}")
+
+    def options(self) -> set[str]:
+        return {a.dest for a in self._actions}
+
+
+def load_board_config(path) -> BoardConfig:
+    """Read and check leaderboard.yaml; every problem is an InputError naming the file and the key."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"{path}: no leaderboard config (write one: see `chimdqa queue process --help`)")
+    try:
+        doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (yaml.YAMLError, UnicodeDecodeError) as err:
+        raise InputError(f"{path}: not valid YAML ({err})") from None
+    if not isinstance(doc, dict):
+        raise InputError(f"{path}: expected a mapping of settings, got {type(doc).__name__}")
+    unknown = sorted(set(doc) - set(TOP_KEYS))
+    if unknown:
+        raise InputError(f"{path}: unknown key(s) {', '.join(unknown)}; expected {', '.join(TOP_KEYS)}")
+    benchmark = doc.get("benchmark", "chimdqa")
+    if benchmark not in BENCHMARKS:
+        raise InputError(f"{path}: benchmark: expected one of {', '.join(BENCHMARKS)}, got {benchmark!r}")
+    scoring = doc.get("scoring") or {}
+    if not isinstance(scoring, dict):
+        raise InputError(f"{path}: scoring: expected a mapping of evaluate options")
+    evaluate = EvaluateParser(str(path))
+    known = evaluate.options() - set(PER_REQUEST)
+    for key, value in scoring.items():
+        if key not in known:
+            hint = " (set per board in the top level)" if key in PER_REQUEST else ""
+            raise InputError(f"{path}: scoring.{key}: not a `chimdqa evaluate` option that a board can pin{hint}; "
+                             f"expected one of {', '.join(sorted(known))}")
+        if not (value is None or isinstance(value, (str, int, float, bool)) or
+                (isinstance(value, list) and all(isinstance(v, (str, int, float)) for v in value))):
+            raise InputError(f"{path}: scoring.{key}: expected a string, number, boolean or list, got {value!r}")
+    limits = doc.get("limits") or {}
+    if not isinstance(limits, dict) or set(limits) - set(LIMIT_KEYS):
+        raise InputError(f"{path}: limits: expected a mapping with {', '.join(LIMIT_KEYS)}")
+    per_day = limits.get("per_submitter_per_day")
+    if per_day is not None and (not isinstance(per_day, int) or isinstance(per_day, bool) or per_day < 1):
+        raise InputError(f"{path}: limits.per_submitter_per_day: expected a positive whole number, got {per_day!r}")
+    release = doc.get("release")
+    if release is not None:
+        release = str((path.parent / str(release)).resolve())
+    data_files = doc.get("data_files") or ()
+    if isinstance(data_files, str):
+        data_files = (data_files,)
+    data_files = tuple(str((path.parent / str(f)).resolve()) for f in data_files)
+    if benchmark == "chinese_simpleqa" and len(data_files) != 1:
+        raise InputError(f"{path}: benchmark chinese_simpleqa needs its jsonl as data_files")
+    numbers = {}
+    for key, default, low in (("stale_after", 900.0, 1), ("max_attempts", 3, 1)):
+        value = doc.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < low:
+            raise InputError(f"{path}: {key}: expected a number ≥ {low}, got {value!r}")
+        numbers[key] = value
+    config = BoardConfig(title=str(doc.get("title") or BENCHMARKS[benchmark] + " leaderboard"), benchmark=benchmark,
+                         config=str(doc.get("config", "all")), split=str(doc.get("split", "test")),
+                         release=release, data_files=data_files, scoring=dict(scoring), per_submitter_per_day=per_day,
+                         stale_after=float(numbers["stale_after"]), max_attempts=int(numbers["max_attempts"]),
+                         source=str(path))
+    # The selection and the pinned options must be ones evaluate accepts: parse them now, not per request.
+    evaluate.parse_args(config.evaluate_argv("predictions.jsonl", "out")[1:])
+    return config
