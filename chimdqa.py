@@ -21,7 +21,7 @@ from pathlib import Path
 import datasets
 
 from chimdqa_eval import release
-from chimdqa_eval.schema import DOMAINS, QA_SPLITS, InputError
+from chimdqa_eval.schema import DOMAINS, QA_SPLITS, InputError, shown
 
 _CITATION = """\
 @article{chimdqa2025,
@@ -105,20 +105,30 @@ def _data_files(config) -> list[str]:
     return [str(f) for files in (config.data_files or {}).values() for f in files]
 
 
+def _given_files(data_files) -> list[Path]:
+    """The paths passed as data_files (a path, a list, or a dict of them); InputError for a folder among them
+    (datasets would report it as a missing file)."""
+    groups = data_files.values() if isinstance(data_files, dict) else [data_files]
+    paths = [Path(p) for group in groups for p in ([group] if isinstance(group, (str, Path)) else group)]
+    for path in paths:
+        if path.is_dir():
+            raise InputError(f"data_files: {path} is a folder; expected a jsonl file (or pass a release folder "
+                             "as data_dir=)")
+    return paths
+
+
 def _inputs_hash(name: str, data_dir, data_files) -> str:
-    """Cache key over this builder's code and the input files' names, sizes and modification times, so an
-    edited release is rebuilt instead of served stale from the datasets cache."""
-    if data_files is not None:
-        groups = data_files.values() if isinstance(data_files, dict) else [data_files]
-        paths = [p for group in groups for p in ([group] if isinstance(group, (str, Path)) else group)]
-    else:
-        folder = release.release_dir(data_dir)
-        paths = sorted(p for p in folder.rglob("*") if p.is_file()) if name == "documents" else \
-            sorted(folder.glob(f"{release.QA_DIR}/*.jsonl")) + [folder / release.DOCUMENT_INDEX]
+    """Cache key over this builder's code and the content of the input files (names and bytes, never sizes or
+    modification times, which an edit can leave as they were), so an edited release is rebuilt instead of
+    served stale from the datasets cache."""
     digest = hashlib.sha256(Path(__file__).read_bytes() + Path(release.__file__).read_bytes())
-    for path in map(Path, paths):
-        stat = path.stat() if path.exists() else None
-        digest.update(f"{path.resolve()}|{stat and stat.st_size}|{stat and stat.st_mtime_ns}\n".encode())
+    if data_files is not None:
+        digest.update(release.fingerprint(files=_given_files(data_files)).encode())
+    elif name == "documents":
+        digest.update(release.documents_fingerprint(data_dir).encode())
+    else:  # QA rows are checked against the document index: an edit there can turn them into an error
+        index = release.release_dir(data_dir) / release.DOCUMENT_INDEX
+        digest.update((release.fingerprint(data_dir) + release.files_digest([("index", index)])).encode())
     return digest.hexdigest()[:16]
 
 
@@ -129,9 +139,9 @@ def load(name: str = "all", split: str | None = None, data_dir=None, data_files=
     data_files: QA jsonl file(s) for the QA configs, or the Chinese SimpleQA jsonl for chinese_simpleqa."""
     configs = {c.name: c for c in ChiMDQA.BUILDER_CONFIGS}
     if name not in configs:
-        raise InputError(f"unknown config {name!r}; expected one of {', '.join(configs)}")
+        raise InputError(f"unknown config {shown(name)}; expected one of {', '.join(configs)}")
     if split is not None and split not in configs[name].splits:
-        raise InputError(f"config {name} has no split {split!r}; its splits are {', '.join(configs[name].splits)}")
+        raise InputError(f"config {name} has no split {shown(split)}; its splits are {', '.join(configs[name].splits)}")
     data_dir = str(Path(data_dir).resolve()) if data_dir is not None else None
     builder = ChiMDQA(config_name=name, dataset_name="chimdqa", data_dir=data_dir, data_files=data_files,
                       hash=_inputs_hash(name, data_dir, data_files))

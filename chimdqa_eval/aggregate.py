@@ -3,6 +3,11 @@
 Every corpus score in this project is a function of the means of per-item vectors (a grade as a one-hot
 (CO, NA, IN) row, a per-item ROUGE-L, ...). Resampling therefore only needs the per-item matrix and the
 function that turns column means into the score, never a re-scoring.
+
+Where the per-item values do not vary (all equal within NO_VARIATION_TOLERANCE: a metric that is 0 on every
+item, a set of identical grades, two systems equal item by item), every bootstrap resample gives the same
+score: its percentiles are not an interval and its tail share is not a p-value. The functions below then
+return None in their place, and callers report NO_VARIATION.
 """
 from __future__ import annotations
 
@@ -12,6 +17,11 @@ import numpy as np
 
 DEFAULT_RESAMPLES = 1000
 DEFAULT_SEED = 12345
+NO_VARIATION = "no variation"
+# Per-item values (or paired differences) spreading by at most this much count as constant. Our scores are on
+# 0-100 scales (perplexity >= 1), where 1e-4 is the last digit results.json keeps; CIDEr-D's per-item values on
+# paragraph answers (below 6e-6 on the sample) fall under it.
+NO_VARIATION_TOLERANCE = 1e-4
 
 
 def group_indices(labels: Sequence, order: Sequence = ()) -> dict:
@@ -30,6 +40,13 @@ def _as_matrix(values) -> np.ndarray:
     return m[:, None] if m.ndim == 1 else m
 
 
+def has_variation(values, tolerance: float = NO_VARIATION_TOLERANCE) -> bool:
+    """Whether the rows of an (n,) or (n, k) array of per-item values differ: some column spreads (max - min)
+    by more than `tolerance`."""
+    matrix = _as_matrix(values)
+    return bool(len(matrix)) and bool(np.any(np.ptp(matrix, axis=0) > tolerance))
+
+
 def _resampled_means(matrix: np.ndarray, n_resamples: int, rng: np.random.Generator, chunk: int = 100):
     """(n_resamples, k) column means of bootstrap resamples of the rows of `matrix`."""
     n = matrix.shape[0]
@@ -43,12 +60,15 @@ def _resampled_means(matrix: np.ndarray, n_resamples: int, rng: np.random.Genera
 
 def bootstrap_ci(values, statistic: Callable[[np.ndarray], np.ndarray] | None = None, *,
                  n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED, confidence: float = 0.95):
-    """Percentile bootstrap interval (low, high) of ``statistic(column means)``.
+    """Percentile bootstrap interval (low, high) of ``statistic(column means)``; None when the values have no
+    variation (see has_variation).
 
     `values` is an (n,) or (n, k) array of per-item values; `statistic` maps an (..., k) array of column means
     to (...) scores and defaults to the mean of the single column.
     """
     matrix = _as_matrix(values)
+    if not has_variation(matrix):
+        return None
     statistic = statistic or (lambda means: means[..., 0])
     return _interval(statistic(_resampled_means(matrix, n_resamples, np.random.default_rng(seed))), confidence)
 
@@ -66,18 +86,31 @@ def paired_bootstrap(values_a, values_b, statistic: Callable[[np.ndarray], np.nd
 
     Items are resampled jointly; the p-value is the share of resampled differences on the other side of zero
     from the observed one (doubled, capped at 1), with the usual +1 correction so it is never exactly 0.
+    It is None when the per-item differences b - a have no variation (see has_variation): both systems
+    constant, equal item by item, or apart by the same amount on every item.
     """
     a, b = _as_matrix(values_a), _as_matrix(values_b)
     statistic = statistic or (lambda means: means[..., 0])
-    means_a, means_b = _paired_resampled_means(a, b, n_resamples, seed)
     observed = float(statistic(b.mean(axis=0)) - statistic(a.mean(axis=0)))
+    if not _paired_variation(a, b):
+        return observed, None
+    means_a, means_b = _paired_resampled_means(a, b, n_resamples, seed)
     return observed, _paired_p_value(statistic(means_b) - statistic(means_a), observed, n_resamples)
+
+
+def _check_paired(a: np.ndarray, b: np.ndarray) -> None:
+    if a.shape != b.shape:
+        raise ValueError(f"paired test needs the same items: shapes {a.shape} and {b.shape}")
+
+
+def _paired_variation(a: np.ndarray, b: np.ndarray) -> bool:
+    _check_paired(a, b)
+    return has_variation(b - a)
 
 
 def _paired_resampled_means(a: np.ndarray, b: np.ndarray, n_resamples: int, seed: int):
     """Column means of the same bootstrap resamples of the rows of a and of b."""
-    if a.shape != b.shape:
-        raise ValueError(f"paired test needs the same items: shapes {a.shape} and {b.shape}")
+    _check_paired(a, b)
     k = a.shape[1]
     means = _resampled_means(np.concatenate([a, b], axis=1), n_resamples, np.random.default_rng(seed))
     return means[:, :k], means[:, k:]
@@ -96,12 +129,15 @@ def _paired_p_value(diffs: np.ndarray, observed: float, n_resamples: int) -> flo
 def factual_confidence_intervals(grades, *, n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
                                  confidence: float = 0.95) -> dict:
     """{"CO": (low, high), "NA": ..., "IN": ..., "CGA": ..., "F1": ...}: percentile bootstrap intervals (0-100)
-    from per-item grades. All five use the same resamples (same seed), so the intervals are jointly consistent."""
+    from per-item grades. All five use the same resamples (same seed), so the intervals are jointly consistent.
+    Every interval is None when all items have the same grade (no variation)."""
     from chimdqa_eval.factual.scores import SCORE_NAMES, grade_matrix, scores_from_shares
 
     matrix = grade_matrix(grades)
     if len(matrix) == 0:
         raise ValueError("no grades: confidence intervals of an empty set are undefined")
+    if not has_variation(matrix):
+        return {name: None for name in SCORE_NAMES}
     # One set of resamples serves all five scores (what bootstrap_ci would draw for each, with the same seed).
     scores = scores_from_shares(_resampled_means(matrix, n_resamples, np.random.default_rng(seed)))
     return {name: _interval(scores[name], confidence) for name in SCORE_NAMES}
@@ -111,16 +147,18 @@ def paired_factual_test(grades_a, grades_b, *, n_resamples: int = DEFAULT_RESAMP
                         seed: int = DEFAULT_SEED) -> dict:
     """Paired bootstrap between two systems graded on the same items (in the same order):
     {"CO": (diff, p_value), ..., "F1": (diff, p_value)} with diff = B - A on the 0-100 scale and a two-sided
-    p-value (see paired_bootstrap)."""
+    p-value (see paired_bootstrap; None when every item's grade changed in the same way, e.g. not at all)."""
     from chimdqa_eval.factual.scores import SCORE_NAMES, grade_matrix, scores_from_shares
 
     a, b = grade_matrix(grades_a), grade_matrix(grades_b)
     if len(a) == 0:
         raise ValueError("no grades: a paired test on an empty set is undefined")
+    observed_a, observed_b = scores_from_shares(a.mean(axis=0)), scores_from_shares(b.mean(axis=0))
+    if not _paired_variation(a, b):
+        return {name: (float(observed_b[name] - observed_a[name]), None) for name in SCORE_NAMES}
     # One set of resamples serves all five scores (what paired_bootstrap would draw for each, with the same seed).
     means_a, means_b = _paired_resampled_means(a, b, n_resamples, seed)
     resampled_a, resampled_b = scores_from_shares(means_a), scores_from_shares(means_b)
-    observed_a, observed_b = scores_from_shares(a.mean(axis=0)), scores_from_shares(b.mean(axis=0))
     out = {}
     for name in SCORE_NAMES:
         observed = float(observed_b[name] - observed_a[name])

@@ -1,21 +1,24 @@
-"""ROUGE-L, METEOR and CIDEr-D over token lists: pure functions, one score per (prediction, reference) pair.
+"""ROUGE-L, METEOR, CIDEr and CIDEr-D over token lists: pure functions, one score per (prediction, reference) pair.
 
-Each reproduces a reference implementation to the last digit when fed the same tokens — rouge_score's ROUGE-L
-F-measure, NLTK's ``meteor_score`` and pycocoevalcap's ``Cider`` — but none is quadratic Python:
+Each reproduces a reference definition to the last digit when fed the same tokens — rouge_score's ROUGE-L
+F-measure, NLTK's ``meteor_score``, Vedantam et al.'s CIDEr and pycocoevalcap's ``Cider`` (CIDEr-D) — but none
+is quadratic Python:
 
 * ROUGE-L: the LCS length comes from the bit-parallel recurrence of Allison & Dix / Hyyrö, one big-integer step
   per prediction token, instead of a dynamic-programming table.
 * METEOR: NLTK aligns greedily, scanning the hypothesis from its end and giving each word the last unused equal
   reference word. So for each word the k-th occurrence from the end on one side pairs with the k-th from the end
   on the other, and the whole corpus is aligned with a few array sorts.
-* CIDEr-D: n-gram counts, document frequencies and clipped tf-idf products for the whole corpus are computed with
-  array operations instead of per-sentence dictionaries.
+* CIDEr and CIDEr-D: one rule (``_cider_per_n``) whose clipping and length penalty are switches; n-gram counts,
+  document frequencies and tf-idf products for the whole corpus are array operations instead of per-sentence
+  dictionaries.
 
 Scores are on the reference implementations' scales (0-1; CIDEr-D 0-10); callers rescale.
 """
 from __future__ import annotations
 
 import functools
+import hashlib
 from itertools import chain
 from typing import Callable, Iterable, Sequence
 
@@ -231,7 +234,7 @@ def meteor(predictions: TokenLists, references: TokenLists, *, alpha: float = ME
     return scores
 
 
-# ---- CIDEr-D --------------------------------------------------------------------------------------------------
+# ---- CIDEr and CIDEr-D ----------------------------------------------------------------------------------------
 
 def _ngram_ids(corpus: _Corpus, n: int):
     """For k = 1..n: (text index, k-gram id) of every k-gram that lies inside one text. Ids are dense per k and
@@ -248,13 +251,18 @@ def _ngram_ids(corpus: _Corpus, n: int):
     return out
 
 
-def cider_d(predictions: TokenLists, references: TokenLists, *, n: int = CIDER_N,
-            sigma: float = CIDER_SIGMA) -> list[float]:
-    """CIDEr-D per pair, as pycocoevalcap's ``Cider().compute_score`` with one reference per item (its 0-10
-    scale): tf-idf vectors of 1..n-grams with document frequencies over the given references and
-    idf = log(number of items) - log(max(1, df)); per n the clipped product sum(min(h, r) * r) over the two
-    norms; a Gaussian length penalty exp(-(len_h - len_r)^2 / (2 sigma^2)) in which a text's length is its
-    number of bigrams, as pycocoevalcap counts it; the mean over n, times 10.
+def _cider_per_n(predictions: TokenLists, references: TokenLists, *, n: int, clip: bool,
+                 sigma: float | None) -> np.ndarray:
+    """The (n, items) matrix of per-n similarities of each prediction to its reference, the one rule behind
+    CIDEr and CIDEr-D (Vedantam et al. 2015).
+
+    Each text is a vector of k-gram weights tf * idf, idf = log(number of items) - log(max(1, df)) with df the
+    number of references holding the k-gram (the evaluated references are the corpus, one per item). The
+    similarity is sum(h * r) / (|h| |r|), a cosine; `clip` takes sum(min(h, r) * r) instead, and `sigma`
+    multiplies by the Gaussian length penalty exp(-(len_h - len_r)^2 / (2 sigma^2)), a text's length being its
+    number of bigrams, as pycocoevalcap counts it. tf is the raw count: the paper's tf divides it by the text's
+    number of k-grams, which rescales a whole vector and leaves a cosine unchanged, and pycocoevalcap's CIDEr-D
+    clips raw counts.
     """
     _check_pairs(predictions, references)
     n_items = len(predictions)
@@ -278,11 +286,38 @@ def cider_d(predictions: TokenLists, references: TokenLists, *, n: int = CIDER_N
         ih = np.flatnonzero(ref_keys[ir] == hyp_keys) if len(ref_keys) else np.empty(0, dtype=np.int64)
         ir = ir[ih]
         w_h, w_r = weight[~is_ref][ih], weight[is_ref][ir]
-        val[k] = np.bincount(text_of[~is_ref][ih], weights=np.minimum(w_h, w_r) * w_r, minlength=n_items)
+        product = (np.minimum(w_h, w_r) if clip else w_h) * w_r
+        val[k] = np.bincount(text_of[~is_ref][ih], weights=product, minlength=n_items)
     norm_h, norm_r = norms[:, :n_items], norms[:, n_items:]
     both = (norm_h != 0) & (norm_r != 0)
     val[both] /= (norm_h * norm_r)[both]
-    bigrams = np.maximum(corpus.lengths - 1, 0)
-    delta = (bigrams[:n_items] - bigrams[n_items:]).astype(float)
-    val *= np.exp(-(delta ** 2) / (2 * sigma ** 2))
-    return (val.mean(axis=0) * 10.0).tolist()
+    if sigma is not None:
+        bigrams = np.maximum(corpus.lengths - 1, 0)
+        delta = (bigrams[:n_items] - bigrams[n_items:]).astype(float)
+        val *= np.exp(-(delta ** 2) / (2 * sigma ** 2))
+    return val
+
+
+def cider(predictions: TokenLists, references: TokenLists, *, n: int = CIDER_N) -> list[float]:
+    """CIDEr per pair as Vedantam et al. 2015 define it (0-1): for k = 1..n the cosine of the tf-idf vectors of
+    prediction and reference, document frequencies over the given references; the mean over k (uniform
+    weights 1/n). No clipping, no length penalty. A pair scores 0 where either side has no k-gram of any
+    order, and every pair of a single-item corpus scores 0 (every idf is log(1/1))."""
+    return _cider_per_n(predictions, references, n=n, clip=False, sigma=None).mean(axis=0).tolist()
+
+
+def cider_d(predictions: TokenLists, references: TokenLists, *, n: int = CIDER_N,
+            sigma: float = CIDER_SIGMA) -> list[float]:
+    """CIDEr-D per pair, as pycocoevalcap's ``Cider().compute_score`` with one reference per item (its 0-10
+    scale): CIDEr's rule with clipped products sum(min(h, r) * r) and the Gaussian length penalty (sigma = 6),
+    the mean over k, times 10."""
+    return (_cider_per_n(predictions, references, n=n, clip=True, sigma=sigma).mean(axis=0) * 10.0).tolist()
+
+
+def reference_digest(references: TokenLists) -> str:
+    """A short digest (12 hex digits of sha256) of reference token lists: names the corpus CIDEr's document
+    frequencies came from, so signatures tell scores over different reference sets apart."""
+    digest = hashlib.sha256()
+    for tokens in references:
+        digest.update("\x1f".join(tokens).encode("utf-8", "surrogatepass") + b"\x1e")
+    return digest.hexdigest()[:12]

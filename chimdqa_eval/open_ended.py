@@ -1,4 +1,5 @@
-"""The open-ended metric of ChiMDQA (the paper's Table 5): METEOR, ROUGE-L, CIDEr, perplexity and BERTScore.
+"""The open-ended metric of ChiMDQA (the paper's Table 5): METEOR, ROUGE-L, CIDEr (and CIDEr-D), perplexity and
+BERTScore.
 
 `compute_open` tokenizes, scores every item with each requested metric and derives every aggregate (corpus,
 per domain / question type / level) from the per-item scores. Lexical scores come from chimdqa_eval.lexical,
@@ -14,7 +15,7 @@ from chimdqa_eval.schema import BREAKDOWNS, InputError, check_answer_pairs, chec
 from chimdqa_eval.signature import make_signature
 from chimdqa_eval.text import tokenize_many, tokenize_references, tokenizer_signature
 
-LEXICAL_METRICS = ("meteor", "rouge_l", "cider")
+LEXICAL_METRICS = ("meteor", "rouge_l", "cider", "cider_d")
 METRICS = LEXICAL_METRICS + ("perplexity", "bertscore")
 BERTSCORE_KEYS = ("bertscore_f1", "bertscore_precision", "bertscore_recall")
 
@@ -38,6 +39,14 @@ def _requested(metrics, explicit):
 def _lexical_signature(metric: str, tokenizer: str, fields: dict, packages=()) -> str:
     return make_signature({"metric": metric, "tok": tokenizer_signature(tokenizer), **fields},
                           packages=(("jieba",) if tokenizer == "jieba" else ()) + packages)
+
+
+def _cider_signature(metric: str, tokenizer: str, ref_tokens, penalty: dict) -> str:
+    """CIDEr's and CIDEr-D's signature: the variant, its switches, and the corpus its document frequencies came
+    from (the evaluated references: how many, and a digest of their tokens)."""
+    return _lexical_signature(metric, tokenizer, {
+        "n": lexical.CIDER_N, **penalty, "df": "evaluated_references", "df_refs": len(ref_tokens),
+        "df_digest": lexical.reference_digest(ref_tokens)})
 
 
 def _perplexities(predictions, logprobs, perplexity_model, device, download):
@@ -75,11 +84,12 @@ def compute_open(predictions, references, *, metrics=None, tokenizer: str = "jie
                  download: bool | None = None) -> dict:
     """Score open-ended answers against one reference each.
 
-    metrics: some of "meteor", "rouge_l", "cider", "perplexity", "bertscore". None (the default) means all five,
+    metrics: some of "meteor", "rouge_l", "cider", "cider_d", "perplexity", "bertscore". None (the default) means
+      all six,
       and a metric whose model cannot be loaded (offline, no local weights) is skipped, with the reason under
       "skipped". Metrics named by the caller are explicit: an unavailable model raises neural.ModelUnavailable.
       `explicit=True/False` overrides either way.
-    tokenizer: "jieba" (accurate mode) or "char", for METEOR, ROUGE-L and CIDEr.
+    tokenizer: "jieba" (accurate mode) or "char", for METEOR, ROUGE-L, CIDEr and CIDEr-D.
     domains, question_types, levels: optional labels per item for the "by_*" breakdowns.
     logprobs: per-token natural-log probabilities of each prediction, as APIs return them; perplexity then
       comes from them (exp of minus their mean) and no model is loaded.
@@ -91,17 +101,18 @@ def compute_open(predictions, references, *, metrics=None, tokenizer: str = "jie
     download: whether model weights may come from the Hugging Face Hub: False = local folders and the HF cache
       only; None (default) = when the Hub is reachable and HF_HUB_OFFLINE is not set; True = yes.
 
-    Returns "meteor", "rouge_l", "cider", "bertscore_f1", "bertscore_precision", "bertscore_recall" as the mean
-    of the per-item scores times 100 (for CIDEr-D, pycocoevalcap's score times 100, as captioning papers report
-    it, so it can exceed 100), "perplexity" raw
+    Returns "meteor", "rouge_l", "cider", "cider_d", "bertscore_f1", "bertscore_precision", "bertscore_recall"
+    as the mean of the per-item scores times 100 ("cider": Vedantam et al.'s CIDEr, a mean of cosines, as a
+    percentage like ChiMDQA's Table 5; "cider_d": pycocoevalcap's 0-10 CIDEr-D times 100, as captioning papers
+    report it, so it can exceed 100), "perplexity" raw
     (the mean of per-item perplexities, as HF evaluate's `mean_perplexity`), "per_item" {metric: list, same
     scales}, "by_domain" / "by_question_type" / "by_level" {label: {metric: mean over its items}} for the labels
     given, "skipped" {metric: reason}, "signature" {metric: signature}.
 
     Empty predictions (or only whitespace) score 0 on every lexical metric and on BERTScore, as the reference
     implementations do; they have no perplexity (None per item, left out of the mean). An empty reference is an
-    InputError. CIDEr-D's document
-    frequencies come from the evaluated references, so its scores depend on the whole set (one item scores 0).
+    InputError. CIDEr's and CIDEr-D's document frequencies come from the evaluated references, so their scores
+    depend on the whole set (one item scores 0); their signatures name the set (number and digest).
 
     >>> r = compute_open(["北京是中国的首都。"], ["中国的首都是北京。"], metrics=["rouge_l", "meteor"])
     >>> round(r["rouge_l"], 2), round(r["meteor"], 2)  # LCS 中国/的/首都/。 is 4 of 6 tokens; 4 chunks of 6
@@ -109,7 +120,7 @@ def compute_open(predictions, references, *, metrics=None, tokenizer: str = "jie
     """
     predictions, references = check_answer_pairs(predictions, references)
     labels = check_breakdowns(domains=domains, question_types=question_types, levels=levels)
-    n = check_same_length(predictions=predictions, references=references, logprobs=logprobs, **labels)
+    check_same_length(predictions=predictions, references=references, logprobs=logprobs, **labels)
     wanted, strict = _requested(metrics, explicit)
 
     per_item, signature, skipped, extra = {}, {}, {}, {}
@@ -126,9 +137,12 @@ def compute_open(predictions, references, *, metrics=None, tokenizer: str = "jie
         per_item["rouge_l"] = [100 * s for s in lexical.rouge_l(pred_tokens, ref_tokens)]
         signature["rouge_l"] = _lexical_signature("rouge_l", tokenizer, {"score": "f"})
     if "cider" in wanted:
-        per_item["cider"] = [100 * s for s in lexical.cider_d(pred_tokens, ref_tokens)]
-        signature["cider"] = _lexical_signature("cider_d", tokenizer, {
-            "n": lexical.CIDER_N, "sigma": lexical.CIDER_SIGMA, "df": f"references({n})"})
+        per_item["cider"] = [100 * s for s in lexical.cider(pred_tokens, ref_tokens)]
+        signature["cider"] = _cider_signature("cider", tokenizer, ref_tokens, {"clip": "no", "penalty": "none"})
+    if "cider_d" in wanted:
+        per_item["cider_d"] = [100 * s for s in lexical.cider_d(pred_tokens, ref_tokens)]
+        signature["cider_d"] = _cider_signature("cider_d", tokenizer, ref_tokens, {
+            "clip": "yes", "penalty": f"gauss(sigma={lexical.CIDER_SIGMA:g})"})
     if "perplexity" in wanted:
         try:
             per_item["perplexity"], signature["perplexity"] = _perplexities(predictions, logprobs,

@@ -12,6 +12,8 @@ from pathlib import Path
 
 from chimdqa_eval.aggregate import DEFAULT_RESAMPLES, DEFAULT_SEED
 from chimdqa_eval.factual import JUDGES
+from chimdqa_eval.llm import add_endpoint_arguments, endpoint_from_args
+from chimdqa_eval.neural import DEFAULT_PERPLEXITY_MODEL
 from chimdqa_eval.schema import DOMAINS, QA_SPLITS, InputError
 
 SIMPLEQA_CONFIG = "chinese_simpleqa"
@@ -42,17 +44,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     judge.add_argument("--judge", choices=JUDGES, default="rule",
                        help="rule: offline and deterministic (default); llm: an OpenAI-compatible endpoint, which "
                             "then also extracts and checks the RAG claims")
-    judge.add_argument("--judge-model", help="LLM judge model name (--judge llm)")
-    judge.add_argument("--api-base", help="OpenAI-compatible endpoint for the LLM judge / checker")
-    judge.add_argument("--api-key-env", default="OPENAI_API_KEY", help="environment variable holding the API key")
-    judge.add_argument("--concurrency", type=int, default=16, help="parallel LLM requests (default 16)")
+    add_endpoint_arguments(judge, model_flag="--judge-model", model_help="LLM judge model name (--judge llm)")
     models = parser.add_argument_group("model-based metrics (local paths or Hub names)")
     models.add_argument("--tokenizer", default="jieba", help="tokenizer of the lexical metrics (default jieba)")
     models.add_argument("--bertscore-model", default="bert-base-chinese",
                         help="BERTScore's encoder (default bert-base-chinese)")
     models.add_argument("--bertscore-num-layers", type=int, metavar="N",
                         help="BERTScore's layer (default: the library's choice for bert-base-chinese, 8)")
-    models.add_argument("--perplexity-model", help="causal LM that scores perplexity (else: submitted logprobs)")
+    models.add_argument("--perplexity-model",
+                        help="causal LM that scores perplexity when the predictions carry no logprobs (default "
+                             f"{DEFAULT_PERPLEXITY_MODEL}); predictions with logprobs get perplexity from them, "
+                             "without a model, and this option is then an error")
     models.add_argument("--nli-model", help="NLI model of the RAG claim checker")
     models.add_argument("--allow-download", action="store_true",
                         help="let Hugging Face models download (by default the Hub is used offline)")
@@ -67,11 +69,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args) -> int:
     from chimdqa_eval.report import html, results as res
+    from chimdqa_eval.report.safe import check_results_values
 
     if args.resamples < 0:
         raise InputError(f"--resamples: expected 0 (no CIs) or a positive number, got {args.resamples}")
-    if args.concurrency < 1:
-        raise InputError(f"--concurrency: expected at least 1 parallel request, got {args.concurrency}")
+    endpoint = endpoint_from_args(args, needed_for="--judge llm" if args.judge == "llm" else None)
     wanted = resolve_wanted(args.metrics)
     questions, outside_ids, dataset = load_questions(args.config, args.data_dir, args.data_files, args.split)
     from chimdqa_eval.submission import load_submission
@@ -79,22 +81,39 @@ def run(args) -> int:
     submission = load_submission(args.predictions, questions, metadata_path=args.metadata,
                                  metadata_overrides={"model": args.model}, allow_partial=args.allow_partial,
                                  outside_ids=outside_ids)
-    rag_pair = res.read_results(args.rag_pair) if args.rag_pair else None
+    if args.perplexity_model and submission.items[0].get("logprobs") is not None:
+        raise InputError(f"--perplexity-model {args.perplexity_model}: the predictions carry logprobs, from which "
+                         "perplexity is computed without a model; leave out one of the two")
+    rag_pair = check_results_values(res.read_results(args.rag_pair)) if args.rag_pair else None
     if rag_pair is not None:
         check_rag_pair(submission.metadata, rag_pair["model"], args.rag_pair)
-    out = Path(args.out)
-    try:  # before scoring: a bad --out must not cost a long LLM or model run
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        raise InputError(f"--out {out}: cannot create the folder ({err.strerror})") from None
-    families, skipped = score(submission.items, wanted, args, simpleqa=args.config == SIMPLEQA_CONFIG)
+    simpleqa = args.config == SIMPLEQA_CONFIG
+    if args.dry_run and endpoint is None:
+        print("no LLM calls: the rule judge and the offline metrics ask no LLM (--judge llm would)")
+        return 0
+    client = endpoint.client() if endpoint is not None else None
+    try:
+        if client is not None and plan_or_probe(client, submission.items, wanted, simpleqa, args.dry_run):
+            return 0  # a dry run: the plan is printed, nothing asked
+        out = Path(args.out)
+        try:  # before scoring: a bad --out must not cost a long LLM or model run
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise InputError(f"--out {out}: cannot create the folder ({err.strerror})") from None
+        families, skipped = score_with_llm(client, submission.items, wanted, args, simpleqa)
+    finally:
+        if client is not None:
+            client.close()
+    settings = settings_of(args)
+    if client is not None:
+        settings["llm_usage"] = client.usage_report()
     model = {k: v for k, v in submission.metadata.items() if k != "generation"}
     results = res.build_results(
         model=model, dataset=dataset,
         submission={"file": str(submission.path), "sha256": res.file_sha256(submission.path),
                     "n_scored": len(submission.items), "coverage": round(submission.coverage, 6),
                     "missing_ids": submission.missing_ids, "n_outside_config": submission.n_outside},
-        settings=settings_of(args), families=families, skipped=skipped)
+        settings=settings, families=families, skipped=skipped)
     if "generation" in submission.metadata:  # how `chimdqa generate` made the predictions (retrieval quality too)
         results["generation"] = submission.metadata["generation"]
     calibration = calibration_of(submission.items, families, args.judge)
@@ -121,6 +140,62 @@ def calibration_of(items: list[dict], families, judge: str) -> dict | None:
 
     return calibration_summary([confidence[i] for i in factual.ids], [g == "CO" for g in factual.per_item["grade"]],
                                factual.labels, correctness=f"factual-grade-CO-{judge}-judge")
+
+
+def plan_or_probe(client, items, wanted, simpleqa: bool, dry_run: bool) -> bool:
+    """A dry run prints the LLM calls planned and returns True. Otherwise, when anything is to be asked, the
+    endpoint is probed: a wrong URL or a server that is down stops the run here, not after minutes of retries."""
+    from chimdqa_eval.llm import format_plan
+
+    plan = llm_calls_planned(items, wanted, client, simpleqa=simpleqa)
+    if dry_run:
+        print(format_plan(plan))
+        return True
+    if any(stage["calls"] for stage in plan.values()):
+        client.probe()
+    return False
+
+
+def score_with_llm(client, items, wanted, args, simpleqa):
+    """score() with the run's one LLM client (or None): an LLM failure or the call cap becomes one clear error
+    that says how to resume."""
+    from chimdqa_eval.llm import ChatError, cap_message
+    from chimdqa_eval.rag.claims import LLMFailure
+
+    try:
+        return score(items, wanted, args, simpleqa=simpleqa, client=client)
+    except LLMFailure as err:
+        raise InputError(cap_message(client, "the RAG scoring") if client.cap_reached else str(err)) from None
+    except ChatError as err:
+        raise InputError(str(err)) from None
+
+
+def llm_calls_planned(items, wanted, client, *, simpleqa: bool = False) -> dict:
+    """{stage: {"calls", "exact"[, "note"]}}: what the LLM judge and the RAG extractor/checker (--judge llm)
+    would still ask, after the cache, for these items; asks nothing."""
+    factual_items, _ = route(items, simpleqa)
+    plan = {}
+    if "factual" in wanted and factual_items:
+        from chimdqa_eval.factual.judge_llm import judge_requests
+
+        plan["judge"] = {"calls": client.pending(judge_requests(
+            [i["prediction"] for i in factual_items], [i["answer"] for i in factual_items],
+            [i["question"] for i in factual_items])), "exact": True}
+    if "rag" in wanted and not simpleqa and items[0].get("retrieved_contexts") is not None:
+        from chimdqa_eval.rag.metrics import ALL_METRICS
+        from chimdqa_eval.rag.scoring import check_inputs, llm_calls_planned as rag_calls_planned
+
+        rag_items, _, _ = check_inputs([i["prediction"] for i in items], [i["answer"] for i in items],
+                                       [i["question"] for i in items], [i["retrieved_contexts"] for i in items])
+        plan.update(rag_calls_planned(rag_items, tuple(wanted["rag"]) if wanted["rag"] else ALL_METRICS, client))
+    return plan
+
+
+def route(items: list[dict], simpleqa: bool = False) -> tuple[list[dict], list[dict]]:
+    """(the items the factual judge grades, the items the open-ended metrics score)."""
+    if simpleqa:
+        return items, []
+    return [i for i in items if i["category"] == "factual"], [i for i in items if i["category"] == "open_ended"]
 
 
 def check_rag_pair(model: dict, other: dict, source) -> None:
@@ -191,18 +266,18 @@ def settings_of(args) -> dict:
             "seed": args.seed, "confidence": 0.95}
 
 
-def score(items: list[dict], wanted: dict, args, *, simpleqa: bool = False):
-    """(FamilyScores list, skipped families) for the joined items; one progress step per metric family."""
+def score(items: list[dict], wanted: dict, args, *, simpleqa: bool = False, client=None):
+    """(FamilyScores list, skipped families) for the joined items; one progress step per metric family.
+    `client`: the run's one ChatClient (--judge llm), shared by the judge and the RAG extractor/checker."""
     from tqdm.auto import tqdm
 
     from chimdqa_eval.report import families as fam
 
-    factual_items = items if simpleqa else [i for i in items if i["category"] == "factual"]
-    open_items = [] if simpleqa else [i for i in items if i["category"] == "open_ended"]
+    factual_items, open_items = route(items, simpleqa)
     stages = []
     if "factual" in wanted and factual_items:
         stages.append((f"factual ({args.judge} judge, {len(factual_items)} answers)",
-                       lambda: (fam.factual_scores(factual_items, args, simpleqa=simpleqa), None)))
+                       lambda: (fam.factual_scores(factual_items, args, simpleqa=simpleqa, client=client), None)))
     if "open_ended" in wanted and open_items:
         stages.append((f"open-ended ({len(open_items)} answers)",
                        lambda: (fam.open_scores(open_items, wanted["open_ended"], args), None)))
@@ -218,7 +293,8 @@ def score(items: list[dict], wanted: dict, args, *, simpleqa: bool = False):
             raise InputError("--metrics asks for RAG metrics, which need a claim checker: --nli-model (a local "
                              "NLI model) or --judge llm with --judge-model and --api-base")
         else:
-            stages.append((f"RAG claims ({len(items)} answers)", lambda: fam.rag_scores(items, wanted["rag"], args)))
+            stages.append((f"RAG claims ({len(items)} answers)",
+                           lambda: fam.rag_scores(items, wanted["rag"], args, client=client)))
     families = []
     with tqdm(total=len(stages), desc="chimdqa evaluate", unit="stage", disable=None) as bar:
         for description, stage in stages:
@@ -250,7 +326,7 @@ def summary_table(results: dict) -> str:
     lines.append(f"{'family':<11} {'metric':<24} {'value':>8}  {'95% CI':<17} {'n':>6}")
     for family, metrics in results["metrics"].items():
         for metric, e in metrics.items():
-            ci = "" if e["ci95"][0] is None else f"[{e['ci95'][0]:.1f}, {e['ci95'][1]:.1f}]"
+            ci = e.get("note", "") if e["ci95"][0] is None else f"[{e['ci95'][0]:.1f}, {e['ci95'][1]:.1f}]"
             label = METRIC_LABELS.get(family, {}).get(metric, metric)
             lines.append(f"{family:<11} {label:<24} {e['value']:>8.2f}  {ci:<17} {e['n']:>6}")
     for s in results["skipped"]:

@@ -19,8 +19,8 @@ import sys
 import unicodedata
 from pathlib import Path
 
-from chimdqa_eval.schema import (LEVELS, InputError, canonical_domain, canonical_question_type,
-                                 category_of, where)
+from chimdqa_eval.schema import (ID_LIMIT, LEVELS, InputError, canonical_domain, canonical_question_type,
+                                 category_of, shown, surrogate_problem, too_long, where)
 from chimdqa_eval.text import normalize_text
 
 
@@ -60,23 +60,34 @@ def qa_files(data_dir=None) -> list[Path]:
     return files
 
 
+def id_in_raw_line(raw: str) -> str | None:
+    """The id (or doc_id) of a line that is not valid JSON, when it can still be read off the text."""
+    found = _ID_IN_RAW_LINE.search(raw)
+    return found.group(1) if found else None
+
+
 def read_jsonl(path):
-    """Yield (line number, record) for each non-blank line; InputError for invalid JSON or a non-object."""
+    """Yield (line number, record) for each non-blank line; InputError for invalid JSON, a non-object or text
+    that is not text (a lone surrogate)."""
     path = Path(path)
+    if path.is_dir():
+        raise InputError(f"{path}: is a folder; expected a jsonl file")
     try:
         with path.open(encoding="utf-8") as f:
             for number, raw in enumerate(f, start=1):
                 if not raw.strip():
                     continue
-                try:
-                    record = json.loads(raw)
+                try:  # without the line break, so that an error at the end of the line has this line's column
+                    record = json.loads(raw.rstrip("\r\n"))
                 except json.JSONDecodeError as err:
-                    found = _ID_IN_RAW_LINE.search(raw)
-                    location = where(path, number, found.group(1) if found else None)
+                    location = where(path, number, id_in_raw_line(raw))
                     raise InputError(f"{location}: invalid JSON ({err.msg} at column {err.colno})") from None
                 if not isinstance(record, dict):
                     raise InputError(f"{where(path, number)}: expected a JSON object, got "
                                      f"{type(record).__name__}")
+                problem = surrogate_problem(record)
+                if problem:
+                    raise InputError(f"{_record_location(path, number, record)}: {problem}")
                 yield number, record
     except FileNotFoundError:
         raise InputError(f"{path}: file not found") from None
@@ -96,6 +107,8 @@ def _text(record: dict, field: str, location: str) -> str:
         raise InputError(f"{location}: field {field} must be a string, got {type(value).__name__}")
     if not value.strip():
         raise InputError(f"{location}: field {field} is empty")
+    if field in ("id", "doc_id") and (problem := too_long(f"field {field}", value, ID_LIMIT)):
+        raise InputError(f"{location}: {problem}")
     return value.strip()
 
 
@@ -124,11 +137,11 @@ def qa_row(record: dict, location: str) -> dict:
     row["question_type"] = canonical_question_type(record["question_type"], location)
     row["category"] = category_of(row["question_type"])
     if record.get("category", row["category"]) != row["category"]:
-        raise InputError(f"{location}: category {record['category']!r} contradicts question type "
+        raise InputError(f"{location}: category {shown(record['category'])} contradicts question type "
                          f"{row['question_type']} ({row['category']})")
     level = record["level"].strip().upper() if isinstance(record["level"], str) else record["level"]
     if level not in LEVELS:
-        raise InputError(f"{location}: unknown level {record['level']!r}; expected one of {', '.join(LEVELS)}")
+        raise InputError(f"{location}: unknown level {shown(record['level'])}; expected one of {', '.join(LEVELS)}")
     row["level"] = level
     evidence_pages(record, location)  # optional, but checked wherever QA rows are read
     return {column: row[column] for column in QA_COLUMNS}
@@ -185,14 +198,15 @@ def read_qa(data_dir=None, files=None) -> list[dict]:
 def _check_document(row: dict, index: dict, location: str) -> None:
     document = index.get(row["doc_id"])
     if document is None:
-        raise InputError(f"{location}: doc_id {row['doc_id']!r} is not listed in {DOCUMENT_INDEX}")
+        raise InputError(f"{location}: doc_id {shown(row['doc_id'])} is not listed in {DOCUMENT_INDEX}")
     if document["domain"] != row["domain"]:
         raise InputError(f"{location}: domain {row['domain']} differs from its document's domain "
-                         f"{document['domain']} ({row['doc_id']})")
+                         f"{document['domain']} ({shown(row['doc_id'], quoted=False)})")
 
 
 def read_document_index(data_dir=None) -> list[dict]:
-    """Validated rows of documents.jsonl; ``file`` becomes an absolute Path that must exist."""
+    """Validated rows of documents.jsonl; ``file`` becomes a Path inside the release folder that must exist
+    (a relative path that leaves the folder, an absolute path or a link out of it is an error, never read)."""
     folder = release_dir(data_dir)
     path = folder / DOCUMENT_INDEX
     ids = _UniqueIds()
@@ -202,14 +216,24 @@ def read_document_index(data_dir=None) -> list[dict]:
         _check_fields(record, DOCUMENT_FIELDS, location)
         doc = {field: _text(record, field, location) for field in ("doc_id", "title", "file")}
         doc["domain"] = canonical_domain(record["domain"], location)
-        doc["file"] = folder / doc["file"]
-        if not doc["file"].is_file():
-            raise InputError(f"{location}: document file {doc['file']} not found")
+        doc["file"] = _document_file(folder, doc["file"], location)
         ids.add(doc["doc_id"], location)
         documents.append(doc)
     if not documents:
         raise InputError(f"{path}: no documents listed")
     return documents
+
+
+def _document_file(folder: Path, name: str, location: str) -> Path:
+    """folder / name, checked to be a file inside the release folder (after following links)."""
+    path = folder / name
+    if Path(name).is_absolute() or not path.resolve().is_relative_to(folder.resolve()):
+        raise InputError(f"{location}: document file {shown(name, 200)} is outside the release folder {folder}; "
+                         "give a path relative to the folder, inside it")
+    if not path.is_file():
+        raise InputError(f"{location}: document file {shown(str(path), 200, quoted=False)} not found"
+                         + (" (it is a folder)" if path.is_dir() else ""))
+    return path
 
 
 def read_documents(data_dir=None) -> list[dict]:
@@ -218,7 +242,7 @@ def read_documents(data_dir=None) -> list[dict]:
     for doc in read_document_index(data_dir):
         pages = pdf_pages(doc["file"])
         if not any(pages):
-            raise InputError(f"{doc['file']} (id {doc['doc_id']}): no extractable text on any page "
+            raise InputError(f"{where(doc['file'], record_id=doc['doc_id'])}: no extractable text on any page "
                              "(a scanned PDF needs OCR first)")
         rows.extend({"doc_id": doc["doc_id"], "domain": doc["domain"], "title": doc["title"],
                      "page": number, "text": text}
@@ -235,6 +259,8 @@ def pdf_pages(path) -> list[str]:
     except (pymupdf.FileDataError, RuntimeError) as err:
         raise InputError(f"{path}: cannot be read as a PDF ({err})") from None
     with document:
+        if document.needs_pass:
+            raise InputError(f"{path}: the PDF is encrypted (it needs a password to open); release it decrypted")
         return [page_text(page) for page in document]
 
 
@@ -274,8 +300,22 @@ def read_simpleqa(path) -> list[dict]:
 def fingerprint(data_dir=None, files=None) -> str:
     """Short sha256 over the QA files' names and bytes: the dataset revision recorded with results."""
     paths = [Path(f) for f in files] if files is not None else qa_files(data_dir)
-    digest = hashlib.sha256()
-    for path in sorted(paths, key=lambda p: p.name):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()[:12]
+    return files_digest((path.name, path) for path in paths)
 
+
+def documents_fingerprint(data_dir=None) -> str:
+    """Short sha256 over documents.jsonl and every file it lists (names relative to the release folder, and
+    bytes): what the documents config's rows are made of."""
+    folder = release_dir(data_dir)
+    paths = [folder / DOCUMENT_INDEX] + [doc["file"] for doc in read_document_index(data_dir)]
+    return files_digest((path.relative_to(folder).as_posix(), path) for path in paths)
+
+
+def files_digest(named_paths) -> str:
+    """Short sha256 over (name, bytes) of each file, in name order; a file that is not there counts as such
+    (whoever reads it reports that)."""
+    digest = hashlib.sha256()
+    for name, path in sorted(named_paths, key=lambda pair: pair[0]):
+        content = path.read_bytes() if path.is_file() else b"\0missing"
+        digest.update(name.encode("utf-8", "surrogateescape") + b"\0" + content + b"\0")
+    return digest.hexdigest()[:12]

@@ -31,15 +31,93 @@ def where(file=None, line=None, record_id=None, index=None) -> str:
     """A short location such as ``qa.jsonl line 12 (id fin-003)`` for error messages."""
     parts = []
     if file is not None:
-        parts.append(str(file))
+        parts.append(shown(str(file), 1000, quoted=False))
     if line is not None:
         parts.append(f"line {line}")
     if index is not None:
         parts.append(f"item {index}")
     text = " ".join(parts) or "input"
     if record_id is not None:
-        text += f" (id {record_id})"
+        text += f" (id {shown(record_id, quoted=False)})"
     return text
+
+
+def shown(value, limit: int = 60, *, quoted: bool = True) -> str:
+    """`value` as an error message quotes it: control, format and other non-printable characters (a newline, an
+    escape sequence, a bidi override, a lone surrogate) escaped as in Python's repr, cut after `limit`
+    characters with the rest counted. quoted=False leaves a string's quotes off (ids in locations)."""
+    text = value if isinstance(value, str) else repr(value)
+    cut = text[:limit]
+    more = f"... ({len(text) - limit} more characters)" if len(text) > limit else ""
+    if quoted and isinstance(value, str):
+        return repr(cut) + more
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in cut) + more
+
+
+# The longest metadata value accepted, per field: a submission's metadata ends up in tables, plot legends and
+# file headers, where a huge value costs minutes and gigabytes (a 200,000-character model name once did).
+METADATA_LIMITS = {"model": 200, "date": 10, "url": 2000, "notes": 5000}
+ID_LIMIT = 200  # record ids (question and document ids) and other names taken from input files
+
+
+MAX_LISTED = 25  # problems shown in one error; the rest are counted
+
+
+def raise_problems(problems: list[str], head: str):
+    """One InputError listing every problem under `head` (the first MAX_LISTED, then a count of the rest), so
+    whoever fixes the input fixes everything in one round."""
+    listed = problems[:MAX_LISTED]
+    more = len(problems) - len(listed)
+    text = f"{head}: {len(problems)} problem{'s' if len(problems) != 1 else ''}\n  " + "\n  ".join(listed)
+    if more:
+        text += f"\n  ... and {more} more"
+    raise InputError(text)
+
+
+def too_long(name: str, value: str, limit: int) -> str | None:
+    """The problem "<name> is N characters long; at most L are allowed (starts '...')", or None."""
+    if len(value) <= limit:
+        return None
+    return f"{name} is {len(value):,} characters long; at most {limit:,} are allowed (starts {shown(value, 40)})"
+
+
+def url_problem(name: str, value: str) -> str | None:
+    """The problem with a link taken from input (it becomes a link on the Hub and in reports), or None: only
+    http(s) addresses, so a ``javascript:`` or ``data:`` link never does."""
+    if value.lower().startswith(("http://", "https://")) and value.isprintable() and " " not in value:
+        return None
+    return f"{name} must be an http:// or https:// address without spaces, got {shown(value)}"
+
+
+def lone_surrogate(value, path: str = "") -> str | None:
+    """Where the first string in a parsed JSON value (keys included) holds a lone UTF-16 surrogate, such as
+    ``prediction`` or ``retrieved_contexts[2]``, or None. JSON's ``"\\ud800"`` escape parses to one, and no
+    file can then be written with it (UTF-8 has no encoding for it)."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as err:
+            return f"{path or 'value'} (character {err.start + 1}: {shown(value[err.start])})"
+        return None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found = lone_surrogate(key, f"a field name in {path}" if path else "a field name") or lone_surrogate(
+                item, f"{path}.{key}" if path else str(key))
+            if found:
+                return found
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            found = lone_surrogate(item, f"{path}[{i}]")
+            if found:
+                return found
+    return None
+
+
+def surrogate_problem(value) -> str | None:
+    """The error text for a lone surrogate in a parsed JSON value, or None when there is none."""
+    found = lone_surrogate(value)
+    return None if found is None else (f"{found} holds a lone UTF-16 surrogate (an unpaired \\ud800-\\udfff "
+                                       "escape), which is not text; fix the encoding of that value")
 
 
 def canonical_question_type(value, location: str = "input") -> str:
@@ -49,14 +127,14 @@ def canonical_question_type(value, location: str = "input") -> str:
         name = TYPE_ALIASES.get(name, name.lower())
         if name in QUESTION_TYPES:
             return name
-    raise InputError(f"{location}: unknown question type {value!r}; expected one of "
+    raise InputError(f"{location}: unknown question type {shown(value)}; expected one of "
                      f"{', '.join(QUESTION_TYPES)} or the Chinese names {' '.join(TYPE_ALIASES)}")
 
 
 def canonical_domain(value, location: str = "input") -> str:
     if isinstance(value, str) and value.strip().lower() in DOMAINS:
         return value.strip().lower()
-    raise InputError(f"{location}: unknown domain {value!r}; expected one of {', '.join(DOMAINS)}")
+    raise InputError(f"{location}: unknown domain {shown(value)}; expected one of {', '.join(DOMAINS)}")
 
 
 def category_of(question_type: str) -> str:
@@ -71,7 +149,7 @@ def check_texts(name: str, values, *, allow_empty: bool = True) -> list[str]:
     values = list(values)
     for i, v in enumerate(values):
         if not isinstance(v, str):
-            raise InputError(f"{name}[{i}]: expected a string, got {type(v).__name__} ({v!r:.60})")
+            raise InputError(f"{name}[{i}]: expected a string, got {type(v).__name__} ({shown(v)})")
         if not allow_empty and not v.strip():
             raise InputError(f"{name}[{i}]: empty string")
     return values
@@ -108,7 +186,7 @@ def check_labels(name: str, values, allowed, canonical=None) -> list[str]:
         elif v in allowed:
             out.append(v)
         else:
-            raise InputError(f"{name}[{i}]: unknown value {v!r}; expected one of {', '.join(allowed)}")
+            raise InputError(f"{name}[{i}]: unknown value {shown(v)}; expected one of {', '.join(allowed)}")
     return out
 
 

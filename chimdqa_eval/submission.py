@@ -13,18 +13,20 @@ collected first and reported in one InputError, so a submitter fixes everything 
 from __future__ import annotations
 
 import datetime
+import difflib
 import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from chimdqa_eval.schema import InputError, where
+from chimdqa_eval.release import id_in_raw_line
+from chimdqa_eval.schema import (ID_LIMIT, METADATA_LIMITS, InputError, raise_problems, shown, surrogate_problem,
+                                 too_long, url_problem, where)
 
 PREDICTION_FIELDS = ("id", "prediction", "retrieved_contexts", "logprobs", "confidence")
 OPTIONAL_FIELDS = ("retrieved_contexts", "logprobs", "confidence")
 METADATA_FIELDS = ("model", "rag", "date", "notes", "url", "generation")
 CONTEXT_FIELDS = ("text", "doc_id", "page")
-MAX_LISTED = 25  # problems shown in one error; the rest are counted
 
 
 @dataclass
@@ -47,13 +49,16 @@ def metadata_path_for(predictions_path) -> Path:
     return path.with_name(path.name.removesuffix(".jsonl") + ".meta.json")
 
 
-def _raise_all(problems: list[str], head: str):
-    listed = problems[:MAX_LISTED]
-    more = len(problems) - len(listed)
-    text = f"{head}: {len(problems)} problem{'s' if len(problems) != 1 else ''}\n  " + "\n  ".join(listed)
-    if more:
-        text += f"\n  ... and {more} more"
-    raise InputError(text)
+def _unknown_fields(record: dict, allowed) -> str | None:
+    """"unknown field(s) predicton (did you mean prediction?); allowed: ...", or None when all are known."""
+    unknown = sorted(set(record) - set(allowed))
+    if not unknown:
+        return None
+    named = []
+    for name in unknown:
+        close = difflib.get_close_matches(name, allowed, n=1, cutoff=0.7)
+        named.append(shown(name, quoted=False) + (f" (did you mean {close[0]}?)" if close else ""))
+    return f"unknown field(s) {', '.join(named)}; allowed: {', '.join(allowed)}"
 
 
 def _record_problems(record, loc: str) -> list[str]:
@@ -61,13 +66,18 @@ def _record_problems(record, loc: str) -> list[str]:
     if not isinstance(record, dict):
         return [f"{loc}: expected a JSON object, got {type(record).__name__}"]
     problems = []
-    unknown = sorted(set(record) - set(PREDICTION_FIELDS))
+    unknown = _unknown_fields(record, PREDICTION_FIELDS)
     if unknown:
-        problems.append(f"{loc}: unknown field(s) {', '.join(unknown)}; allowed: {', '.join(PREDICTION_FIELDS)}")
+        problems.append(f"{loc}: {unknown}")
+    surrogate = surrogate_problem(record)
+    if surrogate:
+        problems.append(f"{loc}: {surrogate}")
     if "id" not in record:
         problems.append(f"{loc}: missing field 'id'")
     elif not isinstance(record["id"], str) or not record["id"].strip():
-        problems.append(f"{loc}: 'id' must be a non-empty string, got {record['id']!r:.60}")
+        problems.append(f"{loc}: 'id' must be a non-empty string, got {shown(record['id'])}")
+    elif long_id := too_long("'id'", record["id"], ID_LIMIT):
+        problems.append(f"{loc}: {long_id}")
     if "prediction" not in record:
         problems.append(f"{loc}: missing field 'prediction' (use \"\" for a question the system did not answer)")
     elif not isinstance(record["prediction"], str):
@@ -78,7 +88,7 @@ def _record_problems(record, loc: str) -> list[str]:
     confidence = record.get("confidence")
     if confidence is not None and (isinstance(confidence, bool) or not isinstance(confidence, (int, float))
                                    or not 0 <= confidence <= 100):
-        problems.append(f"{loc}: 'confidence' must be a number from 0 to 100 or null, got {confidence!r:.60}")
+        problems.append(f"{loc}: 'confidence' must be a number from 0 to 100 or null, got {shown(confidence)}")
     if "logprobs" in record:
         logprobs = record["logprobs"]
         if (not isinstance(logprobs, list) or not logprobs or not all(
@@ -107,18 +117,21 @@ def context_texts(contexts) -> list[str] | None:
 
 def read_predictions(path) -> list[dict]:
     """Parse and type-check a predictions jsonl; each row gets its 1-based ``line``. All problems in one error."""
-    rows, problems = _parse_predictions(Path(path))
+    rows, problems, _ = _parse_predictions(Path(path))
     if problems:
-        _raise_all(problems, f"{path}: invalid predictions file")
+        raise_problems(problems, f"{path}: invalid predictions file")
     return rows
 
 
 def _parse_predictions(path: Path):
-    """(valid rows, problems) of a predictions jsonl."""
+    """(valid rows, problems, ids named on any line, valid or not) of a predictions jsonl."""
+    if path.is_dir():
+        raise InputError(f"{path}: is a folder; expected a predictions file (jsonl)")
     if not path.is_file():
         raise InputError(f"{path}: no such predictions file")
     rows, problems = [], []
     first_line_of: dict = {}
+    named: set = set()
     with path.open("rb") as f:
         for line_no, raw in enumerate(f, 1):
             loc = where(path.name, line_no)
@@ -129,13 +142,17 @@ def _parse_predictions(path: Path):
                 continue
             if not text.strip():
                 continue
-            try:
-                record = json.loads(text)
+            try:  # without the line break: an error at the end of the line is in this line's last column + 1
+                record = json.loads(text.rstrip("\r\n"))
             except json.JSONDecodeError as err:
-                problems.append(f"{loc}: not valid JSON ({err.msg} at column {err.colno})")
+                record_id = id_in_raw_line(text)
+                named.add(record_id)
+                problems.append(f"{where(path.name, line_no, record_id=record_id)}: not valid JSON "
+                                f"({err.msg} at column {err.colno})")
                 continue
             if isinstance(record, dict) and isinstance(record.get("id"), str):
                 loc = where(path.name, line_no, record_id=record["id"])
+                named.add(record["id"])
             record_problems = _record_problems(record, loc)
             if record_problems:
                 problems += record_problems
@@ -155,7 +172,7 @@ def _parse_predictions(path: Path):
                 f"{path.name}: '{name}' is given on {len(having)} line(s) but missing on {len(lacking)} "
                 f"(lines {', '.join(str(r['line']) for r in lacking[:10])}{' ...' if len(lacking) > 10 else ''}); "
                 "give it on every line or on none")
-    return rows, problems
+    return rows, problems, named
 
 
 def read_metadata(path, *, overrides: dict | None = None, has_contexts: bool = False) -> dict:
@@ -165,52 +182,64 @@ def read_metadata(path, *, overrides: dict | None = None, has_contexts: bool = F
     """
     path = Path(path)
     meta: dict = {}
+    if path.exists() and not path.is_file():
+        raise InputError(f"{path}: is a folder or other non-file; expected the submission metadata (JSON)")
     if path.is_file():
         try:
             meta = json.loads(path.read_text(encoding="utf-8-sig"))
         except json.JSONDecodeError as err:
-            raise InputError(f"{path}: not valid JSON ({err.msg} at line {err.lineno})") from None
+            raise InputError(f"{path}: not valid JSON ({err.msg} at line {err.lineno}, column {err.colno})") from None
         except UnicodeDecodeError as err:
             raise InputError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
         if not isinstance(meta, dict):
             raise InputError(f"{path}: expected a JSON object with {', '.join(METADATA_FIELDS)}")
     meta.update({k: v for k, v in (overrides or {}).items() if v is not None})
     problems = []
-    unknown = sorted(set(meta) - set(METADATA_FIELDS))
+    unknown = _unknown_fields(meta, METADATA_FIELDS)
     if unknown:
-        problems.append(f"unknown field(s) {', '.join(unknown)}; allowed: {', '.join(METADATA_FIELDS)}")
-    for name in ("model", "notes", "url", "date"):
+        problems.append(unknown)
+    surrogate = surrogate_problem(meta)
+    if surrogate:
+        problems.append(surrogate)
+    for name, limit in METADATA_LIMITS.items():
         if name in meta and not isinstance(meta[name], str):
             problems.append(f"'{name}' must be a string, got {type(meta[name]).__name__}")
+        elif name in meta and (long_value := too_long(f"'{name}'", meta[name], limit)):
+            problems.append(long_value)
+        elif name == "url" and name in meta and (bad_url := url_problem("'url'", meta["url"])):
+            problems.append(bad_url)
     if "generation" in meta and not isinstance(meta["generation"], dict):
         problems.append(f"'generation' must be an object, got {type(meta['generation']).__name__}")
     if "rag" in meta and not isinstance(meta["rag"], bool):
-        problems.append(f"'rag' must be true or false, got {meta['rag']!r}")
-    if isinstance(meta.get("date"), str):
+        problems.append(f"'rag' must be true or false, got {shown(meta['rag'])}")
+    if isinstance(meta.get("date"), str) and len(meta["date"]) <= METADATA_LIMITS["date"]:
         try:
             datetime.date.fromisoformat(meta["date"])
         except ValueError:
-            problems.append(f"'date' must be an ISO date such as 2025-01-31, got {meta['date']!r}")
+            problems.append(f"'date' must be an ISO date such as 2025-01-31, got {shown(meta['date'])}")
     if meta.get("rag") is False and has_contexts:
         problems.append("'rag' is false but the predictions carry retrieved_contexts")
     if problems:
-        _raise_all(problems, f"{path}: invalid submission metadata")
+        raise_problems(problems, f"{path}: invalid submission metadata")
     meta.setdefault("model", Path(path).name.removesuffix(".meta.json"))
     meta.setdefault("rag", has_contexts)
     return {k: meta[k] for k in METADATA_FIELDS if k in meta}
 
 
-def _join_problems(rows: list[dict], questions: list[dict], allow_partial: bool, source: str):
-    """(problems, missing ids): ids the dataset lacks are always a problem, missing ids unless `allow_partial`."""
+def _join_problems(rows: list[dict], questions: list[dict], allow_partial: bool, source: str, named=frozenset()):
+    """(problems, missing ids): ids the dataset lacks are always a problem, missing ids unless `allow_partial`.
+
+    A question is missing when no line names its id; a line that names it but has other problems is reported
+    with those problems, not as a missing prediction."""
     known = {q["id"] for q in questions}
     problems = [f"{where(source, r['line'], record_id=r['id'])}: id not in the dataset"
                 for r in rows if r["id"] not in known]
-    predicted = {r["id"] for r in rows}
+    predicted = {r["id"] for r in rows} | set(named)
     missing = [q["id"] for q in questions if q["id"] not in predicted]
     if missing and not allow_partial:
-        shown = ", ".join(missing[:10]) + (" ..." if len(missing) > 10 else "")
+        listed = ", ".join(shown(i, quoted=False) for i in missing[:10]) + (" ..." if len(missing) > 10 else "")
         problems.append(f"{source}: {len(missing)} of {len(questions)} questions have no prediction "
-                        f"(coverage {100 * (len(questions) - len(missing)) / len(questions):.1f}%): {shown}; "
+                        f"(coverage {100 * (len(questions) - len(missing)) / len(questions):.1f}%): {listed}; "
                         "allow a partial submission (--allow-partial) to score the covered questions only")
     return problems, missing
 
@@ -237,12 +266,12 @@ def load_submission(predictions_path, questions: list[dict], *, metadata_path=No
     predictions_path = Path(predictions_path)
     if not questions:
         raise InputError("the dataset selection has no questions to score")
-    rows, problems = _parse_predictions(predictions_path)
+    rows, problems, named = _parse_predictions(predictions_path)
     n_all = len(rows)
     rows = [r for r in rows if r["id"] not in outside_ids]
-    join_problems, missing = _join_problems(rows, questions, allow_partial, predictions_path.name)
+    join_problems, missing = _join_problems(rows, questions, allow_partial, predictions_path.name, named)
     problems += join_problems
-    if metadata_path is not None and not Path(metadata_path).is_file():  # only the default side file is optional
+    if metadata_path is not None and not Path(metadata_path).exists():  # only the default side file is optional
         problems.append(f"{metadata_path}: no such metadata file")
     try:  # metadata problems join the same list: one round of fixes
         metadata = read_metadata(metadata_path or metadata_path_for(predictions_path), overrides=metadata_overrides,
@@ -250,7 +279,7 @@ def load_submission(predictions_path, questions: list[dict], *, metadata_path=No
     except InputError as err:
         problems.append(str(err))
     if problems:
-        _raise_all(problems, f"{predictions_path}: invalid submission")
+        raise_problems(problems, f"{predictions_path}: invalid submission")
     items = join_with_dataset(rows, questions)
     if not items:
         raise InputError(f"{predictions_path}: no prediction matches a question of the dataset selection")

@@ -5,11 +5,15 @@
         server.latency = 0.05                                 # seconds slept before every reply
         server.queue(Reply(status=429, headers={"Retry-After": "0"}), Reply(status=500))  # the next two
         server.requests                                       # every request body received, in order
+        server.gets                                           # every GET path received (GET <base>/models)
 
 The handler gets the decoded JSON request body and returns either the assistant's reply text or a `Reply`
 (any status, raw body, headers, extra delay). Queued replies are served first, one per request, before the
 handler is consulted; that is how tests script "fail twice, then answer". `hits(text)` counts requests
-whose last message contains a text, to check what was (not) asked again.
+whose last message contains a text, to check what was (not) asked again. Every completion reports `usage`:
+by default one "token" per character (prompt: all message contents; completion: the reply), or `Reply.usage`;
+`Reply(no_usage=True)` leaves it out, `Reply(logprobs=[...])` adds OpenAI-style token log-probabilities.
+`GET <base>/models` lists the one model "test-model" unless the server was made with `serve_models=False`.
 """
 from __future__ import annotations
 
@@ -30,29 +34,49 @@ class Reply:
     body: str | None = None
     headers: dict = field(default_factory=dict)
     delay: float = 0.0
+    usage: dict | None = None      # default: one token per character (see the module docstring)
+    no_usage: bool = False         # leave `usage` out of the completion, as some servers do
+    logprobs: list | None = None   # one log-probability per token, sent as choices[0].logprobs.content
 
 
-def completion_body(text: str, model: str = "test-model") -> str:
-    """The JSON of a chat.completion object whose only choice says `text`."""
-    return json.dumps({
-        "id": "chatcmpl-test", "object": "chat.completion", "created": int(time.time()), "model": model,
-        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
-        "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
-    }, ensure_ascii=False)
+def completion_body(text: str, model: str = "test-model", usage: dict | None = None,
+                    logprobs: list | None = None) -> str:
+    """The JSON of a chat.completion object whose only choice says `text` (with `usage` when given)."""
+    choice = {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}
+    if logprobs is not None:
+        choice["logprobs"] = {"content": [{"token": f"t{k}", "logprob": lp, "top_logprobs": []}
+                                          for k, lp in enumerate(logprobs)]}
+    body = {"id": "chatcmpl-test", "object": "chat.completion", "created": int(time.time()), "model": model,
+            "choices": [choice]}
+    if usage is not None:
+        body["usage"] = usage
+    return json.dumps(body, ensure_ascii=False)
+
+
+def char_usage(body: dict, text: str) -> dict:
+    """The test server's token usage: one token per character of the messages and of the reply."""
+    prompt = sum(len(m.get("content") or "") for m in body.get("messages", []))
+    return {"prompt_tokens": prompt, "completion_tokens": len(text), "total_tokens": prompt + len(text)}
+
+
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 128  # the default listen backlog (5) refuses connections when many clients connect at once
 
 
 class ChatServer:
-    """Serves POST <base>/chat/completions on 127.0.0.1 (a free port) in a background thread."""
+    """Serves POST /v1/chat/completions (and GET /v1/models) on 127.0.0.1 (a free port) in a background thread."""
 
     def __init__(self, handler: Callable[[dict], "str | Reply"] = lambda body: "", *, latency: float = 0.0,
-                 port: int = 0):
+                 serve_models: bool = True, port: int = 0):
         self.handler = handler
         self.latency = latency
+        self.serve_models = serve_models
         self.requests: list[dict] = []
+        self.gets: list[str] = []
         self.headers: list[dict] = []
         self._queue: deque = deque()
         self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), self._handler_class())  # port 0: a free one
+        self._httpd = _Server(("127.0.0.1", port), self._handler_class())  # port 0: a free one
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,), daemon=True)
 
@@ -99,10 +123,18 @@ class ChatServer:
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
+            def do_GET(self):
+                with server._lock:
+                    server.gets.append(self.path)
+                if server.serve_models and self.path.rstrip("/") == "/v1/models":
+                    return self._send(Reply(body=json.dumps({"object": "list", "data": [
+                        {"id": "test-model", "object": "model", "owned_by": "tests"}]})))
+                self._send(Reply(status=404, body='{"error": {"message": "not found"}}'))
+
             def do_POST(self):
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length)
-                if not self.path.rstrip("/").endswith("/chat/completions"):
+                if self.path.rstrip("/") != "/v1/chat/completions":
                     return self._send(Reply(status=404, body='{"error": {"message": "not found"}}'))
                 try:
                     body = json.loads(raw)
@@ -112,13 +144,15 @@ class ChatServer:
                     server.headers.append(dict(self.headers))
                 reply = server._next_reply(body)
                 time.sleep(server.latency + reply.delay)
-                self._send(reply, body.get("model", "test-model"))
+                self._send(reply, body)
 
-            def _send(self, reply: Reply, model: str = "test-model"):
+            def _send(self, reply: Reply, request: dict | None = None):
                 if reply.body is not None:
                     payload = reply.body
                 elif reply.status == 200:
-                    payload = completion_body(reply.text, model)
+                    usage = None if reply.no_usage else reply.usage or char_usage(request or {}, reply.text)
+                    payload = completion_body(reply.text, (request or {}).get("model", "test-model"), usage,
+                                              reply.logprobs)
                 else:
                     payload = json.dumps({"error": {"message": reply.text or f"status {reply.status}"}})
                 data = payload.encode("utf-8")

@@ -39,7 +39,8 @@ def test_paired_test_sign_and_significance():
 
 
 def test_paired_test_identical_and_nearly_identical_systems():
-    assert paired_factual_test(GRADES, GRADES)["F1"] == (0.0, 1.0)
+    # Equal item by item: every resample gives a difference of 0, which is no test at all.
+    assert paired_factual_test(GRADES, GRADES)["F1"] == (0.0, None)
     one_more = ["CO"] + GRADES[1:]      # unchanged
     one_more[-1] = "CO"                 # one IN -> CO out of 200: not significant
     diff, p = paired_factual_test(GRADES, one_more, seed=2)["CO"]
@@ -51,7 +52,17 @@ def test_paired_test_needs_the_same_items():
         paired_factual_test(GRADES, GRADES[:-1])
     with pytest.raises(ValueError, match="empty"):
         factual_confidence_intervals([])
-    assert not math.isnan(factual_confidence_intervals(["NA"])["CGA"][0])  # nothing attempted: 0, not NaN
+    assert not math.isnan(factual_confidence_intervals(["NA", "CO"])["CGA"][0])  # nothing attempted: 0, not NaN
+
+
+def test_identical_grades_have_no_variation():
+    assert factual_confidence_intervals(["CO"] * 40) == dict.fromkeys(("CO", "NA", "IN", "CGA", "F1"))
+    assert factual_confidence_intervals(["NA"]) == dict.fromkeys(("CO", "NA", "IN", "CGA", "F1"))
+    # Every item moves from IN to CO: a difference of 100 points, but nothing for a bootstrap to resample.
+    tests = paired_factual_test(["IN"] * 40, ["CO"] * 40)
+    assert tests["CO"] == (pytest.approx(100.0), None) and tests["F1"] == (pytest.approx(100.0), None)
+    # One item differs from the rest: variation again, and a p-value.
+    assert paired_factual_test(["IN"] * 40, ["CO"] * 39 + ["IN"])["CO"][1] is not None
 
 
 def test_factual_intervals_and_tests_are_the_generic_bootstrap_of_each_score():

@@ -182,3 +182,21 @@ def test_the_module_docstring_examples_hold(monkeypatch):
     runner = doctest.DocTestRunner()
     runner.run(test)
     assert runner.summarize().failed == 0 and len(test.examples) >= 5
+
+
+def test_llm_judge_takes_an_endpoint_or_a_shared_client(tmp_path):
+    from chimdqa_eval.llm import LLMEndpoint
+
+    predictions, references = ["陶渊明", "李白"], ["陶渊明"] * 2
+    questions = ["《桃花源记》的作者是谁？"] * 2
+    with ChatServer(_grader) as a, ChatServer(_grader) as b:
+        endpoint = LLMEndpoint("grader-1", (a.api_base, b.api_base.replace("127.0.0.1", "localhost")),
+                               concurrency=1, cache_path=tmp_path / "judge.sqlite")
+        result = compute_factual(predictions, references, questions, judge="llm", endpoint=endpoint)
+        assert result["grades"] == ["CO", "IN"] and len(a.requests) + len(b.requests) == 2
+        assert parse_signature(result["signature"])["judge_api"] == "127.0.0.1,localhost"
+        with endpoint.client() as client:  # shared: the caller keeps it open and reads its usage
+            compute_factual(predictions, references, questions, judge="llm", endpoint=client)
+            compute_factual(["不知道"], ["陶渊明"], questions[:1], judge="llm", endpoint=client)
+            usage = client.usage_report()["stages"]["judge"]
+    assert (usage["cache_hits"], usage["requests"]) == (2, 1)

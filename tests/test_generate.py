@@ -8,7 +8,7 @@ import threading
 import jsonschema
 import pytest
 
-from chat_server import ChatServer
+from chat_server import ChatServer, Reply
 from chimdqa_eval import cli, release
 from chimdqa_eval.report.results import SCHEMA_PATH
 
@@ -73,7 +73,8 @@ def test_long_mode_packs_the_document_and_evaluate_accepts_it(server, tmp_path):
     assert gen["context"]["questions_truncated"] == 0 and gen["context"]["pages"]["finance-01"] == [2, 2]
     template_file = release.shipped_path("chimdqa_eval/generate/templates/chimdqa.yaml")
     assert gen["template"]["sha256"] == hashlib.sha256(template_file.read_bytes()).hexdigest()
-    assert gen["endpoints"] == [server.api_base.split("//")[1].split("/")[0]] and gen["n_answered"] == 66
+    assert gen["api"] == "127.0.0.1" and gen["api_bases"] == 1 and gen["n_answered"] == 66
+    assert gen["usage"]["stages"]["generate"]["asked"] == 66 and gen["usage"]["total"]["prompt_tokens"] > 0
     code, results = evaluate(out, tmp_path / "res")
     assert code == 0 and results["generation"]["mode"] == "long" and results["model"]["model"] == "test-model"
     # the oracle answers the factual questions not ending in -002 with the reference: the rule judge agrees
@@ -209,3 +210,53 @@ def test_run_generates_and_evaluates_both_conditions_with_the_rag_pair(server, t
     assert rag["generation"]["mode"] == "rag"
     report = (out / "rag" / "report.html").read_text(encoding="utf-8")
     assert "Without vs with RAG" in report and len(server.requests) == 2 * 66
+
+
+def test_logprobs_are_asked_for_stored_and_give_perplexity(tmp_path):
+    def with_logprobs(body):
+        assert body["logprobs"] is True
+        return Reply(text=oracle(body), logprobs=[-0.5, -1.5])
+
+    out = tmp_path / "p.jsonl"
+    with ChatServer(with_logprobs) as server:
+        assert generate(server, out, "--logprobs", mode="closed-book") == 0
+    rows = read_jsonl(out)
+    assert all(r["logprobs"] == [-0.5, -1.5] for r in rows)
+    code, results = evaluate(out, tmp_path / "res")
+    # perplexity = exp(mean negative log-probability) = exp(1.0)
+    assert code == 0 and results["metrics"]["open_ended"]["perplexity"]["value"] == pytest.approx(2.7183, abs=1e-3)
+
+
+def test_an_endpoint_without_logprobs_leaves_the_questions_unanswered(server, tmp_path, capsys):
+    assert generate(server, tmp_path / "p.jsonl", "--logprobs", mode="closed-book") == 1
+    assert "no token log-probabilities" in capsys.readouterr().err
+
+
+def test_the_call_cap_stops_and_the_same_command_resumes(server, tmp_path, capsys):
+    out = tmp_path / "p.jsonl"
+    assert generate(server, out, "--max-llm-calls", 10, "--concurrency", 2, mode="closed-book") == 1
+    assert "--max-llm-calls 10" in capsys.readouterr().err
+    assert len(read_jsonl(out)) == 10 == len(server.requests)
+    assert generate(server, out, mode="closed-book") == 0
+    assert len(read_jsonl(out)) == 66 == len(server.requests)
+
+
+def test_a_dry_run_counts_the_calls_and_asks_nothing(server, tmp_path, capsys):
+    out = tmp_path / "p.jsonl"
+    assert generate(server, tmp_path / "first.jsonl", "--config", "law", mode="closed-book") == 0
+    capsys.readouterr()
+    assert generate(server, out, "--dry-run", mode="closed-book") == 0
+    printed = capsys.readouterr().out
+    assert "generate (closed-book)" in printed and " 55" in printed and "11 of 66 cached" in printed
+    assert len(server.requests) == 11 and not out.exists()
+
+
+def test_several_api_bases_share_the_work(tmp_path):
+    with ChatServer(oracle) as first, ChatServer(oracle) as second:
+        out = tmp_path / "p.jsonl"
+        assert cli.main(["generate", "--model", "test-model", "--api-base", first.api_base, second.api_base,
+                         "--concurrency", "2", "--mode", "closed-book", "--out", str(out)]) == 0
+        assert len(first.requests) + len(second.requests) == 66
+        assert len(first.requests) >= 20 and len(second.requests) >= 20
+    meta = json.loads((tmp_path / "p.meta.json").read_text(encoding="utf-8"))["generation"]
+    assert meta["api_bases"] == 2 and len(read_jsonl(out)) == 66

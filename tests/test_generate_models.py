@@ -133,7 +133,7 @@ def test_transformers_backend_generates_in_batches_what_one_by_one_generation_gi
     assert rows[3]["prediction"] == tokenizer.decode(new, skip_special_tokens=True).strip()
     assert rows[3]["logprobs"] == pytest.approx(logprobs.tolist(), abs=1e-4)
     meta = json.loads((tmp_path / "p.meta.json").read_text(encoding="utf-8"))["generation"]
-    assert meta["backend"] == "transformers" and meta["endpoints"] is None and len(meta["model_fingerprint"]) == 16
+    assert meta["backend"] == "transformers" and "api" not in meta and len(meta["model_fingerprint"]) == 16
     # evaluate reads the log-probabilities for perplexity without a local LM
     results_dir = tmp_path / "res"
     assert cli.main(["evaluate", "--predictions", str(out), "--config", "finance", "--out", str(results_dir),

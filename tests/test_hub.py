@@ -7,8 +7,9 @@ import pytest
 import yaml
 
 import chimdqa
-from chimdqa_eval import hub, release
+from chimdqa_eval import release
 from chimdqa_eval.cli import main
+from chimdqa_eval.hub import dataset as hub_dataset
 from chimdqa_eval.schema import DOMAINS, QUESTION_TYPES, InputError
 
 
@@ -43,10 +44,10 @@ def test_export_hub_loads_with_datasets_load_dataset(tmp_path, capsys):
 
 
 def test_card_configs_come_from_the_builder(tmp_path):
-    out = hub.export_hub(tmp_path / "hub")
+    out = hub_dataset.export_hub(tmp_path / "hub")
     card = front_matter(out / "README.md")
-    assert card["pretty_name"] == front_matter(hub.CARD)["pretty_name"]
-    assert "configs" not in front_matter(hub.CARD)  # never written by hand
+    assert card["pretty_name"] == front_matter(hub_dataset.CARD)["pretty_name"]
+    assert "configs" not in front_matter(hub_dataset.CARD)  # never written by hand
     configs = {c["config_name"]: c for c in card["configs"]}
     builder_configs = [c for c in chimdqa.ChiMDQA.BUILDER_CONFIGS if c.kind != "simpleqa"]
     assert list(configs) == [c.name for c in builder_configs]
@@ -69,8 +70,8 @@ def test_partial_release_leaves_out_empty_cells(tmp_path):
     law = root / "qa" / "law.jsonl"
     kept = [line for line in law.read_text("utf-8").splitlines() if json.loads(line)["id"] != "law-cal-001"]
     law.write_text("\n".join(kept) + "\n", encoding="utf-8")
-    out = hub.export_hub(tmp_path / "hub")  # a full export first: re-exporting must drop the stale cell
-    out = hub.export_hub(out, root)
+    out = hub_dataset.export_hub(tmp_path / "hub")  # a full export first: re-exporting must drop the stale cell
+    out = hub_dataset.export_hub(out, root)
     assert not (out / "data" / "law" / "computational.parquet").exists()
     law_splits = datasets.load_dataset(str(out), "law")
     assert "computational" not in law_splits and len(law_splits["test"]) == 10
@@ -79,4 +80,4 @@ def test_partial_release_leaves_out_empty_cells(tmp_path):
 
 def test_card_without_front_matter_is_an_error():
     with pytest.raises(InputError, match="YAML front matter"):
-        hub.card_with_configs("# no front matter\n", [], "abc")
+        hub_dataset.card_with_configs("# no front matter\n", [], "abc")

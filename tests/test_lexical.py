@@ -1,12 +1,18 @@
-"""ROUGE-L, METEOR and CIDEr-D equal rouge_score, NLTK and pycocoevalcap fed the same tokens (|delta| <= 1e-9)."""
+"""ROUGE-L, METEOR and CIDEr-D equal rouge_score, NLTK and pycocoevalcap fed the same tokens (|delta| <= 1e-9);
+CIDEr equals Vedantam et al. 2015's formula written out below."""
+import json
+import math
 import random
+import re
+from collections import Counter
 
 import pytest
 from nltk.translate.meteor_score import meteor_score
 from pycocoevalcap.cider.cider import Cider
 from rouge_score import rouge_scorer
 
-from chimdqa_eval.lexical import cider_d, lcs_length, meteor, rouge_l
+from chimdqa_eval import release
+from chimdqa_eval.lexical import _cider_per_n, cider, cider_d, lcs_length, meteor, reference_digest, rouge_l
 from chimdqa_eval.text import tokenize
 
 # Chinese words, plus English forms that exercise METEOR's lower-casing and Porter stemming.
@@ -185,3 +191,96 @@ def test_empty_sides_score_zero_and_identical_texts_score_one():
 def test_mismatched_lengths_are_rejected():
     with pytest.raises(ValueError):
         rouge_l([["a"]], [])
+
+
+# ---- CIDEr (Vedantam et al. 2015) ------------------------------------------------------------------------------
+
+def _paper_cider(candidates, reference_sets, n=4):
+    """CIDEr from the paper's equations, with plain dicts: g_k(s) = h_k(s) / sum_l h_l(s) * log(|I| / df_k),
+    df_k the number of items whose reference set holds n-gram k (at least 1), |I| the number of items;
+    CIDEr_n(c, S) = mean over the references s of S of the cosine of g^n(c) and g^n(s);
+    CIDEr = sum over n of CIDEr_n / n_max."""
+    def grams(tokens, k):
+        return Counter(tuple(tokens[i:i + k]) for i in range(len(tokens) - k + 1))
+
+    n_items = len(reference_sets)
+    scores = [0.0] * len(candidates)
+    for k in range(1, n + 1):
+        ref_grams = [[grams(s, k) for s in refs] for refs in reference_sets]
+        df = Counter()
+        for refs in ref_grams:
+            df.update(set().union(*refs))
+
+        def vector(counts):
+            total = sum(counts.values())
+            return {g: c / total * math.log(n_items / max(1, df[g])) for g, c in counts.items()}
+
+        def cosine(u, v):
+            norm_u, norm_v = math.sqrt(sum(x * x for x in u.values())), math.sqrt(sum(x * x for x in v.values()))
+            dot = sum(x * v.get(g, 0.0) for g, x in u.items())
+            return dot / (norm_u * norm_v) if norm_u and norm_v else 0.0
+
+        for i, candidate in enumerate(candidates):
+            g_c = vector(grams(candidate, k))
+            scores[i] += sum(cosine(g_c, vector(r)) for r in ref_grams[i]) / len(ref_grams[i]) / n
+    return scores
+
+
+def _sample_paragraphs():
+    """The sample release's open-ended answers (multi-sentence Chinese paragraphs) and the sample system's
+    answers to them, jieba-tokenized."""
+    answers = {q["id"]: q["answer"] for q in release.read_qa() if q["category"] == "open_ended"}
+    rows = [json.loads(line) for line in (release.SAMPLE_DIR / "predictions.jsonl").read_text(
+        encoding="utf-8").splitlines()]
+    pairs = [(r["prediction"], answers[r["id"]]) for r in rows if r["id"] in answers]
+    assert len(pairs) == 30 and all(len(re.findall("[。；！？]", ref)) >= 2 for _, ref in pairs)
+    return [tokenize(p) for p, _ in pairs], [tokenize(r) for _, r in pairs]
+
+
+def test_cider_equals_the_papers_formula_on_chinese_paragraphs():
+    preds, refs = _sample_paragraphs()
+    ours = cider(preds, refs)
+    _assert_close(ours, _paper_cider(preds, [[r] for r in refs]))
+    # On paragraphs CIDEr is spread out where CIDEr-D's length penalty flattens every item to ~0.
+    assert 0.05 < sum(ours) / len(ours) < 0.5 and max(ours) - min(ours) > 0.1
+    assert max(cider_d(preds, refs)) < 1e-6
+
+
+def test_cider_equals_the_papers_formula_on_mixed_pairs():
+    preds, refs = _pairs(11, 300)
+    refs = [r or ["的"] for r in refs]
+    _assert_close(cider(preds, refs), _paper_cider(preds, [[r] for r in refs]))
+
+
+def test_cider_d_is_the_cider_core_with_clipping_and_the_length_penalty():
+    preds, refs = _sample_paragraphs()
+    # Answers padded with their references' words to within 2 tokens of their lengths, so the length penalty is
+    # not ~0, and repeating words, so clipping matters.
+    preds = [(p + r)[:len(r) + i % 5 - 2] for i, (p, r) in enumerate(zip(preds, refs))]
+    pycoco = _reference_cider(preds, refs)
+    both = (_cider_per_n(preds, refs, n=4, clip=True, sigma=6.0).mean(axis=0) * 10).tolist()
+    _assert_close(both, pycoco)
+    assert both == cider_d(preds, refs)
+    assert min(pycoco) > 0.1  # a real comparison, not zeros against zeros
+    neither = (_cider_per_n(preds, refs, n=4, clip=False, sigma=None).mean(axis=0)).tolist()
+    assert neither == cider(preds, refs)
+    for clip, sigma in ((True, None), (False, 6.0)):  # each switch alone is neither metric
+        one = (_cider_per_n(preds, refs, n=4, clip=clip, sigma=sigma).mean(axis=0) * 10).tolist()
+        assert max(abs(a - b) for a, b in zip(one, pycoco)) > 1e-3
+
+
+def test_cider_edge_cases():
+    other = [["上海", "的", "银行"], ["法院", "认为"]]
+    text = ["北京", "是", "中国", "的", "首都"]
+    # A copy of its reference scores 1 among other references; a single-item corpus has every idf at 0.
+    assert cider([text, *other], [text, *other[::-1]])[0] == pytest.approx(1.0)
+    assert cider([text], [text]) == [0.0]
+    assert cider([[], ["北京"]], [text, ["北京", "首都"]])[0] == 0.0
+
+
+def test_reference_digest_names_the_tokens():
+    refs = [["北京", "首都"], ["上海"]]
+    assert reference_digest(refs) == reference_digest([list(r) for r in refs])
+    assert len(reference_digest(refs)) == 12
+    assert reference_digest(refs) != reference_digest([["北京首都"], ["上海"]])
+    assert reference_digest(refs) != reference_digest(refs[::-1])

@@ -131,7 +131,8 @@ def test_a_rejected_request_is_reported_without_retrying(tmp_path):
     assert len(server.requests) == 1
 
 
-def test_concurrency_is_bounded(tmp_path):
+def peak_counter():
+    """A handler that answers "1" after 0.1 s and records the peak number of requests in flight."""
     lock, state = threading.Lock(), {"now": 0, "max": 0}
 
     def slow(body):
@@ -143,6 +144,11 @@ def test_concurrency_is_bounded(tmp_path):
             state["now"] -= 1
         return "1"
 
+    return slow, state
+
+
+def test_concurrency_is_bounded(tmp_path):
+    slow, state = peak_counter()
     with ChatServer(slow) as server:
         client_for(server, tmp_path, concurrency=3).complete_all([ask(str(i)) for i in range(12)], strict_int)
     assert state["max"] == 3
@@ -162,7 +168,7 @@ def _cached_rows(path) -> int:
         return 0
     db = sqlite3.connect(path)
     try:
-        return db.execute("SELECT COUNT(*) FROM replies").fetchone()[0]
+        return db.execute("SELECT COUNT(*) FROM completions").fetchone()[0]
     except sqlite3.OperationalError:  # the child has not created the table yet
         return 0
     finally:
@@ -227,3 +233,184 @@ def test_a_connection_dropped_mid_reply_is_retried(tmp_path):
     thread.join(5)
     listener.close()
     assert outcome.value == 7
+
+
+# -- LLMEndpoint, several API bases, logprobs, usage, the call cap, pending, probe ------------------------------
+
+import argparse  # noqa: E402
+import socket  # noqa: E402
+
+from chimdqa_eval.llm import CAP_ERROR, LLMEndpoint, add_endpoint_arguments, endpoint_from_args  # noqa: E402
+from chimdqa_eval.schema import InputError  # noqa: E402
+
+
+def test_several_api_bases_are_served_in_turn_with_their_own_concurrency(tmp_path):
+    first, first_state = peak_counter()
+    second, second_state = peak_counter()
+    with ChatServer(first) as a, ChatServer(second) as b:
+        # Distinct hosts for the two servers: 127.0.0.1 and localhost (both this machine).
+        bases = (a.api_base, b.api_base.replace("127.0.0.1", "localhost"))
+        client = LLMEndpoint("judge-x", bases, concurrency=2, cache_path=tmp_path / "c.sqlite").client()
+        outcomes = client.complete_all([ask(str(i)) for i in range(16)], strict_int)
+    assert all(o.value == 1 for o in outcomes)
+    assert len(a.requests) + len(b.requests) == 16
+    assert len(a.requests) >= 4 and len(b.requests) >= 4
+    assert client.sent_per_base == [len(a.requests), len(b.requests)]
+    assert first_state["max"] == 2 and second_state["max"] == 2  # 2 per base, never more
+    assert client.signature_fields["judge_api"] == "127.0.0.1,localhost"
+
+
+def test_logprobs_and_usage_are_parsed_and_kept_in_the_cache(tmp_path):
+    with ChatServer(lambda body: Reply(text="42", logprobs=[-0.25, -1.5])) as server:
+        [fresh] = client_for(server, tmp_path).complete_all([ask("q")], strict_int)
+        [again] = client_for(server, tmp_path).complete_all([ask("q")], strict_int)
+    assert fresh.logprobs == [-0.25, -1.5] and not fresh.cached
+    assert fresh.usage["prompt_tokens"] == 1 and fresh.usage["completion_tokens"] == 2
+    assert again.cached and again.value == 42 and again.logprobs == [-0.25, -1.5] and again.usage == fresh.usage
+    assert len(server.requests) == 1
+
+
+def test_extra_body_fields_are_sent_and_part_of_the_cache_key(tmp_path):
+    with ChatServer(lambda body: Reply(text="7", logprobs=[-0.5] if body.get("logprobs") else None)) as server:
+        client = client_for(server, tmp_path, max_tokens=8)
+        plain = ask("q")
+        with_lp = ChatRequest(plain.messages, plain.cache_key, extra={"logprobs": True, "max_tokens": 512})
+        first = client.complete_all([plain, with_lp, with_lp], strict_int)
+        assert len(server.requests) == 2
+        asked_plain, asked_lp = sorted(server.requests, key=lambda body: "logprobs" in body)  # sent concurrently
+        assert asked_lp["logprobs"] is True and asked_lp["max_tokens"] == 512
+        assert asked_plain["max_tokens"] == 8 and "logprobs" not in asked_plain
+        again = client.complete_all([with_lp], strict_int)
+        assert len(server.requests) == 2
+    assert first[0].logprobs is None and first[1].logprobs == [-0.5] and again[0].cached
+
+
+def test_usage_is_summed_per_stage_with_cache_hits_and_unknown_usage_said(tmp_path):
+    def handler(body):
+        text = body["messages"][-1]["content"]
+        return Reply(text="5", no_usage=True) if text == "nousage" else "12"
+
+    with ChatServer(handler) as server:
+        client = client_for(server, tmp_path, prices=(2.0, 10.0))
+        client.complete_all([ask("ab"), ask("cde")], strict_int, stage="extract")
+        client.complete_all([ask("ab"), ask("fgh"), ask("nousage")], strict_int, stage="check")
+        report = client.usage_report()
+    extract, check = report["stages"]["extract"], report["stages"]["check"]
+    assert (extract["asked"], extract["requests"], extract["cache_hits"]) == (2, 2, 0)
+    assert (extract["prompt_tokens"], extract["completion_tokens"]) == (2 + 3, 2 + 2)
+    assert (check["asked"], check["requests"], check["cache_hits"]) == (2, 2, 1)
+    assert (check["prompt_tokens"], check["completion_tokens"], check["replies_without_usage"]) == (3, 2, 1)
+    assert report["total"]["requests"] == 4 and report["total"]["prompt_tokens"] == 8
+    assert extract["cost_usd"] == pytest.approx((5 * 2.0 + 4 * 10.0) / 1e6)
+    assert "1 replies carried no token usage" in report["note"] and "lower bounds" in report["note"]
+
+
+def test_the_call_cap_stops_cleanly_and_a_rerun_asks_only_the_rest(tmp_path):
+    requests = [ask(f"q{i}") for i in range(10)]
+    with ChatServer(lambda body: "3") as server:
+        client = client_for(server, tmp_path, max_calls=4, concurrency=3)
+        assert client.pending(requests) == 10
+        outcomes = client.complete_all(requests, strict_int)
+        assert len(server.requests) == 4
+        assert sum(o.ok for o in outcomes) == 4
+        assert {o.error for o in outcomes if not o.ok} == {CAP_ERROR.format(cap=4)}
+        assert CAP_ERROR.format(cap=4) == "not asked: the --max-llm-calls cap (4) was reached"
+        assert client.cap_reached and client.usage_report()["total"]["not_asked"] == 6
+        assert client.pending(requests) == 6  # the answered four are cached
+        rerun = client_for(server, tmp_path, max_calls=100)
+        assert [o.value for o in rerun.complete_all(requests, strict_int)] == [3] * 10
+        assert len(server.requests) == 10 and not rerun.cap_reached
+        assert rerun.usage_report()["stages"]["judge"]["cache_hits"] == 4
+
+
+def test_pending_counts_distinct_uncached_requests_and_asks_nothing(tmp_path):
+    with ChatServer(lambda body: "1") as server:
+        client = client_for(server, tmp_path)
+        client.complete_all([ask("a")], strict_int)
+        assert client.pending([ask("a"), ask("b"), ask("b"), ask("c")]) == 2
+        assert len(server.requests) == 1
+
+
+def test_probe_names_a_closed_port_at_once(tmp_path):
+    with socket.create_server(("127.0.0.1", 0)) as sock:
+        port = sock.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/v1"
+    client = ChatClient("judge-x", url, cache_path=tmp_path / "c.sqlite")
+    start = time.monotonic()
+    with pytest.raises(InputError, match=rf"{url} cannot be reached .*ConnectionRefused"):
+        client.probe()
+    assert time.monotonic() - start < 5
+
+
+def test_probe_lists_models_or_asks_one_token_and_names_a_wrong_url(tmp_path):
+    with ChatServer(lambda body: "1") as server:
+        client_for(server, tmp_path).probe()
+        assert server.gets == ["/v1/models"] and server.requests == []
+    with ChatServer(lambda body: "1", serve_models=False) as server:
+        client = client_for(server, tmp_path)
+        client.probe()  # /models is not served: one chat request of one token instead
+        assert len(server.requests) == 1 and server.requests[0]["max_tokens"] == 1 and client.calls_sent == 1
+        wrong = server.api_base.replace("/v1", "/nowhere")
+        with pytest.raises(InputError, match=rf"{wrong} refused a one-token request: .*HTTP 404"):
+            ChatClient("judge-x", wrong, cache_path=tmp_path / "c.sqlite").probe()
+
+
+@pytest.mark.parametrize("changes, message", [
+    (dict(model=""), "model=''"),
+    (dict(api_bases=()), "api_bases=()"),
+    (dict(api_bases=("localhost:8000",)), "api_bases='localhost:8000': expected an http"),
+    (dict(concurrency=0), "concurrency=0: expected a whole number of parallel requests per API base, at least 1"),
+    (dict(timeout=0), "timeout=0: expected a number of seconds, more than 0"),
+    (dict(max_retries=-1), "max_retries=-1"),
+    (dict(max_calls=-2), "max_calls=-2"),
+    (dict(prices=(1.0,)), "prices=\\(1.0,\\): expected two prices"),
+])
+def test_endpoint_settings_are_checked(changes, message):
+    settings = dict(model="m", api_bases=("http://localhost:8000/v1",)) | changes
+    with pytest.raises(InputError, match=message):
+        LLMEndpoint(**settings)
+
+
+def test_endpoint_keeps_one_url_as_a_tuple_and_signs_without_secrets():
+    endpoint = LLMEndpoint("m", "https://user:pw@api.example.com/v1?key=1", api_key_env="MY_KEY")
+    assert endpoint.api_bases == ("https://user:pw@api.example.com/v1?key=1",)
+    assert endpoint.signature_fields() == {"judge_model": "m", "judge_api": "api.example.com",
+                                           "judge_temperature": 0.0}
+    assert endpoint.signature_fields(prefix="") == {"model": "m", "api": "api.example.com", "temperature": 0.0}
+
+
+def parse_cli(*argv, model_flag="--judge-model"):
+    parser = argparse.ArgumentParser(exit_on_error=False)
+    add_endpoint_arguments(parser, model_flag=model_flag)
+    return parser.parse_args([str(a) for a in argv])
+
+
+def test_cli_options_build_the_endpoint():
+    args = parse_cli("--judge-model", "g", "--api-base", "http://a:1/v1", "http://b:2/v1", "--concurrency", 4,
+                     "--timeout", 5, "--max-retries", 1, "--max-llm-calls", 30, "--price-per-mtok", 0.5, 2,
+                     "--llm-cache", "x.sqlite")
+    endpoint = endpoint_from_args(args, needed_for="--judge llm")
+    assert endpoint == LLMEndpoint("g", ("http://a:1/v1", "http://b:2/v1"), concurrency=4, timeout=5.0,
+                                   max_retries=1, max_calls=30, prices=(0.5, 2.0), cache_path="x.sqlite")
+    assert endpoint_from_args(parse_cli("--judge-model", "g")) is None  # checked, but no LLM is asked
+    with pytest.raises(InputError, match="--concurrency 0"):  # a bad value is an error even then
+        endpoint_from_args(parse_cli("--concurrency", 0))
+    generate = endpoint_from_args(parse_cli("--model", "qwen", "--api-base", "http://a/v1", model_flag="--model"),
+                                  model_attr="model", needed_for="the api backend")
+    assert generate.model == "qwen"
+
+
+@pytest.mark.parametrize("argv, message", [
+    (("--judge-model", "g"), "--api-base is required with --judge llm"),
+    (("--api-base", "http://a/v1"), "--judge-model is required with --judge llm"),
+    (("--judge-model", "g", "--api-base", "http://a/v1", "--concurrency", 0), "--concurrency 0: expected a whole"),
+    (("--judge-model", "g", "--api-base", "a:8000"), "--api-base a:8000: expected an http"),
+    (("--judge-model", "g", "--api-base", "http://a/v1", "--timeout", -1), "--timeout -1.0: expected a number"),
+    (("--judge-model", "g", "--api-base", "http://a/v1", "--max-llm-calls", -1), "--max-llm-calls -1:"),
+    (("--judge-model", "g", "--api-base", "http://a/v1", "--price-per-mtok", -1, 2), "--price-per-mtok -1.0:"),
+])
+def test_cli_errors_name_the_flags(argv, message):
+    with pytest.raises(InputError) as err:
+        endpoint_from_args(parse_cli(*argv), needed_for="--judge llm")
+    assert str(err.value).startswith(message)
+    assert "=" not in str(err.value).split(":")[0]  # a flag, not a Python keyword

@@ -1,6 +1,7 @@
 """chimdqa.py through the real datasets API: configs, splits and their partitions, data_dir / data_files,
 cache invalidation, and errors."""
 import json
+import os
 import shutil
 from collections import Counter
 
@@ -123,3 +124,34 @@ def test_unknown_split_and_config():
         chimdqa.load("law", split="train")
     with pytest.raises(InputError, match="unknown config 'sports'; expected one of all, academic"):
         chimdqa.load("sports")
+
+
+def _same_size_edit(path, old: str, new: str) -> None:
+    """Replace `old` by `new` (same UTF-8 length) and put the modification time back as it was."""
+    stat = path.stat()
+    text = path.read_text("utf-8")
+    assert old in text and len(old.encode()) == len(new.encode())
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert path.stat().st_size == stat.st_size and path.stat().st_mtime_ns == stat.st_mtime_ns
+
+
+def test_cache_follows_content_even_when_size_and_mtime_are_kept(tmp_path):
+    root = tmp_path / "release"
+    shutil.copytree(release.SAMPLE_DIR, root)
+    first = chimdqa.load("finance", split="retrieval", data_dir=root)
+    assert first[0]["answer"] == "3.15亿元"
+    _same_size_edit(root / "qa" / "finance.jsonl", "3.15亿元", "9.99亿元")
+    assert chimdqa.load("finance", split="retrieval", data_dir=root)[0]["answer"] == "9.99亿元"
+
+    pages = chimdqa.load("documents", split="test", data_dir=root)
+    title = pages.filter(lambda r: r["doc_id"] == "finance-01")[0]["title"]
+    _same_size_edit(root / "documents.jsonl", title, title.replace("瑞丰", "丰瑞"))
+    edited = chimdqa.load("documents", split="test", data_dir=root).filter(lambda r: r["doc_id"] == "finance-01")
+    assert edited[0]["title"] == title.replace("瑞丰", "丰瑞")
+
+
+def test_a_folder_given_as_data_files_is_an_input_error(tmp_path):
+    (tmp_path / "qa.jsonl").mkdir()
+    with pytest.raises(InputError, match=r"data_files: .*qa.jsonl is a folder; expected a jsonl file"):
+        chimdqa.load(data_files=str(tmp_path / "qa.jsonl"))

@@ -13,10 +13,11 @@ from chimdqa_eval.neural import ModelUnavailable
 from chimdqa_eval.schema import InputError
 from chimdqa_eval.signature import package_version
 from chimdqa_eval.text import tokenize
+from test_lexical import _paper_cider
 from tiny_models import tiny_bert, tiny_gpt2
 
 MODULE = str(Path(__file__).resolve().parent.parent / "metrics" / "chimdqa_open")
-LEXICAL = ["meteor", "rouge_l", "cider"]
+LEXICAL = ["meteor", "rouge_l", "cider", "cider_d"]
 
 REFERENCES = ["经济增长带动了上海的股票市场，银行利润上升。", "法院认为患者的医疗费用应由公司承担。",
               "教育政策的调整影响了学生和家长。", "新闻报道称，2023年GDP增长5.2%，高于预期。"]
@@ -59,7 +60,8 @@ def _reference_lexical(predictions, references):
                                   {i: [" ".join(p)] for i, p in enumerate(preds)})[1]
     return {"rouge_l": [100 * scorer.score(("r", i), ("p", i))["rougeL"].fmeasure for i in range(len(preds))],
             "meteor": [100 * meteor_score([r], p, wordnet=_NoWordNet()) for p, r in zip(preds, refs)],
-            "cider": [100 * c for c in cider]}
+            "cider": [100 * c for c in _paper_cider(preds, [[r] for r in refs])],
+            "cider_d": [100 * c for c in cider]}
 
 
 def test_lexical_metrics_equal_reference_implementations(metric):
@@ -70,14 +72,19 @@ def test_lexical_metrics_equal_reference_implementations(metric):
         assert result["per_item"][name] == pytest.approx(expected[name], abs=1e-7)  # 1e-9 before scaling by 100
         assert result[name] == pytest.approx(sum(expected[name]) / 4, abs=1e-7)
         assert result["per_item"][name][3] == 0.0  # the empty prediction
-    assert 0 < result["rouge_l"] < 100 and 0 < result["cider"]
+    assert 0 < result["rouge_l"] < 100 and 0 < result["cider"] < 100 and 0 < result["cider_d"]
     assert set(result["by_domain"]) == set(DOMAINS)
     assert result["by_question_type"]["inference"]["rouge_l"] == pytest.approx(
         (expected["rouge_l"][0] + expected["rouge_l"][2]) / 2)
     assert result["by_level"]["L1"]["meteor"] == pytest.approx((expected["meteor"][0] + expected["meteor"][3]) / 2)
     assert "tok:jieba-" in result["signature"]["rouge_l"] and "synonyms:none" in result["signature"]["meteor"]
     assert f"nltk:{package_version('nltk')}" in result["signature"]["meteor"]
-    assert "df:references(4)" in result["signature"]["cider"]
+    from chimdqa_eval.lexical import reference_digest
+    df = f"df:evaluated_references|df_refs:4|df_digest:{reference_digest([tokenize(r) for r in REFERENCES])}|"
+    assert result["signature"]["cider"].startswith("metric:cider|") and "|clip:no|penalty:none|" + df in (
+        result["signature"]["cider"])
+    assert result["signature"]["cider_d"].startswith("metric:cider_d|")
+    assert "|clip:yes|penalty:gauss(sigma=6)|" + df in result["signature"]["cider_d"]
     assert result["skipped"] == {}
 
 

@@ -73,10 +73,20 @@ def test_cli_fills_in_what_is_missing_with_the_configured_tools_and_writes_it_ba
                         for r in FIXTURE["results"]]}
     path, out = _write(tmp_path, bare), tmp_path / "out.json"
     with ChatServer(oracle) as server:
-        code = main(["rag-metrics", str(path), "--extractor", "llm", "--checker", "llm", "--judge-model", "judge",
-                     "--api-base", server.api_base, "--cache", str(tmp_path / "c.sqlite"), "-o", str(out)])
+        llm = ["rag-metrics", str(path), "--extractor", "llm", "--checker", "llm", "--judge-model", "judge",
+               "--api-base", server.api_base, "--cache", str(tmp_path / "c.sqlite")]
+        assert main([*llm, "--dry-run"]) == 0
+        plan = capsys.readouterr().out
+        assert server.requests == [] and "rag_extract        4\n  rag_check          8 (estimate)" in plan
+        code = main([*llm, "-o", str(out)])
+        # 4 extractions as planned; the estimate (one check per premise: 6 + 2) is near, as every answer has one
+        # claim, but two of query a's checks turn out to be the same request, asked once.
+        assert len(server.requests) == 4 + 7
+        printed = json.loads(capsys.readouterr().out)
+        assert main([*llm, "--dry-run"]) == 0
+        assert "rag_extract        0\n  rag_check          0\n" in capsys.readouterr().out  # exact: all cached
     assert code == 0
-    printed = json.loads(capsys.readouterr().out)
+    assert printed["llm_usage"]["stages"]["rag_check"]["asked"] == 7
     written = json.loads(out.read_text(encoding="utf-8"))
     first = written["results"][0]
     # The oracle's claims are the sentences: one per answer here; the response's is in no chunk and wrong.
@@ -122,3 +132,30 @@ def test_not_json_is_a_clear_error(tmp_path, capsys):
     path.write_text("{not json", encoding="utf-8")
     assert main(["rag-metrics", str(path)]) == 2
     assert "not a JSON file" in capsys.readouterr().err
+
+
+def test_a_checker_without_its_model_exits_2_like_every_bad_input(tmp_path, capsys):
+    data = copy.deepcopy(FIXTURE)
+    for result in data["results"]:
+        del result["retrieved2answer"]
+    assert main(["rag-metrics", str(_write(tmp_path, data))]) == 2  # the default checker, nli, needs --nli-model
+    err = capsys.readouterr().err
+    assert err.startswith("chimdqa rag-metrics: error: ") and "--nli-model" in err
+
+
+def test_lone_surrogate_and_folder_are_input_errors(tmp_path, capsys):
+    path = tmp_path / "rc.json"
+    path.write_text(json.dumps(FIXTURE).replace("\\u7532", "\\ud800", 1), encoding="utf-8")
+    assert main(["rag-metrics", str(path)]) == 2
+    assert "rc.json: results[0].query (character 1: '\\ud800') holds a lone UTF-16 surrogate" in \
+        capsys.readouterr().err
+    assert main(["rag-metrics", str(tmp_path)]) == 2
+    assert "is a folder; expected a RAGChecker results JSON file" in capsys.readouterr().err
+
+
+def test_llm_options_are_checked_and_name_the_flags(tmp_path, capsys):
+    path = _write(tmp_path, FIXTURE)
+    assert main(["rag-metrics", str(path), "--checker", "llm", "--judge-model", "judge"]) == 2
+    assert "--api-base is required with --extractor llm / --checker llm" in capsys.readouterr().err
+    assert main(["rag-metrics", str(path), "--checker", "precomputed", "--concurrency", "0"]) == 2
+    assert "--concurrency 0: expected a whole number of parallel requests per API base" in capsys.readouterr().err

@@ -269,3 +269,85 @@ def test_sample_pdfs_hold_exactly_their_sources():
         expected = [doc["title"] + "\n" + source_pages[0], *source_pages[1:]]
         for want, got in zip(expected, extracted):
             assert "".join(normalize_text(want).split()) == "".join(got.split()), doc["doc_id"]
+
+
+# --- hostile or broken release files: InputError naming the file, nothing read outside the release -----------
+
+def test_lone_surrogate_in_a_release_line_names_file_line_and_id(tmp_path):
+    path = tmp_path / "qa" / "finance.jsonl"
+    line = json.dumps(qa_record(id="fin-ret-002"), ensure_ascii=True).replace("\\u516c", "\\ud800")
+    write_lines(path, [qa_record(), line])
+    with pytest.raises(InputError) as err:
+        release.read_qa(files=[path])
+    assert f"{path} line 2 (id fin-ret-002): question (character 1: '\\ud800') holds a lone UTF-16 surrogate" \
+        in str(err.value)
+    simpleqa = write_lines(tmp_path / "csqa.jsonl", ['{"id": "b\\udc00", "primary_category": "x"}'])
+    with pytest.raises(InputError, match=r"csqa.jsonl line 1 \(id b\\udc00\): id \(character 2"):
+        release.read_simpleqa(simpleqa)
+
+
+def test_json_error_column_and_escaped_ids_in_release_messages(tmp_path):
+    path = write_lines(tmp_path / "qa" / "a.jsonl", ['{"id": "fin-ret-009", "domain": "finance"'])
+    with pytest.raises(InputError, match=r"line 1 \(id fin-ret-009\): invalid JSON \(Expecting ',' delimiter at "
+                                         r"column 42\)"):
+        release.read_qa(files=[path])
+    write_lines(path, [qa_record(id="x\n\x1b[2J", domain="sp\u202eorts")])
+    with pytest.raises(InputError) as err:
+        release.read_qa(files=[path])
+    assert str(err.value) == (f"{path} line 1 (id x\\n\\x1b[2J): unknown domain 'sp\\u202eorts'; expected one of "
+                              "academic, education, finance, law, medical, news")
+
+
+def test_folders_where_jsonl_files_belong(tmp_path):
+    root = make_release(tmp_path, [qa_record()], [("finance-01", "finance", [["正文"]])])
+    (root / "documents.jsonl").unlink()
+    (root / "documents.jsonl").mkdir()
+    with pytest.raises(InputError, match=r"documents.jsonl: is a folder; expected a jsonl file"):
+        release.read_qa(root)
+    (root / "documents.jsonl").rmdir()
+    (root / "qa" / "z.jsonl").mkdir()
+    with pytest.raises(InputError, match=r"qa/z.jsonl: is a folder; expected a jsonl file"):
+        release.read_qa(root)
+    with pytest.raises(InputError, match=rf"{tmp_path}: is a folder; expected a jsonl file"):
+        release.read_simpleqa(tmp_path)
+
+
+def test_document_files_outside_the_release_are_refused_unread(tmp_path):
+    root = make_release(tmp_path / "release", [qa_record()], [("finance-01", "finance", [["正文"]])])
+    outside = tmp_path / "secret.pdf"
+    write_chinese_pdf(outside, [["机密"]])
+    (root / "pdf" / "link.pdf").symlink_to(outside)
+    (root / "pdf" / "inner.pdf").symlink_to(root / "pdf" / "finance-01.pdf")  # a link that stays inside is fine
+    for name in ("../secret.pdf", str(outside), "pdf/link.pdf", "pdf/../../secret.pdf"):
+        write_lines(root / "documents.jsonl", [{**GOOD_DOCUMENT, "file": name}])
+        with pytest.raises(InputError) as err:
+            release.read_documents(root)
+        assert str(err.value).startswith(f"{root / 'documents.jsonl'} line 1 (id finance-01): document file "
+                                         f"{name!r} is outside the release folder"), name
+    write_lines(root / "documents.jsonl", [{**GOOD_DOCUMENT, "file": "pdf/inner.pdf"}])
+    assert release.read_documents(root)[0]["text"].endswith("正文")
+
+
+def test_encrypted_pdf_is_an_input_error(tmp_path):
+    root = make_release(tmp_path, [qa_record()], [("finance-01", "finance", [["正文"]])])
+    pdf = root / "pdf" / "finance-01.pdf"
+    with pymupdf.open(pdf) as document:
+        document.save(tmp_path / "locked.pdf", encryption=pymupdf.PDF_ENCRYPT_AES_256, user_pw="u", owner_pw="o")
+    shutil.copy(tmp_path / "locked.pdf", pdf)
+    with pytest.raises(InputError, match=r"finance-01.pdf: the PDF is encrypted \(it needs a password"):
+        release.read_documents(root)
+
+
+def test_long_ids_are_refused(tmp_path):
+    path = write_lines(tmp_path / "a.jsonl", [qa_record(id="f" * 201)])
+    with pytest.raises(InputError, match=r"field id is 201 characters long; at most 200 are allowed"):
+        release.read_qa(files=[path])
+
+
+def test_documents_fingerprint_follows_the_index_and_the_pdfs(tmp_path):
+    root = make_release(tmp_path / "a", [qa_record()], [("finance-01", "finance", [["正文"]])])
+    before = release.documents_fingerprint(root)
+    assert release.documents_fingerprint(shutil.copytree(root, tmp_path / "b")) == before  # content, not place
+    write_chinese_pdf(root / "pdf" / "finance-01.pdf", [["正文二"]])
+    assert release.documents_fingerprint(root) != before
+    assert release.fingerprint(root) == release.fingerprint(tmp_path / "b")  # the QA revision is the QA files'

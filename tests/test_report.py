@@ -10,8 +10,9 @@ import pytest
 import yaml
 
 from chimdqa_eval import cli, release
-from chimdqa_eval.report import compare, exports, leaderboard
-from chimdqa_eval.report.results import SCHEMA_PATH, read_items, read_results
+from chimdqa_eval.hub import exports
+from chimdqa_eval.report import compare, leaderboard
+from chimdqa_eval.report.results import METRIC_LABELS, SCHEMA_PATH, read_items, read_results
 from chimdqa_eval.schema import InputError
 
 SAMPLE_PREDICTIONS = release.SAMPLE_DIR / "predictions.jsonl"
@@ -46,6 +47,14 @@ def test_results_match_the_json_schema(two_runs):
     broken = dict(document, metrics={"factual": {"F1": {"value": 1.0, "n": 3}}})  # no ci95 / signature
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.Draft202012Validator(schema).validate(broken)
+    assert document["metrics"]["open_ended"]["cider_d"]["note"] == "no variation"  # validated above
+    open_ended = schema["properties"]["metrics"]["properties"]["open_ended"]
+    assert open_ended["propertyNames"]["enum"] == list(METRIC_LABELS["open_ended"])
+    cider_d = dict(document["metrics"]["open_ended"]["cider_d"], ci95=[0.0, 0.0])  # a note and an interval
+    for bad in ({"cider_d": cider_d}, {"cidr": document["metrics"]["open_ended"]["cider"]}):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.Draft202012Validator(schema).validate(
+                dict(document, metrics=dict(document["metrics"], open_ended=bad)))
 
 
 def test_read_results_rejects_what_it_cannot_read(tmp_path, two_runs):
@@ -73,7 +82,8 @@ def test_model_index_parses_back(two_runs, capsys):
     values = {(m["type"], m["config"]): m["value"] for m in result["metrics"]}
     assert values[("chimdqa_factual", "F1")] == a["metrics"]["factual"]["F1"]["value"]
     assert values[("chimdqa_open", "rouge_l")] == a["metrics"]["open_ended"]["rouge_l"]["value"]
-    assert len(values) == 5 + 3
+    assert values[("chimdqa_open", "cider")] == a["metrics"]["open_ended"]["cider"]["value"]
+    assert len(values) == 5 + 4  # CO NA IN CGA F1; METEOR ROUGE-L CIDEr CIDEr-D
     assert result["task"]["name"] == "Chinese long-document question answering"
     csqa = dict(a, dataset=dict(a["dataset"], name="Chinese SimpleQA", config="chinese_simpleqa"))
     task = exports.model_index(csqa, "org/csqa")["model-index"][0]["results"][0]["task"]
@@ -109,11 +119,35 @@ def test_compare_uses_paired_items(two_runs, capsys):
     assert co["a"] == pytest.approx(a["metrics"]["factual"]["CO"]["value"], abs=1e-4)
     assert 0 < co["p_value"] <= 0.2 and co["comparable"] and co["n"] == 36
     assert rows[("factual", "NA")]["diff"] == 0 and rows[("factual", "NA")]["p_value"] == 1.0
-    meteor = rows[("open_ended", "meteor")]  # open-ended answers are identical
-    assert meteor["diff"] == 0 and meteor["p_value"] == 1.0
+    meteor = rows[("open_ended", "meteor")]  # open-ended answers are identical: nothing to test
+    assert meteor["diff"] == 0 and meteor["p_value"] is None and meteor["note"] == "no variation"
+    assert "note" not in co
     assert cli.main(["compare", str(root / "a"), str(root / "b"), "--resamples", "100"]) == 0
     out = capsys.readouterr().out
-    assert "model-a" in out and "model-b" in out and re.search(r"factual\s+CO\s+.*\+11\.11", out)
+    assert "model-a" in out and "model-b" in out and re.search(r"factual\s+CO\s+.*\+11\.11\s+0\.\d{3}\s", out)
+    assert re.search(r"open_ended\s+METEOR\s+.*\+0\.00\s+no variation\s+30", out)
+
+
+def test_compare_says_no_variation_for_cider_d_on_paragraphs(two_runs, tmp_path, capsys, monkeypatch):
+    """Other open-ended answers: CIDEr-D is ~0 per item in both runs, so no p-value; CIDEr moves and gets one."""
+    root, a, _ = two_runs
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    rows = [json.loads(line) for line in SAMPLE_PREDICTIONS.read_text(encoding="utf-8").splitlines()]
+    shorter = tmp_path / "shorter.jsonl"
+    shorter.write_text("".join(json.dumps({**r, "prediction": r["prediction"].split("。")[0] + "。"},
+                                          ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    assert cli.main(["evaluate", "--predictions", str(shorter), "--out", str(tmp_path / "c"), "--resamples", "0",
+                     "--metrics", "open_ended"]) == 0
+    capsys.readouterr()
+    c = read_results(tmp_path / "c")
+    rows = {r["metric"]: r for r in compare.compare(a, c, n_resamples=300)}
+    assert rows["cider_d"]["p_value"] is None and rows["cider_d"]["note"] == "no variation"
+    assert abs(rows["cider_d"]["diff"]) < 1e-4
+    assert rows["cider"]["p_value"] is not None and "note" not in rows["cider"] and rows["cider"]["diff"] != 0
+    assert cli.main(["compare", str(root / "a"), str(tmp_path / "c"), "--resamples", "300"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"open_ended\s+CIDEr-D\s+0\.00\s+0\.00\s+[+-]0\.00\s+no variation\s+30\n", out)
+    assert re.search(r"open_ended\s+CIDEr\s+[\d.]+\s+[\d.]+\s+[+-][\d.]+\s+\d\.\d{3}\s+30\n", out)
 
 
 def test_compare_needs_resamples(two_runs, capsys):
@@ -220,39 +254,18 @@ def test_paper_rows_follow_the_datasets():
     assert {r["dataset"]["config"] for r in csqa} == {"chinese_simpleqa"}
 
 
-@pytest.mark.parametrize("name", ["chimdqa_factual", "chimdqa_open", "chimdqa_rag"])
-def test_metric_folders_are_evaluate_spaces(name):
-    import runpy
+def test_table_5_and_the_board_show_cider_beside_cider_d(two_runs):
+    """The paper's "C" column is Vedantam's CIDEr; CIDEr-D (~0 on paragraphs) sits beside it, marked."""
+    from chimdqa_eval.report import html
 
-    from chimdqa_eval.report.spaces import metric_folder
-
-    folder = metric_folder(name)
-    readme = (folder / "README.md").read_text(encoding="utf-8")
-    assert readme.startswith("---\n")
-    header = yaml.safe_load(readme.split("---\n")[1])
-    assert header["sdk"] == "gradio" and header["app_file"] == "app.py"
-    assert {"evaluate", "metric"} <= set(header["tags"])
-    assert "chimdqa-eval" in (folder / "requirements.txt").read_text(encoding="utf-8")
-    space = runpy.run_path(str(folder / "app.py"), run_name="space")  # what the Space runs, minus the UI
-    assert space["module"].name == name
-
-
-def test_load_metric_and_evaluate_load_from_metrics(monkeypatch):
-    import evaluate
-
-    import chimdqa_eval
-
-    factual = chimdqa_eval.load_metric("chimdqa_factual")
-    result = factual.compute(predictions=["3.15亿元", "不知道"], references=["3.15亿元", "412人"])
-    assert result["grades"] == ["CO", "NA"] and result["CO"] == 50.0
-    monkeypatch.chdir(release.SAMPLE_DIR.parent.parent / "metrics")
-    assert evaluate.load("chimdqa_factual").name == "chimdqa_factual"
-    with pytest.raises(InputError, match="unknown metric module"):
-        chimdqa_eval.load_metric("rouge")
-
-
-def test_export_hub_writes_the_metric_spaces(tmp_path):
-    assert cli.main(["export-hub", str(tmp_path / "hub"), "--metric-spaces", str(tmp_path / "spaces")]) == 0
-    for name in ("chimdqa_factual", "chimdqa_open", "chimdqa_rag"):
-        assert sorted(p.name for p in (tmp_path / "spaces" / name).iterdir()) == [
-            "README.md", "app.py", f"{name}.py", "requirements.txt"]
+    root, a, _ = two_runs
+    row = leaderboard.leaderboard_rows([a])[0]
+    assert row["CIDEr"] == a["metrics"]["open_ended"]["cider"]["value"] and "CIDEr-D" not in row
+    table = html.paper_table([a, *leaderboard.paper_rows({"ChiMDQA"})], "open_ended", per_domain_metric=None,
+                             with_ci=True)
+    head = re.findall(r"<th>([^<]+)</th>", table)
+    assert head[:4] == ["METEOR", "ROUGE-L", "CIDEr", "CIDEr-D"]
+    cider = a["metrics"]["open_ended"]["cider"]
+    assert f'<td>{cider["value"]:.1f} <span class="ci">[{cider["ci95"][0]:.1f}, {cider["ci95"][1]:.1f}]' in table
+    assert '<td>0.0 <span class="ci">(no variation)</span></td>' in table
+    assert "<td>37.0</td>" in table  # GPT-4o's CIDEr in the paper's Table 5

@@ -50,13 +50,14 @@ def test_all_problems_are_listed_in_one_error(tmp_path):
         "[1, 2]",                                    # line 8: not an object
     ])
     message = error_of(load_submission, path, QUESTIONS)
-    for expected in ("line 2: not valid JSON", "line 3 (id q1): duplicate id (first on line 1)",
+    for expected in ("line 2 (id q2): not valid JSON (Expecting ',' delimiter at column 31)",
+                     "line 3 (id q1): duplicate id (first on line 1)",
                      "line 4: 'id' must be a non-empty string", "line 5 (id q3): 'prediction' must be a string",
                      "line 6 (id zzz): id not in the dataset", "line 7 (id q4): unknown field(s) answer",
                      "line 7 (id q4): missing field 'prediction'", "line 8: expected a JSON object"):
         assert expected in message, (expected, message)
-    # q2, q3, q4 have no valid line: coverage is reported too
-    assert "3 of 4 questions have no prediction" in message and "q2, q3, q4" in message
+    # q2, q3 and q4 have lines, whose own problems are listed: none of them is reported as a missing prediction
+    assert "have no prediction" not in message
 
 
 def test_missing_ids_are_an_error_unless_partial(tmp_path):
@@ -157,3 +158,92 @@ def test_metadata_and_prediction_problems_come_together(tmp_path):
     metadata_path_for(path).write_text(json.dumps({"rag": "no"}), encoding="utf-8")
     message = error_of(load_submission, path, QUESTIONS, allow_partial=True)
     assert "'prediction' must be a string" in message and "'rag' must be true or false" in message
+
+
+def test_json_error_column_is_the_column_on_the_line(tmp_path):
+    path = write(tmp_path, ['{"id": "q1", "prediction": "a"', '{"id": "q2", "prediction": "b",}'])
+    message = error_of(read_predictions, path)
+    # the first line ends without its brace: the error is just past its last character, not "column 1"
+    assert "line 1 (id q1): not valid JSON (Expecting ',' delimiter at column 31)" in message
+    assert "line 2 (id q2): not valid JSON (Expecting property name enclosed in double quotes at column 32)" in message
+
+
+def test_missing_predictions_are_only_the_ids_no_line_names(tmp_path):
+    path = write(tmp_path, [{"id": "q1", "prediction": "fine", "logprobs": [0.5]},  # fine prediction, bad logprobs
+                            {"id": "q2", "prediction": "b", "logprobs": [-0.5]}, {"id": "q3", "prediction": "c",
+                                                                                  "logprobs": [-0.5]}])
+    message = error_of(load_submission, path, QUESTIONS)
+    assert "line 1 (id q1): 'logprobs' must be" in message
+    assert "1 of 4 questions have no prediction (coverage 75.0%): q4;" in message
+
+
+def test_unknown_field_gets_a_suggestion(tmp_path):
+    path = write(tmp_path, [{"id": "q1", "predicton": "a"}])
+    message = error_of(read_predictions, path)
+    assert "line 1 (id q1): unknown field(s) predicton (did you mean prediction?); allowed:" in message
+    meta = tmp_path / "m.meta.json"
+    meta.write_text(json.dumps({"modle": "m", "team": "x"}), encoding="utf-8")
+    assert "unknown field(s) modle (did you mean model?), team; allowed" in error_of(read_metadata, meta)
+
+
+# JSON's "\ud800" escape parses to a lone surrogate, which no UTF-8 file can hold: caught before any scoring.
+SURROGATE = '"a\\ud800b"'
+
+
+@pytest.mark.parametrize("line, where_", [
+    ('{"id": "q1", "prediction": %s}' % SURROGATE, "line 1 (id q1): prediction (character 2: '\\ud800')"),
+    ('{"id": %s, "prediction": "x"}' % SURROGATE, "line 1 (id a\\ud800b): id (character 2: '\\ud800')"),
+    ('{"id": "q1", "prediction": "x", "retrieved_contexts": ["ok", %s]}' % SURROGATE,
+     "line 1 (id q1): retrieved_contexts[1] (character 2: '\\ud800')"),
+])
+def test_lone_surrogates_are_named_with_line_and_id(tmp_path, line, where_):
+    path = write(tmp_path, [line])
+    message = error_of(read_predictions, path)
+    assert where_ + " holds a lone UTF-16 surrogate" in message, message
+
+
+def test_lone_surrogate_in_metadata_and_overrides(tmp_path):
+    meta = tmp_path / "m.meta.json"
+    meta.write_text('{"model": "m", "notes": %s}' % SURROGATE, encoding="utf-8")
+    assert "notes (character 2: '\\ud800') holds a lone UTF-16 surrogate" in error_of(read_metadata, meta)
+    # a command-line --model with bytes that are not UTF-8 arrives as a surrogate escape
+    assert "model (character 1: '\\udcff') holds a lone" in error_of(read_metadata, tmp_path / "none.meta.json",
+                                                                      overrides={"model": "\udcff"})
+
+
+def test_metadata_lengths_are_capped(tmp_path):
+    meta = tmp_path / "m.meta.json"
+    meta.write_text(json.dumps({"model": "M" * 200_000, "notes": "n" * 5000, "url": "u" * 2001}), encoding="utf-8")
+    message = error_of(read_metadata, meta)
+    assert "'model' is 200,000 characters long; at most 200 are allowed (starts 'MMMM" in message
+    assert "'url' is 2,001 characters long; at most 2,000 are allowed" in message
+    assert "'notes'" not in message  # 5,000 is the limit itself
+    path = write(tmp_path, [{"id": "q" * 201, "prediction": "a"}])
+    assert "'id' is 201 characters long; at most 200 are allowed" in error_of(read_predictions, path)
+
+
+def test_control_characters_in_ids_and_fields_are_escaped(tmp_path):
+    path = write(tmp_path, [{"id": "q1\n\x1b[31mred", "prediction": "a"}, {"id": "q2", "bad\u202efield": 1,
+                                                                             "prediction": "b"}])
+    message = error_of(load_submission, path, QUESTIONS, allow_partial=True)
+    assert "line 1 (id q1\\n\\x1b[31mred): id not in the dataset" in message
+    assert "unknown field(s) bad\\u202efield" in message
+    assert "\x1b" not in message and "\u202e" not in message and message.count("\n") == message.count("\n  ")
+
+
+def test_folders_where_files_belong(tmp_path):
+    (tmp_path / "preds.jsonl").mkdir()
+    assert "is a folder; expected a predictions file" in error_of(read_predictions, tmp_path / "preds.jsonl")
+    path = write(tmp_path, [{"id": "q1", "prediction": "a"}], name="p.jsonl")
+    metadata_path_for(path).mkdir()
+    assert "p.meta.json: is a folder" in error_of(load_submission, path, QUESTIONS, allow_partial=True)
+
+
+def test_metadata_url_must_be_a_web_address(tmp_path):
+    meta = tmp_path / "m.meta.json"
+    for url in ("javascript:alert(1)", "data:text/html,<b>x</b>", "https://a b", "https://x\n"):
+        meta.write_text(json.dumps({"model": "m", "url": url}), encoding="utf-8")
+        assert f"'url' must be an http:// or https:// address without spaces, got {url!r}" in error_of(read_metadata,
+                                                                                                       meta)
+    meta.write_text(json.dumps({"model": "m", "url": "HTTPS://example.org/model?x=1"}), encoding="utf-8")
+    assert read_metadata(meta)["url"] == "HTTPS://example.org/model?x=1"

@@ -51,13 +51,17 @@ def _signature(judge: str, client) -> str:
 
 def compute_factual(predictions, references, questions=None, *, domains=None, question_types=None, levels=None,
                     categories=None, groups=None, judge="rule", judge_model=None, api_base=None,
-                    api_key_env="OPENAI_API_KEY", concurrency=16, cache_path=None) -> dict:
+                    api_key_env="OPENAI_API_KEY", concurrency=16, cache_path=None, endpoint=None) -> dict:
     """Grade each prediction against its reference and aggregate.
 
     Returns {"CO", "NA", "IN", "CGA", "F1"} (floats, 0-100), "grades" (one of CO / NA / IN per item, or
     UNGRADED from the LLM judge), "by_domain" / "by_question_type" / "by_level" / "by_category" when those
     columns are given, "by_<name>" for each entry of `groups` (e.g. {"primary_category": [...]} for Chinese
     SimpleQA), and "signature". The LLM judge adds "ungraded" (count) and "judge_errors" ([{index, error}]).
+
+    The LLM judge asks `endpoint` (a chimdqa_eval.llm.LLMEndpoint, or an open ChatClient shared with other
+    stages, whose usage and call cap then cover them all), else the endpoint of judge_model=, api_base=,
+    api_key_env=, concurrency= and cache_path=.
     """
     predictions, references = check_answer_pairs(predictions, references)
     questions = check_texts("questions", questions) if questions is not None else None
@@ -70,16 +74,18 @@ def compute_factual(predictions, references, questions=None, *, domains=None, qu
     if judge == "rule":
         grades, errors = grade_answers(predictions, references, questions), []
     elif judge == "llm":
-        if not judge_model or not api_base:
-            raise InputError("judge='llm' needs judge_model= and api_base= (an OpenAI-compatible endpoint)")
         from chimdqa_eval.factual.judge_llm import grade_answers_llm
-        from chimdqa_eval.llm import ChatClient
-        client = ChatClient(judge_model, api_base, api_key_env=api_key_env, concurrency=concurrency,
-                            cache_path=cache_path)
+        from chimdqa_eval.llm import endpoint_from_keywords, open_client
+
+        if endpoint is None:
+            endpoint = endpoint_from_keywords(judge_model, api_base, api_key_env=api_key_env,
+                                              concurrency=concurrency, cache_path=cache_path, needed_for="judge='llm'")
+        client, owned = open_client(endpoint)
         try:
             grades, errors = grade_answers_llm(predictions, references, questions, client)
         finally:
-            client.close()
+            if owned:
+                client.close()
     else:
         raise InputError(f"judge: unknown judge {judge!r}; expected one of {', '.join(JUDGES)}")
 

@@ -65,10 +65,15 @@ def judge_request(prediction: str, reference: str, question: str) -> ChatRequest
                        prompt_key(PROMPT_VERSION, SYSTEM_PROMPT, USER_TEMPLATE, question, reference, prediction))
 
 
+def judge_requests(predictions, references, questions) -> list[ChatRequest]:
+    """One judge request per item (also what a dry run counts against the cache)."""
+    return [judge_request(p, r, q) for p, r, q in zip(predictions, references, questions)]
+
+
 def grade_answers_llm(predictions, references, questions, client: ChatClient):
     """(grades, errors): one grade per item, "UNGRADED" where the judge gave none; errors = [{index, error}]."""
-    requests = [judge_request(p, r, q) for p, r, q in zip(predictions, references, questions)]
-    outcomes = client.complete_all(requests, parse_verdict, desc="chimdqa_factual judge")
+    outcomes = client.complete_all(judge_requests(predictions, references, questions), parse_verdict,
+                                   desc="chimdqa_factual judge", stage="judge")
     grades = [o.value if o.ok else UNGRADED for o in outcomes]
     errors = [{"index": i, "error": o.error} for i, o in enumerate(outcomes) if not o.ok]
     return grades, errors

@@ -26,37 +26,43 @@ class Answer:
     cached: bool = False
 
 
-def prompt_cache_key(version: str, messages, extra: dict) -> str:
-    """The full request as a cache key: template version, every message and the extra request fields."""
+def prompt_cache_key(version: str, messages) -> str:
+    """A prompt's cache key: the template version and every message. The client adds the rest of the request
+    (model, API hosts, temperature, max tokens, extra fields such as logprobs)."""
     from chimdqa_eval.llm import prompt_key
 
-    return prompt_key(f"generate-{version}", json.dumps(list(messages), ensure_ascii=False, sort_keys=True),
-                      json.dumps(extra, sort_keys=True))
+    return prompt_key(f"generate-{version}", json.dumps(list(messages), ensure_ascii=False, sort_keys=True))
 
 
 class ApiBackend:
-    """Chat completions from an OpenAI-compatible endpoint; answers are cached as they arrive, so a re-run (or a
-    run resumed after a kill) asks only what is not answered yet."""
+    """Chat completions from an OpenAI-compatible endpoint (chimdqa_eval.llm: one or more API bases, the cache,
+    the call cap); answers are cached as they arrive, so a re-run (or a run resumed after a kill) asks only what
+    is not answered yet."""
 
     name = "openai"
+    stage = "generate"
 
     def __init__(self, client, *, logprobs: bool = False):
         self.client = client
         self.logprobs = logprobs
 
-    @property
-    def extra(self) -> dict:
-        return {"logprobs": True} if self.logprobs else {}
-
-    def complete(self, prompts) -> list[Answer]:
+    def requests(self, prompts) -> list:
         from chimdqa_eval.llm import ChatRequest
 
-        requests = [ChatRequest(p.messages, p.key) for p in prompts]
-        outcomes = self.client.complete_all(requests, str, desc="chimdqa generate")
-        return [Answer(o.raw if o.ok else None, o.error, getattr(o, "logprobs", None), o.cached) for o in outcomes]
+        return [ChatRequest(p.messages, p.key, extra={"logprobs": True} if self.logprobs else None) for p in prompts]
+
+    def pending(self, prompts) -> int:
+        """How many of the prompts are not answered in the cache yet."""
+        return self.client.pending(self.requests(prompts))
+
+    def complete(self, prompts) -> list[Answer]:
+        outcomes = self.client.complete_all(self.requests(prompts), str, desc="chimdqa generate", stage=self.stage)
+        return [Answer(o.raw if o.ok else None, o.error, o.logprobs, o.cached) for o in outcomes]
 
     def metadata(self) -> dict:
-        return {}
+        endpoint = self.client.endpoint
+        return {"api": endpoint.hosts, "api_bases": len(endpoint.api_bases),
+                "concurrency_per_base": endpoint.concurrency, "usage": self.client.usage_report()}
 
     def close(self) -> None:
         self.client.close()
@@ -82,10 +88,6 @@ class TransformersBackend:
         self.max_new_tokens = max_new_tokens
         self.batch_size = batch_size
         self.logprobs = logprobs
-
-    @property
-    def extra(self) -> dict:
-        return {"logprobs": True} if self.logprobs else {}
 
     def prompt_text(self, messages) -> str:
         """The chat template when the tokenizer has one; else the messages' contents, one paragraph each."""
@@ -119,6 +121,9 @@ class TransformersBackend:
     def metadata(self) -> dict:
         return {"model_fingerprint": self.model.fingerprint[:16], "decoding": "greedy",
                 "batch_size": self.batch_size}
+
+    def pending(self, prompts) -> int:
+        return len(prompts)  # nothing is cached: every prompt is generated
 
     def close(self) -> None:
         pass

@@ -22,6 +22,7 @@ from pathlib import Path
 from chimdqa_eval.generate.backends import BACKENDS
 from chimdqa_eval.generate.packing import DEFAULT_MAX_CONTEXT_TOKENS
 from chimdqa_eval.generate.retrieval import METHODS
+from chimdqa_eval.llm import add_endpoint_arguments
 from chimdqa_eval.schema import QA_SPLITS, InputError
 
 MODES = ("long", "rag", "closed-book")
@@ -43,14 +44,7 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     data.add_argument("--data-dir", metavar="DIR", help="release folder (default: the bundled sample)")
     data.add_argument("--data-files", nargs="+", metavar="FILE",
                       help="QA jsonl files instead of the release's (for chinese_simpleqa: its jsonl)")
-    endpoint = parser.add_argument_group("endpoint (--backend openai)")
-    endpoint.add_argument("--api-base", nargs="+", metavar="URL",
-                          help="OpenAI-compatible base URL(s), e.g. http://localhost:8000/v1")
-    endpoint.add_argument("--api-key-env", default="OPENAI_API_KEY",
-                          help="environment variable holding the API key (default OPENAI_API_KEY)")
-    endpoint.add_argument("--concurrency", type=int, default=16, help="parallel requests (default 16)")
-    endpoint.add_argument("--timeout", type=float, default=120.0, help="seconds per request (default 120)")
-    endpoint.add_argument("--max-retries", type=int, default=5, help="retries of a failed request (default 5)")
+    add_endpoint_arguments(parser.add_argument_group("endpoint (--backend openai)"), model_flag=None)
     gen = parser.add_argument_group("generation")
     gen.add_argument("--temperature", type=float, default=0.0, help="sampling temperature (default 0)")
     gen.add_argument("--max-tokens", type=int, default=512, help="longest answer in tokens (default 512)")
@@ -92,13 +86,9 @@ def run(args) -> int:
 
 
 def check_arguments(args) -> None:
-    if args.backend == "openai" and not args.api_base:
-        raise InputError("--backend openai needs --api-base URL (one or more)")
-    for name in ("concurrency", "max_tokens", "batch_size", "max_context_tokens"):
+    for name in ("max_tokens", "batch_size", "max_context_tokens"):
         if getattr(args, name) < 1:
             raise InputError(f"--{name.replace('_', '-')}: expected at least 1, got {getattr(args, name)}")
-    if args.max_retries < 0 or args.timeout <= 0:
-        raise InputError("--max-retries must be >= 0 and --timeout > 0")
 
 
 def make_backend(args):
@@ -107,13 +97,10 @@ def make_backend(args):
     if args.backend == "transformers":
         return backends.TransformersBackend(args.model, max_new_tokens=args.max_tokens, batch_size=args.batch_size,
                                             device=args.device, logprobs=args.logprobs, download=args.allow_download)
-    from chimdqa_eval.llm import ChatClient
+    from chimdqa_eval.llm import endpoint_from_args
 
-    # TODO(llm): one LLMEndpoint over every --api-base once chimdqa_eval.llm has it; until then the first one.
-    client = ChatClient(args.model, args.api_base[0], api_key_env=args.api_key_env, concurrency=args.concurrency,
-                        timeout=args.timeout, max_retries=args.max_retries, temperature=args.temperature,
-                        max_tokens=args.max_tokens, parse_retries=0)
-    return backends.ApiBackend(client, logprobs=args.logprobs)
+    endpoint = endpoint_from_args(args, model_attr="model", needed_for="--backend openai")
+    return backends.ApiBackend(endpoint.client(parse_retries=0), logprobs=args.logprobs)
 
 
 def document_pages(rows, data_dir) -> tuple[dict, dict]:
@@ -211,22 +198,29 @@ def generate(args, mode: str, out: Path) -> dict:
             messages = prompts.render_messages(template, row["question"], row.get("category", "factual"),
                                                context=context, title=titles.get(row.get("doc_id"), ""),
                                                ask_confidence=args.ask_confidence)
-            batch.append(backends.Prompt(tuple(messages),
-                                         backends.prompt_cache_key(template.version, messages, backend.extra)))
+            batch.append(backends.Prompt(tuple(messages), backends.prompt_cache_key(template.version, messages)))
+        pending = backend.pending(batch)
+        if args.dry_run:
+            from chimdqa_eval.llm import format_plan
+
+            print(format_plan({f"generate ({mode})": {"calls": pending, "exact": True,
+                                                      "note": f"{len(batch) - pending} of {len(batch)} cached"}}))
+            return {"complete": True, "dry_run": True, "metadata": None, "path": out}
+        if pending and args.backend == "openai":
+            backend.client.probe()  # a wrong URL or a server that is down stops here, not after minutes of retries
         answers = backend.complete(batch)
         backend_meta = backend.metadata()
-        usage = backend.client.usage_report() if hasattr(getattr(backend, "client", None), "usage_report") else None
+        cap = _cap_message(backend)
     finally:
         backend.close()
     records, failed = prediction_records(rows, answers, retrieved, args.ask_confidence, args.logprobs)
     generation = {
         "mode": mode, "backend": args.backend, "model": args.model, **backend_meta,
-        "endpoints": [_host(u) for u in args.api_base] if args.backend == "openai" else None,
         "temperature": args.temperature, "max_tokens": args.max_tokens,
         "template": template.metadata(), "ask_confidence": args.ask_confidence, "logprobs": args.logprobs,
         "dataset": {k: dataset[k] for k in ("name", "config", "split", "revision")},
         "n_questions": len(rows), "n_answered": len(records), "n_from_cache": sum(a.cached for a in answers),
-        "usage": usage, "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
     }
     if mode == "long":
         generation["context"] = mode_meta
@@ -246,12 +240,22 @@ def generate(args, mode: str, out: Path) -> dict:
         q = generation["retrieval_quality"]
         print(f"evidence pages: hit@{q['k']} {q['hit_at_k']:.1f}, recall@{q['k']} {q['recall_at_k']:.1f} "
               f"over {q['n']} annotated questions")
-    if failed:
+    if cap:
+        print(f"chimdqa generate: {cap}", file=sys.stderr)
+    elif failed:
         shown = "; ".join(f"{rows[i]['id']}: {answers[i].error}" for i in failed[:5])
         print(f"chimdqa generate: {len(failed)} of {len(rows)} questions got no answer (first: {shown}). The "
               "answers received are cached: run the same command again to ask only for the missing ones.",
               file=sys.stderr)
-    return {"complete": not failed, "metadata": metadata, "path": out}
+    return {"complete": not failed, "dry_run": False, "metadata": metadata, "path": out}
+
+
+def _cap_message(backend) -> str | None:
+    """What to tell the user when --max-llm-calls stopped the run, else None."""
+    from chimdqa_eval.llm import cap_message
+
+    client = getattr(backend, "client", None)
+    return cap_message(client, "the predictions file") if client is not None and client.cap_reached else None
 
 
 def prediction_records(rows, answers, retrieved, ask_confidence: bool, logprobs: bool) -> tuple[list, list]:
@@ -275,13 +279,6 @@ def prediction_records(rows, answers, retrieved, ask_confidence: bool, logprobs:
             record["confidence"] = confidence
         records.append(record)
     return records, failed
-
-
-def _host(url: str) -> str:
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(url)
-    return f"{parts.hostname}:{parts.port}" if parts.port else (parts.hostname or url)
 
 
 def write_atomically(path: Path, text: str) -> None:

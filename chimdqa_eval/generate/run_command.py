@@ -24,7 +24,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     ev = parser.add_argument_group("evaluation (as in chimdqa evaluate)")
     ev.add_argument("--judge", default="rule", choices=JUDGES, help="factual judge (default rule)")
     ev.add_argument("--judge-model", help="LLM judge model (--judge llm)")
-    ev.add_argument("--judge-api-base", metavar="URL", help="the LLM judge's endpoint (--judge llm)")
+    ev.add_argument("--judge-api-base", nargs="+", metavar="URL",
+                    help="the LLM judge's endpoint(s) (--judge llm)")
     ev.add_argument("--metrics", nargs="+", metavar="NAME", help="families and/or metrics (default: all)")
     ev.add_argument("--resamples", type=int, help="bootstrap resamples for the 95%% CIs (default 1000)")
     ev.add_argument("--seed", type=int, help="bootstrap seed")
@@ -36,7 +37,7 @@ def evaluate_argv(args, predictions: Path, out: Path, rag_pair: Path | None) -> 
     """The `chimdqa evaluate` command line for one mode's predictions."""
     argv = ["--predictions", str(predictions), "--out", str(out), "--config", args.config, "--split", args.split,
             "--judge", args.judge]
-    pairs = {"--data-dir": args.data_dir, "--judge-model": args.judge_model, "--api-base": args.judge_api_base,
+    pairs = {"--data-dir": args.data_dir, "--judge-model": args.judge_model,
              "--resamples": args.resamples, "--seed": args.seed, "--bertscore-model": args.bertscore_model,
              "--perplexity-model": args.perplexity_model, "--nli-model": args.nli_model,
              "--rag-pair": rag_pair}
@@ -44,7 +45,7 @@ def evaluate_argv(args, predictions: Path, out: Path, rag_pair: Path | None) -> 
         if value is not None:
             argv += [flag, str(value)]
     if args.judge_api_base:
-        argv += ["--api-key-env", args.api_key_env, "--concurrency", str(args.concurrency)]
+        argv += ["--api-base", *args.judge_api_base, "--api-key-env", args.api_key_env]
     for flag, values in (("--data-files", args.data_files), ("--metrics", args.metrics)):
         if values:
             argv += [flag, *map(str, values)]
@@ -64,6 +65,8 @@ def run(args) -> int:
     for mode in modes:
         folder = out / mode
         result = generate(args, mode, folder / "predictions.jsonl")
+        if result["dry_run"]:
+            continue
         if not result["complete"]:
             print(f"chimdqa run: {mode}: not every question was answered; run the same command again "
                   "(answers received are cached) before it is evaluated")

@@ -186,17 +186,24 @@ def score_request(queue: Queue, request: dict, config: BoardConfig, results_dir:
 
 
 def rebuild_board(queue: Queue, config: BoardConfig, results_dir: Path, board_dir: Path, revision: str) -> int:
+    """Rewrite the board from every FINISHED request. Under the board's own lock, reading the queue inside it:
+    of two processors finishing at once, the one that writes last has read the later state, so the board never
+    goes back to fewer rows."""
+    import fcntl
+
     from chimdqa_eval.report.leaderboard import write_leaderboard
     from chimdqa_eval.report.results import read_results
 
-    finished = [r for r in queue.requests() if r["status"] == "FINISHED"]
-    if not finished:
-        return 0
-    results = [read_results(results_dir / r["results"]) for r in finished]
-    write_leaderboard(board_dir, results, title=config.title,
-                      note=f"Every row was scored by the board's maintainers with the same pinned settings: "
-                           f"{config.signature(revision)}")
-    return len(results)
+    with open(queue.root / ".board.lock", "a+") as handle:  # not in the board folder: that one is published
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        finished = [r for r in queue.requests() if r["status"] == "FINISHED"]
+        if not finished:
+            return 0
+        results = [read_results(results_dir / r["results"]) for r in finished]
+        write_leaderboard(board_dir, results, title=config.title,
+                          note=f"Every row was scored by the board's maintainers with the same pinned settings: "
+                               f"{config.signature(revision)}")
+        return len(results)
 
 
 def process_once(queue: Queue, config: BoardConfig, results_dir: Path, board_dir: Path, *, worker: str,

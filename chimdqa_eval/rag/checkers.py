@@ -189,12 +189,11 @@ class LLMChecker(_Checker):
         self.claims_per_request = claims_per_request
         self.name = f"llm-{CHECK_PROMPT_VERSION}:{client.model}:k={claims_per_request}"
 
-    def _check(self, tasks):
+    def requests(self, tasks) -> tuple[list, list]:
+        """(ChatRequests, owners): owners[r] = (task index, index of the request's first claim)."""
         from chimdqa_eval.llm import ChatRequest, prompt_key
 
-        requests, owners = [], []  # owners[r] = (task index, first claim index)
-        # Replies are parsed per request, and requests differ in claim count: parse each with its own count.
-        by_count = {}  # claim count -> request indices
+        requests, owners = [], []
         for t, task in enumerate(tasks):
             for start in range(0, len(task.claims), self.claims_per_request):
                 claims = task.claims[start:start + self.claims_per_request]
@@ -205,11 +204,20 @@ class LLMChecker(_Checker):
                                             prompt_key(CHECK_PROMPT_VERSION, CHECK_SYSTEM, CHECK_TEMPLATE,
                                                        task.question, task.premise, *claims)))
                 owners.append((t, start))
-                by_count.setdefault(len(claims), []).append(len(requests) - 1)
+        return requests, owners
+
+    def _check(self, tasks):
+        requests, owners = self.requests(tasks)
+        # Replies are parsed per request, and requests differ in claim count: parse each with its own count.
+        by_count = {}  # claim count -> request indices
+        for r, (t, start) in enumerate(owners):
+            count = min(self.claims_per_request, len(tasks[t].claims) - start)
+            by_count.setdefault(count, []).append(r)
         outcomes = [None] * len(requests)
         for n, members in by_count.items():
             answers = self.client.complete_all([requests[r] for r in members],
-                                               lambda raw, n=n: parse_check_reply(raw, n), desc="checking claims")
+                                               lambda raw, n=n: parse_check_reply(raw, n), desc="checking claims",
+                                               stage="rag_check")
             for r, outcome in zip(members, answers):
                 outcomes[r] = outcome
         raise_failures("claim checking", [(tasks[owners[r][0]].where, o) for r, o in enumerate(outcomes)

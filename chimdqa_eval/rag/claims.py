@@ -147,19 +147,25 @@ class LLMExtractor:
         self.client = client
         self.name = f"llm-{EXTRACT_PROMPT_VERSION}:{client.model}"
 
-    def extract(self, texts, questions=None, names=None) -> list[list[str]]:
-        """`names` label each text in error messages (default: its index)."""
+    @staticmethod
+    def requests(texts, questions=None) -> tuple[list[int], list]:
+        """(indices of the texts asked, their ChatRequests): an empty text has no claims and asks nothing."""
         from chimdqa_eval.llm import ChatRequest, prompt_key
 
         questions = questions or [""] * len(texts)
-        names = names or [f"item {i}" for i in range(len(texts))]
-        asked = [i for i, text in enumerate(texts) if text.strip()]  # an empty answer has no claims: ask nothing
-        requests = [ChatRequest(
+        asked = [i for i, text in enumerate(texts) if text.strip()]
+        return asked, [ChatRequest(
             [{"role": "system", "content": EXTRACT_SYSTEM},
              {"role": "user", "content": EXTRACT_TEMPLATE.format(question=questions[i], text=texts[i])}],
             prompt_key(EXTRACT_PROMPT_VERSION, EXTRACT_SYSTEM, EXTRACT_TEMPLATE, questions[i], texts[i]))
             for i in asked]
-        outcomes = self.client.complete_all(requests, parse_claim_list, desc="extracting claims")
+
+    def extract(self, texts, questions=None, names=None) -> list[list[str]]:
+        """`names` label each text in error messages (default: its index)."""
+        names = names or [f"item {i}" for i in range(len(texts))]
+        asked, requests = self.requests(texts, questions)
+        outcomes = self.client.complete_all(requests, parse_claim_list, desc="extracting claims",
+                                            stage="rag_extract")
         raise_failures("claim extraction", [(names[i], o) for i, o in zip(asked, outcomes) if not o.ok])
         claims = [[] for _ in texts]
         for i, outcome in zip(asked, outcomes):

@@ -15,9 +15,11 @@ import json
 import sys
 from pathlib import Path
 
+from chimdqa_eval.llm import add_endpoint_arguments, cap_message, endpoint_from_args, format_plan
 from chimdqa_eval.rag import metrics as M
-from chimdqa_eval.rag.scoring import CHECKERS, CLAIM_FIELDS, EXTRACTORS, RagItem, evaluate_items, item_structures
-from chimdqa_eval.schema import InputError
+from chimdqa_eval.rag.scoring import (CHECKERS, CLAIM_FIELDS, EXTRACTORS, RagItem, evaluate_items, item_structures,
+                                      llm_calls_planned)
+from chimdqa_eval.schema import InputError, shown, surrogate_problem
 
 GIVEN_FIELDS = tuple(CLAIM_FIELDS.values()) + M.STRUCTURES
 
@@ -31,6 +33,11 @@ def read_ragchecker(path) -> tuple[list[RagItem], dict]:
         raise InputError(f"{path}: no such file") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
         raise InputError(f"{path}: not a JSON file: {err}") from None
+    except IsADirectoryError:
+        raise InputError(f"{path}: is a folder; expected a RAGChecker results JSON file") from None
+    problem = surrogate_problem(data)
+    if problem:
+        raise InputError(f"{path}: {problem}")
     results = data.get("results") if isinstance(data, dict) else None
     if not isinstance(results, list) or not results:
         raise InputError(f"{path}: expected a RAGChecker object {{\"results\": [...]}} with at least one result")
@@ -41,7 +48,7 @@ def _item(path, i, result) -> RagItem:
     where = f"{path} results[{i}]"
     if not isinstance(result, dict):
         raise InputError(f"{where}: expected an object, got {type(result).__name__}")
-    where += f" (query_id {result.get('query_id')})"
+    where += f" (query_id {shown(result.get('query_id'), quoted=False)})"
     for key in ("query", "gt_answer", "response"):
         if not isinstance(result.get(key), str):
             raise InputError(f"{where}: {key} must be a string, got {type(result.get(key)).__name__}")
@@ -52,7 +59,7 @@ def _item(path, i, result) -> RagItem:
     for j, doc in enumerate(context):
         text = doc.get("text") if isinstance(doc, dict) else None
         if not isinstance(text, str):
-            raise InputError(f"{where}: retrieved_context[{j}].text must be a string, got {text!r:.60}")
+            raise InputError(f"{where}: retrieved_context[{j}].text must be a string, got {shown(text)}")
         chunks.append(text)
     given = {key: result[key] for key in GIVEN_FIELDS if result.get(key) is not None}
     return RagItem(where, result["query"], result["gt_answer"], result["response"], chunks, given)
@@ -85,11 +92,9 @@ def add_arguments(parser) -> None:
     parser.add_argument("--checker", choices=CHECKERS, default="nli",
                         help="labels for items without them (precomputed: every item must carry its labels)")
     parser.add_argument("--nli-model", help="path or name of a transformers NLI sequence-classification model")
-    parser.add_argument("--judge-model", help="model name at the OpenAI-compatible endpoint (LLM tools)")
-    parser.add_argument("--api-base", help="OpenAI-compatible API base, e.g. http://localhost:8000/v1")
-    parser.add_argument("--api-key-env", default="OPENAI_API_KEY", help="environment variable with the API key")
-    parser.add_argument("--concurrency", type=int, default=16, help="parallel LLM requests")
-    parser.add_argument("--cache", dest="cache_path", help="sqlite file for LLM replies (default: the user cache)")
+    llm = parser.add_argument_group("LLM extractor / checker (--extractor llm, --checker llm)")
+    add_endpoint_arguments(llm, model_flag="--judge-model")
+    llm.add_argument("--cache", dest="llm_cache", metavar="FILE", help="the same as --llm-cache")
     parser.add_argument("--device", help="torch device for the NLI model (default: cuda if available)")
     parser.add_argument("-o", "--output", help="also write the results back in RAGChecker's format to this file")
     parser.add_argument("--per-item", action="store_true", help="include per-query claims, labels and scores")
@@ -100,19 +105,42 @@ def run(args) -> int:
     from chimdqa_eval.rag.checkers import ModelUnavailable
     from chimdqa_eval.rag.claims import LLMFailure
 
+    uses_llm = "llm" in (args.extractor, args.checker)
+    endpoint = endpoint_from_args(args, needed_for="--extractor llm / --checker llm" if uses_llm else None)
     items, data = read_ragchecker(args.file)
+    M.resolve_metrics(args.metrics)  # an unknown name fails before any request
+    client = endpoint.client() if endpoint else None
     try:
+        if client is not None:
+            plan = llm_calls_planned(items, args.metrics, client, args.extractor, args.checker)
+            if args.dry_run:
+                print(format_plan(plan))
+                return 0
+            if any(stage["calls"] for stage in plan.values()):
+                client.probe()
+        elif args.dry_run:
+            print("no LLM calls: neither --extractor llm nor --checker llm")
+            return 0
         result = evaluate_items(items, metrics=args.metrics, extractor=args.extractor, checker=args.checker,
-                                nli_model=args.nli_model, judge_model=args.judge_model, api_base=args.api_base,
-                                api_key_env=args.api_key_env, concurrency=args.concurrency,
-                                cache_path=args.cache_path, device=args.device)
-    except (ChatError, LLMFailure, ModelUnavailable) as err:
-        print(f"chimdqa rag-metrics: error: {err}", file=sys.stderr)
-        return 1
+                                nli_model=args.nli_model, device=args.device, endpoint=client)
+    except LLMFailure as err:
+        if client is not None and client.cap_reached:
+            raise InputError(cap_message(client, "the scoring")) from None
+        # an unusable endpoint is a bad option, exit status 2 as in every other command
+        raise InputError(str(err)) from None
+    except (ChatError, ModelUnavailable) as err:
+        # a missing model or a refused endpoint: exit status 2 as in every other command
+        raise InputError(str(err)) from None
+    finally:
+        if client is not None:
+            client.close()
+    if client is not None:
+        result["llm_usage"] = client.usage_report()
     if args.output:
         Path(args.output).write_text(json.dumps(to_ragchecker(data, items, result), ensure_ascii=False, indent=2),
                                      encoding="utf-8")
-    shown = result if args.per_item else {k: v for k, v in result.items() if k != "per_item"}
-    json.dump(shown, sys.stdout, ensure_ascii=False, indent=2)
+    printed = result if args.per_item else {k: v for k, v in result.items() if k != "per_item"}
+    json.dump(printed, sys.stdout, ensure_ascii=False, indent=2)
     sys.stdout.write("\n")
     return 0
+

@@ -55,28 +55,28 @@ def _given_claims(item: RagItem, whose: str):
 class _Tools:
     """Extractor, checker and LLM client, each built on first use so unused models are never loaded."""
 
-    def __init__(self, extractor, checker, nli_model, judge_model, api_base, api_key_env, concurrency,
-                 cache_path, device, download=None):
-        self.spec = dict(extractor=extractor, checker=checker, nli_model=nli_model, judge_model=judge_model,
-                         api_base=api_base, api_key_env=api_key_env, concurrency=concurrency,
-                         cache_path=cache_path, device=device, download=download)
+    def __init__(self, extractor, checker, nli_model, endpoint, device, download=None):
+        """`endpoint`: an LLMEndpoint, an open ChatClient (shared: not closed here), a dict of the keyword
+        arguments judge_model, api_base, api_key_env, concurrency, cache_path, or None. `download`: whether the
+        NLI model may come from the Hub (see compute_rag)."""
+        self.spec = dict(extractor=extractor, checker=checker, nli_model=nli_model, endpoint=endpoint, device=device,
+                         download=download)
         for kind, value, allowed in (("extractor", extractor, EXTRACTORS), ("checker", checker, CHECKERS)):
             if isinstance(value, str) and value not in allowed:
                 raise InputError(f"unknown {kind} {value!r}; expected one of {', '.join(allowed)} "
                                  f"or an object with a {'extract' if kind == 'extractor' else 'check'}() method")
-        self._client = None
+        self._client, self._owned = None, False
         self.built = {}  # role -> the extractor / checker object, once something needed it
 
     def client(self):
         if self._client is None:
-            from chimdqa_eval.llm import ChatClient
+            from chimdqa_eval.llm import endpoint_from_keywords, open_client
 
-            if not self.spec["judge_model"] or not self.spec["api_base"]:
-                raise InputError("the LLM extractor/checker needs judge_model= and api_base= (an OpenAI-compatible "
-                                 "endpoint such as http://localhost:8000/v1)")
-            self._client = ChatClient(self.spec["judge_model"], self.spec["api_base"],
-                                      api_key_env=self.spec["api_key_env"], cache_path=self.spec["cache_path"],
-                                      concurrency=self.spec["concurrency"])
+            endpoint = self.spec["endpoint"]
+            if endpoint is None or isinstance(endpoint, dict):
+                endpoint = endpoint_from_keywords(**(endpoint or {"judge_model": None, "api_base": None}),
+                                                  needed_for="the LLM extractor/checker")
+            self._client, self._owned = open_client(endpoint)
         return self._client
 
     def extractor(self):
@@ -102,7 +102,7 @@ class _Tools:
         return self._client.signature_fields if self._client is not None else {}
 
     def close(self) -> None:
-        if self._client is not None:
+        if self._client is not None and self._owned:
             self._client.close()
 
     def describe(self, role: str, any_given: bool) -> str:
@@ -112,20 +112,26 @@ class _Tools:
         return "+".join(names) or "none"
 
 
-def _claims(items, needed, tools):
-    """{whose: [claims or None per item]}; extracted (in one batch) only for items that must check claims they
-    were not given."""
-    out, todo = {}, []  # todo: (whose, item index) to extract
+def _extraction_todo(items, needed):
+    """({whose: [given claims or None per item]}, [(whose, item index) whose claims must be extracted]): only
+    for items that must check claims they were not given."""
+    out, todo = {}, []
     for whose in ("response", "reference"):
         structures = [s for s in needed if M.CLAIMS_OF[s] == whose]
         if structures:
             out[whose] = [_given_claims(item, whose) for item in items]
             todo += [(whose, i) for i, item in enumerate(items)
                      if out[whose][i] is None and any(item.given.get(s) is None for s in structures)]
+    texts = [items[i].response if whose == "response" else items[i].reference for whose, i in todo]
+    return out, todo, texts, [items[i].question for _, i in todo]
+
+
+def _claims(items, needed, tools):
+    """{whose: [claims or None per item]}; extracted (in one batch) only for items that must check claims they
+    were not given."""
+    out, todo, texts, questions = _extraction_todo(items, needed)
     if todo:
-        texts = [items[i].response if whose == "response" else items[i].reference for whose, i in todo]
-        extracted = tools.extractor().extract(texts, [items[i].question for _, i in todo],
-                                              [f"{items[i].name} ({whose})" for whose, i in todo])
+        extracted = tools.extractor().extract(texts, questions, [f"{items[i].name} ({whose})" for whose, i in todo])
         for (whose, i), found in zip(todo, extracted):
             out[whose][i] = list(found)
     return out
@@ -141,8 +147,8 @@ def _tasks(item: RagItem, structure: str, claims: list) -> list[CheckTask]:
     return [CheckTask(item.question, chunk, claims, f"{where}, chunk {j}") for j, chunk in enumerate(item.chunks)]
 
 
-def _labels(items, needed, claims, tools) -> list[dict]:
-    """Per item {structure: RAGChecker labels}: given ones kept, the rest checked in one batch."""
+def _check_todo(items, needed, claims):
+    """(labels given per item, [(item index, structure)] to check, their CheckTasks, (start, count) spans)."""
     labels = [{s: item.given[s] for s in needed if item.given.get(s) is not None} for item in items]
     todo = [(i, s) for i, item in enumerate(items) for s in needed if s not in labels[i]]
     tasks, spans = [], []
@@ -150,6 +156,12 @@ def _labels(items, needed, claims, tools) -> list[dict]:
         new = _tasks(items[i], s, claims[M.CLAIMS_OF[s]][i])
         spans.append((len(tasks), len(new)))
         tasks.extend(new)
+    return labels, todo, tasks, spans
+
+
+def _labels(items, needed, claims, tools) -> list[dict]:
+    """Per item {structure: RAGChecker labels}: given ones kept, the rest checked in one batch."""
+    labels, todo, tasks, spans = _check_todo(items, needed, claims)
     answers = tools.checker().check(tasks) if tasks else []
     for (i, s), (start, count) in zip(todo, spans):
         part = answers[start:start + count]
@@ -182,14 +194,57 @@ def _breakdown(per_query, labels, order, metrics) -> dict:
             for key, idx in group_indices(labels, order).items()}
 
 
+def llm_calls_planned(items, metrics, client, extractor: str = "llm", checker: str = "llm") -> dict:
+    """What the LLM extractor and checker would still ask for these items (a dry run; asks nothing). With
+    extractor="sentence" the claims are split here (offline); with another checker than "llm" nothing is checked
+    by the LLM.
+
+    {"rag_extract": {"calls", "exact"}, "rag_check": {"calls", "exact"[, "note"]}}. Extraction is exact. The
+    checking requests depend on the claims: exact where they are given or their extraction is cached;
+    otherwise each premise is counted as one request (a claim list longer than the checker's batch needs more,
+    an empty one none), and "exact" is False."""
+    from chimdqa_eval.rag.checkers import LLMChecker
+    from chimdqa_eval.rag.claims import LLMExtractor, parse_claim_list, sentence_claims
+
+    needed = M.required_structures(M.resolve_metrics(metrics))
+    claims, todo, texts, questions = _extraction_todo(items, needed)
+    asked, requests = LLMExtractor.requests(texts, questions) if extractor == "llm" else ([], [])
+    for (whose, i), text in zip(todo, texts):
+        claims[whose][i] = [] if extractor == "llm" else sentence_claims(text)  # LLM: empty text, nothing asked
+    unknown = set()
+    for k, outcome in zip(asked, client.cached(requests, parse_claim_list)):
+        whose, i = todo[k]
+        if outcome is None:
+            claims[whose][i] = ["?"]  # one stand-in claim: one request per premise
+            unknown.add((whose, i))
+        else:
+            claims[whose][i] = outcome.value
+    _, check_todo, tasks, spans = _check_todo(items, needed, claims)
+    if checker != "llm":
+        check_todo, tasks, spans, unknown = [], [], [], set()
+    checker = LLMChecker(client)
+    exact_tasks = [task for (i, s), (start, count) in zip(check_todo, spans)
+                   if (M.CLAIMS_OF[s], i) not in unknown for task in tasks[start:start + count]]
+    check = {"calls": client.pending(checker.requests(exact_tasks)[0]), "exact": not unknown}
+    if unknown:
+        estimated = sum(count for (i, s), (_, count) in zip(check_todo, spans) if (M.CLAIMS_OF[s], i) in unknown)
+        check["calls"] += estimated
+        check["note"] = (f"{len(unknown)} claim lists are not extracted yet: their {estimated} premises are counted "
+                         f"as one request each (the real number is one per {checker.claims_per_request} claims "
+                         "per premise, none for an answer without claims)")
+    return {"rag_extract": {"calls": client.pending(requests), "exact": True}, "rag_check": check}
+
+
 def evaluate_items(items, *, metrics=M.ALL_METRICS, extractor="sentence", checker="nli", nli_model=None,
                    judge_model=None, api_base=None, api_key_env="OPENAI_API_KEY", concurrency=16, cache_path=None,
-                   domains=None, question_types=None, device=None, download=None) -> dict:
+                   domains=None, question_types=None, device=None, endpoint=None, download=None) -> dict:
     """The library result for validated RagItems (see compute_rag)."""
     metrics = M.resolve_metrics(metrics)
     needed = M.required_structures(metrics)
-    tools = _Tools(extractor, checker, nli_model, judge_model, api_base, api_key_env, concurrency, cache_path,
-                   device, download)
+    if endpoint is None:
+        endpoint = dict(judge_model=judge_model, api_base=api_base, api_key_env=api_key_env,
+                        concurrency=concurrency, cache_path=cache_path)
+    tools = _Tools(extractor, checker, nli_model, endpoint, device, download)
     unlabelled = [(item, s) for item in items for s in needed if item.given.get(s) is None]
     if unlabelled and checker == "precomputed":
         item, s = unlabelled[0]
@@ -269,13 +324,14 @@ def check_inputs(predictions, references, questions, retrieved_contexts, labels=
 def compute_rag(predictions, references, questions, retrieved_contexts, *, metrics=M.ALL_METRICS,
                 extractor="sentence", checker="nli", nli_model=None, judge_model=None, api_base=None,
                 api_key_env="OPENAI_API_KEY", concurrency=16, cache_path=None, labels=None, domains=None,
-                question_types=None, device=None, download=None) -> dict:
+                question_types=None, device=None, endpoint=None, download=None) -> dict:
     """RAGChecker's metrics (0-100, mean over queries) for RAG responses.
 
     predictions / references / questions: one string per query; retrieved_contexts: one list of chunk strings
     per query. metrics: names or groups (overall, retriever, generator, all). extractor: "sentence" (offline),
     "llm", or an object with extract(texts, questions, names). checker: "nli" (needs nli_model=), "llm" (needs
-    judge_model= and api_base=), "precomputed" (everything from labels=), or an object with check(tasks).
+    endpoint=, a chimdqa_eval.llm.LLMEndpoint or an open ChatClient, or judge_model= and api_base=),
+    "precomputed" (everything from labels=), or an object with check(tasks).
     labels: optional, one dict (or None) per query with any of response_claims, gt_answer_claims and the four
     structures in RAGChecker's format; what is given is used as is, the rest is extracted and checked.
     download: whether the NLI model may come from the Hugging Face Hub (False: local folders and the HF cache
@@ -286,4 +342,4 @@ def compute_rag(predictions, references, questions, retrieved_contexts, *, metri
     return evaluate_items(items, metrics=metrics, extractor=extractor, checker=checker, nli_model=nli_model,
                           judge_model=judge_model, api_base=api_base, api_key_env=api_key_env,
                           concurrency=concurrency, cache_path=cache_path, domains=domains,
-                          question_types=question_types, device=device, download=download)
+                          question_types=question_types, device=device, endpoint=endpoint, download=download)

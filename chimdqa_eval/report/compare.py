@@ -1,5 +1,7 @@
 """`chimdqa compare A/results.json B/results.json`: per-metric differences (B - A) on the questions both
-scored, with paired-bootstrap p-values computed from the two items.jsonl files (never from re-scoring)."""
+scored, with paired-bootstrap p-values computed from the two items.jsonl files (never from re-scoring).
+Where the per-item differences do not vary (aggregate.has_variation) there is no p-value: the row says
+"no variation"."""
 from __future__ import annotations
 
 import json
@@ -7,7 +9,7 @@ import math
 
 import numpy as np
 
-from chimdqa_eval.aggregate import DEFAULT_RESAMPLES, DEFAULT_SEED, paired_bootstrap
+from chimdqa_eval.aggregate import DEFAULT_RESAMPLES, DEFAULT_SEED, NO_VARIATION, paired_bootstrap
 from chimdqa_eval.report.results import METRIC_LABELS, read_items, read_results
 from chimdqa_eval.schema import InputError
 
@@ -38,7 +40,8 @@ def _values(items: dict, ids, family: str, name: str) -> list:
 
 
 def compare(a: dict, b: dict, *, n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> list[dict]:
-    """One row per metric both results have: values on the common items, B - A, p-value, n, comparable."""
+    """One row per metric both results have: values on the common items, B - A, p-value (None, with
+    note "no variation", where the per-item differences are constant), n, comparable."""
     if a["dataset"].get("revision") != b["dataset"].get("revision"):
         raise InputError(f"{a['_path']} and {b['_path']} were scored on different dataset revisions "
                          f"({a['dataset'].get('revision')} vs {b['dataset'].get('revision')}); a paired test "
@@ -82,19 +85,22 @@ def _factual_rows(a, b, common, items_a, items_b, n_resamples, seed) -> list[dic
 def _row(a, b, family, metric, value_a, value_b, diff, p, n) -> dict:
     sig_a = a["metrics"][family][metric].get("signature")
     sig_b = b["metrics"].get(family, {}).get(metric, {}).get("signature")
-    return {"family": family, "metric": metric, "a": value_a, "b": value_b, "diff": diff, "p_value": p, "n": n,
-            "comparable": sig_a == sig_b}
+    row = {"family": family, "metric": metric, "a": value_a, "b": value_b, "diff": diff, "p_value": p, "n": n,
+           "comparable": sig_a == sig_b}
+    if p is None:
+        row["note"] = NO_VARIATION
+    return row
 
 
 def format_table(a: dict, b: dict, rows: list[dict]) -> str:
     lines = [f"A: {a['model']['model']}  ({a['_path']})", f"B: {b['model']['model']}  ({b['_path']})",
              "paired bootstrap on the questions both scored; diff = B - A", "",
-             f"{'family':<11} {'metric':<24} {'A':>8} {'B':>8} {'diff':>8} {'p':>7} {'n':>6}"]
+             f"{'family':<11} {'metric':<24} {'A':>8} {'B':>8} {'diff':>8} {'p':>12} {'n':>6}"]
     for r in rows:
         label = METRIC_LABELS.get(r["family"], {}).get(r["metric"], r["metric"])
-        p = "" if r["p_value"] is None or math.isnan(r["p_value"]) else f"{r['p_value']:.3f}"
+        p = r.get("note", "") if r["p_value"] is None or math.isnan(r["p_value"]) else f"{r['p_value']:.3f}"
         flag = "" if r["comparable"] else "  signatures differ: not comparable"
-        lines.append(f"{r['family']:<11} {label:<24} {r['a']:>8.2f} {r['b']:>8.2f} {r['diff']:>+8.2f} {p:>7} "
+        lines.append(f"{r['family']:<11} {label:<24} {r['a']:>8.2f} {r['b']:>8.2f} {r['diff']:>+8.2f} {p:>12} "
                      f"{r['n']:>6}{flag}")
     if not rows:
         lines.append("(no metric in common)")

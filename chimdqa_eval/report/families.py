@@ -13,7 +13,7 @@ def _labels(items, columns) -> dict:
     return {c: [item[c] for item in items] for c in columns if all(c in item for item in items)}
 
 
-def factual_scores(items: list[dict], args, *, simpleqa: bool = False) -> FamilyScores:
+def factual_scores(items: list[dict], args, *, simpleqa: bool = False, client=None) -> FamilyScores:
     """Factual grades (rule or LLM judge); every score and CI is recomputed from the grades of a subset."""
     from chimdqa_eval.factual import compute_factual
     from chimdqa_eval.factual.scores import SCORE_NAMES, scores_from_grades
@@ -24,8 +24,11 @@ def factual_scores(items: list[dict], args, *, simpleqa: bool = False) -> Family
         warnings.filterwarnings("ignore", message="chimdqa_factual: the judge gave no verdict")
         result = compute_factual(
             [i["prediction"] for i in items], [i["answer"] for i in items], [i["question"] for i in items],
-            judge=args.judge, judge_model=args.judge_model, api_base=args.api_base,
-            api_key_env=args.api_key_env, concurrency=args.concurrency)
+            judge=args.judge, endpoint=client)
+    if result.get("ungraded") and client is not None and client.cap_reached:
+        from chimdqa_eval.llm import cap_message
+
+        raise InputError(cap_message(client, "the factual grading"))
     if result.get("ungraded"):  # a results file must not carry answers nobody graded (e.g. an unreachable judge)
         first = "; ".join(f"{items[e['index']]['id']}: {e['error']}" for e in result["judge_errors"][:3])
         raise InputError(f"the LLM judge gave no verdict for {result['ungraded']} of {len(items)} factual answers "
@@ -75,7 +78,7 @@ def open_scores(items: list[dict], metrics, args) -> FamilyScores:
                         signatures, skipped)
 
 
-def rag_scores(items: list[dict], metrics, args):
+def rag_scores(items: list[dict], metrics, args, client=None):
     """(FamilyScores, None), or (None, reason) when the claim checker's model is not available."""
     from chimdqa_eval.rag.checkers import ModelUnavailable
     from chimdqa_eval.rag.metrics import ALL_METRICS
@@ -87,9 +90,7 @@ def rag_scores(items: list[dict], metrics, args):
                              [i["question"] for i in items], [i["retrieved_contexts"] for i in items],
                              metrics=tuple(metrics) if metrics else ALL_METRICS,
                              extractor="llm" if use_llm else "sentence", checker="llm" if use_llm else "nli",
-                             nli_model=args.nli_model, judge_model=args.judge_model, api_base=args.api_base,
-                             api_key_env=args.api_key_env, concurrency=args.concurrency,
-                             download=args.allow_download)
+                             nli_model=args.nli_model, endpoint=client, download=args.allow_download)
     except ModelUnavailable as err:
         return None, f"{err} (or use --judge llm with --judge-model and --api-base)"
     names = [m for m in ALL_METRICS if m in result["per_item"][0]["metrics"]]

@@ -6,12 +6,12 @@ Every function here reads results documents (see results.py) and never re-scores
 from __future__ import annotations
 
 import base64
-import html
 import io
 import warnings
 from pathlib import Path
 
 from chimdqa_eval.report.results import (FAMILY_TITLES, LABEL_ORDER, METRIC_LABELS, metric_value, skip_reason)
+from chimdqa_eval.report.safe import html_text as esc
 from chimdqa_eval.schema import DOMAINS, FACTUAL_TYPES, OPEN_TYPES, QUESTION_TYPES
 
 OPEN_HEADLINES = ("bertscore_f1", "rouge_l", "meteor")  # the per-domain open-ended column, best available first
@@ -42,10 +42,6 @@ s.setAttribute('data-ok',ok);s.setAttribute('data-total',imgs.length);}}
 if(document.readyState==='complete'){checkImages();}else{window.addEventListener('load',checkImages);}
 </script>
 """
-
-
-def esc(text) -> str:
-    return html.escape(str(text))
 
 
 def model_label(results: dict) -> str:
@@ -84,6 +80,8 @@ def _cell(results, family, metric, column=None, label=None, with_ci=False) -> st
         low, high = entry.get("ci95", [None, None])
         if low is not None:
             text += f' <span class="ci">[{low:.1f}, {high:.1f}]</span>'
+        elif entry.get("note"):  # e.g. "no variation": no interval to show
+            text += f' <span class="ci">({esc(entry["note"])})</span>'
     return f"<td>{text}</td>"
 
 
@@ -128,7 +126,7 @@ def breakdown_table(results: dict, family: str, column: str) -> str:
     labels.sort(key=lambda x: order.index(x) if x in order else len(order))
     if not labels:
         return ""
-    head = "".join(f"<th>{METRIC_LABELS[family].get(m, m)}</th>" for m in metrics)
+    head = "".join(f"<th>{esc(METRIC_LABELS[family].get(m, m))}</th>" for m in metrics)
     rows = []
     for label in labels:
         n = max((e["by"].get(column, {}).get(label, {}).get("n", 0) for e in metrics.values()), default=0)

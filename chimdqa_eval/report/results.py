@@ -4,8 +4,8 @@ Every number in results.json is derived from the per-item values in items.jsonl 
 so breakdowns, confidence intervals and paired comparisons never re-score anything. The layout is described
 by results.schema.json, next to this file; bump SCHEMA_VERSION's major part on any incompatible change.
 
-    metrics: {family: {metric: {value, ci95: [low, high], n, signature,
-                                by: {column: {label: {value, ci95, n}}}}}}
+    metrics: {family: {metric: {value, ci95: [low, high], n, [note: "no variation",] signature,
+                                by: {column: {label: {value, ci95, n[, note]}}}}}}
     skipped: [{family, metric, reason}]
 """
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import Callable
 import numpy as np
 
 import chimdqa_eval
-from chimdqa_eval.aggregate import DEFAULT_RESAMPLES, DEFAULT_SEED, bootstrap_ci, group_indices
+from chimdqa_eval.aggregate import DEFAULT_RESAMPLES, DEFAULT_SEED, NO_VARIATION, bootstrap_ci, group_indices
 from chimdqa_eval.schema import BREAKDOWNS, InputError
 
 SCHEMA_VERSION = "1.0"
@@ -34,7 +34,8 @@ LABEL_ORDER = {column: vocabulary for column, vocabulary, _ in BREAKDOWNS.values
 # Per family: metric -> the heading the paper's tables use.
 METRIC_LABELS = {
     "factual": {"CO": "CO", "NA": "NA", "IN": "IN", "CGA": "CGA", "F1": "F1"},
-    "open_ended": {"meteor": "METEOR", "rouge_l": "ROUGE-L", "cider": "CIDEr", "perplexity": "PPL",
+    "open_ended": {"meteor": "METEOR", "rouge_l": "ROUGE-L", "cider": "CIDEr", "cider_d": "CIDEr-D",
+                   "perplexity": "PPL",
                    "bertscore_f1": "BERTScore-F1", "bertscore_precision": "BERTScore-P",
                    "bertscore_recall": "BERTScore-R"},
     "rag": {"precision": "Precision", "recall": "Recall", "f1": "F1", "claim_recall": "Claim recall",
@@ -51,7 +52,8 @@ class FamilyScores:
     """What one metric family produced on its items, before aggregation.
 
     ``per_item`` holds, per item, what ``summarize`` needs (a grade, a score); ``summarize(indices)`` returns
-    {metric: (value, (low, high), n)} over those items, so every breakdown and CI uses the same rule.
+    {metric: (value, (low, high), n)} over those items, so every breakdown and CI uses the same rule; the
+    interval is (nan, nan) when none was computed and None when the values have no variation.
     """
     family: str
     ids: list[str]
@@ -78,14 +80,16 @@ def mean_summarizer(per_item: dict[str, list], *, resamples: int = DEFAULT_RESAM
             values = values[~np.isnan(values)]
             if not len(values):
                 continue
-            low, high = bootstrap_ci(values, n_resamples=resamples, seed=seed) if resamples else (math.nan,) * 2
-            out[metric] = (float(values.mean()), (low, high), int(len(values)))
+            ci = bootstrap_ci(values, n_resamples=resamples, seed=seed) if resamples else (math.nan,) * 2
+            out[metric] = (float(values.mean()), ci, int(len(values)))
         return out
 
     return summarize
 
 
 def _entry(value, ci, n) -> dict:
+    if ci is None:  # every resample would give the same value: no interval to report
+        return {"value": _round(value), "ci95": [None, None], "n": n, "note": NO_VARIATION}
     return {"value": _round(value), "ci95": [_round(ci[0]), _round(ci[1])], "n": n}
 
 

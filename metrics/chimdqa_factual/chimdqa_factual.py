@@ -53,6 +53,8 @@ Args:
     concurrency (int): parallel requests to the judge (default 16).
     cache_path (str, optional): sqlite file of cached verdicts (default under $CHIMDQA_CACHE or
         ~/.cache/chimdqa/llm); a re-run asks nothing again and an interrupted run resumes.
+    endpoint (chimdqa_eval.llm.LLMEndpoint, optional): instead of the five above, with several API bases,
+        timeout, retries, a cap on requests (max_calls) and prices.
 Returns:
     CO, NA, IN, CGA, F1 (float, 0-100); grades (list of "CO" / "NA" / "IN" per item); by_<breakdown>
     ({label: {CO, NA, IN, CGA, F1}}) for each label column given; signature (str).

@@ -1,4 +1,4 @@
-"""ChiMDQA open-ended metric: METEOR, ROUGE-L, CIDEr-D, perplexity and BERTScore on Chinese answers."""
+"""ChiMDQA open-ended metric: METEOR, ROUGE-L, CIDEr, CIDEr-D, perplexity and BERTScore on Chinese answers."""
 import datasets
 import evaluate
 
@@ -17,8 +17,9 @@ _DESCRIPTION = """\
 The open-ended metric of ChiMDQA (the paper's Table 5). Lexical metrics run over one Chinese tokenization
 (jieba's accurate mode by default, or characters) and equal the reference implementations fed the same tokens:
 METEOR as NLTK's meteor_score (no WordNet: synonyms are a pluggable source, none by default), ROUGE-L F-measure
-as rouge_score, CIDEr-D as pycocoevalcap (n = 4, sigma = 6, document frequencies over the evaluated
-references). BERTScore equals bert_score on the same model (bert-base-chinese, layer 8 by default) and
+as rouge_score, CIDEr as Vedantam et al. 2015 define it (the mean over n = 1..4 of tf-idf cosines, the paper's
+Table 5 column) and CIDEr-D as pycocoevalcap (clipped counts, length penalty sigma = 6); both take document
+frequencies over the evaluated references. BERTScore equals bert_score on the same model (bert-base-chinese, layer 8 by default) and
 perplexity comes from a causal LM or from log-probabilities the caller supplies. Scores are on the paper's
 0-100 scale except perplexity; every aggregate is the mean of per-item scores, and each metric carries a
 reproducibility signature. Nothing touches the network unless a model has to be fetched from the Hub.
@@ -28,8 +29,8 @@ _KWARGS_DESCRIPTION = """
 Args:
     predictions (list of str): model answers.
     references (list of str): one reference answer per prediction.
-    metrics (list of str, optional): some of "meteor", "rouge_l", "cider", "perplexity", "bertscore". Default:
-        all five, and a metric whose model cannot be loaded is skipped (reason under "skipped"); metrics you
+    metrics (list of str, optional): some of "meteor", "rouge_l", "cider", "cider_d", "perplexity", "bertscore".
+        Default: all six, and a metric whose model cannot be loaded is skipped (reason under "skipped"); metrics you
         name are explicit and an unavailable model raises an error instead. `explicit=True/False` overrides.
     tokenizer (str): "jieba" (default) or "char".
     domains, question_types, levels (list of str, optional): labels per item for the breakdowns; question
@@ -44,7 +45,8 @@ Args:
     device (str, optional): torch device for the models.
 Returns:
     meteor, rouge_l, cider, bertscore_f1, bertscore_precision, bertscore_recall: 0-100, the mean of per-item
-        scores (CIDEr-D is pycocoevalcap's score times 100).
+        scores (CIDEr: the mean cosine times 100).
+    cider_d: pycocoevalcap's CIDEr-D (0-10) times 100, as captioning papers report it (0-1000).
     perplexity: the mean of per-item perplexities (empty predictions have none and are left out).
     per_item: {metric: list}; by_domain / by_question_type / by_level: {label: {metric: value}};
     skipped: {metric: reason}; signature: {metric: signature string}.

@@ -48,7 +48,8 @@ Args:
     nli_model (str, optional): path or Hub name of a transformers sequence-classification NLI model; label names
         are read from its config (entailment / neutral / contradiction).
     judge_model (str), api_base (str), api_key_env (str, default "OPENAI_API_KEY"), concurrency (int),
-        cache_path (str): the OpenAI-compatible endpoint used by the LLM extractor and checker.
+        cache_path (str): the OpenAI-compatible endpoint used by the LLM extractor and checker; or
+        endpoint (chimdqa_eval.llm.LLMEndpoint): several API bases, timeout, retries, a request cap, prices.
     labels (list of dict, optional): per query, any of RAGChecker's response_claims, gt_answer_claims,
         answer2response, response2answer, retrieved2response, retrieved2answer ("Entailment" / "Neutral" /
         "Contradiction"); given fields are used as they are.

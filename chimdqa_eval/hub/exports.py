@@ -12,7 +12,10 @@ from pathlib import Path
 
 import yaml
 
+from chimdqa_eval.pipeline import CONFIGS
 from chimdqa_eval.report.results import METRIC_LABELS, read_results
+from chimdqa_eval.report.safe import check_results_values
+from chimdqa_eval.schema import QA_SPLITS, InputError, shown
 
 MODULE_OF = {"factual": "chimdqa_factual", "open_ended": "chimdqa_open", "rag": "chimdqa_rag"}
 FAMILY_NAMES = {"factual": "Factual", "open_ended": "Open-ended", "rag": "RAG"}
@@ -28,7 +31,7 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
-    results = read_results(args.results)
+    results = check_dataset_names(check_results_values(read_results(args.results)))
     if args.format == "model-index":
         text = to_yaml(model_index(results, args.dataset_id))
         target = Path(args.out) if args.out else None
@@ -77,9 +80,23 @@ def model_index(results: dict, dataset_id: str) -> dict:
     }]}
 
 
+def check_dataset_names(results: dict) -> dict:
+    """The document itself when its dataset name, config and split are ones this toolkit knows (file names
+    and the Hub metadata are made of them), else InputError naming the file and the field."""
+    ds = results["dataset"]
+    for field, value, known in (("name", ds.get("name"), TASK_NAMES), ("config", ds.get("config"), CONFIGS),
+                                ("split", ds.get("split", "test"), QA_SPLITS)):
+        if not isinstance(value, str) or value not in known:
+            raise InputError(f"{results.get('_path', 'results')}: dataset.{field} {shown(value)} is not one "
+                             f"this toolkit writes; expected one of {', '.join(known)}")
+    return results
+
+
 def eval_results_filename(results: dict) -> str:
     """chimdqa.yaml, or chimdqa_with_rag.yaml, chimdqa_finance_factual.yaml: variants of one benchmark (config,
-    split, RAG) go to separate files, so exporting one never overwrites another."""
+    split, RAG) go to separate files, so exporting one never overwrites another. The name is made of known
+    configs and splits only: a results file cannot steer it out of the folder."""
+    check_dataset_names(results)
     config, split = results["dataset"]["config"], results["dataset"].get("split", "test")
     stem = "chimdqa" if config == "all" else f"chimdqa_{config}"
     stem += "" if split == "test" else f"_{split}"

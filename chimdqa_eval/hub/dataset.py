@@ -1,4 +1,5 @@
-"""`chimdqa export-hub OUT [--data-dir D]`: a script-free Hugging Face Hub dataset folder.
+"""`chimdqa export-hub OUT [--data-dir D] [--spaces DIR]`: a script-free Hugging Face Hub dataset folder (and,
+with --spaces, the metric modules as Space folders: chimdqa_eval.hub.spaces).
 
     OUT/README.md                         dataset_card.md with a `configs:` block generated from chimdqa.py
     OUT/data/<domain>/<question_type>.parquet   the QA pairs, one file per domain and question type
@@ -96,16 +97,16 @@ def _write_tables(out: Path, tables: dict) -> set:
 def add_arguments(parser) -> None:
     parser.add_argument("out", metavar="OUT", help="folder to write (created if missing)")
     parser.add_argument("--data-dir", metavar="DIR", help="release folder (default: the bundled sample release)")
-    parser.add_argument("--metric-spaces", metavar="DIR",
-                        help="also write the three metric modules as evaluate Space folders into DIR")
+    parser.add_argument("--spaces", "--metric-spaces", dest="spaces", metavar="DIR",
+                        help="also write the three metric modules as self-contained evaluate Space folders into DIR")
 
 
 def run(args) -> int:
     out = export_hub(args.out, args.data_dir)
     print(f"wrote {out} (upload with: hf upload <org>/chimdqa {out} --repo-type dataset)")
-    if args.metric_spaces:
-        from chimdqa_eval.report.spaces import write_spaces
+    if args.spaces:
+        from chimdqa_eval.hub.spaces import write_spaces
 
-        for folder in write_spaces(args.metric_spaces):
+        for folder in write_spaces(args.spaces):
             print(f"wrote {folder} (upload with: hf upload <org>/{folder.name} {folder} --repo-type space)")
     return 0

@@ -1,0 +1,103 @@
+"""The LLMs a build stage talks to — the generator and each screening judge — as LLMEndpoints of chimdqa_eval.llm
+(the one client: cache, retries, concurrency, usage, --max-llm-calls, --dry-run), and the strict JSON reading of
+their replies. Unless --llm-cache names another file, replies are cached in WORK/llm-cache.sqlite, so a work
+folder resumes on its own."""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from dataclasses import replace
+from pathlib import Path
+
+from chimdqa_eval.build import work as W
+from chimdqa_eval.llm import (LLMEndpoint, add_endpoint_arguments, cap_message, endpoint_from_args, format_plan)
+from chimdqa_eval.schema import InputError
+
+_JUDGE = re.compile(r"^(?P<model>\S+?)@(?P<base>https?://\S+)$")
+_FENCE = re.compile(r"^```(?:json)?\s*\n(?P<body>.*)\n```$", re.DOTALL)
+
+
+def add_llm_arguments(parser, *, model_flag: str | None, temperature: float) -> None:
+    """The shared endpoint options, with this stage's default sampling temperature."""
+    add_endpoint_arguments(parser, model_flag=model_flag, model_help="generator model name at the endpoint")
+    parser.add_argument("--temperature", type=float, default=temperature, metavar="T",
+                        help=f"sampling temperature (default: {temperature})")
+
+
+def _in_work(endpoint: LLMEndpoint, args, work: Path) -> LLMEndpoint:
+    return endpoint if args.llm_cache else replace(endpoint, cache_path=Path(work) / W.LLM_CACHE)
+
+
+def generator_endpoint(args, work: Path) -> LLMEndpoint:
+    return _in_work(endpoint_from_args(args, model_attr="model", needed_for="build generate"), args, work)
+
+
+def parse_judge(spec: str, default_bases) -> tuple[str, tuple]:
+    """(model, api bases) from MODEL@URL, or from MODEL alone with the --api-base URLs."""
+    found = _JUDGE.match(spec.strip())
+    if found:
+        return found.group("model"), (found.group("base"),)
+    if "@" not in spec and default_bases:
+        return spec.strip(), tuple(default_bases)
+    raise InputError(f"--judges: {spec!r} is not MODEL@URL (e.g. qwen2.5-72b@http://localhost:8000/v1)"
+                     + ("" if default_bases else " and no --api-base was given for a bare model name"))
+
+
+def judge_endpoints(args, work: Path) -> dict:
+    """judge name (its model) -> LLMEndpoint, one per --judges entry, sharing the other endpoint options."""
+    endpoints = {}
+    for spec in args.judges:
+        model, bases = parse_judge(spec, args.api_base)
+        if model in endpoints:
+            raise InputError(f"--judges: model {model} is given twice")
+        one = argparse.Namespace(**{**vars(args), "judge_model": model, "api_base": bases})
+        try:
+            endpoints[model] = _in_work(endpoint_from_args(one, needed_for="--judges"), args, work)
+        except InputError as err:
+            raise InputError(f"--judges {spec}: {err}") from None
+    return endpoints
+
+
+def model_fields(client) -> dict:
+    """model, api (hosts) and temperature of a client: what a pair's provenance says produced it."""
+    return client.endpoint.signature_fields(prefix="")
+
+
+def dry_run(plan: dict) -> int:
+    print(format_plan(plan))
+    return 0
+
+
+def probe_if_needed(client, requests) -> None:
+    """Stop at once when an endpoint that has something to answer is down or refuses, not after retries."""
+    if client.pending(requests):
+        client.probe()
+
+
+def usage(clients: dict) -> dict:
+    return {name: client.usage_report() for name, client in clients.items()}
+
+
+def check_cap(clients: dict, what: str) -> None:
+    """InputError saying how to resume when a client stopped at --max-llm-calls (the stage's results so far
+    are written and its answers cached)."""
+    for client in clients.values():
+        if client.cap_reached:
+            raise InputError(cap_message(client, what))
+
+
+def parse_json_object(raw: str) -> dict:
+    """The JSON object a reply consists of; one ```json fence around it is tolerated, nothing else (no prose
+    before or after). ValueError otherwise, so the client asks again."""
+    text = raw.strip()
+    fenced = _FENCE.match(text)
+    if fenced:
+        text = fenced.group("body").strip()
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ValueError(f"reply is not JSON ({err.msg} at column {err.colno}): {raw[:120]!r}") from None
+    if not isinstance(value, dict):
+        raise ValueError(f"reply is JSON but not an object: {raw[:120]!r}")
+    return value

@@ -1,0 +1,388 @@
+"""The human review round trip: `chimdqa build review-export` and `chimdqa build review-import`.
+
+review-export writes, for each reviewer, the pairs the screen kept as
+
+    WORK/review/<reviewer>.csv                 UTF-8 (with BOM, for spreadsheet programs); fill in the columns
+                                               verdict (accept | edit | reject), edited_question, edited_answer, note
+    WORK/review/<reviewer>.labelstudio.json    Label Studio tasks ([{"data": {...}}]) for the labeling config
+    WORK/review/labelstudio-config.xml         verdict (Choices), edited_question, edited_answer, note (TextArea)
+
+Each row / task carries the evidence pages' text, so a reviewer needs no PDF viewer. Verdicts may also be
+written 通过 / 修改 / 拒绝; a blank verdict means not reviewed yet. `edit` needs an edited question or answer
+(a blank edited field keeps the original).
+
+review-import reads filled CSV sheets and Label Studio exports: JSON (a list of tasks whose `annotations[].result`
+hold the verdict choice and the text areas; the last annotation that was not cancelled counts) or JSON-MIN (one
+flat object per task). The reviewer
+is the sheet's `reviewer` column / the task's data.reviewer. Verdicts are merged into WORK/review/verdicts.jsonl
+(a file imported again replaces that reviewer's verdicts). Pairs the reviewers disagree on (different verdicts,
+or different edits) go to WORK/review/arbitration.csv / arbitration.labelstudio.json for a third reviewer
+(`arbiter`), whose imported verdicts decide them. Cohen's kappa over the verdicts is reported per reviewer pair.
+A bad file stops the import before anything is written, with an InputError naming the file, the row and the id.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+from itertools import combinations
+from pathlib import Path
+
+from chimdqa_eval.agreement import agreement
+from chimdqa_eval.build import work as W
+from chimdqa_eval.build.generate import context_text
+from chimdqa_eval.build.screen import screened_pairs
+from chimdqa_eval.release import read_jsonl
+from chimdqa_eval.schema import InputError
+from chimdqa_eval.signature import make_signature
+
+VERDICTS = ("accept", "edit", "reject")
+VERDICT_ALIASES = {"accept": "accept", "通过": "accept", "edit": "edit", "修改": "edit", "reject": "reject",
+                   "拒绝": "reject"}
+ARBITER = "arbiter"
+SHEET_COLUMNS = ("id", "reviewer", "domain", "question_type", "level", "doc_id", "evidence_pages", "evidence",
+                 "question", "answer", "verdict", "edited_question", "edited_answer", "note")
+ANSWER_COLUMNS = ("verdict", "edited_question", "edited_answer", "note")
+LABEL_STUDIO_CONFIG = """<View>
+  <Header value="$domain / $question_type / $level / $doc_id (pages $evidence_pages)"/>
+  <Text name="evidence" value="$evidence"/>
+  <Header value="Question"/>
+  <Text name="question" value="$question"/>
+  <Header value="Answer"/>
+  <Text name="answer" value="$answer"/>
+  <Choices name="verdict" toName="question" choice="single" required="true">
+    <Choice value="accept"/>
+    <Choice value="edit"/>
+    <Choice value="reject"/>
+  </Choices>
+  <TextArea name="edited_question" toName="question" maxSubmissions="1" placeholder="edited question (edit only)"/>
+  <TextArea name="edited_answer" toName="answer" maxSubmissions="1" placeholder="edited answer (edit only)"/>
+  <TextArea name="note" toName="question" maxSubmissions="1" placeholder="note"/>
+</View>
+"""
+
+
+# ---- pure parts ------------------------------------------------------------------------------------------------
+
+def _same_text(x: str, y: str) -> bool:
+    return " ".join(x.split()) == " ".join(y.split())
+
+
+def decide(verdicts: dict, reviewers) -> dict:
+    """The decision on one pair from {reviewer: verdict record}: the arbiter's verdict when there is one, else
+    the reviewers' common verdict; 'pending' while a reviewer has none, 'disagreement' when they differ."""
+    if ARBITER in verdicts and verdicts[ARBITER]["verdict"]:
+        return {**verdicts[ARBITER], "decided_by": ARBITER}
+    given = [verdicts.get(r) for r in reviewers]
+    if any(v is None or not v["verdict"] for v in given):
+        return {"verdict": "pending"}
+    first = given[0]
+    same = all(v["verdict"] == first["verdict"] for v in given)
+    if same and first["verdict"] == "edit":
+        same = all(_same_text(v["edited_question"], first["edited_question"])
+                   and _same_text(v["edited_answer"], first["edited_answer"]) for v in given)
+    return {**first, "decided_by": "reviewers"} if same else {"verdict": "disagreement"}
+
+
+def kappas(verdicts_by_id: dict, reviewers) -> list[dict]:
+    """For each pair of reviewers, over the pairs both gave a verdict on: n, agreement (%), Cohen's kappa
+    (None when undefined), the labels and the confusion matrix (chimdqa_eval.agreement)."""
+    out = []
+    for r1, r2 in combinations(reviewers, 2):
+        both = [(v[r1]["verdict"], v[r2]["verdict"]) for v in verdicts_by_id.values()
+                if v.get(r1, {}).get("verdict") and v.get(r2, {}).get("verdict")]
+        stats = agreement([x for x, _ in both], [y for _, y in both], VERDICTS)
+        if stats["kappa"] is not None:
+            stats["kappa"] = round(stats["kappa"], 4)
+        out.append({"reviewers": [r1, r2], **stats})
+    return out
+
+
+# ---- reading verdict files --------------------------------------------------------------------------------------
+
+def _verdict_record(raw: dict, location: str) -> dict:
+    for column in ANSWER_COLUMNS:
+        if raw.get(column) is not None and not isinstance(raw[column], str):
+            raise InputError(f"{location}: {column} must be text, got {type(raw[column]).__name__}")
+    verdict = (raw.get("verdict") or "").strip()
+    canonical = VERDICT_ALIASES.get(verdict.lower(), None) if verdict else ""
+    if canonical is None:
+        raise InputError(f"{location}: unknown verdict {verdict!r}; expected {', '.join(VERDICTS)} "
+                         "(or 通过 / 修改 / 拒绝), or blank when not reviewed yet")
+    record = {"verdict": canonical, **{k: (raw.get(k) or "").strip() for k in ANSWER_COLUMNS[1:]}}
+    if canonical == "edit" and not (record["edited_question"] or record["edited_answer"]):
+        raise InputError(f"{location}: verdict edit without an edited_question or edited_answer")
+    if canonical != "edit" and (record["edited_question"] or record["edited_answer"]):
+        raise InputError(f"{location}: edited text given with verdict {canonical or 'blank'}; use edit")
+    return record
+
+
+def read_csv_verdicts(path: Path) -> list[tuple[str, dict]]:
+    """(location, {id, reviewer, verdict, edited_question, edited_answer, note}) per row of a filled sheet."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise InputError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    missing = [c for c in ("id", "reviewer", *ANSWER_COLUMNS) if c not in (reader.fieldnames or [])]
+    if missing:
+        raise InputError(f"{path}: not a review sheet; missing column(s) {', '.join(missing)}")
+    out = []
+    for number, row in enumerate(reader, start=2):  # row 1 is the header, as a spreadsheet numbers them
+        pair_id = (row.get("id") or "").strip()
+        location = f"{path} row {number}" + (f" (id {pair_id})" if pair_id else "")
+        if None in row:
+            raise InputError(f"{location}: more cells than columns")
+        if not pair_id:
+            raise InputError(f"{location}: empty id")
+        out.append((location, {"id": pair_id, "reviewer": (row["reviewer"] or "").strip(),
+                               **_verdict_record(row, location)}))
+    return out
+
+
+def _annotation_values(annotation: dict, location: str) -> dict:
+    values = {}
+    for item in annotation.get("result") or []:
+        if not isinstance(item, dict):
+            raise InputError(f"{location}: an annotation result is not an object")
+        name, value = item.get("from_name"), item.get("value") or {}
+        if name == "verdict":
+            choices = value.get("choices") or []
+            if len(choices) != 1:
+                raise InputError(f"{location}: verdict must be one choice, got {choices!r}")
+            values["verdict"] = choices[0]
+        elif name in ANSWER_COLUMNS[1:]:
+            text = value.get("text") or []
+            values[name] = "\n".join(text) if isinstance(text, list) else str(text)
+    return values
+
+
+def read_label_studio_verdicts(path: Path) -> list[tuple[str, dict]]:
+    """The same records from a Label Studio export: JSON (tasks with `data` and `annotations`; a task without a
+    live annotation is pending) or JSON-MIN (one flat object per task: pair_id, reviewer, verdict, ...)."""
+    try:
+        tasks = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise InputError(f"{path}: not a Label Studio JSON export ({err})") from None
+    if not isinstance(tasks, list):
+        raise InputError(f"{path}: a Label Studio export is a JSON list of tasks, got {type(tasks).__name__}")
+    out = []
+    for number, task in enumerate(tasks, start=1):
+        if not isinstance(task, dict):
+            raise InputError(f"{path} task {number}: not an object")
+        minimal = "data" not in task
+        data = task if minimal else task["data"]
+        if not isinstance(data, dict):
+            raise InputError(f"{path} task {number}: data is not an object")
+        pair_id = str(data.get("pair_id") or "").strip()
+        location = f"{path} task {number}" + (f" (id {pair_id})" if pair_id else "")
+        if not pair_id:
+            raise InputError(f"{location}: pair_id is missing")
+        if minimal:
+            values = {k: data.get(k) for k in ANSWER_COLUMNS}
+        else:
+            live = [a for a in task.get("annotations") or [] if isinstance(a, dict) and not a.get("was_cancelled")]
+            values = _annotation_values(live[-1], location) if live else {}
+        out.append((location, {"id": pair_id, "reviewer": str(data.get("reviewer") or "").strip(),
+                               **_verdict_record(values, location)}))
+    return out
+
+
+def read_verdict_file(path) -> list[tuple[str, dict]]:
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"{path}: file not found")
+    if path.suffix.lower() == ".csv":
+        return read_csv_verdicts(path)
+    if path.suffix.lower() == ".json":
+        return read_label_studio_verdicts(path)
+    raise InputError(f"{path}: expected a .csv review sheet or a .json Label Studio export")
+
+
+# ---- writing sheets -----------------------------------------------------------------------------------------------
+
+def _csv_text(rows, columns) -> str:
+    out = io.StringIO(newline="")
+    writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\r\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return "\ufeff" + out.getvalue()
+
+
+def _sheet_rows(pairs, pages, reviewer: str) -> list[dict]:
+    return [{"id": p["id"], "reviewer": reviewer, "domain": p["domain"], "question_type": p["question_type"],
+             "level": p["level"], "doc_id": p["doc_id"], "evidence_pages": ", ".join(map(str, p["evidence_pages"])),
+             "evidence": context_text(pages[p["doc_id"]], p["evidence_pages"]), "question": p["question"],
+             "answer": p["answer"], **{c: "" for c in ANSWER_COLUMNS}} for p in pairs]
+
+
+def _tasks(rows) -> list[dict]:
+    return [{"data": {"pair_id" if k == "id" else k: v for k, v in row.items() if k not in ANSWER_COLUMNS}}
+            for row in rows]
+
+
+def write_sheet(folder: Path, name: str, rows, columns, force: bool) -> list[Path]:
+    """<name>.csv and <name>.labelstudio.json; an existing sheet is kept (it may hold verdicts) unless force."""
+    written = []
+    for path, text in ((folder / f"{name}.csv", _csv_text(rows, columns)),
+                       (folder / f"{name}.labelstudio.json", json.dumps(_tasks(rows), ensure_ascii=False, indent=1))):
+        if path.exists() and not force:
+            continue
+        W.write_text(path, text)
+        written.append(path)
+    return written
+
+
+def review_export(work, reviewers, force: bool = False) -> dict:
+    work = W.work_dir(work)
+    W.check_fresh(work, ["screen"])
+    pairs = [p for p in screened_pairs(work) if p["screen"]["status"] == "kept"]
+    if not pairs:
+        raise InputError(f"{work / W.SCREENED}: no kept pairs to review")
+    pages = W.pages_by_document(work)
+    folder = work / W.REVIEW_DIR
+    W.write_text(folder / "labelstudio-config.xml", LABEL_STUDIO_CONFIG)
+    written = []
+    for reviewer in reviewers:
+        written += write_sheet(folder, reviewer, _sheet_rows(pairs, pages, reviewer), SHEET_COLUMNS, force)
+    record = W.record_stage(work, "review-export", {"reviewers": list(reviewers)},
+                            {"pairs": len(pairs), "files_written": len(written)}, inputs=(W.SCREENED,),
+                            ids=[p["id"] for p in pairs])
+    record["written"] = written
+    return record
+
+
+# ---- importing verdicts ---------------------------------------------------------------------------------------------
+
+def _check_records(records, ids: set, reviewers) -> None:
+    allowed = (*reviewers, ARBITER)
+    seen = {}
+    for location, record in records:
+        if record["id"] not in ids:
+            raise InputError(f"{location}: id {record['id']} is not in the review set (see `build review-export`)")
+        if record["reviewer"] not in allowed:
+            raise InputError(f"{location}: reviewer {record['reviewer']!r} is not one of {', '.join(allowed)}")
+        key = (record["id"], record["reviewer"])
+        if key in seen:
+            raise InputError(f"{location}: a second verdict of {record['reviewer']} on this id "
+                             f"(first at {seen[key]})")
+        seen[key] = location
+
+
+def read_verdicts(work: Path) -> dict:
+    """id -> {reviewer: verdict record}, from WORK/review/verdicts.jsonl (empty before the first import)."""
+    path = work / W.VERDICTS
+    out: dict = {}
+    if path.is_file():
+        for _, record in read_jsonl(path):
+            out.setdefault(record["id"], {})[record["reviewer"]] = record
+    return out
+
+
+def _arbitration_rows(pairs, pages, verdicts, reviewers) -> list[dict]:
+    """The arbiter's sheet: each disputed pair with every reviewer's verdict, and the arbiter's own where one was
+    imported already."""
+    rows = []
+    for row in _sheet_rows(pairs, pages, ARBITER):
+        given = verdicts[row["id"]]
+        row.update({k: given[ARBITER][k] for k in ANSWER_COLUMNS} if ARBITER in given else {})
+        for r in reviewers:
+            row.update({f"{r}_{k}": given[r][k] for k in ANSWER_COLUMNS})
+        rows.append(row)
+    return rows
+
+
+def _unimported(path: Path, verdicts: dict) -> list[str]:
+    """Locations of verdicts in an existing arbitration sheet that were never imported."""
+    if not path.is_file():
+        return []
+    return [location for location, r in read_csv_verdicts(path)
+            if r["verdict"] and verdicts.get(r["id"], {}).get(ARBITER, {}).get("verdict") != r["verdict"]]
+
+
+def review_import(work, files) -> dict:
+    work = W.work_dir(work)
+    export = W.stage_record(work, "review-export")
+    W.check_fresh(work, ["screen", "review-export"])
+    reviewers, ids = export["settings"]["reviewers"], export["ids"]
+    records = [r for path in files for r in read_verdict_file(path)]
+    _check_records(records, set(ids), reviewers)
+    verdicts = read_verdicts(work)
+    for _, record in records:
+        verdicts.setdefault(record["id"], {})[record["reviewer"]] = record
+    W.write_jsonl(work / W.VERDICTS, [v for pair_id in ids for v in verdicts.get(pair_id, {}).values()])
+
+    def reviewers_only(pair_id):
+        return {r: v for r, v in verdicts.get(pair_id, {}).items() if r != ARBITER}
+
+    disputed = [i for i in ids if decide(reviewers_only(i), reviewers)["verdict"] == "disagreement"]
+    decided = {i: decide(verdicts.get(i, {}), reviewers)["verdict"] for i in ids}
+    sheet = work / W.REVIEW_DIR / "arbitration.csv"
+    kept_sheet = _unimported(sheet, verdicts)
+    if disputed and not kept_sheet:
+        pairs = {p["id"]: p for p in W.read_rows(work, W.SCREENED)}
+        rows = _arbitration_rows([pairs[i] for i in disputed], W.pages_by_document(work), verdicts, reviewers)
+        W.write_text(sheet, _csv_text(rows, (*SHEET_COLUMNS, *(f"{r}_{k}" for r in reviewers
+                                                                for k in ANSWER_COLUMNS))))
+        W.write_text(sheet.with_suffix(".labelstudio.json"), json.dumps(_tasks(rows), ensure_ascii=False, indent=1))
+    counts = {v: list(decided.values()).count(v) for v in (*VERDICTS, "pending", "disagreement")}
+    counts["arbitrated"] = sum(bool(verdicts.get(i, {}).get(ARBITER, {}).get("verdict")) for i in ids)
+    return W.record_stage(work, "review", {"reviewers": reviewers, "files": [str(f) for f in files]}, counts,
+                          signature=make_signature({"stage": "build-review", "kappa": "cohen",
+                                                    "labels": ",".join(VERDICTS)}),
+                          kappa=kappas({i: reviewers_only(i) for i in ids}, reviewers), disputed=disputed,
+                          arbitration_sheet_kept=kept_sheet)
+
+
+def decisions(work: Path) -> dict:
+    """id -> decision record (verdict accept / edit / reject / pending / disagreement, edits, decided_by) for
+    every pair of the review set."""
+    export = W.stage_record(work, "review-export")
+    verdicts = read_verdicts(work)
+    return {i: decide(verdicts.get(i, {}), export["settings"]["reviewers"]) for i in export["ids"]}
+
+
+def add_export_arguments(parser) -> None:
+    parser.add_argument("work", metavar="WORK", help="the work folder, after `build screen`")
+    parser.add_argument("--reviewers", type=int, default=2, metavar="N", help="number of reviewers (default: 2)")
+    parser.add_argument("--names", nargs="+", metavar="NAME", help="reviewer names (default: reviewer-1 ...)")
+    parser.add_argument("--force", action="store_true", help="overwrite existing sheets (they may hold verdicts)")
+
+
+def run_export(args) -> int:
+    names = args.names or [f"reviewer-{i}" for i in range(1, args.reviewers + 1)]
+    if len(names) < 2 or len(set(names)) != len(names) or ARBITER in names:
+        raise InputError(f"reviewers: need at least two distinct names other than {ARBITER!r}, got {names}")
+    if any(not n.replace("-", "").replace("_", "").isalnum() for n in names):
+        raise InputError(f"--names: reviewer names become file names; use letters, digits, - and _ ({names})")
+    record = review_export(args.work, names, args.force)
+    print(f"{record['counts']['pairs']} pairs for {len(names)} reviewers in {Path(args.work) / W.REVIEW_DIR}")
+    for path in record["written"]:
+        print(f"  wrote {path}")
+    if len(record["written"]) < 2 * len(names):
+        print("  existing sheets were kept (--force overwrites them)")
+    return 0
+
+
+def add_import_arguments(parser) -> None:
+    parser.add_argument("work", metavar="WORK", help="the work folder, after `build review-export`")
+    parser.add_argument("files", nargs="+", metavar="FILE", help="filled CSV sheets or Label Studio JSON exports")
+
+
+def run_import(args) -> int:
+    record = review_import(args.work, args.files)
+    c = record["counts"]
+    print(f"decisions: {c['accept']} accept, {c['edit']} edit, {c['reject']} reject, {c['pending']} pending, "
+          f"{c['disagreement']} disagreements ({c['arbitrated']} decided by the {ARBITER})")
+    for k in record["kappa"]:
+        kappa = "undefined" if k["kappa"] is None else f"{k['kappa']:.3f}"
+        share = "-" if k["agreement"] is None else f"{k['agreement']:.1f}%"
+        print(f"Cohen's kappa {k['reviewers'][0]} vs {k['reviewers'][1]}: {kappa} over {k['n']} pairs "
+              f"(raw agreement {share})")
+    sheet = Path(args.work) / W.REVIEW_DIR / "arbitration.csv"
+    if record["arbitration_sheet_kept"]:
+        print(f"{sheet} holds verdicts not imported yet ({record['arbitration_sheet_kept'][0]} ...); it was left "
+              "as it is: import it")
+    elif record["disputed"]:
+        print(f"{len(record['disputed'])} disagreements in {sheet} (and .labelstudio.json) for the {ARBITER}")
+    return 0

@@ -1,0 +1,422 @@
+"""`chimdqa build`: the whole round trip on the sample PDFs against a scripted chat server — generation with
+malformed replies, screening with a judge below threshold and truncation disagreements, two reviewers (one as
+CSV, one as a Label Studio export) with an arbiter, Cohen's kappa, the release loaded back through the loader."""
+import csv
+import io
+import json
+import re
+from collections import Counter
+
+import pytest
+
+import chimdqa
+from chimdqa_eval import release
+from chimdqa_eval.build.generate import bigram_jaccard, level_targets, near_duplicates, parse_pairs, segments
+from chimdqa_eval.schema import InputError
+from chimdqa_eval.build.review import decide
+from chimdqa_eval.build import screen as screen_module
+from chimdqa_eval.build.screen import balance_levels, context_pages, l1_quota, truncated_views
+from chimdqa_eval.cli import main
+from chat_server import ChatServer, Reply
+
+SAMPLE = {row["question"]: row for row in release.read_qa()}
+TITLES = {doc["title"]: doc["doc_id"] for doc in release.read_document_index()}
+JUDGES = ("judge-a", "judge-b", "judge-c")
+
+LOW_CONFIDENCE = "针对动力电池产线产能利用率偏低的问题，请提出应对建议。"     # finance L2: two judges doubt it
+ONE_JUDGE_DOUBTS = "公司2023年研发投入是多少？"                                # finance L1: only judge-c doubts it
+NEEDS_PAGE_2 = "为什么公司2023年归属于上市公司股东的净利润增速高于营业收入增速？"  # finance L2, open-ended
+LAW_FIRST = next(r for r in SAMPLE.values() if r["id"] == "law-ret-001")           # law L1, factual
+DUPLICATE = "哪些业务板块的营业收入同比增长超过15%且毛利率高于25%呢？"            # near copy of fin-fil-001
+
+
+def _field(text, label):
+    return text.split(f"【{label}】\n", 1)[1].split("\n【", 1)[0]
+
+
+class Script:
+    """The chat server's replies: a generator that writes the sample's pairs, and three judges."""
+
+    def __init__(self):
+        self.generation_calls = Counter()
+        self.fail_news_generation = 3   # more than the client's parse retries: the request fails once
+
+    def __call__(self, body):
+        system, user = body["messages"][0]["content"], body["messages"][-1]["content"]
+        if "出题人" in system:
+            return self.generate(user)
+        question = _field(user, "问题")
+        if "质检员" in system:
+            return json.dumps({"confidence": self.confidence(body["model"], question), "reason": "依据充分"},
+                              ensure_ascii=False)
+        assert "阅读理解助手" in system
+        context = user.split("【文档内容】\n", 1)[1].split("\n【问题】", 1)[0]
+        return json.dumps({"answer": self.answer(question, context)}, ensure_ascii=False)
+
+    def generate(self, user):
+        doc_id = TITLES[re.search(r"【文档标题】(.+)", user).group(1)]
+        question_type = re.search(r"【题型】\S+（(\w+)）", user).group(1)
+        self.generation_calls[(doc_id, question_type)] += 1
+        pairs = [{"question": r["question"], "answer": r["answer"], "level": r["level"], "evidence_pages": [1]}
+                 for r in SAMPLE.values() if r["doc_id"] == doc_id and r["question_type"] == question_type]
+        if (doc_id, question_type) == ("finance-01", "filtering"):
+            pairs.append({**pairs[0], "question": DUPLICATE})
+        if (doc_id, question_type) == ("law-01", "generation"):
+            pairs.append({**pairs[0], "question": "一个引用不存在页码的问题？", "level": "L1", "evidence_pages": [7]})
+        reply = json.dumps({"pairs": pairs}, ensure_ascii=False)
+        if (doc_id, question_type) == ("finance-01", "retrieval") and self.generation_calls[(doc_id, question_type)] == 1:
+            return "以下是问答对：\n" + reply  # prose around the JSON: re-asked
+        if (doc_id, question_type) == ("news-01", "generation") and self.fail_news_generation:
+            self.fail_news_generation -= 1
+            return reply[:-5]  # cut off
+        return reply
+
+    def confidence(self, judge, question):
+        if question == LOW_CONFIDENCE and judge != "judge-a":
+            return 0.6
+        if question == ONE_JUDGE_DOUBTS and judge == "judge-c":
+            return 0.3
+        return 0.95
+
+    def answer(self, question, context):
+        if question in (NEEDS_PAGE_2, LAW_FIRST["question"]) and "【第2页】" not in context:
+            return "文档中没有相关信息" if question == NEEDS_PAGE_2 else "第九十九条"
+        return SAMPLE[question]["answer"]
+
+
+@pytest.fixture(scope="module")
+def server():
+    with ChatServer(Script()) as s:
+        yield s
+
+
+def cli(*args):
+    return main(["build", *map(str, args)])
+
+
+def read_sheet(path):
+    return list(csv.DictReader(io.StringIO(path.read_text(encoding="utf-8-sig"), newline="")))
+
+
+def write_sheet(path, rows):
+    out = io.StringIO(newline="")
+    writer = csv.DictWriter(out, fieldnames=list(rows[0]))
+    writer.writeheader()
+    writer.writerows(rows)
+    path.write_text(out.getvalue(), encoding="utf-8")
+
+
+def test_round_trip(server, tmp_path, capsys):
+    work, out = tmp_path / "work", tmp_path / "release"
+    judges = [f"{j}@{server.api_base}" for j in JUDGES]
+
+    # a dry run counts the calls and asks nothing
+    before = len(server.requests)
+    assert cli("generate", release.SAMPLE_DIR, "--out", work, "--model", "gen-x", "--api-base", server.api_base,
+               "--dry-run") == 0
+    assert re.search(r"build-generate\s+60$", capsys.readouterr().out, re.MULTILINE)
+    assert len(server.requests) == before
+
+    # generate: one request fails (unparseable three times) and is reported; the re-run asks only that one again
+    assert cli("generate", release.SAMPLE_DIR, "--out", work, "--model", "gen-x", "--api-base", server.api_base,
+               "--l1", 2, "--l2", 2, "--type-targets", "generation=1,1") == 1
+    assert "failed: news-01 generation" in capsys.readouterr().out
+    assert server.handler.generation_calls[("finance-01", "retrieval")] == 2   # the prose reply was asked again
+    asked = len(server.requests)
+    assert cli("generate", release.SAMPLE_DIR, "--out", work, "--model", "gen-x", "--api-base", server.api_base,
+               "--l1", 2, "--l2", 2, "--type-targets", "generation=1,1") == 0
+    assert len(server.requests) == asked + 1
+    generated = [json.loads(line) for line in (work / "generated.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert len(generated) == len(SAMPLE) + 2
+    [dup] = [p for p in generated if p["duplicate_of"]]
+    [invalid] = [p for p in generated if p["invalid"]]
+    assert invalid["invalid"] == "evidence page(s) [7] not among the document's pages with text"
+    assert dup["question"] == DUPLICATE and dup["duplicate_of"] == "finance-01-fil-001"
+    assert generated[0]["generator"]["model"] == "gen-x"
+    assert generated[0]["generator"]["template"] == "frame-1/retrieval-1"
+    manifest = json.loads((work / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["stages"]["generate"]["counts"]["failed_requests"] == 0
+    assert {"doc_id": "finance-01", "question_type": "inference", "missing": {"L1": 2, "L2": 1}} in \
+        manifest["stages"]["generate"]["shortfalls"]
+
+    # screen
+    assert cli("screen", work, "--judges", *judges) == 0
+    screened = {p["question"]: p for p in map(json.loads, (work / "screened.jsonl").read_text(encoding="utf-8")
+                                              .splitlines())}
+    assert len(screened) == len(SAMPLE)
+    low = screened[LOW_CONFIDENCE]["screen"]
+    assert low["status"] == "dropped" and low["votes"] == 1 and low["reason"].startswith("confidence")
+    page2 = screened[NEEDS_PAGE_2]["screen"]
+    assert page2["status"] == "dropped" and page2["truncation"]["agreement"] == pytest.approx(3 / 9, abs=1e-4)
+    assert page2["truncation"]["full_answer_matches_pair"] == dict.fromkeys(JUDGES, True)
+    law = screened[LAW_FIRST["question"]]["screen"]
+    assert law["status"] == "dropped" and law["reason"].startswith("truncation")
+    doubted = screened[ONE_JUDGE_DOUBTS]["screen"]
+    assert doubted["votes"] == 2 and doubted["confidence"]["judge-c"]["confidence"] == 0.3
+    # finance is left with 6 L1 and 3 L2 pairs: 67% L1 > 60%, so two L1 pairs go, the least trusted first
+    balanced = sorted(p["id"] for p in screened.values() if p["screen"]["reason"].startswith("balance"))
+    assert balanced == ["finance-01-ret-001", "finance-01-sta-001"]
+    assert doubted["status"] == "dropped"
+    kept = [p for p in screened.values() if p["screen"]["status"] == "kept"]
+    assert len(kept) == len(SAMPLE) - 5
+    for p in kept:
+        assert p["screen"]["reason"] and p["screen"]["truncation"]["agreement"] == 1.0
+    record = json.loads((work / "manifest.json").read_text(encoding="utf-8"))["stages"]["screen"]
+    finance = next(b for b in record["balancing"] if b["domain"] == "finance")
+    assert "confidence_prompt:screen-confidence-1|" in record["signature"]
+    assert "judge-a@127.0.0.1:t0.0" in record["signature"]
+    assert (finance["L1"], finance["L2"], finance["L1_kept"]) == (6, 3, 4)
+
+    # review-export
+    assert cli("review-export", work, "--reviewers", 2) == 0
+    folder = work / "review"
+    sheet1 = read_sheet(folder / "reviewer-1.csv")
+    tasks2 = json.loads((folder / "reviewer-2.labelstudio.json").read_text(encoding="utf-8"))
+    assert len(sheet1) == len(tasks2) == len(kept)
+    assert "【第1页】" in sheet1[0]["evidence"] and tasks2[0]["data"]["evidence"] == sheet1[0]["evidence"]
+    ids = [row["id"] for row in sheet1]
+    edited, rejected, split, two_edits = ids[0], ids[1], ids[2], ids[3]
+
+    # reviewer-1 fills the CSV; a release before all verdicts are in is refused
+    for row in sheet1:
+        row["verdict"] = {edited: "edit", rejected: "reject", two_edits: "修改"}.get(row["id"], "accept")
+        if row["id"] == edited:
+            row["edited_answer"] = "改过的答案"
+        if row["id"] == two_edits:
+            row["edited_question"] = "第一位审稿人改的问题？"
+    write_sheet(tmp_path / "r1.csv", sheet1)
+    assert cli("review-import", work, tmp_path / "r1.csv") == 0
+    assert cli("release", work, "--out", out) == 2
+    assert "no final review decision" in capsys.readouterr().err
+
+    # reviewer-2 answers in Label Studio; a cancelled annotation does not count
+    def annotation(verdict, **texts):
+        result = [{"from_name": "verdict", "to_name": "question", "type": "choices", "value": {"choices": [verdict]}}]
+        result += [{"from_name": k, "to_name": "answer", "type": "textarea", "value": {"text": [v]}}
+                   for k, v in texts.items()]
+        return {"result": result, "was_cancelled": False}
+
+    for number, task in enumerate(tasks2, start=1):
+        pair_id = task["data"]["pair_id"]
+        task["id"] = number
+        if pair_id == edited:
+            task["annotations"] = [annotation("edit", edited_answer="改过的答案", note="数字有误")]
+        elif pair_id in (rejected, split):
+            task["annotations"] = [{**annotation("accept"), "was_cancelled": True}, annotation("reject")]
+        elif pair_id == two_edits:
+            task["annotations"] = [annotation("edit", edited_question="第二位审稿人改的问题？")]
+        else:
+            task["annotations"] = [annotation("accept")]
+    (tmp_path / "r2.json").write_text(json.dumps(tasks2, ensure_ascii=False), encoding="utf-8")
+    assert cli("review-import", work, tmp_path / "r2.json") == 0
+    printed = capsys.readouterr().out
+    n = len(kept)
+    # by hand: reviewer-1 accept n-3, edit 2, reject 1; reviewer-2 accept n-4, edit 2, reject 2; one item differs
+    p_o = (n - 1) / n
+    p_e = ((n - 3) * (n - 4) + 2 * 2 + 1 * 2) / n ** 2
+    kappa = (p_o - p_e) / (1 - p_e)
+    assert f"{kappa:.3f}" in printed and n == 61 and round(kappa, 6) == round(348 / 409, 6)
+    review = json.loads((work / "manifest.json").read_text(encoding="utf-8"))["stages"]["review"]
+    assert review["kappa"][0]["kappa"] == round(kappa, 4) and review["kappa"][0]["n"] == n
+    # rows reviewer-1, columns reviewer-2, in the order accept, edit, reject
+    assert review["kappa"][0]["confusion"] == [[n - 4, 0, 1], [0, 2, 0], [0, 0, 1]]
+    assert review["counts"]["disagreement"] == 2 and sorted(review["disputed"]) == sorted([split, two_edits])
+
+    # the arbiter decides the two disagreements
+    arbitration = read_sheet(folder / "arbitration.csv")
+    assert {row["id"] for row in arbitration} == {split, two_edits}
+    row = next(r for r in arbitration if r["id"] == split)
+    assert (row["reviewer-1_verdict"], row["reviewer-2_verdict"]) == ("accept", "reject")
+    for row in arbitration:
+        row["verdict"] = "accept" if row["id"] == split else "reject"
+    write_sheet(tmp_path / "arbiter.csv", arbitration)
+    assert cli("review-import", work, tmp_path / "arbiter.csv") == 0
+    capsys.readouterr()
+    review = json.loads((work / "manifest.json").read_text(encoding="utf-8"))["stages"]["review"]
+    assert review["counts"] == {"accept": n - 3, "edit": 1, "reject": 2, "pending": 0, "disagreement": 0,
+                                "arbitrated": 2}
+
+    # release, loaded back through the loader
+    assert cli("release", work, "--out", out) == 0
+    ds = chimdqa.load(data_dir=out, split="test")
+    by_id = {row["id"]: row for row in ds}
+    assert len(ds) == n - 2 and rejected not in by_id and two_edits not in by_id and split in by_id
+    assert by_id[edited]["answer"] == "改过的答案"
+    provenance = {r["id"]: r for r in map(json.loads, (out / "provenance.jsonl").read_text(encoding="utf-8")
+                                          .splitlines())}
+    assert set(provenance) == set(by_id)
+    assert provenance[edited]["review"]["decision"] == "edit"
+    assert provenance[edited]["review"]["verdicts"]["reviewer-2"]["note"] == "数字有误"
+    assert provenance[split]["review"]["decided_by"] == "arbiter"
+    assert provenance[edited]["generator"]["template"].startswith("frame-1/")
+    assert set(provenance[edited]["screen"]["confidence"]) == set(JUDGES)
+    assert json.loads((out / "build.json").read_text(encoding="utf-8"))["human_review"] is True
+
+    assert main(["stats", "--data-dir", str(out)]) == 0
+    assert main(["export-hub", str(tmp_path / "hub"), "--data-dir", str(out)]) == 0
+    assert (tmp_path / "hub" / "data" / "finance" / "retrieval.parquet").exists()
+    capsys.readouterr()
+
+    assert cli("funnel", work, "--cells") == 0
+    table = capsys.readouterr().out
+    all_rows = re.findall(r"^all\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)$", table, re.MULTILINE)
+    assert all_rows == [tuple(map(str, (len(SAMPLE) + 2, len(SAMPLE), n, n - 2, n - 2)))] * 3
+    assert re.search(r"^finance/filtering\s+2\s+1\s+1\s+1\s+1$", table, re.MULTILINE)
+    assert re.search(r"^finance\s+12\s+11\s+7\s+7\s+7$", table, re.MULTILINE)
+
+    # a stage re-run asks nothing again
+    asked = len(server.requests)
+    assert cli("screen", work, "--judges", *judges) == 0
+    assert len(server.requests) == asked
+
+
+def test_bad_review_files_name_file_row_and_id(server, tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(screen_module, "CHUNK", 4)  # the screen asks its requests in several chunks
+    work = tmp_path / "work"
+    assert cli("generate", release.SAMPLE_DIR, "--out", work, "--model", "gen-x", "--api-base", server.api_base,
+               "--types", "retrieval") == 0
+    judges = [f"{j}@{server.api_base}" for j in JUDGES]
+    asked = len(server.requests)
+    assert cli("screen", work, "--judges", *judges, "--dry-run") == 0
+    plan = capsys.readouterr().out
+    assert re.search(r"build-confidence judge-a\s+12$", plan, re.MULTILINE)
+    # two-page documents, evidence on page 1: the readings are pages 1-2 (full, end) and page 1 (beginning, middle)
+    assert re.search(r"build-truncation judge-c\s+24 \(estimate\)", plan)
+    assert len(server.requests) == asked
+    # the call cap stops the stage with what it has written and cached; the same command without it resumes
+    assert cli("screen", work, "--judges", *judges, "--max-llm-calls", 5) == 2
+    assert "--max-llm-calls 5: the cap was reached after 5 requests" in capsys.readouterr().err
+    statuses = Counter(json.loads(line)["screen"]["status"]
+                       for line in (work / "screened.jsonl").read_text(encoding="utf-8").splitlines())
+    assert statuses == {"error": 12}
+    assert cli("review-export", work) == 2
+    assert "12 pairs have no screening result yet" in capsys.readouterr().err
+    server.queue(Reply(status=401, text="bad key"))  # a refusal no retry fixes stops the stage, exit 1
+    assert cli("screen", work, "--judges", *judges) == 1
+    assert "answered HTTP 401" in capsys.readouterr().err
+    assert cli("screen", work, "--judges", *judges, "--max-l1-share", 1) == 0
+    assert "11 kept, 1 dropped (confidence 0, truncation 1, balance 0), 0 errors" in capsys.readouterr().out
+    usage = json.loads((work / "manifest.json").read_text(encoding="utf-8"))["stages"]["screen"]["llm_usage"]
+    confidence = usage["judge-a"]["stages"]["build-confidence"]
+    assert confidence["cache_hits"] >= 5 and confidence["cache_hits"] + confidence["asked"] == 12  # resumed
+    assert cli("review-export", work) == 0
+    rows = read_sheet(work / "review" / "reviewer-1.csv")
+    rows[1]["verdict"] = "maybe"
+    write_sheet(tmp_path / "bad.csv", rows)
+    assert cli("review-import", work, tmp_path / "bad.csv") == 2
+    err = capsys.readouterr().err
+    assert f"bad.csv row 3 (id {rows[1]['id']}): unknown verdict 'maybe'" in err
+    rows[1]["verdict"], rows[2]["verdict"] = "accept", "edit"
+    write_sheet(tmp_path / "bad.csv", rows)
+    assert cli("review-import", work, tmp_path / "bad.csv") == 2
+    assert f"row 4 (id {rows[2]['id']}): verdict edit without" in capsys.readouterr().err
+    rows[2]["verdict"], rows[0]["id"] = "", "no-such-id"
+    write_sheet(tmp_path / "bad.csv", rows)
+    assert cli("review-import", work, tmp_path / "bad.csv") == 2
+    assert "row 2 (id no-such-id): id no-such-id is not in the review set" in capsys.readouterr().err
+    assert not (work / "review" / "verdicts.jsonl").exists()  # nothing written from a bad file
+    (tmp_path / "bad.json").write_text(json.dumps([{"data": {"pair_id": rows[1]["id"], "reviewer": "reviewer-2"},
+                                                    "annotations": [{"result": [{"from_name": "verdict",
+                                                                                 "value": {"choices": ["ok"]}}]}]}]),
+                                       encoding="utf-8")
+    assert cli("review-import", work, tmp_path / "bad.json") == 2
+    assert f"bad.json task 1 (id {rows[1]['id']}): unknown verdict 'ok'" in capsys.readouterr().err
+
+    # Label Studio's JSON-MIN export: flat objects
+    minimal = [{"pair_id": rows[1]["id"], "reviewer": "reviewer-2", "verdict": "reject", "note": "无依据"},
+               {"pair_id": rows[2]["id"], "reviewer": "reviewer-2", "verdict": ["accept"]}]
+    (tmp_path / "min.json").write_text(json.dumps(minimal, ensure_ascii=False), encoding="utf-8")
+    assert cli("review-import", work, tmp_path / "min.json") == 2
+    assert f"min.json task 2 (id {rows[2]['id']}): verdict must be text, got list" in capsys.readouterr().err
+    (tmp_path / "min.json").write_text(json.dumps(minimal[:1], ensure_ascii=False), encoding="utf-8")
+    assert cli("review-import", work, tmp_path / "min.json") == 0
+    [stored] = map(json.loads, (work / "review" / "verdicts.jsonl").read_text(encoding="utf-8").splitlines())
+    assert (stored["id"], stored["verdict"], stored["note"]) == (rows[1]["id"], "reject", "无依据")
+    capsys.readouterr()
+
+    # without human review; into a folder that holds something else it refuses to write
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "notes.txt").write_text("mine", encoding="utf-8")
+    assert cli("release", work, "--out", tmp_path / "other", "--skip-review") == 2
+    assert "is not a release written by `chimdqa build release`" in capsys.readouterr().err
+    assert cli("release", work, "--out", tmp_path / "unreviewed", "--skip-review") == 0
+    assert len(chimdqa.load("law", data_dir=tmp_path / "unreviewed", split="retrieval")) == 1
+    assert json.loads((tmp_path / "unreviewed" / "build.json").read_text(encoding="utf-8"))["human_review"] is False
+
+    # generating again with other settings makes the screen's results stale: later stages refuse
+    assert cli("generate", release.SAMPLE_DIR, "--out", work, "--model", "gen-x", "--api-base", server.api_base,
+               "--types", "retrieval", "comparison") == 0
+    assert cli("review-import", work, work / "review" / "reviewer-1.csv") == 2
+    assert "generated.jsonl has changed since `chimdqa build screen` ran" in capsys.readouterr().err
+
+
+def test_decide():
+    r = ("r1", "r2")
+    accept = {"verdict": "accept", "edited_question": "", "edited_answer": "", "note": ""}
+    edit = {**accept, "verdict": "edit", "edited_answer": "新答案"}
+    assert decide({"r1": accept}, r)["verdict"] == "pending"
+    assert decide({"r1": accept, "r2": accept}, r)["verdict"] == "accept"
+    assert decide({"r1": edit, "r2": {**edit, "edited_answer": "另一个"}}, r)["verdict"] == "disagreement"
+    assert decide({"r1": edit, "r2": {**edit, "edited_answer": " 新答案 "}}, r)["edited_answer"] == "新答案"
+    assert decide({"r1": accept, "r2": edit, "arbiter": {**accept, "verdict": "reject"}}, r)["verdict"] == "reject"
+
+
+def test_generation_reply_checks():
+    ok = '{"pairs": [{"question": "Q？", "answer": "A", "level": "l2", "evidence_pages": [2, 1, 2]}]}'
+    assert parse_pairs(ok) == [{"question": "Q？", "answer": "A", "level": "L2", "evidence_pages": [1, 2]}]
+    assert parse_pairs("```json\n" + ok + "\n```")[0]["level"] == "L2"
+    for bad, message in (("好的：" + ok, "not JSON"), ('{"pairs": []}', "no non-empty list"),
+                         (ok.replace("l2", "L3"), "level"), (ok.replace("[2, 1, 2]", "[0]"), "page numbers"),
+                         (ok.replace('"A"', '""'), "answer"), (ok.replace("[2, 1, 2]", "[true]"), "page numbers"),
+                         ("[1, 2]", "not an object")):
+        with pytest.raises(ValueError, match=message):
+            parse_pairs(bad)
+
+
+def test_near_duplicates_rule():
+    assert bigram_jaccard("abcd", "abcd") == 1.0 and bigram_jaccard("abcd", "wxyz") == 0.0
+    questions = ["公司2023年研发投入是多少？", "公司2023年的研发投入是多少", "公司2022年营业收入是多少？"]
+    marks = near_duplicates(questions, 0.6)
+    assert marks[0] is None and marks[1][0] == 0 and marks[2] is None
+    assert near_duplicates(questions, 0.95)[1] is None
+
+
+def test_truncated_views_and_balance():
+    views = truncated_views([1, 2, 3, 4, 5, 6], [6], 0.5)
+    assert views == {"beginning": [1, 2, 3, 6], "middle": [2, 3, 4, 6], "end": [4, 5, 6]}
+    assert l1_quota(3, 0.6) == 4 and l1_quota(4, 0.5) == 4 and l1_quota(0, 0.6) == 0 and l1_quota(5, 1.0) is None
+    pairs = [{"id": f"p{i}", "domain": "law", "level": "L1", "rank": (0.9 + i / 100,)} for i in range(4)]
+    pairs.append({"id": "q", "domain": "law", "level": "L2", "rank": (0.5,)})
+    dropped, [log] = balance_levels(pairs, 0.6)
+    assert dropped == {"p0", "p1", "p2"} and log["L1_kept"] == 1   # 1 L1 of 2 pairs is 50% <= 60%
+    pairs.append({"id": "r", "domain": "news", "level": "L2", "rank": (0.5,)})
+    assert balance_levels(pairs, 0.6)[0] == {"p0", "p1", "p2"}          # news alone has no L1 to cut
+    dropped, [log] = balance_levels(pairs, 0.6, within="all")
+    # 3 L1 of 5 pairs is 60%
+    assert dropped == {"p0"} and log == {"all": "all", "L1": 4, "L2": 2, "L1_share": 0.6667, "L1_kept": 3,
+                                         "dropped": ["p0"]}
+
+
+def test_long_documents_are_split_into_page_segments():
+    pages = {1: "甲" * 50, 2: "乙" * 50, 3: "丙" * 200, 4: "丁" * 10}
+    assert segments(pages, 130) == [[1, 2], [3], [4]]
+    assert segments(pages, 10_000) == [[1, 2, 3, 4]]
+
+
+def test_level_targets():
+    targets = level_targets(["retrieval", "summarization", "comparison"], 3, 2, ["summarization=0,1", "inference=1,0"])
+    assert targets == {"retrieval": {"L1": 3, "L2": 2}, "comparison": {"L1": 3, "L2": 2},
+                       "inference": {"L1": 1, "L2": 0}, "summarization": {"L1": 0, "L2": 1}}
+    assert list(level_targets(["retrieval"], 1, 1, ["retrieval=0,0", "expansion=1,1"])) == ["expansion"]
+    for bad in ("summary=1,1", "retrieval=1", "retrieval=a,1"):
+        with pytest.raises(InputError, match="TYPE=L1,L2"):
+            level_targets(["retrieval"], 1, 1, [bad])
+    with pytest.raises(InputError, match="no pairs requested"):
+        level_targets(["retrieval"], 0, 0)
+
+
+def test_judges_read_the_evidence_and_its_neighbours_when_a_document_is_too_long():
+    pages = {n: "字" * 100 for n in range(1, 11)}   # about 108 characters a page with its marker and separator
+    assert context_pages(pages, [5], 10_000) == list(range(1, 11))
+    assert context_pages(pages, [5], 3 * 110) == [4, 5, 6]
+    assert context_pages(pages, [1, 10], 4 * 110) == [1, 2, 9, 10]

@@ -1,0 +1,155 @@
+"""Results files are input too: what a crafted results.json can put into the leaderboard's HTML, Markdown and
+CSV, and into the file names `chimdqa export` writes, is contained; wrong types are clear errors."""
+import csv
+import io
+import json
+import re
+import shutil
+
+import pytest
+
+from chimdqa_eval import cli, release
+from chimdqa_eval.hub import exports
+from chimdqa_eval.report.safe import check_results_values, csv_cell, html_text, md_cell
+from chimdqa_eval.schema import InputError
+
+ATTACK = '<img src=x onerror="alert(1)">'
+
+
+# ---- the escaping rules, one by one ------------------------------------------------------------------------
+
+def test_html_text_escapes_markup_and_quotes():
+    assert html_text(ATTACK) == "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;"
+    assert html_text("a & 'b'") == "a &amp; &#x27;b&#x27;"
+    assert html_text(12.5) == "12.5"
+
+
+@pytest.mark.parametrize("value, cell", [
+    ("plain 模型-7B", "plain 模型-7B"),
+    ("two\nlines\r\nand\u2028more", "two lines and more"),
+    ("a|b", "a\\|b"),
+    (ATTACK, '&lt;img src=x onerror="alert(1)"&gt;'),
+    ("[click](javascript:alert(1))", "\\[click\\](javascript:alert(1))"),
+    ("**bold** `code` _em_ \\", "\\*\\*bold\\*\\* \\`code\\` \\_em\\_ \\\\"),
+    ("bell\x07 esc\x1b[2J", "bell esc\\[2J"),
+    (None, ""),
+])
+def test_md_cell(value, cell):
+    assert md_cell(value) == cell
+
+
+@pytest.mark.parametrize("value, cell", [
+    ('=HYPERLINK("http://x","y")', '\'=HYPERLINK("http://x","y")'),
+    ("+1+2", "'+1+2"), ("-2+3", "'-2+3"), ("@SUM(A1)", "'@SUM(A1)"), ("\t=1", "' =1"), ("\r=1", "' =1"),
+    ("model\nname", "model name"),
+    ("model-7b", "model-7b"),
+    (-1.5, -1.5), (3, 3),
+])
+def test_csv_cell(value, cell):
+    assert csv_cell(value) == cell
+
+
+# ---- the results document ----------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory):
+    root = tmp_path_factory.mktemp("run")
+    mp = pytest.MonkeyPatch()
+    mp.setenv("HF_HUB_OFFLINE", "1")
+    try:
+        assert cli.main(["evaluate", "--predictions", str(release.SAMPLE_DIR / "predictions.jsonl"),
+                         "--out", str(root / "a"), "--resamples", "0", "--metrics", "factual", "rouge_l"]) == 0
+    finally:
+        mp.undo()
+    return root / "a"
+
+
+def crafted(run_dir, tmp_path, name="crafted", **changes) -> dict:
+    """A copy of the run folder whose results.json has `changes` applied (dotted paths)."""
+    folder = tmp_path / name
+    shutil.copytree(run_dir, folder)
+    doc = json.loads((folder / "results.json").read_text(encoding="utf-8"))
+    for dotted, value in changes.items():
+        *parents, last = dotted.split(".")
+        target = doc
+        for key in parents:
+            target = target[key]
+        target[last] = value
+    (folder / "results.json").write_text(json.dumps(doc), encoding="utf-8")  # ASCII: escapes stay escapes
+    return folder
+
+
+def test_a_real_results_document_passes(run_dir):
+    doc = json.loads((run_dir / "results.json").read_text(encoding="utf-8"))
+    assert check_results_values(doc, "r.json") is doc
+
+
+@pytest.mark.parametrize("dotted, value, problem", [
+    ("metrics.factual.F1.value", "61.2", "metrics.factual.F1.value must be a finite number or null, got str '61.2'"),
+    ("metrics.factual.F1.ci95", [0, "x"], "metrics.factual.F1.ci95[1] must be a finite number or null, got str 'x'"),
+    ("metrics.factual.F1.n", 2.5, "metrics.factual.F1.n must be an integer or null, got float 2.5"),
+    ("submission.coverage", 7, "submission.coverage must be between 0 and 1, got 7"),
+    ("metrics.factual.F1.by.domain.law.value", [1], "metrics.factual.F1.by.domain.law.value must be a finite"),
+    ("model.model", 5, "model.model must be a non-empty string, got int 5"),
+    ("model.model", "M" * 300, "model.model is 300 characters long; at most 200 are allowed"),
+    ("dataset.revision", None, "dataset.revision must be a non-empty string, got NoneType None"),
+    ("model.rag", "yes", "model.rag must be true or false, got str 'yes'"),
+    ("metrics.evil", {}, "metrics: unknown family 'evil'; expected one of factual, open_ended, rag"),
+    ("dataset", "ChiMDQA", "dataset must be an object, got str 'ChiMDQA'"),
+    ("model.url", "javascript:alert(1)", "model.url must be an http:// or https:// address without spaces"),
+    ("model.notes", "a\ud800", "model.notes (character 2: '\\ud800') holds a lone UTF-16 surrogate"),
+])
+def test_wrong_types_are_named_by_file_and_field(run_dir, tmp_path, capsys, dotted, value, problem):
+    folder = crafted(run_dir, tmp_path, **{dotted: value})
+    if "\ud800" in str(value):  # json.dumps wrote the escape; the file itself is valid UTF-8
+        assert "\\ud800" in (folder / "results.json").read_text(encoding="utf-8")
+    assert cli.main(["leaderboard", str(folder), "--out", str(tmp_path / "board")]) == 2
+    err = capsys.readouterr().err
+    assert f"{folder / 'results.json'}: invalid results file" in err and problem in err, err
+    assert "Traceback" not in err and not (tmp_path / "board" / "index.html").exists()
+
+
+# ---- the leaderboard's outputs -----------------------------------------------------------------------------
+
+def test_leaderboard_outputs_contain_hostile_names(run_dir, tmp_path):
+    folder = crafted(run_dir, tmp_path, **{"dataset.revision": ATTACK, "model.model": '=HYPERLINK("http://x")|\n# h'})
+    other = crafted(run_dir, tmp_path, "other", **{"model.model": "<script>alert(2)</script>"})
+    assert cli.main(["leaderboard", str(folder), str(other), "--out", str(tmp_path / "board")]) == 0
+    page = (tmp_path / "board" / "index.html").read_text(encoding="utf-8")
+    assert "<img src=x" not in page and "<script>alert" not in page
+    assert "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;" in page  # the revision note, escaped
+    assert "&lt;script&gt;alert(2)&lt;/script&gt;" in page
+    rows = list(csv.DictReader(io.StringIO((tmp_path / "board" / "leaderboard.csv").read_text(encoding="utf-8"))))
+    assert {r["model"] for r in rows} == {"'=HYPERLINK(\"http://x\")| # h", "<script>alert(2)</script>"}
+    markdown = (tmp_path / "board" / "leaderboard.md").read_text(encoding="utf-8").splitlines()
+    assert len(markdown) == 2 + 2  # header, rule, one line per row
+    cells = [len(re.findall(r"(?<!\\)\|", line)) for line in markdown]
+    assert cells == [cells[0]] * 4  # no cell was split or added
+    assert "=HYPERLINK(\"http://x\")\\| # h" in markdown[2] + markdown[3]
+    assert "&lt;script&gt;" in "\n".join(markdown) and "<script>" not in "\n".join(markdown)
+
+
+# ---- file names from results.json --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dotted, value", [("dataset.config", "../../../escaped"), ("dataset.split", "../../x"),
+                                           ("dataset.config", "all/../.."), ("dataset.name", "../x")])
+def test_export_file_names_cannot_leave_the_out_folder(run_dir, tmp_path, capsys, dotted, value):
+    folder = crafted(run_dir, tmp_path, **{dotted: value})
+    out = tmp_path / "repo" / "model"
+    before = {p for p in tmp_path.rglob("*")}
+    assert cli.main(["export", "--format", "eval-results", str(folder), "--dataset-id", "o/d",
+                     "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    field = dotted.split(".")[1]
+    assert f"{folder / 'results.json'}: dataset.{field} {value!r} is not one this toolkit writes" in err
+    assert {p for p in tmp_path.rglob("*")} == before  # nothing written anywhere
+
+
+def test_export_names_stay_the_known_ones(run_dir):
+    doc = json.loads((run_dir / "results.json").read_text(encoding="utf-8"))
+    assert exports.eval_results_filename(doc) == "chimdqa.yaml"
+    doc["dataset"].update(config="finance", split="factual")
+    assert exports.eval_results_filename(doc) == "chimdqa_finance_factual.yaml"
+    doc["dataset"]["config"] = ["all"]
+    with pytest.raises(InputError, match=r"dataset.config \['all'\] is not one this toolkit writes"):
+        exports.eval_results_filename(doc)
