@@ -37,19 +37,20 @@ def serve(latency: float, address, stop) -> None:
 
 def bench_api(n: int, latency: float, concurrency: int) -> None:
     from chimdqa_eval.generate.backends import ApiBackend, Prompt, prompt_cache_key
-    from chimdqa_eval.llm import ChatClient
+    from chimdqa_eval.llm import LLMEndpoint
 
     prompts = []
     for i in range(n):
         messages = ({"role": "user", "content": f"问题{i}：公司2023年的营业收入是多少？"},)
-        prompts.append(Prompt(messages, prompt_cache_key("bench", messages, {})))
+        prompts.append(Prompt(messages, prompt_cache_key("bench", messages)))
     context = multiprocessing.get_context("spawn")
     address, stop = context.Queue(), context.Event()
     server = context.Process(target=serve, args=(latency, address, stop), daemon=True)
     server.start()
     api_base = address.get(timeout=60)
     with tempfile.TemporaryDirectory() as folder:
-        client = ChatClient("bench-model", api_base, cache_path=Path(folder) / "c.sqlite", concurrency=concurrency)
+        client = LLMEndpoint("bench-model", (api_base,), cache_path=Path(folder) / "c.sqlite",
+                             concurrency=concurrency).client()
         backend = ApiBackend(client)
         start = time.perf_counter()
         answers = backend.complete(prompts)

@@ -134,6 +134,23 @@ def test_the_index_is_cached_on_disk_by_documents_and_settings():
     assert [c.text for c in first.search_all(["利润"], ["d"])[0]] == ["利润增长。", "收入增长。"]
 
 
+def test_documents_tokenized_in_groups_index_as_all_at_once(monkeypatch):
+    from chimdqa_eval.generate import retrieval
+
+    assert list(retrieval._groups("abcd", [3, 3, 5, 1], 6)) == [["a", "b"], ["c", "d"]]
+    assert list(retrieval._groups("ab", [9, 1], 6)) == [["a"], ["b"]]
+    pages = {"d1": [(1, "收入增长。"), (2, "利润增长较快。")], "d2": [(1, "员工人数三千。"), (2, "利润率提高。")]}
+    settings = RetrievalSettings(chunk_size=8, chunk_overlap=0)
+    together = Retriever(pages, settings)
+    monkeypatch.setattr(retrieval, "TOKENIZE_GROUP_CHARS", 1)
+    monkeypatch.setenv("CHIMDQA_CACHE", str(retrieval.cache_dir() / "apart"))
+    apart = Retriever(pages, settings)
+    assert not apart.cached["bm25"]
+    for doc_id in pages:
+        assert list(apart.indexes[doc_id].bm25.get_scores(["利润"])) == \
+            list(together.indexes[doc_id].bm25.get_scores(["利润"]))
+
+
 def test_ranking_helpers():
     import numpy as np
 

@@ -30,6 +30,7 @@ from chimdqa_eval.text import tokenize_many, tokenizer_signature
 METHODS = ("bm25", "dense", "hybrid")
 RRF_K = 60  # reciprocal rank fusion's constant (Cormack, Clarke and Buettcher, 2009)
 INDEX_VERSION = "1"
+TOKENIZE_GROUP_CHARS = 1_000_000  # characters of chunk text tokenized at once when an index is built
 
 
 @dataclass(frozen=True)
@@ -157,13 +158,16 @@ class Retriever:
             self.cached["bm25"] = True
             return
         order = self._doc_order()
-        chunks = [c for doc_id in order for c in self.indexes[doc_id].chunks]
-        tokens = iter(bm25_tokens([c.text for c in chunks]))
         built = {}
-        for doc_id in order:
-            index = bm25s.BM25(k1=1.5, b=0.75, method="lucene")
-            index.index([next(tokens) for _ in self.indexes[doc_id].chunks], show_progress=False)
-            built[doc_id] = index
+        sizes = [sum(len(c.text) for c in self.indexes[d].chunks) for d in order]
+        for group in _groups(order, sizes, TOKENIZE_GROUP_CHARS):
+            # Documents are tokenized a group at a time: large enough for tokenize_many's worker processes, small
+            # enough that the token lists of a whole release are never in memory at once.
+            tokens = iter(bm25_tokens([c.text for doc_id in group for c in self.indexes[doc_id].chunks]))
+            for doc_id in group:
+                index = bm25s.BM25(k1=1.5, b=0.75, method="lucene")
+                index.index([next(tokens) for _ in self.indexes[doc_id].chunks], show_progress=False)
+                built[doc_id] = index
         with _atomic_folder(target) as scratch:
             for number, doc_id in enumerate(order):
                 built[doc_id].save(str(scratch / str(number)))
@@ -228,6 +232,19 @@ class Retriever:
             chunk_scores = np.array([next(scores) for _ in chunks])
             out.append([chunks[j] for j in rank_top(chunk_scores, self.settings.top_k)])
         return out
+
+
+def _groups(items, sizes, budget: int):
+    """Consecutive groups of items whose sizes add up to about `budget` (an item larger than it goes alone)."""
+    group, total = [], 0
+    for item, size in zip(items, sizes):
+        if group and total + size > budget:
+            yield group
+            group, total = [], 0
+        group.append(item)
+        total += size
+    if group:
+        yield group
 
 
 class _atomic_folder:
