@@ -260,3 +260,17 @@ def test_several_api_bases_share_the_work(tmp_path):
         assert len(first.requests) >= 20 and len(second.requests) >= 20
     meta = json.loads((tmp_path / "p.meta.json").read_text(encoding="utf-8"))["generation"]
     assert meta["api_bases"] == 2 and len(read_jsonl(out)) == 66
+
+
+def test_run_hands_its_evaluation_options_to_evaluate(tmp_path):
+    from chimdqa_eval.generate.run_command import evaluate_argv
+
+    args = cli.build_parser(["run"]).parse_args(
+        ["run", "--model", "m", "--api-base", "http://a/v1", "--mode", "long", "rag", "--out", str(tmp_path),
+         "--config", "law", "--judge", "llm", "--judge-model", "judge", "--judge-api-base", "http://j1/v1",
+         "http://j2/v1", "--metrics", "factual", "rag", "--resamples", "0", "--nli-model", "nli"])
+    argv = evaluate_argv(args, tmp_path / "rag" / "predictions.jsonl", tmp_path / "rag", tmp_path / "long.json")
+    parsed = cli.build_parser(["evaluate"]).parse_args(["evaluate", *argv])
+    assert parsed.config == "law" and parsed.judge == "llm" and parsed.judge_model == "judge"
+    assert parsed.api_base == ["http://j1/v1", "http://j2/v1"] and parsed.metrics == ["factual", "rag"]
+    assert parsed.resamples == 0 and parsed.nli_model == "nli" and parsed.rag_pair == str(tmp_path / "long.json")

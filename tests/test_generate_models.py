@@ -142,12 +142,29 @@ def test_transformers_backend_generates_in_batches_what_one_by_one_generation_gi
     assert "perplexity" in results["metrics"]["open_ended"]
 
 
-def test_long_mode_counts_with_the_model_tokenizer_and_reports_prompts_too_long(gpt2_dir, tmp_path, capsys):
+def test_long_mode_fits_the_document_into_the_model_and_rag_reports_prompts_too_long(gpt2_dir, tmp_path, capsys):
+    from chimdqa_eval.generate import prompts
+
     out = tmp_path / "p.jsonl"
-    base = ["generate", "--backend", "transformers", "--model", str(gpt2_dir), "--mode", "long", "--config",
-            "news", "--max-tokens", "4", "--out", str(out)]
-    assert cli.main(base + ["--max-context-tokens", "120"]) == 0
+    base = ["generate", "--backend", "transformers", "--model", str(gpt2_dir), "--config", "news",
+            "--max-tokens", "4", "--out", str(out)]
+    assert cli.main(base + ["--mode", "long", "--max-context-tokens", "120"]) == 0
     context = json.loads((tmp_path / "p.meta.json").read_text(encoding="utf-8"))["generation"]["context"]
     assert context["token_counter"] == f"tokenizer of {gpt2_dir}" and context["questions_truncated"] == 11
-    assert cli.main(base + ["--max-context-tokens", "5000"]) == 1
+    assert "budgets" not in context  # 120 tokens of document fit the 512 positions
+    # the default budget (32000) is cut to what the 512 positions leave after the longest prompt and the answer
+    assert cli.main(base + ["--mode", "long"]) == 0
+    context = json.loads((tmp_path / "p.meta.json").read_text(encoding="utf-8"))["generation"]["context"]
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(str(gpt2_dir))
+    template = prompts.load_template()
+    title = next(p["title"] for p in release.read_documents() if p["doc_id"] == "news-01")
+    longest = max(len(tokenizer("\n\n".join(m["content"] for m in prompts.render_messages(
+        template, r["question"], r["category"], context="", title=title)) + "\n\n")["input_ids"])
+        for r in release.read_qa() if r["domain"] == "news")
+    assert context["budgets"] == {"news-01": 512 - 4 - longest}
+    assert len(out.read_text(encoding="utf-8").splitlines()) == 11
+    # five 400-character chunks do not fit: every question is reported, none silently cut
+    assert cli.main(base + ["--mode", "rag"]) == 1
     assert "the prompt has" in capsys.readouterr().err

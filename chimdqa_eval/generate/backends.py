@@ -95,6 +95,12 @@ class TransformersBackend:
             return self.tokenizer.apply_chat_template(list(messages), add_generation_prompt=True, tokenize=False)
         return "\n\n".join(m["content"] for m in messages) + "\n\n"
 
+    def context_room(self, messages_without_context) -> int:
+        """Tokens left for a document in the longest of these prompts (rendered with an empty context), after the
+        prompt itself and the answer's max_new_tokens."""
+        longest = max(len(self.tokenizer(self.prompt_text(m))["input_ids"]) for m in messages_without_context)
+        return self.model.max_length - self.max_new_tokens - longest
+
     def count_tokens(self, text: str) -> int:
         return len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
 

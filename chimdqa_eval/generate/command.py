@@ -148,13 +148,22 @@ def build_contexts(args, mode, rows, backend, template) -> tuple[list, list, dic
     pages, titles = document_pages(rows, args.data_dir)
     if mode == "long":
         count, counter_name = token_counter(args, backend)
-        packed = {doc_id: packing.pack_pages(doc_pages, args.max_context_tokens, count)
+        budgets = {doc_id: args.max_context_tokens for doc_id in pages}
+        if args.backend == "transformers":  # a local model's own limit caps the budget: the prompt must fit
+            for doc_id in pages:
+                empty = [prompts.render_messages(template, r["question"], r.get("category", "factual"), context="",
+                                                 title=titles[doc_id], ask_confidence=args.ask_confidence)
+                         for r in rows if r["doc_id"] == doc_id]
+                budgets[doc_id] = max(1, min(budgets[doc_id], backend.context_room(empty)))
+        packed = {doc_id: packing.pack_pages(doc_pages, budgets[doc_id], count)
                   for doc_id, doc_pages in pages.items()}
         truncated = [doc_id for doc_id, (_, info) in packed.items() if info["truncated"]]
         meta = {"truncation_rule": packing.TRUNCATION_RULE, "max_context_tokens": args.max_context_tokens,
                 "token_counter": counter_name, "documents": len(packed), "documents_truncated": len(truncated),
                 "questions_truncated": sum(r["doc_id"] in truncated for r in rows),
                 "pages": {doc_id: [info["pages_kept"], info["pages_total"]] for doc_id, (_, info) in packed.items()}}
+        if any(b < args.max_context_tokens for b in budgets.values()):
+            meta["budgets"] = budgets  # per document, where the model's limit made it smaller
         return [packed[r["doc_id"]][0] for r in rows], [None] * len(rows), meta, titles
     settings = RetrievalSettings(method=args.retrieval, top_k=args.top_k, chunk_size=args.chunk_size,
                                  chunk_overlap=args.chunk_overlap, embedding_model=args.embedding_model,
