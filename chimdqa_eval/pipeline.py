@@ -8,7 +8,6 @@ listed as skipped with the reason.
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from chimdqa_eval.aggregate import DEFAULT_RESAMPLES, DEFAULT_SEED
 from chimdqa_eval.factual import JUDGES
@@ -86,7 +85,7 @@ def run(args) -> int:
                          "perplexity is computed without a model; leave out one of the two")
     rag_pair = check_results_values(res.read_results(args.rag_pair)) if args.rag_pair else None
     if rag_pair is not None:
-        check_rag_pair(submission.metadata, rag_pair["model"], args.rag_pair)
+        check_rag_pair(submission.metadata, dataset, rag_pair, args.rag_pair)
     simpleqa = args.config == SIMPLEQA_CONFIG
     if args.dry_run and endpoint is None:
         print("no LLM calls: the rule judge and the offline metrics ask no LLM (--judge llm would)")
@@ -95,11 +94,7 @@ def run(args) -> int:
     try:
         if client is not None and plan_or_probe(client, submission.items, wanted, simpleqa, args.dry_run):
             return 0  # a dry run: the plan is printed, nothing asked
-        out = Path(args.out)
-        try:  # before scoring: a bad --out must not cost a long LLM or model run
-            out.mkdir(parents=True, exist_ok=True)
-        except OSError as err:
-            raise InputError(f"--out {out}: cannot create the folder ({err.strerror})") from None
+        out = res.check_writable(args.out)  # before scoring: a bad --out must not cost a long LLM or model run
         families, skipped = score_with_llm(client, submission.items, wanted, args, simpleqa)
     finally:
         if client is not None:
@@ -121,11 +116,10 @@ def run(args) -> int:
         results["calibration"] = calibration
     label_columns = ("domain", "question_type", "category", "level", "primary_category", "secondary_category",
                      "prediction") + (("confidence",) if calibration is not None else ())
-    path = res.write_results(out, results, res.item_rows(submission.items, families, label_columns))
-    results["_path"] = str(path)
-    report = html.write_report(out / res.REPORT_FILE, [results] + ([rag_pair] if rag_pair else []))
+    path = res.write_results(out, results, res.item_rows(submission.items, families, label_columns),
+                             report=lambda doc: html.report_html(doc, [rag_pair] if rag_pair else []))
     print(summary_table(results))
-    print(f"\nwrote {path}, {out / res.ITEMS_FILE} and {report}")
+    print(f"\nwrote {out / res.ITEMS_FILE}, {out / res.REPORT_FILE} and {path}")
     return 0
 
 
@@ -198,15 +192,24 @@ def route(items: list[dict], simpleqa: bool = False) -> tuple[list[dict], list[d
     return [i for i in items if i["category"] == "factual"], [i for i in items if i["category"] == "open_ended"]
 
 
-def check_rag_pair(model: dict, other: dict, source) -> None:
-    """The report pairs runs by model name: --rag-pair must be this model in the other RAG condition."""
+def check_rag_pair(model: dict, dataset: dict, other: dict, source) -> None:
+    """The report pairs runs by model and dataset group: --rag-pair must be this model in the other RAG
+    condition, on the same benchmark, config, split and dataset revision."""
+    from chimdqa_eval.report.results import comparison_group
+
     def describe(m):
         return f"{m['model']!r} {'with' if m.get('rag') else 'without'} RAG"
 
-    if other["model"] != model["model"] or bool(other.get("rag")) == bool(model.get("rag")):
+    theirs = other["model"]
+    if theirs["model"] != model["model"] or bool(theirs.get("rag")) == bool(model.get("rag")):
         raise InputError(f"--rag-pair {source}: expected the results of {model['model']!r} "
-                         f"{'without' if model.get('rag') else 'with'} RAG, got {describe(other)} "
+                         f"{'without' if model.get('rag') else 'with'} RAG, got {describe(theirs)} "
                          "(runs are paired by model name; set it with --model or the metadata file)")
+    ours = comparison_group({"dataset": dataset})
+    if comparison_group(other) != ours:
+        raise InputError(f"--rag-pair {source}: scored on {' / '.join(comparison_group(other))}, this run on "
+                         f"{' / '.join(ours)} (benchmark / config / split / revision); only runs on the same "
+                         "questions are paired")
 
 
 def resolve_wanted(names) -> dict:

@@ -113,7 +113,7 @@ def test_wrong_types_are_named_by_file_and_field(run_dir, tmp_path, capsys, dott
 
 def test_leaderboard_outputs_contain_hostile_names(run_dir, tmp_path):
     folder = crafted(run_dir, tmp_path, **{"dataset.revision": ATTACK, "model.model": '=HYPERLINK("http://x")|\n# h'})
-    other = crafted(run_dir, tmp_path, "other", **{"model.model": "<script>alert(2)</script>"})
+    other = crafted(run_dir, tmp_path, "other", **{"model.model": "<script>alert(2)</script>", "run_id": "0" * 32})
     assert cli.main(["leaderboard", str(folder), str(other), "--out", str(tmp_path / "board")]) == 0
     page = (tmp_path / "board" / "index.html").read_text(encoding="utf-8")
     assert "<img src=x" not in page and "<script>alert" not in page
@@ -122,11 +122,15 @@ def test_leaderboard_outputs_contain_hostile_names(run_dir, tmp_path):
     rows = list(csv.DictReader(io.StringIO((tmp_path / "board" / "leaderboard.csv").read_text(encoding="utf-8"))))
     assert {r["model"] for r in rows} == {"'=HYPERLINK(\"http://x\")| # h", "<script>alert(2)</script>"}
     markdown = (tmp_path / "board" / "leaderboard.md").read_text(encoding="utf-8").splitlines()
-    assert len(markdown) == 2 + 2  # header, rule, one line per row
-    cells = [len(re.findall(r"(?<!\\)\|", line)) for line in markdown]
-    assert cells == [cells[0]] * 4  # no cell was split or added
-    assert "=HYPERLINK(\"http://x\")\\| # h" in markdown[2] + markdown[3]
+    # two groups (the crafted revision is another dataset revision): a heading, then header, rule and one row
+    headings = [line for line in markdown if line.startswith("### ")]
+    table = [line for line in markdown if line.startswith("|")]
+    assert len(headings) == 2 and len(table) == 2 * 3 and len(markdown) == 2 * 5 + 1  # blank lines around
+    cells = [len(re.findall(r"(?<!\\)\|", line)) for line in table]
+    assert cells == [cells[0]] * 6  # no cell was split or added
+    assert any("=HYPERLINK(\"http://x\")\\| # h" in line for line in table)
     assert "&lt;script&gt;" in "\n".join(markdown) and "<script>" not in "\n".join(markdown)
+    assert "<img" not in "\n".join(headings) and "&lt;img src=x" in "\n".join(headings)
 
 
 # ---- file names from results.json --------------------------------------------------------------------------

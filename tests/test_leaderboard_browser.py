@@ -133,3 +133,30 @@ def test_no_browser_skips_unless_one_is_required(tmp_path):
     assert "apt-get install -y chromium" in reason
     assert browser_or_outcome({**empty, "CHIMDQA_REQUIRE_BROWSER": "1"}) == ("fail", reason)
     assert browser_or_outcome({**empty, "CHIMDQA_REQUIRE_BROWSER": "0"})[0] == "skip"
+
+
+def test_leaderboard_fits_1400_px_with_every_column(tmp_path, monkeypatch):
+    """A group with every headline column (open-ended and RAG ones included) and the paper's rows beside it:
+    one section per group, and nothing scrolls sideways in a 1,400-px window (the page records its width)."""
+    from chimdqa_eval.report.leaderboard import OPEN_COLUMNS, RAG_COLUMNS, matching_paper_rows
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    assert cli.main(["evaluate", "--predictions", str(release.SAMPLE_DIR / "predictions.jsonl"), "--out",
+                     str(tmp_path / "run"), "--resamples", "0", "--model",
+                     "a-rather-long-model-name-with-its-fine-tune-and-date-2025-06-01"]) == 0
+    run = read_results(tmp_path / "run")
+    entry = run["metrics"]["open_ended"]["rouge_l"]  # stands in for the metrics an offline run skips
+    full = dict(run, model=dict(run["model"], rag=True), run_id="f" * 32, metrics={
+        "factual": run["metrics"]["factual"], "open_ended": {m: entry for m in OPEN_COLUMNS},
+        "rag": {m: entry for m in RAG_COLUMNS}})
+    board = tmp_path / "board"
+    write_leaderboard(board, [run, full, *matching_paper_rows([run])])
+    page = board / "index.html"
+    run_ = subprocess.run([chromium(), *CHROMIUM_FLAGS, "--window-size=1400,3000",
+                           f"--user-data-dir={tmp_path / 'profile'}", page.resolve().as_uri()],
+                          capture_output=True, text=True, timeout=120, env={**os.environ, "HOME": str(tmp_path)})
+    assert run_.returncode == 0, run_.stderr[-2000:]
+    dom = run_.stdout
+    assert len(re.findall(r'<section class="group', dom)) == 2
+    width, viewport = map(int, re.search(r'data-width="(\d+)/(\d+)"', dom).groups())
+    assert width <= viewport <= 1400

@@ -291,7 +291,7 @@ def test_an_unusable_out_folder_fails_before_scoring(tmp_path, capsys):
     blocker = tmp_path / "a-file"
     blocker.write_text("", encoding="utf-8")
     assert evaluate("--predictions", SAMPLE_PREDICTIONS, "--out", blocker / "out") == 2
-    assert "cannot create the folder" in capsys.readouterr().err
+    assert "cannot create or write into the folder" in capsys.readouterr().err
 
 
 def test_split_selects_question_types(tmp_path):
@@ -431,3 +431,68 @@ def test_metrics_names_either_cider(tmp_path, capsys):
     capsys.readouterr()
     assert evaluate(*base, "--out", tmp_path / "x", "--metrics", "cider-d") == 2
     assert "cider, cider_d" in capsys.readouterr().err
+
+
+def test_results_record_the_items_checksum_and_a_run_id(sample_run, tmp_path):
+    import hashlib
+
+    out, results, _ = sample_run
+    assert results["files"]["items_sha256"] == hashlib.sha256((out / "items.jsonl").read_bytes()).hexdigest()
+    assert evaluate("--predictions", SAMPLE_PREDICTIONS, "--out", tmp_path, "--resamples", 0) == 0
+    again = read_results(tmp_path)
+    assert len(again["run_id"]) == 32 and again["run_id"] != results["run_id"]  # same predictions, another run
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["items.jsonl", "report.html", "results.json"]  # no temp
+
+
+def test_a_run_that_fails_while_writing_leaves_the_previous_run_whole(tmp_path, monkeypatch):
+    """The report is rendered before any file is replaced, and each file is replaced whole: a failure while
+    writing leaves the previous run's three files as they were."""
+    from chimdqa_eval.report import html
+
+    assert evaluate("--predictions", SAMPLE_PREDICTIONS, "--out", tmp_path, "--resamples", 0) == 0
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+
+    def broken_report(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(html, "report_html", broken_report)
+    assert evaluate("--predictions", SAMPLE_PREDICTIONS, "--out", tmp_path, "--resamples", 0, "--model", "other") == 1
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+    assert read_results(tmp_path)["model"]["model"] == "sample-system"
+
+
+def test_an_out_folder_that_cannot_be_written_fails_before_scoring(tmp_path, monkeypatch, capsys):
+    """/sys/kernel exists but takes no new files, even for root (chmod does not stop root, so a read-only
+    folder of our own would not test anything when the suite runs as root)."""
+    from pathlib import Path
+
+    from chimdqa_eval import pipeline
+
+    folder = Path("/sys/kernel")
+    try:
+        (folder / "chimdqa-probe").open("x").close()
+        (folder / "chimdqa-probe").unlink()
+        pytest.skip("/sys/kernel is writable here")
+    except FileNotFoundError:
+        pytest.skip("no /sys/kernel here")
+    except OSError:
+        pass
+
+    def score(*args, **kwargs):
+        raise AssertionError("scored before checking --out")
+
+    monkeypatch.setattr(pipeline, "score", score)
+    assert evaluate("--predictions", SAMPLE_PREDICTIONS, "--out", folder) == 2
+    assert f"--out {folder}: cannot create or write into the folder" in capsys.readouterr().err
+
+
+def test_rag_pair_must_be_on_the_same_questions(sample_run, tmp_path, capsys):
+    out, _, _ = sample_run  # sample-system without RAG, config all
+    rows = [json.loads(line) for line in SAMPLE_PREDICTIONS.read_text(encoding="utf-8").splitlines()]
+    preds = tmp_path / "rag.jsonl"
+    preds.write_text("".join(json.dumps({**r, "retrieved_contexts": ["无关的段落。"]}, ensure_ascii=False) + "\n"
+                             for r in rows if r["id"].startswith("fin-")), encoding="utf-8")
+    assert evaluate("--predictions", preds, "--model", "sample-system", "--config", "finance", "--rag-pair", out,
+                    "--metrics", "factual", "--resamples", 0, "--out", tmp_path / "out") == 2
+    assert "only runs on the same questions are paired" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()

@@ -62,9 +62,12 @@ def test_read_results_rejects_what_it_cannot_read(tmp_path, two_runs):
     with pytest.raises(InputError, match="no results file"):
         read_results(tmp_path)
     document = json.loads((root / "a" / "results.json").read_text(encoding="utf-8"))
-    (tmp_path / "results.json").write_text(json.dumps(dict(document, schema_version="2.0")), encoding="utf-8")
-    with pytest.raises(InputError, match="schema 2.0 is not readable"):
+    (tmp_path / "results.json").write_text(json.dumps(dict(document, schema_version="3.0")), encoding="utf-8")
+    with pytest.raises(InputError, match="schema 3.0 is not readable"):
         read_results(tmp_path)
+    (tmp_path / "results.json").write_text(json.dumps(dict(document, schema_version="1.0")), encoding="utf-8")
+    with pytest.raises(InputError, match="schema 1.0 records no checksum of its items.jsonl.*evaluate"):
+        read_results(tmp_path)  # written before results.json recorded its items' sha256: re-run to rewrite
     (tmp_path / "results.json").write_text("[]", encoding="utf-8")
     with pytest.raises(InputError, match="not a chimdqa results file"):
         read_results(tmp_path)
@@ -170,9 +173,12 @@ def test_leaderboard_files(two_runs, tmp_path):
                      "--with-paper-rows"]) == 0
     rows = list(csv.DictReader(io.StringIO((tmp_path / "leaderboard.csv").read_text(encoding="utf-8"))))
     assert len(rows) == 2 + 8 + 8  # two scored, the paper's 8 models without and with RAG
-    f1 = [float(r["F1"]) for r in rows if r["F1"]]
-    assert f1 == sorted(f1, reverse=True)
     scored = {r["model"]: r for r in rows if r["source"] == "scored"}
+    assert [(r["rank"], r["model"]) for r in rows[:2]] == [("1", "model-b"), ("2", "model-a")]
+    assert {(r["benchmark"], r["config"], r["split"], r["revision"]) for r in rows[:2]} == {
+        ("ChiMDQA", "all", "test", a["dataset"]["revision"])}
+    paper = rows[2:]  # their own group, after the measured one: not ranked, on the paper's full release
+    assert {(r["source"], r["rank"], r["revision"]) for r in paper} == {("reported in the paper", "", "paper")}
     assert scored["model-a"]["judge"] == "rule"
     assert scored["model-a"]["coverage_%"] == "100.0"  # a percentage, as the summary prints it
     assert float(scored["model-b"]["F1"]) == pytest.approx(b["metrics"]["factual"]["F1"]["value"], abs=0.01)
@@ -181,8 +187,11 @@ def test_leaderboard_files(two_runs, tmp_path):
     gpt4o = next(r for r in rows if r["model"] == "GPT-4o" and r["rag"] == "no")
     assert (gpt4o["source"], gpt4o["F1"], gpt4o["F1_news"], gpt4o["BERTScore-F1"]) == (
         "reported in the paper", "76.5", "77.8", "81.2")  # the paper's Tables 4 and 5
-    md = (tmp_path / "leaderboard.md").read_text(encoding="utf-8").splitlines()
-    assert md[0].startswith("| rank | model |") and len(md) == 2 + len(rows)
+    md = (tmp_path / "leaderboard.md").read_text(encoding="utf-8").split("\n\n")
+    assert md[0] == f"### ChiMDQA · config all · split test · revision {a['dataset']['revision']}"
+    assert md[1].startswith("| rank | model |") and len(md[1].splitlines()) == 2 + 2
+    assert md[2] == "### ChiMDQA · config all · split test · reported in the paper"
+    assert len(md[3].splitlines()) == 2 + 16
     assert "reported in the paper" in (tmp_path / "index.html").read_text(encoding="utf-8")
     space = yaml.safe_load((tmp_path / "README.md").read_text(encoding="utf-8").split("---\n")[1])
     assert space["sdk"] == "static" and space["app_file"] == "index.html"
@@ -201,10 +210,11 @@ def test_an_output_path_that_is_a_file_is_a_clear_error(two_runs, tmp_path, caps
 
 def test_leaderboard_ranks_within_each_dataset(two_runs):
     _, a, b = two_runs
-    csqa = dict(b, model=dict(b["model"], model="csqa-model"),  # a higher F1 on another dataset
+    csqa = dict(b, model=dict(b["model"], model="csqa-model"), run_id="c" * 32,  # a higher F1 on another dataset
                 dataset=dict(b["dataset"], name="Chinese SimpleQA", config="chinese_simpleqa"),
                 metrics={"factual": {**b["metrics"]["factual"], "F1": dict(b["metrics"]["factual"]["F1"], value=99.0)}})
-    partial = dict(b, model=dict(b["model"], model="partial-model"), submission=dict(b["submission"], coverage=0.9),
+    partial = dict(b, model=dict(b["model"], model="partial-model"), run_id="d" * 32,
+                   submission=dict(b["submission"], coverage=0.9),
                    metrics={"factual": {"F1": dict(b["metrics"]["factual"]["F1"], value=99.0)}})
     rows = leaderboard.leaderboard_rows([csqa, partial, a, b])
     assert [(r["rank"], r["model"]) for r in rows] == [
@@ -269,3 +279,161 @@ def test_table_5_and_the_board_show_cider_beside_cider_d(two_runs):
     assert f'<td>{cider["value"]:.1f} <span class="ci">[{cider["ci95"][0]:.1f}, {cider["ci95"][1]:.1f}]' in table
     assert '<td>0.0 <span class="ci">(no variation)</span></td>' in table
     assert "<td>37.0</td>" in table  # GPT-4o's CIDEr in the paper's Table 5
+
+
+# ---- leaderboard groups: never mix runs that must not be compared ---------------------------------------------
+
+@pytest.fixture(scope="module")
+def finance_rag_run(tmp_path_factory):
+    """model-a again, with retrieved contexts, on the finance config: another group than the `all` runs."""
+    root = tmp_path_factory.mktemp("finance")
+    rows = [json.loads(line) for line in SAMPLE_PREDICTIONS.read_text(encoding="utf-8").splitlines()]
+    preds = root / "fin.jsonl"
+    preds.write_text("".join(json.dumps({**r, "retrieved_contexts": ["公司2023年研发投入3.15亿元。"]},
+                                        ensure_ascii=False) + "\n" for r in rows if r["id"].startswith("fin-")),
+                     encoding="utf-8")
+    mp = pytest.MonkeyPatch()
+    mp.setenv("HF_HUB_OFFLINE", "1")
+    try:
+        assert cli.main(["evaluate", "--predictions", str(preds), "--out", str(root / "run"), "--config", "finance",
+                         "--resamples", "0", "--model", "model-a"]) == 0
+    finally:
+        mp.undo()
+    return root / "run", read_results(root / "run")
+
+
+def _csv_rows(folder):
+    return list(csv.DictReader(io.StringIO((folder / "leaderboard.csv").read_text(encoding="utf-8"))))
+
+
+def test_leaderboard_has_one_group_per_benchmark_config_split_and_revision(two_runs, finance_rag_run, tmp_path):
+    root, a, b = two_runs
+    fin_dir, fin = finance_rag_run
+    assert cli.main(["leaderboard", str(root / "a"), str(fin_dir), str(root / "b"), "--out", str(tmp_path)]) == 0
+    rows = _csv_rows(tmp_path)
+    revision = a["dataset"]["revision"]
+    columns = ("benchmark", "config", "split", "revision", "rank", "model", "rag")
+    assert [tuple(r[c] for c in columns) for r in rows] == [
+        ("ChiMDQA", "all", "test", revision, "1", "model-b", "no"),
+        ("ChiMDQA", "all", "test", revision, "2", "model-a", "no"),
+        ("ChiMDQA", "finance", "test", revision, "1", "model-a", "yes")]  # ranks restart in each group
+    other_revision = dict(b, dataset=dict(b["dataset"], revision="0123456789ab"))
+    rows = leaderboard.leaderboard_rows([a, other_revision])
+    assert [(r["revision"], r["rank"]) for r in rows] == [("0123456789ab", 1), (revision, 1)]
+    page = (tmp_path / "index.html").read_text(encoding="utf-8")
+    assert page.count('<section class="group') == 2 and page.count("<table id=\"leaderboard") == 2
+    assert f"<h2>ChiMDQA · config finance · split test · revision {revision}</h2>" in page
+    md = (tmp_path / "leaderboard.md").read_text(encoding="utf-8")
+    assert md.count("\n### ") + md.startswith("### ") == 2
+
+
+def test_paper_rows_only_beside_the_papers_config_and_split(two_runs, finance_rag_run, tmp_path, capsys):
+    root, a, _ = two_runs
+    fin_dir, fin = finance_rag_run
+    assert cli.main(["leaderboard", str(fin_dir), "--out", str(tmp_path / "fin"), "--with-paper-rows"]) == 0
+    assert "no paper rows are shown" in capsys.readouterr().out
+    assert [r["source"] for r in _csv_rows(tmp_path / "fin")] == ["scored"]  # a finance run: no paper rows
+    assert cli.main(["leaderboard", str(fin_dir), str(root / "a"), "--out", str(tmp_path / "all"),
+                     "--with-paper-rows"]) == 0
+    rows = _csv_rows(tmp_path / "all")
+    groups = [(r["config"], r["revision"]) for r in rows]
+    # the paper's group comes right after the measured `all` group it matches, before the finance one
+    assert groups == [("all", a["dataset"]["revision"])] + [("all", "paper")] * 16 + [
+        ("finance", a["dataset"]["revision"])]
+    assert all(r["rank"] == "" and r["source"] == "reported in the paper" for r in rows[1:17])
+    page = (tmp_path / "all" / "index.html").read_text(encoding="utf-8")
+    assert "<h2>ChiMDQA · config all · split test · reported in the paper</h2>" in page
+    csqa = dict(a, dataset=dict(a["dataset"], name="Chinese SimpleQA", config="chinese_simpleqa", n_questions=3000))
+    assert {r["dataset"]["name"] for r in leaderboard.matching_paper_rows([csqa])} == {"Chinese SimpleQA"}
+    subset = dict(csqa, dataset=dict(csqa["dataset"], n_questions=300))  # a 300-question data file: not the paper's
+    assert leaderboard.matching_paper_rows([subset]) == []
+    with pytest.raises(InputError, match="shown only beside results on that benchmark, config and split"):
+        leaderboard.leaderboard_rows([fin, *leaderboard.paper_rows({"ChiMDQA"})])
+
+
+def test_the_same_model_name_twice_in_a_group_is_told_apart(two_runs, tmp_path):
+    root, a, b = two_runs
+    same = [dict(r, model=dict(r["model"], model="same-model")) for r in (a, b)]
+    names = [r["model"] for r in leaderboard.leaderboard_rows(same)]
+    # both runs were made in the same minute: the predictions' sha256 prefix tells them apart
+    assert names == [f"same-model · {b['created'][:16].replace('T', ' ')} · preds {b['submission']['sha256'][:7]}",
+                     f"same-model · {a['created'][:16].replace('T', ' ')} · preds {a['submission']['sha256'][:7]}"]
+    assert cli.main(["leaderboard", str(root / "a"), str(root / "a" / "results.json"), "--out", str(tmp_path)]) == 2
+
+
+def test_rag_pairs_match_model_and_group(two_runs, finance_rag_run):
+    from chimdqa_eval.report import html
+
+    _, a, _ = two_runs
+    _, fin = finance_rag_run  # model-a with RAG, on the finance config
+    assert html.rag_pairs([a, fin]) == []  # same name, other group: not a pair
+    fin_without = dict(fin, model=dict(fin["model"], rag=False))
+    assert html.rag_pairs([a, fin_without, fin]) == [(fin_without, fin)]
+
+
+def test_a_missing_value_is_a_gap_never_a_zero(two_runs):
+    import numpy as np
+
+    from chimdqa_eval.report import html
+
+    _, a, _ = two_runs
+    factual_only = dict(a, metrics={"factual": a["metrics"]["factual"]})
+    radar = html.type_radar([factual_only], "rouge_l")
+    (line,) = radar.axes[0].get_lines()
+    values = np.asarray(line.get_ydata(), dtype=float)[:10]
+    assert np.isnan(values[5:]).all() and not np.isnan(values[:5]).any()  # the open-ended axes are gaps
+    table = html.paper_table([factual_only, a], "open_ended", per_domain_metric="rouge_l")
+    first_row = table.split("<tr")[2]
+    # METEOR, ROUGE-L, CIDEr, CIDEr-D and the six domains are empty (PPL and BERTScore say "skipped")
+    assert first_row.count("<td></td>") == 4 + 6 and "0.0" not in first_row and "–" not in first_row
+
+
+def test_a_panel_without_data_is_not_drawn(two_runs):
+    from chimdqa_eval.report import html
+
+    _, a, b = two_runs
+    without = dict(a, model=dict(a["model"], model="m"), metrics={"factual": a["metrics"]["factual"]})
+    with_rag = dict(b, model=dict(b["model"], model="m", rag=True), metrics={"factual": b["metrics"]["factual"]})
+    figure = html.rag_plot(html.rag_pairs([without, with_rag]), "bertscore_f1")
+    assert [ax.get_title() for ax in figure.axes] == ["F1 (factual questions)"]
+    finance = dict(a, metrics={"factual": {"F1": dict(a["metrics"]["factual"]["F1"], by={
+        "domain": {"finance": a["metrics"]["factual"]["F1"]["by"]["domain"]["finance"]}})}})
+    bars = html.domain_bars([finance], "factual", "F1")
+    assert [t.get_text() for t in bars.axes[0].get_xticklabels()] == ["finance"]
+
+
+def test_board_folds_the_per_domain_columns(two_runs, tmp_path):
+    _, a, b = two_runs
+    leaderboard.write_leaderboard(tmp_path, [a, b])
+    page = (tmp_path / "index.html").read_text(encoding="utf-8")
+    head = re.search(r'<table id="leaderboard"><thead>(.*?)</thead>', page).group(1)
+    assert "academic" not in head and "<th>F1</th>" in head and head.endswith("<th>per domain</th></tr>")
+    body = re.search(r'<table id="leaderboard">.*?<tbody>(.*?)</tbody>', page).group(1)
+    assert body.count("<details><summary>6 domains</summary>") == 2
+
+
+# ---- results folders are never torn ---------------------------------------------------------------------------
+
+def test_a_torn_folder_is_refused_naming_the_file(two_runs, tmp_path, capsys):
+    import shutil
+
+    root, _, _ = two_runs
+    torn = tmp_path / "torn"
+    shutil.copytree(root / "a", torn)
+    shutil.copy(root / "b" / "items.jsonl", torn / "items.jsonl")  # e.g. run b killed after its items.jsonl
+    with pytest.raises(InputError, match=re.escape(f"{torn / 'items.jsonl'} does not match results.json")):
+        read_results(torn)
+    for command in (["compare", str(root / "b"), str(torn)],
+                    ["export", "--format", "model-index", str(torn), "--dataset-id", "org/chimdqa"],
+                    ["leaderboard", str(root / "a"), str(torn), "--out", str(tmp_path / "board")]):
+        assert cli.main(command) == 2
+        assert f"{torn / 'items.jsonl'} does not match" in capsys.readouterr().err
+    assert not (tmp_path / "board").exists()
+    (torn / "items.jsonl").unlink()
+    with pytest.raises(InputError, match="per-item file not found"):
+        read_results(torn)
+    document = json.loads((torn / "results.json").read_text(encoding="utf-8"))
+    document["files"]["items"] = "../b/items.jsonl"
+    (torn / "results.json").write_text(json.dumps(document), encoding="utf-8")
+    with pytest.raises(InputError, match="files.items must be a file name next to it"):
+        read_results(torn)

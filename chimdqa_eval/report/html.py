@@ -8,9 +8,9 @@ from __future__ import annotations
 import base64
 import io
 import warnings
-from pathlib import Path
 
-from chimdqa_eval.report.results import (FAMILY_TITLES, LABEL_ORDER, METRIC_LABELS, metric_value, skip_reason)
+from chimdqa_eval.report.results import (FAMILY_TITLES, LABEL_ORDER, METRIC_LABELS, comparison_group, metric_value,
+                                         skip_reason)
 from chimdqa_eval.report.safe import html_text as esc
 from chimdqa_eval.schema import DOMAINS, FACTUAL_TYPES, OPEN_TYPES, QUESTION_TYPES
 
@@ -19,40 +19,77 @@ PAPER_TAG = "reported in the paper"
 CJK_FONTS = ("Noto Sans CJK SC", "Source Han Sans SC", "WenQuanYi Zen Hei", "Microsoft YaHei", "SimHei")
 
 CSS = """
-body{font-family:system-ui,-apple-system,"Segoe UI","Noto Sans CJK SC",sans-serif;margin:2em auto;max-width:1200px;
+body{font-family:system-ui,-apple-system,"Segoe UI","Noto Sans CJK SC",sans-serif;margin:2em auto;max-width:1320px;
 padding:0 1em;color:#222}
 h1{font-size:1.6em}h2{font-size:1.25em;margin-top:2em;border-bottom:1px solid #ddd}
 table{border-collapse:collapse;margin:.8em 0;font-size:.9em}
 th,td{border:1px solid #ccc;padding:.3em .55em;text-align:right}th{background:#f4f4f4}
 td.name,th.name{text-align:left}tr.paper td{color:#666;font-style:italic}
-.ci,.wide td.name,#leaderboard td{white-space:nowrap}.wide{overflow-x:auto}
+.ci,.wide td.name{white-space:nowrap}.wide{overflow-x:auto}
+section.group{margin-top:2.5em}section.paper-group h2{color:#666}
+table[id^=leaderboard]{font-size:.85em}table[id^=leaderboard] td{white-space:nowrap;padding:.3em .4em}
+table[id^=leaderboard] td.name{white-space:normal;min-width:8em}
+td.domains{text-align:left}td.domains summary{cursor:pointer;color:#555;font-size:.85em}
+td.domains .grid{display:grid;gap:0 .7em;text-align:right;font-size:.85em}td.domains .grid .name{text-align:left}
+details.tables>summary{cursor:pointer;color:#555;margin:.4em 0}
 .ci{color:#888;font-size:.8em}.skip{color:#b33}.muted{color:#777;font-size:.9em}
 code{font-size:.85em;word-break:break-all}figure{display:inline-block;margin:.5em 1em .5em 0}
 figcaption{font-size:.85em;color:#555}
 """
 
+IMAGE_STATUS = '<p class="muted" id="image-status"></p>\n'
 # After load, record in the page whether each embedded image decoded (naturalWidth > 0): browsers then show,
-# and headless checks can read, a plain status instead of guessing from pixels.
+# and headless checks can read, a plain status instead of guessing from pixels. The page's laid-out width is
+# recorded too, so a headless check can tell whether it scrolls sideways.
 IMAGE_CHECK = """
 <script>
 function checkImages(){var imgs=document.images,ok=0;for(var i=0;i<imgs.length;i++){
 var good=imgs[i].complete&&imgs[i].naturalWidth>0;imgs[i].setAttribute('data-rendered',good?'yes':'no');if(good)ok++;}
 var s=document.getElementById('image-status');if(s){s.textContent=ok+' of '+imgs.length+' images rendered';
-s.setAttribute('data-ok',ok);s.setAttribute('data-total',imgs.length);}}
+s.setAttribute('data-ok',ok);s.setAttribute('data-total',imgs.length);}
+var d=document.documentElement;document.body.setAttribute('data-width',d.scrollWidth+'/'+d.clientWidth);}
 if(document.readyState==='complete'){checkImages();}else{window.addEventListener('load',checkImages);}
 </script>
 """
 
 
+def model_name(results: dict) -> str:
+    """The model's name, told apart from others of the same name on one page (see distinct_names)."""
+    return results.get("_name") or results["model"]["model"]
+
+
 def model_label(results: dict) -> str:
-    name = results["model"]["model"]
+    name = model_name(results)
     return f"{name} (RAG)" if results["model"].get("rag") else name
 
 
 def plot_label(results: dict, rag: bool = True) -> str:
     """A model name for matplotlib, where a pair of '$' would start math mode."""
-    label = model_label(results) if rag else results["model"]["model"]
+    label = model_label(results) if rag else model_name(results)
     return label.replace("$", r"\$")
+
+
+def distinct_names(results_list) -> list[dict]:
+    """Shallow copies of the results in which those sharing a model name and RAG condition carry a ``_name``
+    with what tells them apart: the run's date, then the predictions' sha256 prefix, then the run id."""
+    def marks(r):
+        created, sha = r.get("created", ""), r.get("submission", {}).get("sha256") or ""
+        run_id = r.get("run_id")
+        return [created[:16].replace("T", " "), sha and f"preds {sha[:7]}", run_id and f"run {run_id[:8]}"]
+
+    out = [dict(r) for r in results_list]
+    alike: dict = {}
+    for r in out:
+        alike.setdefault((r["model"]["model"], bool(r["model"].get("rag"))), []).append(r)
+    for (name, _), same in alike.items():
+        for depth in range(1, 4):
+            names = [f"{name} · " + " · ".join(m for m in marks(r)[:depth] if m) for r in same]
+            if len(set(names)) == len(same):
+                break
+        if len(same) > 1:
+            for r, distinct in zip(same, names):
+                r["_name"] = distinct
+    return out
 
 
 def is_paper_row(results: dict) -> bool:
@@ -71,7 +108,7 @@ def _cell(results, family, metric, column=None, label=None, with_ci=False) -> st
     value = metric_value(results, family, metric, column, label)
     if value is None:
         reason = skip_reason(results, family, metric) if column is None else None
-        return f'<td class="skip" title="{esc(reason)}">skipped</td>' if reason else "<td>–</td>"
+        return f'<td class="skip" title="{esc(reason)}">skipped</td>' if reason else "<td></td>"
     text = f"{value:.1f}"
     if with_ci:
         entry = results["metrics"][family][metric]
@@ -98,9 +135,10 @@ def paper_table(results_list, family: str, *, per_domain_metric: str | None, wit
     if family == "factual":
         metrics = list(METRIC_LABELS["factual"])
     head = "".join(f"<th>{METRIC_LABELS[family][m]}</th>" for m in metrics)
+    domains = domains_with_values(results_list, family, per_domain_metric) if per_domain_metric else []
     if per_domain_metric:
         head += "".join(f"<th>{d}<br><span class='muted'>{METRIC_LABELS[family][per_domain_metric]}</span></th>"
-                        for d in DOMAINS)
+                        for d in domains)
     rows = []
     for r in results_list:
         if family not in r["metrics"] and not any(s["family"] == family for s in r.get("skipped", [])):
@@ -109,7 +147,7 @@ def paper_table(results_list, family: str, *, per_domain_metric: str | None, wit
             continue
         cells = "".join(_cell(r, family, m, with_ci=with_ci) for m in metrics)
         if per_domain_metric:
-            cells += "".join(_cell(r, family, per_domain_metric, "domain", d) for d in DOMAINS)
+            cells += "".join(_cell(r, family, per_domain_metric, "domain", d) for d in domains)
         rows.append(_row_start(r) + cells + "</tr>")
     return f'<div class="wide"><table><tr><th class="name">model</th>{head}</tr>{"".join(rows)}</table></div>'
 
@@ -163,15 +201,16 @@ def domain_bars(results_list, family: str, metric: str):
     import numpy as np
 
     plt = _pyplot()
-    shown = [r for r in results_list if metric_value(r, family, metric) is not None]
-    fig, ax = plt.subplots(figsize=(max(6.0, 1.2 * len(DOMAINS) + 0.25 * len(shown)), 3.4))
+    domains = domains_with_values(results_list, family, metric)
+    shown = [r for r in results_list if any(metric_value(r, family, metric, "domain", d) is not None for d in domains)]
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.2 * len(domains) + 0.25 * len(shown)), 3.4))
     width = 0.8 / max(1, len(shown))
-    x = np.arange(len(DOMAINS))
+    x = np.arange(len(domains))
     for k, r in enumerate(shown):
-        values = [metric_value(r, family, metric, "domain", d) for d in DOMAINS]
+        values = [metric_value(r, family, metric, "domain", d) for d in domains]
         ax.bar(x + (k - (len(shown) - 1) / 2) * width, [np.nan if v is None else v for v in values], width,
                label=plot_label(r), hatch="//" if is_paper_row(r) else None)
-    ax.set_xticks(x, DOMAINS)
+    ax.set_xticks(x, domains)
     ax.set_ylabel(METRIC_LABELS[family][metric])
     ax.set_title(f"{METRIC_LABELS[family][metric]} per domain ({FAMILY_TITLES[family].lower()})")
     ax.grid(axis="y", alpha=.3)
@@ -196,23 +235,27 @@ def type_radar(results_list, open_metric: str | None):
     angles = np.linspace(0, 2 * np.pi, len(QUESTION_TYPES), endpoint=False)
     fig, ax = plt.subplots(figsize=(5.2, 5.2), subplot_kw={"projection": "polar"})
     for r in [r for r in results_list if any(v is not None for v in type_values(r, open_metric))]:
-        values = [0.0 if v is None else v for v in type_values(r, open_metric)]
+        values = np.array([np.nan if v is None else v for v in type_values(r, open_metric)], dtype=float)
         closed = np.concatenate([values, values[:1]])
-        ax.plot(np.concatenate([angles, angles[:1]]), closed, linewidth=1.4, label=plot_label(r))
-        ax.fill(np.concatenate([angles, angles[:1]]), closed, alpha=.08)
+        # A missing value is a gap in the line (a marker still shows a point between two gaps), never 0.
+        line, = ax.plot(np.concatenate([angles, angles[:1]]), closed, linewidth=1.4, marker="o", markersize=3,
+                        label=plot_label(r))
+        if not np.isnan(values).any():
+            ax.fill(np.concatenate([angles, angles[:1]]), closed, alpha=.08, color=line.get_color())
     ax.set_xticks(angles, QUESTION_TYPES, fontsize=8)
     ax.set_ylim(0, 100)
     open_name = METRIC_LABELS["open_ended"][open_metric] if open_metric else "n/a"
     ax.set_title(f"Per question type: factual F1 / open-ended {open_name}", fontsize=9)
-    ax.legend(fontsize=7, loc="upper right", bbox_to_anchor=(1.35, 1.1))
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.08))
     return fig
 
 
 def rag_pairs(results_list) -> list[tuple[dict, dict]]:
-    """(without RAG, with RAG) results of the same model name, in first-seen order."""
+    """(without RAG, with RAG) results of the same model on the same benchmark, config, split and dataset
+    revision, in first-seen order."""
     by_name: dict = {}
     for r in results_list:
-        by_name.setdefault(r["model"]["model"], {})[bool(r["model"].get("rag"))] = r
+        by_name.setdefault((comparison_group(r), model_name(r)), {})[bool(r["model"].get("rag"))] = r
     pairs = [(pair[False], pair[True]) for pair in by_name.values() if False in pair and True in pair]
     # A with-RAG result without factual F1 (e.g. the paper's Table 6 rows) has nothing to set beside its pair.
     return [p for p in pairs if metric_value(p[1], "factual", "F1") is not None]
@@ -224,6 +267,8 @@ def rag_plot(pairs, open_metric: str | None):
 
     plt = _pyplot()
     panels = [("factual", "F1")] + ([("open_ended", open_metric)] if open_metric else [])
+    panels = [(family, metric) for family, metric in panels  # a panel with no value in it is not drawn
+              if any(metric_value(r, family, metric) is not None for pair in pairs for r in pair)]
     fig, axes = plt.subplots(1, len(panels), figsize=(5.0 * len(panels), 3.4), squeeze=False)
     x = np.arange(len(pairs))
     for ax, (family, metric) in zip(axes[0], panels):
@@ -238,8 +283,13 @@ def rag_plot(pairs, open_metric: str | None):
     return fig
 
 
+def domains_with_values(results_list, family: str, metric: str) -> list[str]:
+    """The domains any of the results has a value of `metric` for (one, for a domain config)."""
+    return [d for d in DOMAINS if any(metric_value(r, family, metric, "domain", d) is not None for r in results_list)]
+
+
 def _has_domains(results_list, family, metric) -> bool:
-    return any(metric_value(r, family, metric, "domain", d) is not None for r in results_list for d in DOMAINS)
+    return bool(domains_with_values(results_list, family, metric))
 
 
 def plots(results_list) -> list[tuple[str, str]]:
@@ -262,13 +312,13 @@ def plots(results_list) -> list[tuple[str, str]]:
 
 # ---- pages -------------------------------------------------------------------------------------------------
 
-def figures_html(results_list) -> str:
+def figures_html(results_list, heading: str = "h2") -> str:
     """The Plots section; empty when the results support none (e.g. Chinese SimpleQA: no domains, no types)."""
     items = [f'<figure><img alt="{esc(c)}" src="{uri}"><figcaption>{esc(c)}</figcaption></figure>'
              for c, uri in plots(results_list)]
     if not items:
         return ""
-    return "<h2>Plots</h2>" + "\n".join(items) + '\n<p class="muted" id="image-status"></p>'
+    return f"<{heading}>Plots</{heading}>" + "\n".join(items)
 
 
 def tables_html(results_list, *, with_ci: bool) -> str:
@@ -290,7 +340,8 @@ def tables_html(results_list, *, with_ci: bool) -> str:
 def page(title: str, body: str) -> str:
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{esc(title)}</title>'
             f'<meta name="viewport" content="width=device-width, initial-scale=1"><style>{CSS}</style></head>'
-            f"<body>\n<h1>{esc(title)}</h1>\n{body}\n{IMAGE_CHECK}</body></html>\n")
+            f"<body>\n<h1>{esc(title)}</h1>\n{body}\n{IMAGE_STATUS if '<img ' in body else ''}{IMAGE_CHECK}"
+            "</body></html>\n")
 
 
 def _signatures_html(results: dict) -> str:
@@ -320,7 +371,7 @@ def report_html(results: dict, others=()) -> str:
                                   f"(coverage {100 * sub['coverage']:.1f}%)"),
              ("predictions", f"{sub['file']} (sha256 {sub['sha256'][:12]})"),
              ("toolkit", f"{results['toolkit']['name']} {results['toolkit']['version']}"),
-             ("created", results["created"])]
+             ("created", results["created"]), ("run id", results.get("run_id", ""))]
     facts += [(k, model[k]) for k in ("date", "notes", "url") if model.get(k)]
     body = ['<table>' + "".join(f'<tr><th class="name">{esc(k)}</th><td class="name">{esc(v)}</td></tr>'
                                 for k, v in facts) + "</table>",
@@ -382,9 +433,3 @@ def calibration_html(results: dict) -> str:
                      f"<th>n</th><th>accuracy</th><th>mean confidence</th></tr>{cells}</table>")
     return "\n".join(parts)
 
-
-def write_report(path, results_list) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(report_html(results_list[0], results_list[1:]), encoding="utf-8")
-    return path

@@ -1,10 +1,11 @@
-"""`chimdqa leaderboard RESULTS_DIR... --out board/`: one table over many results, ranked by factual F1 within
-each dataset and config, with Table 4's per-domain columns, written as CSV, Markdown and a static HTML page (with the report's plots) that a
-Hub static Space can serve as is.
+"""`chimdqa leaderboard RESULTS_DIR... --out board/`: one table per comparison group — benchmark, config,
+split and dataset revision; only results in one group were scored on the same questions — ranked by factual
+F1 within it, written as CSV, Markdown and a static HTML page (with the report's plots per group) that a Hub
+static Space can serve as is.
 
-With --with-paper-rows the papers' own numbers join as rows marked "reported in the paper" — ChiMDQA's
-Tables 4-6 (full release) and/or Chinese SimpleQA's overall table, for the datasets the results are on; they
-are never mixed up with scored rows (their dataset column says so).
+With --with-paper-rows the papers' own numbers (ChiMDQA's Tables 4-6, Chinese SimpleQA's overall table) are
+shown as a group of their own, "reported in the paper", right after the measured group on the paper's config
+and split, and only when there is one; they are never ranked against measured rows.
 """
 from __future__ import annotations
 
@@ -16,14 +17,17 @@ from pathlib import Path
 
 from chimdqa_eval.hub.spaces import static_space_card
 from chimdqa_eval.report import html as H
-from chimdqa_eval.report.results import METRIC_LABELS, metric_value, read_results
+from chimdqa_eval.report.results import METRIC_LABELS, comparison_group, metric_value, read_results, replace_file
 from chimdqa_eval.report.safe import check_results_values, csv_cell, md_cell
 from chimdqa_eval.schema import DOMAINS, InputError
 from chimdqa_eval.signature import parse_signature
 
 PAPER_FILE = "paper_results.json"
+PAPER_REVISION = "paper"  # the revision of paper rows: the papers' full releases, not a fingerprint we can take
 OPEN_COLUMNS = ("meteor", "rouge_l", "cider", "perplexity", "bertscore_f1")
 RAG_COLUMNS = ("precision", "recall", "f1")
+GROUP_COLUMNS = ("benchmark", "config", "split", "revision")
+SIMPLEQA_QUESTIONS = 3000  # Chinese SimpleQA's full set (arXiv:2411.07140), the one its paper reports on
 
 
 def add_arguments(parser) -> None:
@@ -40,16 +44,21 @@ def add_arguments(parser) -> None:
 def run(args) -> int:
     results = [check_results_values(read_results(p)) for p in args.results]
     if args.with_paper_rows:
-        results += paper_rows({r["dataset"]["name"] for r in results})
+        paper = matching_paper_rows(results)
+        if not paper:
+            print("--with-paper-rows: no results on the papers' config and split (ChiMDQA: all / test, Chinese "
+                  f"SimpleQA: its full set of {SIMPLEQA_QUESTIONS}), so no paper rows are shown")
+        results += paper
     paths = write_leaderboard(args.out, results, title=args.title)
     print(to_markdown(leaderboard_rows(results)))
     print("\nwrote " + ", ".join(map(str, paths)))
     return 0
 
 
-def _paper_doc(model: str, rag: bool, dataset: str, config: str) -> dict:
+def _paper_doc(model: str, rag: bool, dataset: str, config: str, source: str) -> dict:
     return {"model": {"model": model, "rag": rag}, "reported": "paper", "skipped": [], "metrics": {},
-            "dataset": {"name": dataset, "config": config, "split": "test", "revision": "paper"},
+            "dataset": {"name": dataset, "config": config, "split": "test", "revision": PAPER_REVISION,
+                        "source": source},
             "submission": {"n_scored": None, "coverage": None}}
 
 
@@ -64,7 +73,7 @@ def paper_rows(datasets=("ChiMDQA",)) -> list[dict]:
             per_domain = {"factual": "F1", "open_ended": "bertscore_f1"}.get(family)
             for model, values in block["rows"].items():
                 rag = family == "rag"
-                doc = docs.setdefault((model, rag), _paper_doc(model, rag, "ChiMDQA", "all"))
+                doc = docs.setdefault((model, rag), _paper_doc(model, rag, "ChiMDQA", "all", data["source"]))
                 metrics = doc["metrics"].setdefault(family, {})
                 for name, value in zip(block["columns"], values[0]):
                     metrics[name] = {"value": value, "ci95": [None, None], "by": {}, "signature": data["source"]}
@@ -74,23 +83,65 @@ def paper_rows(datasets=("ChiMDQA",)) -> list[dict]:
     if "Chinese SimpleQA" in datasets:
         block = data["chinese_simpleqa"]
         for model, values in block["rows"].items():
-            doc = docs.setdefault(("csqa", model), _paper_doc(model, False, "Chinese SimpleQA", "chinese_simpleqa"))
+            doc = docs.setdefault(("csqa", model),
+                                  _paper_doc(model, False, "Chinese SimpleQA", "chinese_simpleqa", block["source"]))
             doc["metrics"]["factual"] = {name: {"value": value, "ci95": [None, None], "by": {},
                                                 "signature": block["source"]}
                                          for name, value in zip(block["columns"], values)}
     return list(docs.values())
 
 
-def _group(results: dict) -> tuple:
-    """Rows are ranked within their dataset and config: a Chinese SimpleQA F1 and a ChiMDQA one do not compete."""
-    return results["dataset"]["name"], results["dataset"]["config"]
+def matching_paper_rows(results_list) -> list[dict]:
+    """The papers' rows for the benchmarks, configs and splits of the results that are the papers' own:
+    ChiMDQA config all, split test; Chinese SimpleQA's full set. None for a domain config, a single split or a
+    Chinese SimpleQA subset."""
+    measured = {comparison_group(r)[:3] for r in results_list
+                if r["dataset"]["name"] != "Chinese SimpleQA" or r["dataset"].get("n_questions") == SIMPLEQA_QUESTIONS}
+    return [p for p in paper_rows({m[0] for m in measured}) if comparison_group(p)[:3] in measured]
+
+
+def _group_order(key: tuple):
+    """Groups sorted by benchmark, config and split; a paper group right after the measured ones it matches."""
+    name, config, split, revision = key
+    return name, config, split, revision == PAPER_REVISION, revision
 
 
 def _sort_key(results: dict):
     f1 = metric_value(results, "factual", "F1")
     coverage = results.get("submission", {}).get("coverage")
     partial = coverage is not None and coverage < 1  # leaving hard questions out must not buy a better rank
-    return (*_group(results), partial, f1 is None, -(f1 or 0.0), H.is_paper_row(results))
+    return partial, f1 is None, -(f1 or 0.0)
+
+
+def leaderboard_groups(results_list) -> list[tuple[tuple, list[dict]]]:
+    """[(benchmark, config, split, revision), its results best first]: results are only ranked, plotted and
+    paired within their group. Names shared within a group are told apart; one run given twice is an error."""
+    seen: dict = {}
+    for r in results_list:
+        if r.get("run_id") in seen:
+            raise InputError(f"{r.get('_path')}: the same run as {seen[r['run_id']]} (run id {r['run_id']}); "
+                             "give each results folder once")
+        if r.get("run_id"):
+            seen[r["run_id"]] = r.get("_path")
+    groups: dict = {}
+    for r in results_list:
+        groups.setdefault(comparison_group(r), []).append(r)
+    measured = {key[:3] for key in groups if not is_paper_group(key)}
+    for key in groups:
+        if is_paper_group(key) and key[:3] not in measured:  # see matching_paper_rows
+            raise InputError(f"the paper's rows for {' / '.join(key[:3])} are shown only beside results on that "
+                             "benchmark, config and split, and there are none")
+    return [(key, H.distinct_names(sorted(groups[key], key=_sort_key))) for key in sorted(groups, key=_group_order)]
+
+
+def is_paper_group(key: tuple) -> bool:
+    return key[3] == PAPER_REVISION
+
+
+def group_heading(key: tuple) -> str:
+    name, config, split, revision = key
+    where = f"{name} · config {config} · split {split}"
+    return f"{where} · {H.PAPER_TAG}" if is_paper_group(key) else f"{where} · revision {revision}"
 
 
 def factual_judge(results: dict) -> str:
@@ -105,28 +156,32 @@ def factual_judge(results: dict) -> str:
 
 
 def leaderboard_rows(results_list) -> list[dict]:
-    """One flat row per result, grouped by dataset and config, ranked by factual F1 within each (rows without
-    it last)."""
-    rows, previous, rank = [], None, 0
-    for r in sorted(results_list, key=_sort_key):
-        rank = rank + 1 if _group(r) == previous else 1
-        previous = _group(r)
-        ds, sub = r["dataset"], r.get("submission", {})
-        row = {"rank": rank, "model": r["model"]["model"], "rag": "yes" if r["model"].get("rag") else "no",
-               "source": "reported in the paper" if H.is_paper_row(r) else "scored",
-               "dataset": f"{ds['config']}@{ds['revision']}", "judge": factual_judge(r),
-               "n_scored": sub.get("n_scored"),
-               "coverage_%": None if sub.get("coverage") is None else round(100 * sub["coverage"], 2)}
-        for m in METRIC_LABELS["factual"]:
-            row[m] = metric_value(r, "factual", m)
-        for d in DOMAINS:
-            row[f"F1_{d}"] = metric_value(r, "factual", "F1", "domain", d)
-        for m in OPEN_COLUMNS:
-            row[METRIC_LABELS["open_ended"][m]] = metric_value(r, "open_ended", m)
-        for m in RAG_COLUMNS:
-            row[f"RAG {METRIC_LABELS['rag'][m]}"] = metric_value(r, "rag", m)
-        rows.append(row)
+    """One flat row per result, group by group (see leaderboard_groups), ranked by factual F1 within each
+    group (rows without it last); paper rows are not ranked."""
+    rows = []
+    for key, group in leaderboard_groups(results_list):
+        for rank, r in enumerate(group, 1):
+            sub = r.get("submission", {})
+            row = {"rank": None if is_paper_group(key) else rank, "model": H.model_name(r),
+                   "rag": "yes" if r["model"].get("rag") else "no",
+                   "source": H.PAPER_TAG if H.is_paper_row(r) else "scored",
+                   **dict(zip(GROUP_COLUMNS, key)), "judge": factual_judge(r), "n_scored": sub.get("n_scored"),
+                   "coverage_%": _coverage(r)}
+            for m in METRIC_LABELS["factual"]:
+                row[m] = metric_value(r, "factual", m)
+            for d in DOMAINS:
+                row[f"F1_{d}"] = metric_value(r, "factual", "F1", "domain", d)
+            for m in OPEN_COLUMNS:
+                row[METRIC_LABELS["open_ended"][m]] = metric_value(r, "open_ended", m)
+            for m in RAG_COLUMNS:
+                row[f"RAG {METRIC_LABELS['rag'][m]}"] = metric_value(r, "rag", m)
+            rows.append(row)
     return rows
+
+
+def _coverage(results: dict):
+    coverage = results.get("submission", {}).get("coverage")
+    return None if coverage is None else round(100 * coverage, 2)
 
 
 def _fmt(value) -> str:
@@ -143,36 +198,102 @@ def to_csv(rows) -> str:
     return buffer.getvalue()
 
 
+def _by_group(rows) -> list[tuple[tuple, list[dict]]]:
+    groups: dict = {}
+    for row in rows:
+        groups.setdefault(tuple(row[c] for c in GROUP_COLUMNS), []).append(row)
+    return list(groups.items())
+
+
 def to_markdown(rows) -> str:
-    columns = list(rows[0])
-    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
-    lines += ["| " + " | ".join(md_cell(_fmt(row[c])) for c in columns) + " |" for row in rows]
-    return "\n".join(lines)
+    """One table per group under a heading naming it."""
+    parts = []
+    for key, group in _by_group(rows):
+        columns = [c for c in group[0] if c not in GROUP_COLUMNS]
+        lines = [f"### {md_cell(group_heading(key))}", "", "| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+        lines += ["| " + " | ".join(md_cell(_fmt(row[c])) for c in columns) + " |" for row in group]
+        parts.append("\n".join(lines))
+    return "\n\n".join(parts)
 
 
-def to_html(rows, results_list, title: str, settings_note: str | None = None) -> str:
-    ordered = sorted(results_list, key=_sort_key)
-    columns = list(rows[0])
-    head = "".join(f"<th>{H.esc(c)}</th>" for c in columns)
-    body_rows = []
-    for row, r in zip(rows, ordered):
+def _domain_metrics(results: dict, open_metric: str | None) -> list[tuple[str, str]]:
+    """(family, metric) shown per domain: F1 (Table 4) and the open-ended headline metric (Table 5), those
+    the result has per-domain values of."""
+    metrics = [("factual", "F1")] + ([("open_ended", open_metric)] if open_metric else [])
+    return [(f, m) for f, m in metrics if H.domains_with_values([results], f, m)]
+
+
+def _domain_cell(results: dict, open_metric: str | None) -> str:
+    """The per-domain values folded behind a <details>, so the table fits the page."""
+    metrics = _domain_metrics(results, open_metric)
+    domains = [d for d in DOMAINS if any(d in H.domains_with_values([results], f, m) for f, m in metrics)]
+    if not domains:
+        return "<td></td>"
+    head = "".join(f"<b>{METRIC_LABELS[f][m]}</b>" for f, m in metrics)
+    cells = "".join(f"<span class=name>{H.esc(d)}</span>" + "".join(
+        f"<span>{H.esc(_fmt(metric_value(results, f, m, 'domain', d)))}</span>" for f, m in metrics) for d in domains)
+    summary = f"{len(domains)} domains" if len(domains) > 1 else domains[0]
+    return (f'<td class="domains"><details><summary>{summary}</summary>'
+            f'<div class="grid" style="grid-template-columns:auto{" auto" * len(metrics)}"><b></b>{head}{cells}'
+            "</div></details></td>")
+
+
+def _board_table(key: tuple, group: list[dict], table_id: str) -> str:
+    """A group's ranked table: headline columns (those with a value in the group) and the per-domain ones
+    folded per row."""
+    rank = not is_paper_group(key)
+    columns = [("factual", m, m) for m in METRIC_LABELS["factual"]]
+    columns += [("open_ended", m, METRIC_LABELS["open_ended"][m]) for m in OPEN_COLUMNS]
+    columns += [("rag", m, f"RAG {METRIC_LABELS['rag'][m]}") for m in RAG_COLUMNS]
+    columns = [c for c in columns if any(metric_value(r, c[0], c[1]) is not None for r in group)]
+    open_metric = H.open_headline(group)
+    facts = {"rank": lambda k, r: str(k), "model": lambda k, r: H.model_name(r),
+             "RAG": lambda k, r: "yes" if r["model"].get("rag") else "no",
+             "judge": lambda k, r: factual_judge(r),
+             "n": lambda k, r: _fmt(r.get("submission", {}).get("n_scored")),
+             "coverage %": lambda k, r: _fmt(_coverage(r))}
+    if not rank:  # the papers' rows: not ranked, no judge of ours, no item counts
+        facts = {f: cell for f, cell in facts.items() if f in ("model", "RAG")}
+    head = "".join(f'<th{" class=name" if f in ("model", "judge") else ""}>{f}</th>' for f in facts)
+    domains = any(_domain_metrics(r, open_metric) for r in group)  # none for Chinese SimpleQA
+    head += "".join(f"<th>{H.esc(label)}</th>" for _, _, label in columns) + "<th>per domain</th>" * domains
+    body = []
+    for k, r in enumerate(group, 1):
+        row = "".join(f'<td{" class=name" if f in ("model", "judge") else ""}>{H.esc(cell(k, r))}</td>'
+                      for f, cell in facts.items())
+        row += "".join(f"<td>{H.esc(_fmt(metric_value(r, family, m)))}</td>" for family, m, _ in columns)
         css = ' class="paper"' if H.is_paper_row(r) else ""
-        body_rows.append(f"<tr{css}>" + "".join(
-            f'<td{" class=name" if c in ("model", "source", "dataset", "judge") else ""}>{H.esc(_fmt(row[c]))}</td>'
-            for c in columns) + "</tr>")
-    scored = [r for r in ordered if not H.is_paper_row(r)]
-    revisions = sorted({r["dataset"]["revision"] for r in scored})
-    note = ("" if len(revisions) <= 1 else
-            f'<p class="skip">These results come from {len(revisions)} different dataset revisions '
-            f"({', '.join(map(H.esc, revisions))}): compare only rows with the same dataset column.</p>")
-    body = ((f'<p class="muted">{H.esc(settings_note)}</p>' if settings_note else "") +
-            f'<p class="muted">{len(rows)} results, ranked by factual F1 within each dataset and config; partial '
-            f"submissions (coverage below 100%) rank after complete ones. Rows in italics are {H.PAPER_TAG} "
-            f"(full release, no confidence intervals).</p>{note}"
-            f'<div class="wide"><table id="leaderboard"><thead><tr>{head}</tr></thead>'
-            f'<tbody>{"".join(body_rows)}</tbody></table></div>'
-            + H.tables_html(ordered, with_ci=False) + H.figures_html(ordered))
-    return H.page(title, body)
+        body.append(f"<tr{css}>{row}{_domain_cell(r, open_metric) if domains else ''}</tr>")
+    return (f'<table id="{table_id}"><thead><tr>{head}</tr></thead>'
+            f'<tbody>{"".join(body)}</tbody></table>')
+
+
+def _group_note(key: tuple, group: list[dict]) -> str:
+    if is_paper_group(key):
+        source = group[0]["dataset"].get("source", "")
+        return (f'<p class="muted">As {H.PAPER_TAG} ({H.esc(source)}): the full release, not the revision of '
+                "any measured group on this page, and without confidence intervals. Shown for orientation, not "
+                "ranked against measured rows.</p>")
+    return (f'<p class="muted">{len(group)} result{"s" * (len(group) != 1)} on the same questions, ranked by '
+            "factual F1; partial submissions (coverage below 100%) rank after complete ones.</p>")
+
+
+def to_html(results_list, title: str, settings_note: str | None = None) -> str:
+    groups = leaderboard_groups(results_list)
+    sections = []
+    for k, (key, group) in enumerate(groups, 1):
+        table_id = "leaderboard" if k == 1 else f"leaderboard-{k}"
+        paper = " paper-group" if is_paper_group(key) else ""
+        sections.append(
+            f'<section class="group{paper}" id="group-{k}"><h2>{H.esc(group_heading(key))}</h2>'
+            + _group_note(key, group) + _board_table(key, group, table_id)
+            + '<details class="tables"><summary>Tables 4-6 in the paper\'s layout</summary>'
+            + H.tables_html(group, with_ci=False) + "</details>" + H.figures_html(group, "h3") + "</section>")
+    intro = ((f'<p class="muted">{H.esc(settings_note)}</p>' if settings_note else "") +
+             f'<p class="muted">{len(results_list)} results in {len(groups)} group{"s" * (len(groups) != 1)}: '
+             "one per benchmark, config, split and dataset revision. Only results in one group were scored on "
+             "the same questions; each group is ranked and plotted on its own.</p>")
+    return H.page(title, intro + "\n".join(sections))
 
 
 def write_leaderboard(out_dir, results_list, *, title: str = "ChiMDQA leaderboard",
@@ -187,7 +308,7 @@ def write_leaderboard(out_dir, results_list, *, title: str = "ChiMDQA leaderboar
     out.mkdir(parents=True, exist_ok=True)
     rows = leaderboard_rows(results_list)
     contents = {"leaderboard.csv": to_csv(rows), "leaderboard.md": to_markdown(rows) + "\n",
-                "index.html": to_html(rows, results_list, title, note), "README.md": static_space_card(title)}
+                "index.html": to_html(results_list, title, note), "README.md": static_space_card(title)}
     for name, text in contents.items():
-        (out / name).write_text(text, encoding="utf-8")
+        replace_file(out / name, text)
     return [out / name for name in contents]

@@ -4,6 +4,11 @@ Every number in results.json is derived from the per-item values in items.jsonl 
 so breakdowns, confidence intervals and paired comparisons never re-score anything. The layout is described
 by results.schema.json, next to this file; bump SCHEMA_VERSION's major part on any incompatible change.
 
+A results folder is written so that it is never torn: each file goes to a temporary name in the same folder and
+is renamed into place, results.json last, and results.json records the sha256 of the items.jsonl it was derived
+from (and a run id). Readers refuse a folder whose items.jsonl does not match: a run killed halfway, two runs
+into one folder or a full disk cannot leave a results.json beside another run's items.
+
     metrics: {family: {metric: {value, ci95: [low, high], n, [note: "no variation",] signature,
                                 by: {column: {label: {value, ci95, n[, note]}}}}}}
     skipped: [{family, metric, reason}]
@@ -14,6 +19,8 @@ import datetime
 import hashlib
 import json
 import math
+import os
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -24,7 +31,7 @@ import chimdqa_eval
 from chimdqa_eval.aggregate import DEFAULT_RESAMPLES, DEFAULT_SEED, NO_VARIATION, bootstrap_ci, group_indices
 from chimdqa_eval.schema import BREAKDOWNS, InputError
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "2.0"  # 2: files.items_sha256 and run_id (1.x folders could be torn)
 SCHEMA_PATH = Path(__file__).with_name("results.schema.json")
 RESULTS_FILE, ITEMS_FILE, REPORT_FILE = "results.json", "items.jsonl", "report.html"
 
@@ -122,6 +129,7 @@ def build_results(*, model: dict, dataset: dict, submission: dict, settings: dic
                                    for f in families for m, r in f.skipped.items()]
     return {
         "schema_version": SCHEMA_VERSION,
+        "run_id": uuid.uuid4().hex,
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "toolkit": {"name": "chimdqa_eval", "version": chimdqa_eval.__version__},
         "model": dict(model),
@@ -151,16 +159,53 @@ def _plain(value):
     return value
 
 
-def write_results(out_dir, results: dict, items: list[dict]) -> Path:
-    """Write results.json and items.jsonl into `out_dir` (created); returns the results.json path."""
+def items_jsonl(items: list[dict]) -> str:
+    return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in items)
+
+
+def replace_file(path, content: str | bytes) -> Path:
+    """Write `content` (text as UTF-8) to a temporary file next to `path`, then rename it over `path`: readers
+    see the old file or the new one, never half of one."""
+    path = Path(path)
+    data = content.encode("utf-8") if isinstance(content, str) else content  # encoding errors: before any write
+    temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        with temporary.open("wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)
+    return path
+
+
+def check_writable(folder, what: str = "--out") -> Path:
+    """Create `folder` and a file in it (removed again), so an unusable output folder is found before any
+    work is done."""
+    folder = Path(folder)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe = folder / f".write-check.{uuid.uuid4().hex[:8]}"
+        probe.open("x").close()
+        probe.unlink()
+    except OSError as err:
+        raise InputError(f"{what} {folder}: cannot create or write into the folder ({err.strerror or err})") from None
+    return folder
+
+
+def write_results(out_dir, results: dict, items: list[dict], report: Callable[[dict], str] | None = None) -> Path:
+    """Write items.jsonl, report.html (``report(results)``, when given) and results.json into `out_dir`, each
+    atomically and results.json last; results.json records the sha256 of items.jsonl. Returns its path."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    with (out / ITEMS_FILE).open("w", encoding="utf-8") as f:
-        for row in items:
-            f.write(json.dumps(row, ensure_ascii=False) + "\n")
-    path = out / RESULTS_FILE
-    path.write_text(json.dumps(results, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-    return path
+    data = items_jsonl(items).encode("utf-8")
+    results.setdefault("files", {}).update(items=ITEMS_FILE, items_sha256=hashlib.sha256(data).hexdigest())
+    page = None if report is None else report(results).encode("utf-8")  # rendered before anything is replaced
+    replace_file(out / ITEMS_FILE, data)
+    if page is not None:
+        replace_file(out / results["files"].get("report", REPORT_FILE), page)
+    return replace_file(out / RESULTS_FILE, json.dumps(results, ensure_ascii=False, indent=1) + "\n")
 
 
 def results_path(path) -> Path:
@@ -170,7 +215,8 @@ def results_path(path) -> Path:
 
 
 def read_results(path) -> dict:
-    """Load a results.json (or the folder holding it), checking it is a results document we can read."""
+    """Load a results.json (or the folder holding it), checking it is a results document we can read and that
+    the items.jsonl beside it is the one it was derived from."""
     path = results_path(path)
     if not path.is_file():
         raise InputError(f"{path}: no results file (run `chimdqa evaluate --out DIR` first)")
@@ -181,31 +227,62 @@ def read_results(path) -> dict:
     if not isinstance(results, dict) or "schema_version" not in results:
         raise InputError(f"{path}: not a chimdqa results file (no schema_version)")
     major = str(results["schema_version"]).split(".")[0]
+    if major == "1":
+        raise InputError(f"{path}: results schema {results['schema_version']} records no checksum of its "
+                         f"{ITEMS_FILE}, so a torn folder cannot be told from a whole one; run the same "
+                         "`chimdqa evaluate --predictions ... --out DIR` again to rewrite it")
     if major != SCHEMA_VERSION.split(".")[0]:
         raise InputError(f"{path}: results schema {results['schema_version']} is not readable by this version "
                          f"(reads {SCHEMA_VERSION.split('.')[0]}.x)")
-    for key in ("model", "dataset", "metrics", "skipped"):
+    for key in ("model", "dataset", "metrics", "skipped", "files"):
         if key not in results:
             raise InputError(f"{path}: results file lacks '{key}'")
     results["_path"] = str(path)
+    _checked_items_bytes(results)
     return results
 
 
-def read_items(results: dict) -> dict[str, dict]:
-    """{id: items.jsonl row} for a results document loaded with read_results."""
-    path = Path(results["_path"]).with_name(results.get("files", {}).get("items", ITEMS_FILE))
+def _items_path(results: dict) -> Path:
+    name = str(results.get("files", {}).get("items", ITEMS_FILE))
+    if Path(name).name != name or name in ("", ".", ".."):  # the items live next to results.json, nowhere else
+        raise InputError(f"{results['_path']}: files.items must be a file name next to it, got {name!r}")
+    return Path(results["_path"]).with_name(name)
+
+
+def _checked_items_bytes(results: dict) -> bytes:
+    """The bytes of the results' items.jsonl, after checking they are the ones results.json was written with."""
+    files = results.get("files", {})
+    path = _items_path(results)
     if not path.is_file():
         raise InputError(f"{path}: per-item file not found (it is written next to results.json)")
+    data = path.read_bytes()
+    expected = files.get("items_sha256")
+    if hashlib.sha256(data).hexdigest() != expected:
+        raise InputError(f"{path} does not match {Path(results['_path']).name} (sha256 {expected}; run "
+                         f"{results.get('run_id')}): the folder holds files of different runs (an interrupted "
+                         "run, or two runs into one --out); run `chimdqa evaluate` into it again")
+    return data
+
+
+def read_items(results: dict) -> dict[str, dict]:
+    """{id: items.jsonl row} for a results document loaded with read_results (checked against its sha256)."""
+    path = _items_path(results)
     rows = {}
-    with path.open(encoding="utf-8") as f:
-        for line_no, text in enumerate(f, 1):
-            if text.strip():
-                try:
-                    row = json.loads(text)
-                except json.JSONDecodeError as err:
-                    raise InputError(f"{path} line {line_no}: not valid JSON ({err.msg})") from None
-                rows[row["id"]] = row
+    for line_no, text in enumerate(_checked_items_bytes(results).decode("utf-8").split("\n"), 1):
+        if text.strip():
+            try:
+                row = json.loads(text)
+            except json.JSONDecodeError as err:
+                raise InputError(f"{path} line {line_no}: not valid JSON ({err.msg})") from None
+            rows[row["id"]] = row
     return rows
+
+
+def comparison_group(results: dict) -> tuple[str, str, str, str]:
+    """(benchmark, config, split, dataset revision): only results in the same group were scored on the same
+    questions, so only they are ranked, plotted or paired together."""
+    ds = results["dataset"]
+    return ds["name"], ds["config"], ds.get("split", "test"), ds["revision"]
 
 
 def metric_value(results: dict, family: str, metric: str, column: str | None = None, label: str | None = None):
