@@ -3,8 +3,8 @@
     python bench/bench_generate.py [--requests 480] [--latency 0.05] [--concurrency 16] [--docs 60] [--pages 140]
 
 - API backend: answers/s through the generation backend against tests/chat_server.py on 127.0.0.1 (in its own
-  process) with injected latency, against the ideal concurrency / latency; goal >= 90% of the ideal at concurrency 16 and 50 ms. Then
-  the same answers again from the cache.
+  process) with injected latency, against the ideal concurrency / latency; goal >= 90% of the ideal at
+  concurrency 16 and 50 ms. Then the same answers again from the cache.
 - BM25: a synthetic corpus of `--docs` documents x `--pages` pages of Chinese text (`--page-chars` characters a
   page): chunking + jieba tokenization + one bm25s index per document + saving them (seconds, peak memory), loading
   the saved indexes back (seconds), and the per-question query time.

@@ -55,7 +55,8 @@ def evaluate(predictions, out, *extra):
 
 def user_prompt(server, question_id):
     question = next(r["question"] for r in QUESTIONS.values() if r["id"] == question_id)
-    return next(b["messages"][-1]["content"] for b in server.requests if f"问题：{question}" in b["messages"][-1]["content"])
+    prompts = [b["messages"][-1]["content"] for b in server.requests]
+    return next(p for p in prompts if f"问题：{question}" in p)
 
 
 def test_long_mode_packs_the_document_and_evaluate_accepts_it(server, tmp_path):
@@ -119,6 +120,8 @@ def test_rag_mode_retrieves_from_the_question_document_and_scores_evidence(serve
     code, results = evaluate(out, tmp_path / "res")
     assert code == 0 and results["model"]["rag"] is True
     assert results["generation"]["retrieval_quality"] == quality
+    report = (tmp_path / "res" / "report.html").read_text(encoding="utf-8")
+    assert "<h2>Generation</h2>" in report and "<th>hit@2</th>" in report
     # the RAG metrics need a claim checker; offline they are skipped with the reason, the contexts were read
     assert any(s["family"] == "rag" for s in results["skipped"])
 
@@ -178,9 +181,8 @@ def test_ask_confidence_reaches_the_calibration_report(server, tmp_path):
 def test_a_custom_template_is_used_and_recorded(server, tmp_path):
     template = release.shipped_path("chimdqa_eval/generate/templates/chimdqa.yaml").read_text(encoding="utf-8")
     custom = tmp_path / "mine.yaml"
-    custom.write_text(template.replace("version: zh-generate-1", "version: mine-1")
-                      .replace("问题：{question}\n    {instruction}", "请回答：{question}\n    问题：{question}\n    {instruction}"),
-                      encoding="utf-8")
+    custom.write_text(template.replace("version: zh-generate-1", "version: mine-1").replace(
+        "问题：{question}\n    {instruction}", "请回答：{question}\n    问题：{question}\n    {instruction}"), encoding="utf-8")
     out = tmp_path / "p.jsonl"
     assert generate(server, out, "--prompt", custom) == 0
     assert "请回答：" in server.requests[0]["messages"][-1]["content"]
@@ -274,3 +276,22 @@ def test_run_hands_its_evaluation_options_to_evaluate(tmp_path):
     assert parsed.config == "law" and parsed.judge == "llm" and parsed.judge_model == "judge"
     assert parsed.api_base == ["http://j1/v1", "http://j2/v1"] and parsed.metrics == ["factual", "rag"]
     assert parsed.resamples == 0 and parsed.nli_model == "nli" and parsed.rag_pair == str(tmp_path / "long.json")
+
+
+def test_chinese_simpleqa_is_answered_closed_book_with_short_answer_prompts(tmp_path):
+    rows = [{"id": f"s{i}", "primary_category": "自然", "secondary_category": "x", "question": q, "answer": a,
+             "urls": []} for i, (q, a) in enumerate([("中国的首都是哪里？", "北京"), ("五四运动发生在哪一年？", "1919年")])]
+    data = tmp_path / "csqa.jsonl"
+    data.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    answers = {"中国的首都是哪里？": "北京\n置信度：95", "五四运动发生在哪一年？": "1921年\n置信度：70"}
+    with ChatServer(lambda body: answers[_QUESTION.search(body["messages"][-1]["content"]).group(1).strip()]) as server:
+        out = tmp_path / "p.jsonl"
+        assert generate(server, out, "--config", "chinese_simpleqa", "--data-files", data, "--ask-confidence",
+                        mode="closed-book") == 0
+        template = release.shipped_path("chimdqa_eval/generate/templates/chimdqa.yaml").read_text(encoding="utf-8")
+        assert all("简短" in b["messages"][-1]["content"] for b in server.requests) and "简短" in template
+    assert read_jsonl(out) == [{"id": "s0", "prediction": "北京", "confidence": 95.0},
+                               {"id": "s1", "prediction": "1921年", "confidence": 70.0}]
+    code, results = evaluate(out, tmp_path / "res", "--config", "chinese_simpleqa", "--data-files", str(data))
+    # one right at 95 (|100 - 95| = 5), one wrong at 70 (|0 - 70| = 70): ECE = (5 + 70) / 2
+    assert code == 0 and results["calibration"]["ece"] == pytest.approx(37.5)

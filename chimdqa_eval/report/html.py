@@ -382,9 +382,43 @@ def report_html(results: dict, others=()) -> str:
         for entry in results["metrics"][family].values():
             columns += [c for c in entry.get("by", {}) if c not in columns]
         body += [f"<h3>by {esc(c)}</h3>" + breakdown_table(results, family, c) for c in columns]
-    body.append(calibration_html(results))
+    body += [generation_html(results), calibration_html(results)]
     body += ["<h2>Skipped</h2>", _skipped_html(results), "<h2>Signatures</h2>", _signatures_html(results)]
     return page(f"{ds['name']} report: {model_label(results)}", "\n".join(body))
+
+
+# ---- how the predictions were made (results["generation"], from `chimdqa generate`) --------------------------
+
+def generation_html(results: dict) -> str:
+    """The Generation section: mode, backend, template, retrieval settings, and the retrieval's hit@k / recall@k
+    of the evidence pages per question type; empty for predictions made elsewhere."""
+    gen = results.get("generation")
+    if not gen:
+        return ""
+    template = gen.get("template") or {}
+    facts = [("mode", gen.get("mode")), ("backend", gen.get("backend")), ("model", gen.get("model")),
+             ("API hosts", gen.get("api")), ("template", f"{template.get('version')} (sha256 "
+                                                          f"{str(template.get('sha256'))[:12]})"),
+             ("temperature / max tokens", f"{gen.get('temperature')} / {gen.get('max_tokens')}")]
+    context, retrieval = gen.get("context"), gen.get("retrieval")
+    if context:
+        facts.append(("context", f"{context.get('max_context_tokens')} tokens ({context.get('token_counter')}); "
+                                 f"{context.get('questions_truncated')} questions' documents truncated"))
+    if retrieval:
+        facts.append(("retrieval", f"{retrieval.get('method')}, top {retrieval.get('top_k')}, chunks of "
+                                   f"{retrieval.get('chunk_size')} characters, overlap {retrieval.get('chunk_overlap')}"
+                                   + (f", re-ranked by {retrieval['reranker']}" if retrieval.get("reranker") else "")))
+    parts = ["<h2>Generation</h2><table>" + "".join(
+        f'<tr><th class="name">{esc(k)}</th><td class="name">{esc(v)}</td></tr>' for k, v in facts) + "</table>"]
+    quality = gen.get("retrieval_quality")
+    if quality:
+        k = quality["k"]
+        rows = [("all", quality)] + list(quality.get("by", {}).get("question_type", {}).items())
+        cells = "".join(f'<tr><td class="name">{esc(label)}</td><td>{q["hit_at_k"]:.1f}</td>'
+                        f'<td>{q["recall_at_k"]:.1f}</td><td>{q["n"]}</td></tr>' for label, q in rows)
+        parts.append(f"<h3>Retrieval of the evidence pages</h3><table><tr><th class='name'>question type</th>"
+                     f"<th>hit@{k}</th><th>recall@{k}</th><th>n</th></tr>{cells}</table>")
+    return "\n".join(parts)
 
 
 # ---- calibration (results["calibration"], from submitted confidences) ---------------------------------------
