@@ -14,9 +14,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
 
 from chimdqa_eval.generate.backends import BACKENDS
@@ -190,6 +188,7 @@ def generate(args, mode: str, out: Path) -> dict:
     {"complete": bool, "metadata": ..., "path": out}."""
     from chimdqa_eval.generate import backends, prompts
     from chimdqa_eval.pipeline import SIMPLEQA_CONFIG, load_questions
+    from chimdqa_eval.report.results import items_jsonl, replace_file
     from chimdqa_eval.submission import metadata_path_for
 
     check_arguments(args)
@@ -241,8 +240,9 @@ def generate(args, mode: str, out: Path) -> dict:
     metadata = {"model": args.name or args.model, "rag": mode == "rag",
                 "date": datetime.date.today().isoformat(), **({"notes": args.notes} if args.notes else {}),
                 "generation": generation}
-    write_atomically(out, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
-    write_atomically(metadata_path_for(out), json.dumps(metadata, ensure_ascii=False, indent=1) + "\n")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    replace_file(out, items_jsonl(records))  # readers see the old file or the new one, never half of one
+    replace_file(metadata_path_for(out), json.dumps(metadata, ensure_ascii=False, indent=1) + "\n")
     print(f"wrote {len(records)} predictions to {out} ({generation['n_from_cache']} from the cache) "
           f"and {metadata_path_for(out)}")
     if "retrieval_quality" in generation:
@@ -289,11 +289,3 @@ def prediction_records(rows, answers, retrieved, ask_confidence: bool, logprobs:
         records.append(record)
     return records, failed
 
-
-def write_atomically(path: Path, text: str) -> None:
-    """Write via a temporary file in the same folder, so a reader never sees half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent, delete=False,
-                                     prefix=f".{path.name}.") as f:
-        f.write(text)
-    os.replace(f.name, path)

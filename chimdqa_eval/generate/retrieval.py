@@ -12,6 +12,7 @@ chimdqa_eval.models.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import shutil
@@ -23,6 +24,7 @@ import numpy as np
 
 from chimdqa_eval.cache import cache_dir
 from chimdqa_eval.generate.chunking import Chunk, chunk_pages
+from chimdqa_eval.report.results import replace_file
 from chimdqa_eval.schema import InputError
 from chimdqa_eval.signature import package_version
 from chimdqa_eval.text import tokenize_many, tokenizer_signature
@@ -187,9 +189,9 @@ class Retriever:
             texts = [c.text for doc_id in order for c in self.indexes[doc_id].chunks]
             matrix = self._encode(texts)
             path.parent.mkdir(parents=True, exist_ok=True)
-            with tempfile.NamedTemporaryFile(dir=path.parent, suffix=".npy", delete=False) as f:
-                np.save(f, matrix)
-            os.replace(f.name, path)
+            buffer = io.BytesIO()
+            np.save(buffer, matrix)
+            replace_file(path, buffer.getvalue())
         start = 0
         for doc_id in order:
             n = len(self.indexes[doc_id].chunks)
