@@ -1,6 +1,7 @@
 """The model-based parts of `chimdqa generate`, with tiny models the tests build: dense retrieval (a tiny BERT
 wrapped by sentence-transformers), hybrid fusion, cross-encoder re-ranking, and the transformers backend (a tiny
 GPT-2), each checked against the same computation done directly with transformers."""
+import importlib.util
 import json
 
 import numpy as np
@@ -10,7 +11,9 @@ from chimdqa_eval import cli, release
 from chimdqa_eval.generate.retrieval import Retriever, RetrievalSettings, rank_top, reciprocal_rank_fusion
 from tiny_models import tiny_bert, tiny_gpt2
 
-pytest.importorskip("sentence_transformers", reason="the rag extra (pip install -e '.[test]' installs it)")
+# Dense retrieval needs the rag extra, which the test extra includes (pip install -e '.[test]').
+needs_sentence_transformers = pytest.mark.skipif(importlib.util.find_spec("sentence_transformers") is None,
+                                                 reason="sentence-transformers is not installed")
 
 PAGES = {"d": [(1, "一、收入\n公司营业收入增长。"), (2, "二、利润\n净利润增长较快，利润率提高。"),
                (3, "三、员工\n员工人数三千。"), (4, "四、风险\n原材料价格波动。")]}
@@ -47,6 +50,7 @@ def mean_pooled(model_dir, texts):
     return torch.nn.functional.normalize(pooled, dim=-1).numpy()
 
 
+@needs_sentence_transformers
 def test_dense_retrieval_ranks_by_cosine_and_caches_the_embeddings(encoder_dir):
     settings = RetrievalSettings(method="dense", top_k=4, chunk_size=50, chunk_overlap=0,
                                  embedding_model=str(encoder_dir))
@@ -63,6 +67,7 @@ def test_dense_retrieval_ranks_by_cosine_and_caches_the_embeddings(encoder_dir):
     assert [[c.index for c in r] for r in again.search_all(QUESTIONS, ["d", "d"])] == expected
 
 
+@needs_sentence_transformers
 def test_hybrid_fuses_the_bm25_and_dense_rankings(encoder_dir):
     def ranking(method):
         r = Retriever(PAGES, RetrievalSettings(method=method, top_k=4, chunk_size=50, chunk_overlap=0,
@@ -90,6 +95,7 @@ def test_the_reranker_orders_candidates_by_its_logit(reranker_dir):
         assert [c.index for c in got] == [pool[j].index for j in np.argsort(-logits, kind="stable")[:2]]
 
 
+@needs_sentence_transformers
 def test_a_missing_encoder_is_a_clear_input_error(tmp_path):
     from chimdqa_eval.schema import InputError
 
