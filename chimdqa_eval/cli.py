@@ -17,6 +17,8 @@ COMMANDS = {
     "compare": ("chimdqa_eval.report.compare", "per-metric differences between two results, with p-values"),
     "export": ("chimdqa_eval.hub.exports", "model-index / .eval_results YAML from a results directory"),
     "leaderboard": ("chimdqa_eval.report.leaderboard", "one table and a static page over many results"),
+    "generate": ("chimdqa_eval.generate.command", "answer the questions with a model into a predictions file"),
+    "run": ("chimdqa_eval.generate.run_command", "generate then evaluate, in one or more modes"),
     "judge-audit": ("chimdqa_eval.factual.audit", "agreement, kappa and score swing of two factual judges (or "
                                                   "a judge and human labels) on one submission"),
     "queue": ("chimdqa_eval.queue.command", "the leaderboard's submission queue: submit, process, status"),

@@ -275,3 +275,66 @@ def pair_logits(model: LoadedModel, pairs: list[tuple[str, str]], *, max_items: 
                                       truncation=True, max_length=model.max_length, return_tensors="pt")
             out[batch] = model.network(**encoded.to(model.device)).logits.float().cpu().numpy()
     return out
+
+
+# ----------------------------------------------------------------------------------------------- chimdqa generate
+
+def load_tokenizer(name: str, what: str, *, download: bool | None = None):
+    """A tokenizer alone (e.g. to count a long-context prompt's tokens the way the served model does)."""
+    from transformers import AutoTokenizer
+
+    return _from_pretrained(AutoTokenizer, str(name), what, download)
+
+
+def greedy_generate(model: LoadedModel, sequences: list[list[int]], *, max_new_tokens: int,
+                    with_logprobs: bool = False, max_items: int = 8, desc: str = "generate") -> list[tuple]:
+    """(new token ids up to and including the first EOS, their natural-log probabilities or None) for each prompt
+    of token ids: greedy decoding in left-padded batches of prompts of similar length."""
+    import torch
+
+    eos = model.network.generation_config.eos_token_id
+    eos = set(eos if isinstance(eos, list) else [eos]) - {None}
+    outputs: list = [None] * len(sequences)
+    order = sorted(range(len(sequences)), key=lambda i: len(sequences[i]))
+    batches = [order[start:start + max_items] for start in range(0, len(order), max_items)]
+    with torch.inference_mode():
+        for batch in progress(batches, len(order), desc):
+            width = max(len(sequences[i]) for i in batch)
+            ids = torch.full((len(batch), width), model.pad_id, dtype=torch.long)
+            mask = torch.zeros_like(ids)
+            for row, i in enumerate(batch):
+                ids[row, width - len(sequences[i]):] = torch.tensor(sequences[i], dtype=torch.long)
+                mask[row, width - len(sequences[i]):] = 1
+            out = model.network.generate(input_ids=ids.to(model.device), attention_mask=mask.to(model.device),
+                                         do_sample=False, max_new_tokens=max_new_tokens, pad_token_id=model.pad_id,
+                                         return_dict_in_generate=True, output_scores=with_logprobs)
+            scores = (model.network.compute_transition_scores(out.sequences, out.scores, normalize_logits=True)
+                      if with_logprobs else None)
+            for row, i in enumerate(batch):
+                tokens = out.sequences[row, width:].tolist()
+                length = next((j + 1 for j, t in enumerate(tokens) if t in eos), len(tokens))
+                logprobs = [float(x) for x in scores[row, :length]] if scores is not None else None
+                outputs[i] = (tokens[:length], logprobs)
+    return outputs
+
+
+def load_sentence_encoder(name: str, what: str, *, device=None, download: bool | None = None):
+    """A sentence-transformers encoder (the `rag` extra); a plain Hugging Face encoder folder gets mean pooling."""
+    try:
+        from sentence_transformers import SentenceTransformer
+    except ImportError:
+        raise ModelUnavailable(f"{what} model {name!r} needs sentence-transformers: "
+                               "pip install 'chimdqa-eval[rag]'") from None
+
+    class Loader:  # _from_pretrained's offline rule and error messages, for sentence-transformers
+        @staticmethod
+        def from_pretrained(model, local_files_only, **kwargs):
+            return SentenceTransformer(model, device=str(torch_device(device)), local_files_only=local_files_only)
+
+    return _from_pretrained(Loader, str(name), what, download)
+
+
+def encode_sentences(encoder, texts: list[str], *, batch_size: int = 32) -> np.ndarray:
+    """(n, dim) float32 L2-normalized embeddings of the texts."""
+    return np.asarray(encoder.encode(list(texts), batch_size=batch_size, normalize_embeddings=True,
+                                     convert_to_numpy=True, show_progress_bar=None), dtype=np.float32)

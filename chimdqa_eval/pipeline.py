@@ -22,7 +22,8 @@ CONFIGS = ("all", *DOMAINS, SIMPLEQA_CONFIG)
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--predictions", required=True, metavar="FILE",
-                        help="predictions jsonl: one {id, prediction[, retrieved_contexts][, logprobs]} per line")
+                        help="predictions jsonl: one {id, prediction[, retrieved_contexts][, logprobs][, confidence]} "
+                        "per line")
     parser.add_argument("--out", required=True, metavar="DIR", help="folder for results.json, items.jsonl, "
                         "report.html")
     parser.add_argument("--metadata", metavar="FILE",
@@ -112,19 +113,38 @@ def run(args) -> int:
     settings = settings_of(args)
     if client is not None:
         settings["llm_usage"] = client.usage_report()
+    model = {k: v for k, v in submission.metadata.items() if k != "generation"}
     results = res.build_results(
-        model=submission.metadata, dataset=dataset,
+        model=model, dataset=dataset,
         submission={"file": str(submission.path), "sha256": res.file_sha256(submission.path),
                     "n_scored": len(submission.items), "coverage": round(submission.coverage, 6),
                     "missing_ids": submission.missing_ids, "n_outside_config": submission.n_outside},
         settings=settings, families=families, skipped=skipped)
+    if "generation" in submission.metadata:  # how `chimdqa generate` made the predictions (retrieval quality too)
+        results["generation"] = submission.metadata["generation"]
+    calibration = calibration_of(submission.items, families, args.judge)
+    if calibration is not None:
+        results["calibration"] = calibration
     label_columns = ("domain", "question_type", "category", "level", "primary_category", "secondary_category",
-                     "prediction")
+                     "prediction") + (("confidence",) if calibration is not None else ())
     path = res.write_results(out, results, res.item_rows(submission.items, families, label_columns),
                              report=lambda doc: html.report_html(doc, [rag_pair] if rag_pair else []))
     print(summary_table(results))
     print(f"\nwrote {out / res.ITEMS_FILE}, {out / res.REPORT_FILE} and {path}")
     return 0
+
+
+def calibration_of(items: list[dict], families, judge: str) -> dict | None:
+    """ECE and reliability bins of the stated confidences against the factual grades (correct = CO), overall and
+    per breakdown label; None without confidences or factual grades."""
+    factual = next((f for f in families if f.family == "factual"), None)
+    confidence = {i["id"]: i.get("confidence") for i in items}
+    if factual is None or all(confidence[i] is None for i in factual.ids):
+        return None
+    from chimdqa_eval.calibration import calibration_summary
+
+    return calibration_summary([confidence[i] for i in factual.ids], [g == "CO" for g in factual.per_item["grade"]],
+                               factual.labels, correctness=f"factual-grade-CO-{judge}-judge")
 
 
 def plan_or_probe(client, items, wanted, simpleqa: bool, args) -> bool:

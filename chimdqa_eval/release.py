@@ -3,7 +3,8 @@ Chinese SimpleQA jsonl.
 
 A release folder (the sample in data/sample, or a full official release passed as ``data_dir``) holds
 
-    qa/*.jsonl        one QA pair per line: id, domain, question_type, level, question, answer, doc_id
+    qa/*.jsonl        one QA pair per line: id, domain, question_type, level, question, answer, doc_id, and
+                      optionally evidence (the pages holding the answer, for retrieval hit@k / recall@k)
     documents.jsonl   one document per line: doc_id, domain, title, file (a PDF path relative to the folder)
 
 Every reader validates each record and raises InputError naming the file, the line and the id; nothing is
@@ -142,6 +143,7 @@ def qa_row(record: dict, location: str) -> dict:
     if level not in LEVELS:
         raise InputError(f"{location}: unknown level {shown(record['level'])}; expected one of {', '.join(LEVELS)}")
     row["level"] = level
+    evidence_pages(record, location)  # optional, but checked wherever QA rows are read
     return {column: row[column] for column in QA_COLUMNS}
 
 
@@ -150,6 +152,31 @@ def select_qa(rows, domains=None, question_types=None) -> list[dict]:
     configs and splits and `chimdqa evaluate --config/--split`."""
     return [row for row in rows if (domains is None or row["domain"] in domains)
             and (question_types is None or row["question_type"] in question_types)]
+
+
+def evidence_pages(record: dict, location: str) -> list[int] | None:
+    """The optional ``evidence`` field of a QA record: the document pages (1-based) that hold the answer,
+    annotated by hand; None when the record has none."""
+    if "evidence" not in record:
+        return None
+    value = record["evidence"]
+    if (not isinstance(value, list) or not value
+            or not all(isinstance(p, int) and not isinstance(p, bool) and p >= 1 for p in value)):
+        raise InputError(f"{location}: field evidence must be a non-empty list of page numbers (integers from 1), "
+                         f"got {value!r:.60}")
+    return sorted(set(value))
+
+
+def read_evidence(data_dir=None, files=None) -> dict[str, list[int]]:
+    """{question id: evidence pages} for the QA records that carry ``evidence`` (see read_qa for the files)."""
+    paths = [Path(f) for f in files] if files is not None else qa_files(data_dir)
+    out = {}
+    for path in paths:
+        for number, record in read_jsonl(path):
+            pages = evidence_pages(record, _record_location(path, number, record))
+            if pages is not None:
+                out[str(record.get("id", "")).strip()] = pages
+    return out
 
 
 def read_qa(data_dir=None, files=None) -> list[dict]:

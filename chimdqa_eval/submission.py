@@ -1,8 +1,11 @@
 """Submissions: a predictions jsonl plus a small metadata side file, checked in full before any scoring.
 
-One line per question: ``{"id": ..., "prediction": ..., "retrieved_contexts": [...], "logprobs": [...]}`` (the
-last two optional, but all-or-none across the file). The metadata sits next to it as ``<stem>.meta.json``:
-``{"model": ..., "rag": true|false, "date": "YYYY-MM-DD", "notes": ..., "url": ...}``.
+One line per question: ``{"id": ..., "prediction": ..., "retrieved_contexts": [...], "logprobs": [...],
+"confidence": ...}`` (the last three optional, but each all-or-none across the file). A retrieved context is a
+string or ``{"text": ..., "doc_id": ..., "page": ...}`` (what `chimdqa generate` writes); a confidence is a number
+0-100 or null (the model stated none). The metadata sits next to it as ``<stem>.meta.json``:
+``{"model": ..., "rag": true|false, "date": "YYYY-MM-DD", "notes": ..., "url": ..., "generation": {...}}``
+(``generation``: what `chimdqa generate` records about the run).
 
 Every problem in the file (bad JSON, wrong types, duplicates, ids the dataset does not have, missing ids) is
 collected first and reported in one InputError, so a submitter fixes everything in one round.
@@ -19,9 +22,10 @@ from chimdqa_eval.release import id_in_raw_line
 from chimdqa_eval.schema import (ID_LIMIT, METADATA_LIMITS, InputError, logprobs_problem, raise_problems, shown,
                                  surrogate_problem, too_long, url_problem, where)
 
-PREDICTION_FIELDS = ("id", "prediction", "retrieved_contexts", "logprobs")
-OPTIONAL_FIELDS = ("retrieved_contexts", "logprobs")
-METADATA_FIELDS = ("model", "rag", "date", "notes", "url")
+PREDICTION_FIELDS = ("id", "prediction", "retrieved_contexts", "logprobs", "confidence")
+OPTIONAL_FIELDS = ("retrieved_contexts", "logprobs", "confidence")
+METADATA_FIELDS = ("model", "rag", "date", "notes", "url", "generation")
+CONTEXT_FIELDS = ("text", "doc_id", "page")
 
 
 @dataclass
@@ -77,16 +81,35 @@ def _record_problems(record, loc: str) -> list[str]:
         problems.append(f"{loc}: missing field 'prediction' (use \"\" for a question the system did not answer)")
     elif not isinstance(record["prediction"], str):
         problems.append(f"{loc}: 'prediction' must be a string, got {type(record['prediction']).__name__}")
-    contexts = record.get("retrieved_contexts")
-    if "retrieved_contexts" in record and (
-            not isinstance(contexts, list) or not all(isinstance(c, str) for c in contexts)):
-        problems.append(f"{loc}: 'retrieved_contexts' must be a list of strings")
+    if "retrieved_contexts" in record and not _valid_contexts(record["retrieved_contexts"]):
+        problems.append(f"{loc}: 'retrieved_contexts' must be a list of strings or of objects "
+                        "{\"text\": string, \"doc_id\": string, \"page\": integer >= 1}")
+    confidence = record.get("confidence")
+    if confidence is not None and (isinstance(confidence, bool) or not isinstance(confidence, (int, float))
+                                   or not 0 <= confidence <= 100):
+        problems.append(f"{loc}: 'confidence' must be a number from 0 to 100 or null, got {shown(confidence)}")
     if "logprobs" in record:
         prediction = record.get("prediction") if isinstance(record.get("prediction"), str) else None
         problem = logprobs_problem(record["logprobs"], prediction)
         if problem:
             problems.append(f"{loc}: 'logprobs'{problem}")
     return problems
+
+
+def _valid_contexts(contexts) -> bool:
+    def valid(c):
+        if isinstance(c, str):
+            return True
+        return (isinstance(c, dict) and set(c) == set(CONTEXT_FIELDS) and isinstance(c["text"], str)
+                and isinstance(c["doc_id"], str) and isinstance(c["page"], int) and not isinstance(c["page"], bool)
+                and c["page"] >= 1)
+
+    return isinstance(contexts, list) and all(valid(c) for c in contexts)
+
+
+def context_texts(contexts) -> list[str] | None:
+    """The texts of retrieved contexts given as strings or as {text, doc_id, page} objects."""
+    return None if contexts is None else [c if isinstance(c, str) else c["text"] for c in contexts]
 
 
 def read_predictions(path) -> list[dict]:
@@ -182,6 +205,8 @@ def read_metadata(path, *, overrides: dict | None = None, has_contexts: bool = F
             problems.append(long_value)
         elif name == "url" and name in meta and (bad_url := url_problem("'url'", meta["url"])):
             problems.append(bad_url)
+    if "generation" in meta and not isinstance(meta["generation"], dict):
+        problems.append(f"'generation' must be an object, got {type(meta['generation']).__name__}")
     if "rag" in meta and not isinstance(meta["rag"], bool):
         problems.append(f"'rag' must be true or false, got {shown(meta['rag'])}")
     if isinstance(meta.get("date"), str) and len(meta["date"]) <= METADATA_LIMITS["date"]:
@@ -223,8 +248,9 @@ def join_with_dataset(rows: list[dict], questions: list[dict]) -> list[dict]:
     for q in questions:
         r = predicted.get(q["id"])
         if r is not None:
-            items.append({**q, "prediction": r["prediction"], "retrieved_contexts": r.get("retrieved_contexts"),
-                          "logprobs": r.get("logprobs"), "line": r["line"]})
+            items.append({**q, "prediction": r["prediction"],
+                          "retrieved_contexts": context_texts(r.get("retrieved_contexts")),
+                          "logprobs": r.get("logprobs"), "confidence": r.get("confidence"), "line": r["line"]})
     return items
 
 

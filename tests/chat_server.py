@@ -67,7 +67,7 @@ class ChatServer:
     """Serves POST /v1/chat/completions (and GET /v1/models) on 127.0.0.1 (a free port) in a background thread."""
 
     def __init__(self, handler: Callable[[dict], "str | Reply"] = lambda body: "", *, latency: float = 0.0,
-                 serve_models: bool = True):
+                 serve_models: bool = True, port: int = 0):
         self.handler = handler
         self.latency = latency
         self.serve_models = serve_models
@@ -76,7 +76,7 @@ class ChatServer:
         self.headers: list[dict] = []
         self._queue: deque = deque()
         self._lock = threading.Lock()
-        self._httpd = _Server(("127.0.0.1", 0), self._handler_class())
+        self._httpd = _Server(("127.0.0.1", port), self._handler_class())  # port 0: a free one
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,), daemon=True)
 

@@ -381,6 +381,88 @@ def report_html(results: dict, others=()) -> str:
         for entry in results["metrics"][family].values():
             columns += [c for c in entry.get("by", {}) if c not in columns]
         body += [f"<h3>by {esc(c)}</h3>" + breakdown_table(results, family, c) for c in columns]
+    body += [generation_html(results), calibration_html(results)]
     body += ["<h2>Skipped</h2>", _skipped_html(results), "<h2>Signatures</h2>", _signatures_html(results)]
     return page(f"{ds['name']} report: {model_label(results)}", "\n".join(body))
+
+
+# ---- how the predictions were made (results["generation"], from `chimdqa generate`) --------------------------
+
+def generation_html(results: dict) -> str:
+    """The Generation section: mode, backend, template, retrieval settings, and the retrieval's hit@k / recall@k
+    of the evidence pages per question type; empty for predictions made elsewhere."""
+    gen = results.get("generation")
+    if not gen:
+        return ""
+    template = gen.get("template") or {}
+    facts = [("mode", gen.get("mode")), ("backend", gen.get("backend")), ("model", gen.get("model")),
+             ("API hosts", gen.get("api")), ("template", f"{template.get('version')} (sha256 "
+                                                          f"{str(template.get('sha256'))[:12]})"),
+             ("temperature / max tokens", f"{gen.get('temperature')} / {gen.get('max_tokens')}")]
+    context, retrieval = gen.get("context"), gen.get("retrieval")
+    if context:
+        facts.append(("context", f"{context.get('max_context_tokens')} tokens ({context.get('token_counter')}); "
+                                 f"{context.get('questions_truncated')} questions' documents truncated"))
+    if retrieval:
+        facts.append(("retrieval", f"{retrieval.get('method')}, top {retrieval.get('top_k')}, chunks of "
+                                   f"{retrieval.get('chunk_size')} characters, overlap {retrieval.get('chunk_overlap')}"
+                                   + (f", re-ranked by {retrieval['reranker']}" if retrieval.get("reranker") else "")))
+    parts = ["<h2>Generation</h2><table>" + "".join(
+        f'<tr><th class="name">{esc(k)}</th><td class="name">{esc(v)}</td></tr>' for k, v in facts) + "</table>"]
+    quality = gen.get("retrieval_quality")
+    if quality:
+        k = quality["k"]
+        rows = [("all", quality)] + list(quality.get("by", {}).get("question_type", {}).items())
+        cells = "".join(f'<tr><td class="name">{esc(label)}</td><td>{q["hit_at_k"]:.1f}</td>'
+                        f'<td>{q["recall_at_k"]:.1f}</td><td>{q["n"]}</td></tr>' for label, q in rows)
+        parts.append(f"<h3>Retrieval of the evidence pages</h3><table><tr><th class='name'>question type</th>"
+                     f"<th>hit@{k}</th><th>recall@{k}</th><th>n</th></tr>{cells}</table>")
+    return "\n".join(parts)
+
+
+# ---- calibration (results["calibration"], from submitted confidences) ---------------------------------------
+
+def reliability_diagram(calibration: dict):
+    """Accuracy per confidence bin against the diagonal of perfect calibration, each bar labelled with its size."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(4.6, 4.0))
+    bins = calibration["bins"]
+    width = bins[0]["high"] - bins[0]["low"]
+    for b in bins:
+        if b["n"]:
+            ax.bar(b["low"] + width / 2, b["accuracy"], width * .9, color="#4c72b0")
+            ax.annotate(f"n={b['n']}", (b["low"] + width / 2, b["accuracy"]), ha="center", va="bottom", fontsize=7)
+    ax.plot([0, 100], [0, 100], "--", color="#888", linewidth=1)
+    ax.set_xlim(0, 100)
+    ax.set_ylim(0, 108)
+    ax.set_xlabel("stated confidence")
+    ax.set_ylabel("accuracy (% correct)")
+    ax.set_title(f"Reliability diagram, ECE {calibration['ece']:.1f}", fontsize=9)
+    return fig
+
+
+def calibration_html(results: dict) -> str:
+    """The Calibration section: ECE overall and per label, the bins, and the reliability diagram; empty without
+    confidences."""
+    cal = results.get("calibration")
+    if not cal:
+        return ""
+    def number(value):
+        return "–" if value is None else f"{value:.1f}"
+
+    rows = "".join(f'<tr><td class="name">{b["low"]:.0f}–{b["high"]:.0f}</td><td>{b["n"]}</td>'
+                   f'<td>{number(b["confidence"])}</td><td>{number(b["accuracy"])}</td></tr>' for b in cal["bins"])
+    parts = [f"<h2>Calibration</h2><p>Expected calibration error <b>{cal['ece']:.2f}</b> (percentage points) over "
+             f"{cal['n']} factual answers with a stated confidence ({esc(cal['binning'])}; correct = graded CO).</p>",
+             '<table><tr><th class="name">confidence</th><th>n</th><th>mean confidence</th><th>accuracy</th></tr>'
+             f"{rows}</table>",
+             f'<figure><img alt="reliability diagram" src="{png_data_uri(reliability_diagram(cal))}">'
+             "<figcaption>Reliability diagram (bars: accuracy per bin, n = bin size)</figcaption></figure>"]
+    for column, groups in cal.get("by", {}).items():
+        cells = "".join(f'<tr><td class="name">{esc(label)}</td><td>{g["ece"]:.2f}</td><td>{g["n"]}</td>'
+                        f'<td>{g["accuracy"]:.1f}</td><td>{g["mean_confidence"]:.1f}</td></tr>'
+                        for label, g in groups.items())
+        parts.append(f"<h3>ECE by {esc(column)}</h3><table><tr><th class='name'>{esc(column)}</th><th>ECE</th>"
+                     f"<th>n</th><th>accuracy</th><th>mean confidence</th></tr>{cells}</table>")
+    return "\n".join(parts)
 

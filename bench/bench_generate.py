@@ -1,0 +1,139 @@
+"""Throughput of `chimdqa generate` (a benchmark, not a test): prints figures and ratios.
+
+    python bench/bench_generate.py [--requests 480] [--latency 0.05] [--concurrency 16] [--docs 60] [--pages 140]
+
+- API backend: answers/s through the generation backend against tests/chat_server.py on 127.0.0.1 (in its own
+  process) with injected latency, against the ideal concurrency / latency; goal >= 90% of the ideal at
+  concurrency 16 and 50 ms. Then the same answers again from the cache.
+- BM25: a synthetic corpus of `--docs` documents x `--pages` pages of Chinese text (`--page-chars` characters a
+  page): chunking + jieba tokenization + one bm25s index per document + saving them (seconds, peak memory), loading
+  the saved indexes back (seconds), and the per-question query time.
+"""
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import os
+import random
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+from chat_server import ChatServer  # noqa: E402
+from tiny_models import CHARS  # noqa: E402
+
+
+def serve(latency: float, address, stop) -> None:
+    """The chat server in its own process, so that it does not share the client's interpreter lock."""
+    with ChatServer(lambda body: "48.6亿元", latency=latency) as server:
+        address.put(server.api_base)
+        stop.wait()
+
+
+def bench_api(n: int, latency: float, concurrency: int) -> None:
+    from chimdqa_eval.generate.backends import ApiBackend, Prompt, prompt_cache_key
+    from chimdqa_eval.llm import LLMEndpoint
+
+    prompts = []
+    for i in range(n):
+        messages = ({"role": "user", "content": f"问题{i}：公司2023年的营业收入是多少？"},)
+        prompts.append(Prompt(messages, prompt_cache_key("bench", messages)))
+    context = multiprocessing.get_context("spawn")
+    address, stop = context.Queue(), context.Event()
+    server = context.Process(target=serve, args=(latency, address, stop), daemon=True)
+    server.start()
+    api_base = address.get(timeout=60)
+    with tempfile.TemporaryDirectory() as folder:
+        client = LLMEndpoint("bench-model", (api_base,), cache_path=Path(folder) / "c.sqlite",
+                             concurrency=concurrency).client()
+        backend = ApiBackend(client)
+        start = time.perf_counter()
+        answers = backend.complete(prompts)
+        elapsed = time.perf_counter() - start
+        assert all(a.error is None for a in answers)
+        ideal = concurrency / latency
+        print(f"API backend: {n} answers in {elapsed:.2f} s = {n / elapsed:.1f} answers/s; ideal "
+              f"{concurrency} / {latency * 1000:.0f} ms = {ideal:.0f}/s; ratio {n / elapsed / ideal:.1%} (goal >= 90%)")
+        start = time.perf_counter()
+        again = backend.complete(prompts)
+        cached = time.perf_counter() - start
+        assert all(a.cached for a in again)
+        print(f"cached re-run: {n} answers in {cached:.3f} s = {n / cached:.0f} answers/s, no request sent")
+        backend.close()
+    stop.set()
+    server.join()
+
+
+def synthetic_corpus(docs: int, pages: int, page_chars: int, seed: int = 0) -> dict:
+    """{doc_id: [(page, text)]}: headed sections of sentences made of two-character words from a fixed alphabet."""
+    rng = random.Random(seed)
+    alphabet = sorted(set(CHARS))
+    words = ["".join(rng.sample(alphabet, 2)) for _ in range(3000)]
+    corpus = {}
+    for d in range(docs):
+        doc = []
+        for p in range(1, pages + 1):
+            lines = [f"{p}.1 {''.join(rng.sample(words, 3))}"]
+            while sum(map(len, lines)) < page_chars:
+                sentence = "".join(rng.choice(words) for _ in range(rng.randint(8, 20)))
+                lines.append(sentence + f"，数值为{rng.randint(1, 9999)}。")
+            doc.append((p, "\n".join(lines)))
+        corpus[f"doc-{d:02d}"] = doc
+    return corpus, words
+
+
+def bench_bm25(docs: int, pages: int, page_chars: int, queries: int) -> None:
+    from chimdqa_eval.generate.retrieval import Retriever, RetrievalSettings
+
+    corpus, words = synthetic_corpus(docs, pages, page_chars)
+    chars = sum(len(t) for doc in corpus.values() for _, t in doc)
+    settings = RetrievalSettings(top_k=5)
+    with tempfile.TemporaryDirectory() as folder:
+        os.environ["CHIMDQA_CACHE"] = folder
+        # Peak memory as the process's high-water mark (ru_maxrss, KiB on Linux): tracemalloc would slow jieba
+        # down tenfold. Tokenizing a large corpus forks worker processes; their memory is counted apart.
+        rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        start = time.perf_counter()
+        retriever = Retriever(corpus, settings)
+        built = time.perf_counter() - start
+        rss_after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        print(f"BM25 index: {docs} documents x {pages} pages ({chars / 1e6:.1f} M characters, "
+              f"{retriever.n_chunks} chunks) built and saved in {built:.1f} s; peak RSS {rss_after:.0f} MiB "
+              f"(before the build {rss_before:.0f} MiB; largest tokenizer worker {children:.0f} MiB)")
+        start = time.perf_counter()
+        loaded = Retriever(corpus, settings)
+        assert loaded.cached["bm25"]
+        print(f"cached index: loaded in {time.perf_counter() - start:.1f} s (chunking included)")
+        rng = random.Random(1)
+        doc_ids = list(corpus)
+        questions = ["".join(rng.choice(words) for _ in range(6)) + "是多少？" for _ in range(queries)]
+        targets = [rng.choice(doc_ids) for _ in range(queries)]
+        start = time.perf_counter()
+        loaded.search_all(questions, targets)
+        elapsed = time.perf_counter() - start
+        print(f"queries: {queries} in {elapsed:.2f} s = {1000 * elapsed / queries:.2f} ms per question "
+              "(jieba on the question included)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--requests", type=int, default=480)
+    parser.add_argument("--latency", type=float, default=0.05)
+    parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--docs", type=int, default=60)
+    parser.add_argument("--pages", type=int, default=140)
+    parser.add_argument("--page-chars", type=int, default=800)
+    parser.add_argument("--queries", type=int, default=6000)
+    args = parser.parse_args()
+    bench_api(args.requests, args.latency, args.concurrency)
+    bench_bm25(args.docs, args.pages, args.page_chars, args.queries)
+
+
+if __name__ == "__main__":
+    main()

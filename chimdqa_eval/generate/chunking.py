@@ -1,0 +1,133 @@
+"""Heading- and paragraph-aware chunking of a document's pages for retrieval.
+
+A page's text (release.page_text) has one text block per line. A line that looks like a heading (numbered:
+一、 / 第三章 / （二） / 2.1, or short and without any punctuation) opens a new section; chunks never span two
+sections and each carries its section's heading in front, so a retrieved chunk says what it is about. Inside a
+section, paragraphs are packed greedily up to `size` characters; a paragraph longer than that is cut at
+sentence ends (。！？；), and a sentence longer than that at `size` characters. Consecutive chunks of a section
+share up to `overlap` characters: the whole trailing paragraphs / sentences of the previous chunk that fit, or
+else its last `overlap` characters from the first clause start among them. Sizes are in characters (for
+Chinese about one token each) and count the body, not the heading in front.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_NUMBERED = re.compile(r"^(第[一二三四五六七八九十百零〇\d]+[章节篇部分]|[一二三四五六七八九十]+、|"
+                       r"[（(][一二三四五六七八九十]+[)）]|\d+(\.\d+)*[、.\s])")
+_PUNCTUATION = re.compile(r"[，,。；;：:！!？?、]")
+_SENTENCE_END = re.compile(r"(?<=[。！？；!?;])")
+_CLAUSE_END = re.compile(r"[。！？；!?;，,]")
+HEADING_MAX_CHARS = 30
+
+
+@dataclass(frozen=True)
+class Chunk:
+    doc_id: str
+    index: int            # position in the document's chunk list
+    pages: tuple          # every page a part of the text comes from, ascending
+    heading: str          # the section heading ("" before the first heading)
+    text: str             # heading line (if any) + body
+
+    @property
+    def page(self) -> int:
+        """The page the chunk starts on (what a citation shows)."""
+        return self.pages[0]
+
+    def context(self) -> dict:
+        """The chunk as a submission's retrieved context."""
+        return {"text": self.text, "doc_id": self.doc_id, "page": self.page}
+
+
+def is_heading(line: str) -> bool:
+    line = line.strip()
+    if not line or len(line) > HEADING_MAX_CHARS or line[-1] in "。；;！!？?，,":
+        return False
+    return bool(_NUMBERED.match(line)) and len(_PUNCTUATION.findall(line)) <= 1 or not _PUNCTUATION.search(line)
+
+
+def sections(pages) -> list[tuple[str, list[tuple[str, int, int]]]]:
+    """(heading, [(paragraph, page, paragraph number)]) in document order, from (page number, text) pairs.
+    Headings with nothing between them (a chapter, then its first section) join into one heading path; a
+    heading that ends the document with nothing under it becomes a paragraph."""
+    out = [("", [])]
+    number = 0
+    last_heading = None
+    for page, text in pages:
+        for line in text.split("\n"):
+            line = line.strip()
+            if not line:
+                continue
+            if is_heading(line):
+                heading, paragraphs = out[-1]
+                if heading and not paragraphs:
+                    out[-1] = (f"{heading} {line}", paragraphs)
+                else:
+                    out.append((line, []))
+                last_heading = page
+            else:
+                number += 1
+                out[-1][1].append((line, page, number))
+    heading, paragraphs = out[-1]
+    if heading and not paragraphs:
+        out[-1] = ("", [(heading, last_heading, number + 1)])
+    return [s for s in out if s[1]]
+
+
+def _pieces(paragraph: str, size: int) -> list[str]:
+    """A paragraph as pieces of at most `size` characters, cut at sentence ends where possible."""
+    if len(paragraph) <= size:
+        return [paragraph]
+    pieces = []
+    for sentence in filter(None, _SENTENCE_END.split(paragraph)):
+        pieces += [sentence[i:i + size] for i in range(0, len(sentence), size)]
+    return pieces
+
+
+def _join(units) -> str:
+    """Pieces of one paragraph join directly, paragraphs with a line break."""
+    text, previous = "", None
+    for piece, _, number in units:
+        text += ("" if previous in (None, number) else "\n") + piece
+        previous = number
+    return text
+
+
+def _overlap(units, overlap: int) -> list:
+    kept, total = [], 0
+    for unit in reversed(units):
+        if total + len(unit[0]) > overlap:
+            break
+        kept.insert(0, unit)
+        total += len(unit[0])
+    if not kept and overlap > 0:
+        piece, page, number = units[-1]
+        tail = piece[-overlap:]
+        cut = _CLAUSE_END.search(tail[:-1])  # start after a clause end rather than inside a word or number
+        kept = [(tail[cut.end():] if cut else tail, page, number)]
+    return kept
+
+
+def chunk_pages(doc_id: str, pages, size: int = 400, overlap: int = 80) -> list[Chunk]:
+    """The chunks of one document; `pages` are (page number, text) pairs in order."""
+    if size < 1 or not 0 <= overlap < size:
+        raise ValueError(f"chunk size must be >= 1 and 0 <= overlap < size, got size {size}, overlap {overlap}")
+    chunks = []
+    for heading, paragraphs in sections(pages):
+        units = [(piece, page, number) for text, page, number in paragraphs for piece in _pieces(text, size)]
+        current, fresh = [], 0
+        for unit in units:
+            if fresh and sum(len(u[0]) for u in current) + len(unit[0]) > size:
+                chunks.append(_chunk(doc_id, len(chunks), heading, current))
+                current, fresh = _overlap(current, overlap), 0
+            current.append(unit)
+            fresh += 1
+        chunks.append(_chunk(doc_id, len(chunks), heading, current))
+    return chunks
+
+
+def _chunk(doc_id, index, heading, units) -> Chunk:
+    body = _join(units)
+    return Chunk(doc_id, index, tuple(sorted({u[1] for u in units})), heading,
+                 f"{heading}\n{body}" if heading else body)

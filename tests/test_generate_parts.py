@@ -1,0 +1,260 @@
+"""The pure parts of `chimdqa generate`: chunking, long-context packing, BM25 ranking, evidence recall, prompt
+templates and reply parsing, checked by hand on small inputs."""
+import math
+
+import pytest
+
+from chimdqa_eval.generate import packing, prompts
+from chimdqa_eval.generate.chunking import chunk_pages, is_heading, sections
+from chimdqa_eval.generate.evidence import evidence_hit, evidence_recall, retrieval_quality
+from chimdqa_eval.generate.retrieval import (Retriever, RetrievalSettings, bm25_tokens, rank_top,
+                                             reciprocal_rank_fusion)
+from chimdqa_eval.schema import InputError
+
+
+# ---- chunking -------------------------------------------------------------------------------------------
+
+def test_headings():
+    assert is_heading("一、主要会计数据") and is_heading("第三章 研究方法") and is_heading("2.1 数据集")
+    assert is_heading("附录")  # short, no punctuation
+    assert not is_heading("公司2023年营业收入48.6亿元。")
+    assert not is_heading("董事长:许明哲 报告日期:2024年4月18日")
+    assert not is_heading("第十五条 禁止在建筑物的公共门厅、疏散通道、楼梯间、安全出口停放电动自行车或者为其充电。")
+
+
+def test_sections_join_nested_headings_and_keep_pages():
+    pages = [(1, "第一章 总则\n一、目的\n本规范用于基层。\n二、范围"), (2, "适用于成人。\n结语")]
+    assert sections(pages) == [("第一章 总则 一、目的", [("本规范用于基层。", 1, 1)]),
+                               ("二、范围", [("适用于成人。", 2, 2)]),
+                               ("", [("结语", 2, 3)])]
+
+
+def test_chunks_never_cross_a_heading_and_overlap_by_whole_paragraphs():
+    paragraphs = ["甲" * 30 + "。", "乙" * 30 + "。", "丙" * 30 + "。"]
+    pages = [(1, "一、开头\n" + "\n".join(paragraphs[:2])), (2, paragraphs[2] + "\n二、结尾\n丁丁。")]
+    chunks = chunk_pages("d", pages, size=70, overlap=40)
+    assert [c.heading for c in chunks] == ["一、开头", "一、开头", "二、结尾"]
+    assert chunks[0].text == "一、开头\n" + paragraphs[0] + "\n" + paragraphs[1] and chunks[0].pages == (1,)
+    # the second chunk repeats the last paragraph that fits in 40 characters, then goes on onto page 2
+    assert chunks[1].text == "一、开头\n" + paragraphs[1] + "\n" + paragraphs[2] and chunks[1].pages == (1, 2)
+    assert chunks[1].page == 1 and chunks[2].text == "二、结尾\n丁丁。" and chunks[2].pages == (2,)
+    assert chunks[1].context() == {"text": chunks[1].text, "doc_id": "d", "page": 1}
+    assert [c.index for c in chunks] == [0, 1, 2]
+
+
+def test_long_paragraphs_are_cut_at_sentence_ends_then_at_the_size():
+    text = "一二三四五。六七八。" + "长" * 25
+    chunks = chunk_pages("d", [(1, text)], size=10, overlap=0)
+    # the two sentences fill one chunk exactly (pieces of a paragraph join without a break)
+    assert [c.text for c in chunks] == ["一二三四五。六七八。", "长" * 10, "长" * 10, "长" * 5]
+    assert [c.text for c in chunk_pages("d", [(1, text)], size=8, overlap=0)][:2] == ["一二三四五。", "六七八。"]
+
+
+def test_character_overlap_starts_after_a_clause_end():
+    chunks = chunk_pages("d", [(1, "首句很长很长很长很长，第二句在这里。"), (1, "下一段。")], size=20, overlap=12)
+    assert chunks[1].text.startswith("第二句在这里。") and chunks[1].text.endswith("下一段。")
+
+
+def test_chunk_settings_are_checked():
+    with pytest.raises(ValueError):
+        chunk_pages("d", [(1, "x")], size=10, overlap=10)
+
+
+# ---- packing --------------------------------------------------------------------------------------------
+
+def test_approx_token_count():
+    assert packing.approx_tokens("中文abc defgh") == 2 + 1 + 2  # 2 CJK; "abc" -> 1; "defgh" -> 2
+    assert packing.approx_tokens("营收48.6亿元") == 4 + 1      # 4 CJK; "48.6" -> 1
+
+
+def test_pages_in_order_cut_at_the_budget():
+    pages = [(1, "甲" * 10), (2, "乙" * 10), (3, "丙" * 10)]
+    block = packing.page_block(1, "甲" * 10)  # "[第1页]": 2 CJK + "[1]" (3 others: 1 token), then 10 CJK
+    assert packing.approx_tokens(block) == 2 + 1 + 10
+    text, info = packing.pack_pages(pages, budget=30)
+    # pages 1 and 2 take 13 each; page 3 is cut to the 4 tokens left: its marker (3) and one character
+    assert text == block + "\n\n[第2页]\n" + "乙" * 10 + "\n\n[第3页]\n丙"
+    assert info == {"pages_kept": 2, "pages_total": 3, "truncated": True, "tokens": 30}
+    whole, info = packing.pack_pages(pages, budget=1000)
+    assert not info["truncated"] and info["pages_kept"] == 3 and "丙" * 10 in whole
+
+
+# ---- BM25 -----------------------------------------------------------------------------------------------
+
+def lucene_bm25(query, docs, k1=1.5, b=0.75):
+    """BM25 as Lucene scores it, written out for the test: idf = ln(1 + (N - df + 0.5) / (df + 0.5)),
+    tf part = tf / (tf + k1 * (1 - b + b * len / avglen))."""
+    n, avg = len(docs), sum(map(len, docs)) / len(docs)
+    scores = []
+    for doc in docs:
+        score = 0.0
+        for term in set(query):
+            df = sum(term in d for d in docs)
+            if df:
+                tf = doc.count(term)
+                score += math.log(1 + (n - df + 0.5) / (df + 0.5)) * tf / (tf + k1 * (1 - b + b * len(doc) / avg))
+        scores.append(score)
+    return scores
+
+
+def test_bm25_ranks_a_small_corpus_as_computed_by_hand(tmp_path):
+    pages = {"d": [(1, "一、收入\n公司营业收入增长。"), (2, "二、利润\n净利润增长较快，利润率提高。"),
+                   (3, "三、员工\n员工人数三千。")]}
+    retriever = Retriever(pages, RetrievalSettings(top_k=3, chunk_size=50, chunk_overlap=0))
+    chunks = retriever.indexes["d"].chunks
+    assert [c.pages for c in chunks] == [(1,), (2,), (3,)]
+    question = "公司的利润增长多少？"
+    docs = bm25_tokens([c.text for c in chunks])
+    [query] = bm25_tokens([question])
+    assert "利润" in query and "？" not in query  # punctuation is no term
+    expected = lucene_bm25(query, docs)
+    got = retriever.indexes["d"].bm25.get_scores(query)
+    assert list(got) == pytest.approx(expected, rel=1e-5)
+    # By hand. Tokens: chunk 1 [一 收入 公司 营业 收入 增长] (6), chunk 2 [二 利润 净利润 增长 较 快 利润率 提高]
+    # (8), chunk 3 (5); avg 19/3. Query terms found: 公司 (df 1), 利润 (df 1), 增长 (df 2).
+    # idf(df 1) = ln(1 + 2.5 / 1.5) = 0.98083, idf(df 2) = ln(1 + 1.5 / 2.5) = 0.47000.
+    # chunk 1: (0.98083 + 0.47000) / (1 + 1.5 * (0.25 + 0.75 * 6 / (19/3))) = 1.45083 * 0.40970 = 0.59441
+    # chunk 2: (0.98083 + 0.47000) / (1 + 1.5 * (0.25 + 0.75 * 8 / (19/3))) = 1.45083 * 0.35765 = 0.51889
+    assert list(got) == pytest.approx([0.59441, 0.51889, 0.0], abs=2e-5)
+    [ranked] = retriever.search_all([question], ["d"])
+    assert [c.index for c in ranked] == [0, 1, 2]
+
+
+def test_the_index_is_cached_on_disk_by_documents_and_settings():
+    pages = {"d": [(1, "收入增长。"), (2, "利润增长。")]}
+    first = Retriever(pages, RetrievalSettings(chunk_size=6, chunk_overlap=0))
+    again = Retriever(pages, RetrievalSettings(chunk_size=6, chunk_overlap=0, top_k=1))
+    other = Retriever(pages, RetrievalSettings(chunk_size=7, chunk_overlap=0))
+    edited = Retriever({"d": [(1, "收入下降。"), (2, "利润增长。")]}, RetrievalSettings(chunk_size=6, chunk_overlap=0))
+    assert first.cached["bm25"] is False and again.cached["bm25"] is True and again.key == first.key
+    assert other.key != first.key and not other.cached["bm25"]
+    assert edited.key != first.key and not edited.cached["bm25"]
+    # the loaded index ranks as the built one did
+    assert [c.text for c in again.search_all(["利润"], ["d"])[0]] == ["利润增长。"]
+    assert [c.text for c in first.search_all(["利润"], ["d"])[0]] == ["利润增长。", "收入增长。"]
+
+
+def test_documents_tokenized_in_groups_index_as_all_at_once(monkeypatch):
+    from chimdqa_eval.generate import retrieval
+
+    assert list(retrieval._groups("abcd", [3, 3, 5, 1], 6)) == [["a", "b"], ["c", "d"]]
+    assert list(retrieval._groups("ab", [9, 1], 6)) == [["a"], ["b"]]
+    pages = {"d1": [(1, "收入增长。"), (2, "利润增长较快。")], "d2": [(1, "员工人数三千。"), (2, "利润率提高。")]}
+    settings = RetrievalSettings(chunk_size=8, chunk_overlap=0)
+    together = Retriever(pages, settings)
+    monkeypatch.setattr(retrieval, "TOKENIZE_GROUP_CHARS", 1)
+    monkeypatch.setenv("CHIMDQA_CACHE", str(retrieval.cache_dir() / "apart"))
+    apart = Retriever(pages, settings)
+    assert not apart.cached["bm25"]
+    for doc_id in pages:
+        assert list(apart.indexes[doc_id].bm25.get_scores(["利润"])) == \
+            list(together.indexes[doc_id].bm25.get_scores(["利润"]))
+
+
+def test_ranking_helpers():
+    import numpy as np
+
+    assert rank_top(np.array([1.0, 3.0, 3.0, 0.0]), 3) == [1, 2, 0]  # ties keep document order
+    # 0: 1/61 + 1/62; 1: 1/62 + 1/61; 2: 1/63 + ... the first two tie and keep first-seen order
+    assert reciprocal_rank_fusion([[0, 1, 2], [1, 0, 3]]) == [0, 1, 2, 3]
+    assert reciprocal_rank_fusion([[2, 0], [2, 1]])[0] == 2
+
+
+def test_retrieval_settings_are_checked():
+    with pytest.raises(InputError, match="--embedding-model"):
+        RetrievalSettings(method="dense")
+    with pytest.raises(InputError, match="--top-k"):
+        RetrievalSettings(top_k=0)
+    with pytest.raises(InputError, match="--rerank-candidates"):
+        RetrievalSettings(reranker="x", top_k=5, rerank_candidates=3)
+
+
+# ---- evidence -------------------------------------------------------------------------------------------
+
+def test_evidence_hit_and_recall_by_hand():
+    assert evidence_hit([(1,), (3, 4)], [4]) == 1.0 and evidence_hit([(1,), (2,)], [3]) == 0.0
+    assert evidence_recall([(1,), (3, 4)], [2, 4]) == 0.5 and evidence_recall([], [1]) == 0.0
+    quality = retrieval_quality(
+        retrieved_pages=[[(1,)], [(2,), (3,)], [(1,)], [(5,)]],
+        evidence=[[1], [1, 2, 3], [2], None],
+        k=2, labels={"question_type": ["retrieval", "comparison", "retrieval", "retrieval"]})
+    # question 1: hit, recall 1; question 2: hit, recall 2/3; question 3: miss; question 4 has no evidence
+    assert quality["hit_at_k"] == pytest.approx(100 * 2 / 3, abs=1e-4)
+    assert quality["recall_at_k"] == pytest.approx(100 * (1 + 2 / 3 + 0) / 3, abs=1e-4)
+    assert quality["n"] == 3 and quality["n_without_evidence"] == 1 and quality["k"] == 2
+    assert quality["by"]["question_type"]["retrieval"] == {"hit_at_k": 50.0, "recall_at_k": 50.0, "n": 2}
+    assert retrieval_quality([[(1,)]], [None], k=1) is None
+
+
+# ---- prompts --------------------------------------------------------------------------------------------
+
+def test_the_bundled_template_renders_each_mode():
+    template = prompts.load_template()
+    assert template.version and len(template.sha256) == 64
+    closed = prompts.render_messages(template, "问题甲？", "factual")
+    assert closed[0]["role"] == "system" and "问题甲？" in closed[1]["content"] and "文档" not in closed[1]["content"]
+    assert template.text("instruction", "factual") in closed[1]["content"]
+    long = prompts.render_messages(template, "问题乙？", "open_ended", context="[第1页]\n正文", title="标题",
+                                   ask_confidence=True)
+    body = long[1]["content"]
+    assert "《标题》" in body and "[第1页]\n正文" in body and template.text("instruction", "open_ended") in body
+    assert template.text("confidence") in body
+
+
+def test_a_template_with_an_unknown_placeholder_or_missing_text_is_refused(tmp_path):
+    text = prompts.DEFAULT_TEMPLATE.read_text(encoding="utf-8")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(text.replace("问题：{question}\n    {instruction}", "问题：{question} {answer}", 1), encoding="utf-8")
+    with pytest.raises(InputError, match="unknown placeholder.*answer"):
+        prompts.load_template(bad)
+    bad.write_text(text.replace("confidence:", "confidenc:"), encoding="utf-8")
+    with pytest.raises(InputError, match="'confidence' must be a non-empty text"):
+        prompts.load_template(bad)
+    with pytest.raises(InputError, match="no such file"):
+        prompts.load_template(tmp_path / "missing.yaml")
+
+
+@pytest.mark.parametrize("reply, expected", [
+    ("3.15亿元\n置信度：85", ("3.15亿元", 85.0)),
+    ("答案是甲。置信度: 70%", ("答案是甲。", 70.0)),
+    ("甲\n\n**置信度：**  90\n", ("甲", 90.0)),
+    ("甲\n置信度：150", ("甲\n置信度：150", None)),   # not a 0-100 confidence: kept, none recorded
+    ("置信度：60\n甲", ("置信度：60\n甲", None)),       # not the last line
+    ("甲", ("甲", None)),
+])
+def test_confidence_is_parsed_from_the_last_line(reply, expected):
+    assert prompts.parse_reply(reply, ask_confidence=True) == expected
+
+
+def test_without_ask_confidence_the_reply_is_the_answer():
+    assert prompts.parse_reply("  甲\n置信度：85 ", ask_confidence=False) == ("甲\n置信度：85", None)
+
+
+# ---- evidence in the release ----------------------------------------------------------------------------
+
+def test_the_sample_release_annotates_every_question_with_evidence_pages():
+    from chimdqa_eval import release
+
+    evidence = release.read_evidence()
+    pages = {}
+    for row in release.read_documents():
+        pages.setdefault(row["doc_id"], set()).add(row["page"])
+    rows = release.read_qa()
+    assert set(evidence) == {r["id"] for r in rows}
+    assert all(set(evidence[r["id"]]) <= pages[r["doc_id"]] for r in rows)
+    assert evidence["fin-ret-002"] == [2] and evidence["fin-sum-001"] == [1, 2]
+
+
+@pytest.mark.parametrize("value", [[], [0], ["1"], 2, [True]])
+def test_bad_evidence_is_refused_naming_the_record(tmp_path, value):
+    import json
+
+    from chimdqa_eval import release
+
+    record = {"id": "q1", "domain": "law", "question_type": "retrieval", "level": "L1", "question": "问？",
+              "answer": "答", "doc_id": "law-01", "evidence": value}
+    path = tmp_path / "qa.jsonl"
+    path.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    for read in (release.read_qa, release.read_evidence):
+        with pytest.raises(InputError, match=r"qa.jsonl line 1 \(id q1\): field evidence must be"):
+            read(files=[path])
