@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -39,16 +37,11 @@ MADE_BY = {DOCUMENTS: "build generate", PAGES: "build generate", GENERATED: "bui
 
 
 def write_text(path: Path, text: str) -> None:
-    """Write then rename, so a reader never sees a half-written file."""
+    """Write then rename (report.results.replace_file), so a reader never sees a half-written file."""
+    from chimdqa_eval.report.results import replace_file
+
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
-            out.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    replace_file(path, text)
 
 
 def write_jsonl(path: Path, rows) -> None:

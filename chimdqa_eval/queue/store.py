@@ -14,14 +14,13 @@ from __future__ import annotations
 import datetime
 import fcntl
 import json
-import os
 import re
 import shutil
 import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from chimdqa_eval.report.results import file_sha256
+from chimdqa_eval.report.results import file_sha256, replace_file
 from chimdqa_eval.schema import InputError
 
 STATUSES = ("PENDING", "RUNNING", "FINISHED", "FAILED")
@@ -37,9 +36,7 @@ def _slug(text: str) -> str:
 
 
 def write_json_atomic(path: Path, doc: dict) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(doc, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    replace_file(path, json.dumps(doc, ensure_ascii=False, indent=1) + "\n")
 
 
 class Queue:
