@@ -43,6 +43,8 @@ def test_md_cell(value, cell):
     ("+1+2", "'+1+2"), ("-2+3", "'-2+3"), ("@SUM(A1)", "'@SUM(A1)"), ("\t=1", "' =1"), ("\r=1", "' =1"),
     ("model\nname", "model name"),
     ("model-7b", "model-7b"),
+    # a character dropped or a line break turned into a space must not uncover a formula
+    ("\x01=HYPERLINK(\"http://x\")", "'=HYPERLINK(\"http://x\")"), ("\x00+1", "'+1"), ("\n=1", "' =1"),
     (-1.5, -1.5), (3, 3),
 ])
 def test_csv_cell(value, cell):
@@ -131,6 +133,13 @@ def test_leaderboard_outputs_contain_hostile_names(run_dir, tmp_path):
     assert any("=HYPERLINK(\"http://x\")\\| # h" in line for line in table)
     assert "&lt;script&gt;" in "\n".join(markdown) and "<script>" not in "\n".join(markdown)
     assert "<img" not in "\n".join(headings) and "&lt;img src=x" in "\n".join(headings)
+
+
+def test_a_formula_behind_a_control_character_is_neutralized_in_the_csv(run_dir, tmp_path):
+    folder = crafted(run_dir, tmp_path, **{"model.model": '\x01=HYPERLINK("http://x","y")'})
+    assert cli.main(["leaderboard", str(folder), "--out", str(tmp_path / "board")]) == 0
+    rows = list(csv.DictReader(io.StringIO((tmp_path / "board" / "leaderboard.csv").read_text(encoding="utf-8"))))
+    assert [r["model"] for r in rows] == ['\'=HYPERLINK("http://x","y")']
 
 
 # ---- file names from results.json --------------------------------------------------------------------------

@@ -44,12 +44,15 @@ def md_cell(value) -> str:
 
 def csv_cell(value):
     """`value` for a CSV cell: numbers as they are; text on one line, and text that a spreadsheet would run as a
-    formula (starting with = + - @, a tab or a carriage return) prefixed with an apostrophe."""
+    formula (starting with = + - @, a tab or a carriage return) prefixed with an apostrophe. The test is made on
+    the text as written too (after control characters are dropped and line breaks become spaces), so "\\x01=..."
+    or "\\n=..." cannot uncover a formula."""
     if not isinstance(value, str):
         return value
-    if value.startswith(FORMULA_STARTS):
-        return "'" + one_line(value)
-    return one_line(value)
+    text = one_line(value)
+    if value.startswith(FORMULA_STARTS) or text.lstrip(" ").startswith(FORMULA_STARTS):
+        return "'" + text
+    return text
 
 
 # ---- results documents -----------------------------------------------------------------------------------
