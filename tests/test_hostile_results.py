@@ -142,6 +142,20 @@ def test_a_formula_behind_a_control_character_is_neutralized_in_the_csv(run_dir,
     assert [r["model"] for r in rows] == ['\'=HYPERLINK("http://x","y")']
 
 
+@pytest.mark.parametrize("dotted, value, problem", [
+    ("reported", "paper", "'reported' marks the papers' own rows"),
+    ("dataset.revision", "paper", "dataset.revision 'paper' is the one the papers' rows carry"),
+])
+def test_a_results_file_cannot_pass_for_the_papers_rows(run_dir, tmp_path, capsys, dotted, value, problem):
+    """Paper rows are never ranked and are labelled "reported in the paper": a measured run must not be able to
+    claim that label (or hide from the ranking) by what its results.json says."""
+    folder = crafted(run_dir, tmp_path, **{dotted: value, "run_id": "1" * 32})
+    assert cli.main(["leaderboard", str(run_dir), str(folder), "--out", str(tmp_path / "board")]) == 2
+    err = capsys.readouterr().err
+    assert f"{folder / 'results.json'}: " in err and problem in err, err
+    assert "Traceback" not in err and not (tmp_path / "board" / "index.html").exists()
+
+
 # ---- file names from results.json --------------------------------------------------------------------------
 
 @pytest.mark.parametrize("dotted, value", [("dataset.config", "../../../escaped"), ("dataset.split", "../../x"),

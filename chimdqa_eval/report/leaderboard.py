@@ -18,13 +18,12 @@ from pathlib import Path
 from chimdqa_eval.hub.spaces import static_space_card
 from chimdqa_eval.report import html as H
 from chimdqa_eval.families import FAMILIES, METRIC_LABELS
-from chimdqa_eval.report.results import comparison_group, metric_value, read_results, replace_file
+from chimdqa_eval.report.results import PAPER_REVISION, comparison_group, metric_value, read_results, replace_file
 from chimdqa_eval.report.safe import check_results_values, csv_cell, md_cell
 from chimdqa_eval.schema import DOMAINS, InputError
 from chimdqa_eval.signature import parse_signature
 
 PAPER_FILE = "paper_results.json"
-PAPER_REVISION = "paper"  # the revision of paper rows: the papers' full releases, not a fingerprint we can take
 OPEN_COLUMNS = FAMILIES["open_ended"].board_columns
 RAG_COLUMNS = FAMILIES["rag"].board_columns
 GROUP_COLUMNS = ("benchmark", "config", "split", "revision")
