@@ -172,6 +172,22 @@ def test_export_file_names_cannot_leave_the_out_folder(run_dir, tmp_path, capsys
     assert {p for p in tmp_path.rglob("*")} == before  # nothing written anywhere
 
 
+@pytest.mark.parametrize("fmt", ["model-index", "eval-results"])
+def test_export_leaves_out_a_metric_without_a_value_and_says_so(run_dir, tmp_path, capsys, fmt):
+    """The Hub reads a metric's value as a number: null is not one. Such a metric is left out, by name."""
+    import yaml
+
+    folder = crafted(run_dir, tmp_path, **{"metrics.factual.CGA.value": None})
+    assert cli.main(["export", "--format", fmt, str(folder), "--dataset-id", "o/d"]) == 0
+    captured = capsys.readouterr()
+    data = yaml.safe_load(captured.out)
+    entries = data["model-index"][0]["results"][0]["metrics"] if fmt == "model-index" else data
+    values = [e["value"] for e in entries]
+    assert values and all(isinstance(v, (int, float)) for v in values)
+    assert len(values) == sum(len(m) for m in json.loads((folder / "results.json").read_text())["metrics"].values()) - 1
+    assert "factual CGA has no value (null) and is left out" in captured.err
+
+
 def test_export_names_stay_the_known_ones(run_dir):
     doc = json.loads((run_dir / "results.json").read_text(encoding="utf-8"))
     assert exports.eval_results_filename(doc) == "chimdqa.yaml"
