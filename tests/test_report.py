@@ -440,3 +440,19 @@ def test_a_torn_folder_is_refused_naming_the_file(two_runs, tmp_path, capsys):
     (torn / "results.json").write_text(json.dumps(document), encoding="utf-8")
     with pytest.raises(InputError, match="files.items must be a file name next to it"):
         read_results(torn)
+
+
+def test_compare_of_runs_on_disjoint_questions_is_a_clear_error(finance_rag_run, tmp_path, capsys, monkeypatch):
+    """Same release, configs finance and law: no question was scored by both, so there is nothing to pair
+    (not "no metric in common": the metrics are the same)."""
+    rows = [json.loads(line) for line in SAMPLE_PREDICTIONS.read_text(encoding="utf-8").splitlines()]
+    preds = tmp_path / "law.jsonl"
+    preds.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows if r["id"].startswith("law-")),
+                     encoding="utf-8")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    assert cli.main(["evaluate", "--predictions", str(preds), "--out", str(tmp_path / "law"), "--config", "law",
+                     "--resamples", "0", "--model", "model-law", "--metrics", "factual"]) == 0
+    capsys.readouterr()
+    assert cli.main(["compare", str(finance_rag_run[0]), str(tmp_path / "law")]) == 2
+    err = capsys.readouterr().err
+    assert "no question scored in both" in err and str(tmp_path / "law" / "results.json") in err, err

@@ -48,6 +48,10 @@ def compare(a: dict, b: dict, *, n_resamples: int = DEFAULT_RESAMPLES, seed: int
                          f"({a['dataset'].get('revision')} vs {b['dataset'].get('revision')}); a paired test "
                          "needs the same questions")
     items_a, items_b = read_items(a), read_items(b)
+    if not any(i in items_b for i in items_a):
+        raise InputError(f"{a['_path']} and {b['_path']}: no question scored in both ({len(items_a)} and "
+                         f"{len(items_b)} questions; configs {a['dataset'].get('config')} and "
+                         f"{b['dataset'].get('config')}); a paired comparison needs common questions")
     rows = []
     for family, metrics in a["metrics"].items():
         if family not in b["metrics"]:
