@@ -346,6 +346,8 @@ def test_paper_rows_only_beside_the_papers_config_and_split(two_runs, finance_ra
     assert all(r["rank"] == "" and r["source"] == "reported in the paper" for r in rows[1:17])
     page = (tmp_path / "all" / "index.html").read_text(encoding="utf-8")
     assert "<h2>ChiMDQA · config all · split test · reported in the paper</h2>" in page
+    # the papers' rows are not results of this page's runs: counted apart
+    assert "2 results (and 16 rows reported in the papers) in 3 groups" in page
     csqa = dict(a, dataset=dict(a["dataset"], name="Chinese SimpleQA", config="chinese_simpleqa", n_questions=3000))
     assert {r["dataset"]["name"] for r in leaderboard.matching_paper_rows([csqa])} == {"Chinese SimpleQA"}
     subset = dict(csqa, dataset=dict(csqa["dataset"], n_questions=300))  # a 300-question data file: not the paper's

@@ -278,6 +278,14 @@ def _group_note(key: tuple, group: list[dict]) -> str:
             "factual F1; partial submissions (coverage below 100%) rank after complete ones.</p>")
 
 
+def _count(results_list) -> str:
+    """"3 results", with the papers' rows counted apart: they are not results of any run on the page."""
+    paper = sum(H.is_paper_row(r) for r in results_list)
+    measured = len(results_list) - paper
+    text = f"{measured} result{'s' * (measured != 1)}"
+    return text + (f" (and {paper} row{'s' * (paper != 1)} reported in the papers)" if paper else "")
+
+
 def to_html(results_list, title: str, settings_note: str | None = None) -> str:
     groups = leaderboard_groups(results_list)
     sections = []
@@ -290,7 +298,7 @@ def to_html(results_list, title: str, settings_note: str | None = None) -> str:
             + '<details class="tables"><summary>Tables 4-6 in the paper\'s layout</summary>'
             + H.tables_html(group, with_ci=False) + "</details>" + H.figures_html(group, "h3") + "</section>")
     intro = ((f'<p class="muted">{H.esc(settings_note)}</p>' if settings_note else "") +
-             f'<p class="muted">{len(results_list)} results in {len(groups)} group{"s" * (len(groups) != 1)}: '
+             f'<p class="muted">{_count(results_list)} in {len(groups)} group{"s" * (len(groups) != 1)}: '
              "one per benchmark, config, split and dataset revision. Only results in one group were scored on "
              "the same questions; each group is ranked and plotted on its own.</p>")
     return H.page(title, intro + "\n".join(sections))
