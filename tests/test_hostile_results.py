@@ -156,6 +156,18 @@ def test_a_results_file_cannot_pass_for_the_papers_rows(run_dir, tmp_path, capsy
     assert "Traceback" not in err and not (tmp_path / "board" / "index.html").exists()
 
 
+@pytest.mark.parametrize("dotted, value, problem", [
+    ("files", ["items.jsonl"], "files must be an object"),
+    ("dataset", "ChiMDQA", "dataset must be an object, got str 'ChiMDQA'"),
+    ("metrics.factual.F1.value", "61.2", "metrics.factual.F1.value must be a finite number or null"),
+])
+def test_compare_checks_the_results_it_reads(run_dir, tmp_path, capsys, dotted, value, problem):
+    folder = crafted(run_dir, tmp_path, **{dotted: value})
+    assert cli.main(["compare", str(run_dir), str(folder)]) == 2
+    err = capsys.readouterr().err
+    assert f"{folder / 'results.json'}" in err and problem in err and "Traceback" not in err, err
+
+
 # ---- file names from results.json --------------------------------------------------------------------------
 
 @pytest.mark.parametrize("dotted, value", [("dataset.config", "../../../escaped"), ("dataset.split", "../../x"),

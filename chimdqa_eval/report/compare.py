@@ -12,6 +12,7 @@ import numpy as np
 from chimdqa_eval.aggregate import DEFAULT_RESAMPLES, DEFAULT_SEED, NO_VARIATION, paired_bootstrap
 from chimdqa_eval.families import METRIC_LABELS
 from chimdqa_eval.report.results import read_items, read_results
+from chimdqa_eval.report.safe import check_results_values
 from chimdqa_eval.schema import InputError
 
 
@@ -27,7 +28,7 @@ def add_arguments(parser) -> None:
 def run(args) -> int:
     if args.resamples < 1:  # with no resamples every p-value would read 1.0, as if nothing differed
         raise InputError(f"--resamples: a p-value needs at least 1 resample, got {args.resamples}")
-    a, b = read_results(args.a), read_results(args.b)
+    a, b = (check_results_values(read_results(path)) for path in (args.a, args.b))
     rows = compare(a, b, n_resamples=args.resamples, seed=args.seed)
     print(format_table(a, b, rows))
     if args.json:

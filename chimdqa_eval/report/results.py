@@ -187,6 +187,9 @@ def read_results(path) -> dict:
     if isinstance(results["dataset"], dict) and results["dataset"].get("revision") == PAPER_REVISION:
         raise InputError(f"{path}: dataset.revision {PAPER_REVISION!r} is the one the papers' rows carry; a "
                          "measured run records the fingerprint of the release it was scored on")
+    if not isinstance(results["files"], dict):
+        raise InputError(f"{path}: files must be an object {{items, items_sha256, ...}}, got "
+                         f"{type(results['files']).__name__}")
     results["_path"] = str(path)
     _checked_items_bytes(results)
     return results
