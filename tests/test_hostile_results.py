@@ -168,6 +168,23 @@ def test_compare_checks_the_results_it_reads(run_dir, tmp_path, capsys, dotted, 
     assert f"{folder / 'results.json'}" in err and problem in err and "Traceback" not in err, err
 
 
+@pytest.mark.parametrize("line", ['[1, 2]', '{"factual": {"grade": "CO"}}'])
+def test_a_crafted_items_file_with_a_matching_checksum_is_still_checked(run_dir, tmp_path, capsys, line):
+    import hashlib
+
+    folder = crafted(run_dir, tmp_path)
+    items = (folder / "items.jsonl").read_text(encoding="utf-8") + line + "\n"
+    (folder / "items.jsonl").write_text(items, encoding="utf-8")
+    doc = json.loads((folder / "results.json").read_text(encoding="utf-8"))
+    doc["files"]["items_sha256"] = hashlib.sha256(items.encode("utf-8")).hexdigest()
+    doc["run_id"] = "1" * 32
+    (folder / "results.json").write_text(json.dumps(doc), encoding="utf-8")
+    assert cli.main(["compare", str(run_dir), str(folder)]) == 2
+    err = capsys.readouterr().err
+    n = items.count("\n")
+    assert f"{folder / 'items.jsonl'} line {n}: not an object with an id" in err and "Traceback" not in err, err
+
+
 # ---- file names from results.json --------------------------------------------------------------------------
 
 @pytest.mark.parametrize("dotted, value", [("dataset.config", "../../../escaped"), ("dataset.split", "../../x"),

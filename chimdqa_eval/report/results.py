@@ -227,6 +227,8 @@ def read_items(results: dict) -> dict[str, dict]:
                 row = json.loads(text)
             except json.JSONDecodeError as err:
                 raise InputError(f"{path} line {line_no}: not valid JSON ({err.msg})") from None
+            if not isinstance(row, dict) or not isinstance(row.get("id"), str):
+                raise InputError(f"{path} line {line_no}: not an object with an id (each line is one scored question)")
             rows[row["id"]] = row
     return rows
 
