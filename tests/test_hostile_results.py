@@ -100,6 +100,8 @@ def test_a_real_results_document_passes(run_dir):
     ("dataset", "ChiMDQA", "dataset must be an object, got str 'ChiMDQA'"),
     ("model.url", "javascript:alert(1)", "model.url must be an http:// or https:// address without spaces"),
     ("model.notes", "a\ud800", "model.notes (character 2: '\\ud800') holds a lone UTF-16 surrogate"),
+    # .eval_results carries the date to the Hub: an ISO date, as the submission's metadata must have
+    ("model.date", "June 2025", "model.date must be an ISO date such as 2025-01-31, got 'June 2025'"),
 ])
 def test_wrong_types_are_named_by_file_and_field(run_dir, tmp_path, capsys, dotted, value, problem):
     folder = crafted(run_dir, tmp_path, **{dotted: value})
