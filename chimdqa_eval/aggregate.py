@@ -73,8 +73,18 @@ def bootstrap_ci(values, statistic: Callable[[np.ndarray], np.ndarray] | None = 
     return _interval(statistic(_resampled_means(matrix, n_resamples, np.random.default_rng(seed))), confidence)
 
 
-def _interval(scores: np.ndarray, confidence: float) -> tuple[float, float]:
-    """The central `confidence` percentile interval of resampled scores."""
+def _resamples_vary(scores: np.ndarray) -> bool:
+    """Whether resampled scores (or differences) take more than one value: when the per-item values vary but
+    the score does not depend on what varies (NA when no item is NA, CGA when every attempt is correct), every
+    resample gives the same score, and that is no interval and no p-value either. Equal up to floating-point
+    rounding: the per-item tolerance (has_variation) was applied before resampling."""
+    return len(scores) < 2 or bool(np.ptp(scores) > 1e-9)
+
+
+def _interval(scores: np.ndarray, confidence: float) -> tuple[float, float] | None:
+    """The central `confidence` percentile interval of resampled scores; None when they do not vary."""
+    if not _resamples_vary(scores):
+        return None
     tail = (1.0 - confidence) / 2 * 100
     low, high = np.percentile(scores, [tail, 100 - tail])
     return float(low), float(high)
@@ -116,7 +126,9 @@ def _paired_resampled_means(a: np.ndarray, b: np.ndarray, n_resamples: int, seed
     return means[:, :k], means[:, k:]
 
 
-def _paired_p_value(diffs: np.ndarray, observed: float, n_resamples: int) -> float:
+def _paired_p_value(diffs: np.ndarray, observed: float, n_resamples: int) -> float | None:
+    if not _resamples_vary(diffs):
+        return None
     if observed == 0:
         return 1.0
     crossing = np.sum(diffs <= 0) if observed > 0 else np.sum(diffs >= 0)

@@ -5,6 +5,7 @@ record id or list index) and what is wrong, so a user can fix the record without
 """
 from __future__ import annotations
 
+import datetime
 import math
 
 DOMAINS = ("academic", "education", "finance", "law", "medical", "news")
@@ -89,6 +90,15 @@ def url_problem(name: str, value: str) -> str | None:
     if value.lower().startswith(("http://", "https://")) and value.isprintable() and " " not in value:
         return None
     return f"{name} must be an http:// or https:// address without spaces, got {shown(value)}"
+
+
+def date_problem(name: str, value: str) -> str | None:
+    """The problem with a date taken from input (the Hub's eval results carry it), or None: an ISO date."""
+    try:
+        datetime.date.fromisoformat(value)
+        return None
+    except ValueError:
+        return f"{name} must be an ISO date such as 2025-01-31, got {shown(value)}"
 
 
 def lone_surrogate(value, path: str = "") -> str | None:

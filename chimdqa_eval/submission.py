@@ -12,7 +12,6 @@ collected first and reported in one InputError, so a submitter fixes everything 
 """
 from __future__ import annotations
 
-import datetime
 import difflib
 import json
 from dataclasses import dataclass, field
@@ -21,6 +20,7 @@ from pathlib import Path
 from chimdqa_eval.release import id_in_raw_line
 from chimdqa_eval.schema import (ID_LIMIT, METADATA_LIMITS, InputError, logprobs_problem, raise_problems, shown,
                                  surrogate_problem, too_long, url_problem, where)
+from chimdqa_eval.schema import date_problem
 
 PREDICTION_FIELDS = ("id", "prediction", "retrieved_contexts", "logprobs", "confidence")
 OPTIONAL_FIELDS = ("retrieved_contexts", "logprobs", "confidence")
@@ -210,10 +210,8 @@ def read_metadata(path, *, overrides: dict | None = None, has_contexts: bool = F
     if "rag" in meta and not isinstance(meta["rag"], bool):
         problems.append(f"'rag' must be true or false, got {shown(meta['rag'])}")
     if isinstance(meta.get("date"), str) and len(meta["date"]) <= METADATA_LIMITS["date"]:
-        try:
-            datetime.date.fromisoformat(meta["date"])
-        except ValueError:
-            problems.append(f"'date' must be an ISO date such as 2025-01-31, got {shown(meta['date'])}")
+        if bad_date := date_problem("'date'", meta["date"]):
+            problems.append(bad_date)
     if meta.get("rag") is False and has_contexts:
         problems.append("'rag' is false but the predictions carry retrieved_contexts")
     if problems:

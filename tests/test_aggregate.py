@@ -80,3 +80,18 @@ def test_factual_intervals_and_tests_are_the_generic_bootstrap_of_each_score():
         assert cis[name] == bootstrap_ci(grade_matrix(GRADES), statistic, n_resamples=300, seed=3, confidence=0.9)
         assert tests[name][0] != 0 and tests[name] == paired_bootstrap(grade_matrix(GRADES), grade_matrix(other), statistic,
                                                n_resamples=300, seed=3)
+
+
+def test_a_score_that_no_resample_moves_has_no_variation():
+    """Grades vary, but one score does not: NA when no item is NA, CGA when every attempt is correct. Every
+    resample gives that score the same value, so it gets no interval and no p-value ("no variation"), while
+    the scores that do vary keep theirs."""
+    grades = ["CO"] * 30 + ["IN"] * 10  # no NA at all
+    cis = factual_confidence_intervals(grades, seed=1)
+    assert cis["NA"] is None
+    assert all(cis[m] is not None and cis[m][0] < cis[m][1] for m in ("CO", "IN", "CGA", "F1"))
+    assert factual_confidence_intervals(["CO"] * 30 + ["NA"] * 10, seed=1)["CGA"] is None  # always 100
+    # The same NA on every item of both systems: a difference of 0 that no resample can change.
+    tests = paired_factual_test(grades, ["CO"] * 35 + ["IN"] * 5, seed=1)
+    assert tests["NA"] == (0.0, None)
+    assert tests["CO"][1] is not None and tests["CO"][1] < 0.2

@@ -43,6 +43,8 @@ def test_md_cell(value, cell):
     ("+1+2", "'+1+2"), ("-2+3", "'-2+3"), ("@SUM(A1)", "'@SUM(A1)"), ("\t=1", "' =1"), ("\r=1", "' =1"),
     ("model\nname", "model name"),
     ("model-7b", "model-7b"),
+    # a character dropped or a line break turned into a space must not uncover a formula
+    ("\x01=HYPERLINK(\"http://x\")", "'=HYPERLINK(\"http://x\")"), ("\x00+1", "'+1"), ("\n=1", "' =1"),
     (-1.5, -1.5), (3, 3),
 ])
 def test_csv_cell(value, cell):
@@ -98,6 +100,8 @@ def test_a_real_results_document_passes(run_dir):
     ("dataset", "ChiMDQA", "dataset must be an object, got str 'ChiMDQA'"),
     ("model.url", "javascript:alert(1)", "model.url must be an http:// or https:// address without spaces"),
     ("model.notes", "a\ud800", "model.notes (character 2: '\\ud800') holds a lone UTF-16 surrogate"),
+    # .eval_results carries the date to the Hub: an ISO date, as the submission's metadata must have
+    ("model.date", "June 2025", "model.date must be an ISO date such as 2025-01-31, got 'June 2025'"),
 ])
 def test_wrong_types_are_named_by_file_and_field(run_dir, tmp_path, capsys, dotted, value, problem):
     folder = crafted(run_dir, tmp_path, **{dotted: value})
@@ -133,6 +137,56 @@ def test_leaderboard_outputs_contain_hostile_names(run_dir, tmp_path):
     assert "<img" not in "\n".join(headings) and "&lt;img src=x" in "\n".join(headings)
 
 
+def test_a_formula_behind_a_control_character_is_neutralized_in_the_csv(run_dir, tmp_path):
+    folder = crafted(run_dir, tmp_path, **{"model.model": '\x01=HYPERLINK("http://x","y")'})
+    assert cli.main(["leaderboard", str(folder), "--out", str(tmp_path / "board")]) == 0
+    rows = list(csv.DictReader(io.StringIO((tmp_path / "board" / "leaderboard.csv").read_text(encoding="utf-8"))))
+    assert [r["model"] for r in rows] == ['\'=HYPERLINK("http://x","y")']
+
+
+@pytest.mark.parametrize("dotted, value, problem", [
+    ("reported", "paper", "'reported' marks the papers' own rows"),
+    ("dataset.revision", "paper", "dataset.revision 'paper' is the one the papers' rows carry"),
+])
+def test_a_results_file_cannot_pass_for_the_papers_rows(run_dir, tmp_path, capsys, dotted, value, problem):
+    """Paper rows are never ranked and are labelled "reported in the paper": a measured run must not be able to
+    claim that label (or hide from the ranking) by what its results.json says."""
+    folder = crafted(run_dir, tmp_path, **{dotted: value, "run_id": "1" * 32})
+    assert cli.main(["leaderboard", str(run_dir), str(folder), "--out", str(tmp_path / "board")]) == 2
+    err = capsys.readouterr().err
+    assert f"{folder / 'results.json'}: " in err and problem in err, err
+    assert "Traceback" not in err and not (tmp_path / "board" / "index.html").exists()
+
+
+@pytest.mark.parametrize("dotted, value, problem", [
+    ("files", ["items.jsonl"], "files must be an object"),
+    ("dataset", "ChiMDQA", "dataset must be an object, got str 'ChiMDQA'"),
+    ("metrics.factual.F1.value", "61.2", "metrics.factual.F1.value must be a finite number or null"),
+])
+def test_compare_checks_the_results_it_reads(run_dir, tmp_path, capsys, dotted, value, problem):
+    folder = crafted(run_dir, tmp_path, **{dotted: value})
+    assert cli.main(["compare", str(run_dir), str(folder)]) == 2
+    err = capsys.readouterr().err
+    assert f"{folder / 'results.json'}" in err and problem in err and "Traceback" not in err, err
+
+
+@pytest.mark.parametrize("line", ['[1, 2]', '{"factual": {"grade": "CO"}}'])
+def test_a_crafted_items_file_with_a_matching_checksum_is_still_checked(run_dir, tmp_path, capsys, line):
+    import hashlib
+
+    folder = crafted(run_dir, tmp_path)
+    items = (folder / "items.jsonl").read_text(encoding="utf-8") + line + "\n"
+    (folder / "items.jsonl").write_text(items, encoding="utf-8")
+    doc = json.loads((folder / "results.json").read_text(encoding="utf-8"))
+    doc["files"]["items_sha256"] = hashlib.sha256(items.encode("utf-8")).hexdigest()
+    doc["run_id"] = "1" * 32
+    (folder / "results.json").write_text(json.dumps(doc), encoding="utf-8")
+    assert cli.main(["compare", str(run_dir), str(folder)]) == 2
+    err = capsys.readouterr().err
+    n = items.count("\n")
+    assert f"{folder / 'items.jsonl'} line {n}: not an object with an id" in err and "Traceback" not in err, err
+
+
 # ---- file names from results.json --------------------------------------------------------------------------
 
 @pytest.mark.parametrize("dotted, value", [("dataset.config", "../../../escaped"), ("dataset.split", "../../x"),
@@ -147,6 +201,22 @@ def test_export_file_names_cannot_leave_the_out_folder(run_dir, tmp_path, capsys
     field = dotted.split(".")[1]
     assert f"{folder / 'results.json'}: dataset.{field} {value!r} is not one this toolkit writes" in err
     assert {p for p in tmp_path.rglob("*")} == before  # nothing written anywhere
+
+
+@pytest.mark.parametrize("fmt", ["model-index", "eval-results"])
+def test_export_leaves_out_a_metric_without_a_value_and_says_so(run_dir, tmp_path, capsys, fmt):
+    """The Hub reads a metric's value as a number: null is not one. Such a metric is left out, by name."""
+    import yaml
+
+    folder = crafted(run_dir, tmp_path, **{"metrics.factual.CGA.value": None})
+    assert cli.main(["export", "--format", fmt, str(folder), "--dataset-id", "o/d"]) == 0
+    captured = capsys.readouterr()
+    data = yaml.safe_load(captured.out)
+    entries = data["model-index"][0]["results"][0]["metrics"] if fmt == "model-index" else data
+    values = [e["value"] for e in entries]
+    assert values and all(isinstance(v, (int, float)) for v in values)
+    assert len(values) == sum(len(m) for m in json.loads((folder / "results.json").read_text())["metrics"].values()) - 1
+    assert "factual CGA has no value (null) and is left out" in captured.err
 
 
 def test_export_names_stay_the_known_ones(run_dir):

@@ -122,7 +122,9 @@ def test_compare_uses_paired_items(two_runs, capsys):
     assert co["diff"] == pytest.approx(100 * len(FIXES) / 36)
     assert co["a"] == pytest.approx(a["metrics"]["factual"]["CO"]["value"], abs=1e-4)
     assert 0 < co["p_value"] <= 0.2 and co["comparable"] and co["n"] == 36
-    assert rows[("factual", "NA")]["diff"] == 0 and rows[("factual", "NA")]["p_value"] == 1.0
+    # No item's NA changed: like METEOR below, a difference no resample can move has no p-value.
+    na = rows[("factual", "NA")]
+    assert na["diff"] == 0 and na["p_value"] is None and na["note"] == "no variation"
     meteor = rows[("open_ended", "meteor")]  # open-ended answers are identical: nothing to test
     assert meteor["diff"] == 0 and meteor["p_value"] is None and meteor["note"] == "no variation"
     assert "note" not in co
@@ -344,6 +346,8 @@ def test_paper_rows_only_beside_the_papers_config_and_split(two_runs, finance_ra
     assert all(r["rank"] == "" and r["source"] == "reported in the paper" for r in rows[1:17])
     page = (tmp_path / "all" / "index.html").read_text(encoding="utf-8")
     assert "<h2>ChiMDQA · config all · split test · reported in the paper</h2>" in page
+    # the papers' rows are not results of this page's runs: counted apart
+    assert "2 results (and 16 rows reported in the papers) in 3 groups" in page
     csqa = dict(a, dataset=dict(a["dataset"], name="Chinese SimpleQA", config="chinese_simpleqa", n_questions=3000))
     assert {r["dataset"]["name"] for r in leaderboard.matching_paper_rows([csqa])} == {"Chinese SimpleQA"}
     subset = dict(csqa, dataset=dict(csqa["dataset"], n_questions=300))  # a 300-question data file: not the paper's
@@ -438,3 +442,19 @@ def test_a_torn_folder_is_refused_naming_the_file(two_runs, tmp_path, capsys):
     (torn / "results.json").write_text(json.dumps(document), encoding="utf-8")
     with pytest.raises(InputError, match="files.items must be a file name next to it"):
         read_results(torn)
+
+
+def test_compare_of_runs_on_disjoint_questions_is_a_clear_error(finance_rag_run, tmp_path, capsys, monkeypatch):
+    """Same release, configs finance and law: no question was scored by both, so there is nothing to pair
+    (not "no metric in common": the metrics are the same)."""
+    rows = [json.loads(line) for line in SAMPLE_PREDICTIONS.read_text(encoding="utf-8").splitlines()]
+    preds = tmp_path / "law.jsonl"
+    preds.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows if r["id"].startswith("law-")),
+                     encoding="utf-8")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    assert cli.main(["evaluate", "--predictions", str(preds), "--out", str(tmp_path / "law"), "--config", "law",
+                     "--resamples", "0", "--model", "model-law", "--metrics", "factual"]) == 0
+    capsys.readouterr()
+    assert cli.main(["compare", str(finance_rag_run[0]), str(tmp_path / "law")]) == 2
+    err = capsys.readouterr().err
+    assert "no question scored in both" in err and str(tmp_path / "law" / "results.json") in err, err

@@ -31,6 +31,9 @@ def add_arguments(parser) -> None:
 
 def run(args) -> int:
     results = check_dataset_names(check_results_values(read_results(args.results)))
+    for family, metric in without_value(results):
+        print(f"{results['_path']}: {family} {metric} has no value (null) and is left out (the Hub needs a number)",
+              file=sys.stderr)
     if args.format == "model-index":
         text = to_yaml(model_index(results, args.dataset_id))
         target = Path(args.out) if args.out else None
@@ -51,10 +54,18 @@ def to_yaml(data) -> str:
 
 
 def _metrics(results):
-    """(family, metric, entry) for each scored metric, in table order."""
+    """(family, metric, entry) for each scored metric with a value, in table order (see without_value)."""
     for family, metrics in results["metrics"].items():
         for metric, entry in metrics.items():
-            yield family, metric, entry
+            if entry.get("value") is not None:
+                yield family, metric, entry
+
+
+def without_value(results) -> list[tuple[str, str]]:
+    """(family, metric) of the metrics whose value is null: the Hub's metadata needs a number, so they are not
+    exported."""
+    return [(family, metric) for family, metrics in results["metrics"].items()
+            for metric, entry in metrics.items() if entry.get("value") is None]
 
 
 TASK_NAMES = {"ChiMDQA": "Chinese long-document question answering",

@@ -12,6 +12,7 @@ import numpy as np
 from chimdqa_eval.aggregate import DEFAULT_RESAMPLES, DEFAULT_SEED, NO_VARIATION, paired_bootstrap
 from chimdqa_eval.families import METRIC_LABELS
 from chimdqa_eval.report.results import read_items, read_results
+from chimdqa_eval.report.safe import check_results_values
 from chimdqa_eval.schema import InputError
 
 
@@ -27,7 +28,7 @@ def add_arguments(parser) -> None:
 def run(args) -> int:
     if args.resamples < 1:  # with no resamples every p-value would read 1.0, as if nothing differed
         raise InputError(f"--resamples: a p-value needs at least 1 resample, got {args.resamples}")
-    a, b = read_results(args.a), read_results(args.b)
+    a, b = (check_results_values(read_results(path)) for path in (args.a, args.b))
     rows = compare(a, b, n_resamples=args.resamples, seed=args.seed)
     print(format_table(a, b, rows))
     if args.json:
@@ -48,6 +49,10 @@ def compare(a: dict, b: dict, *, n_resamples: int = DEFAULT_RESAMPLES, seed: int
                          f"({a['dataset'].get('revision')} vs {b['dataset'].get('revision')}); a paired test "
                          "needs the same questions")
     items_a, items_b = read_items(a), read_items(b)
+    if not any(i in items_b for i in items_a):
+        raise InputError(f"{a['_path']} and {b['_path']}: no question scored in both ({len(items_a)} and "
+                         f"{len(items_b)} questions; configs {a['dataset'].get('config')} and "
+                         f"{b['dataset'].get('config')}); a paired comparison needs common questions")
     rows = []
     for family, metrics in a["metrics"].items():
         if family not in b["metrics"]:

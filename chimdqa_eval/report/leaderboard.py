@@ -18,13 +18,12 @@ from pathlib import Path
 from chimdqa_eval.hub.spaces import static_space_card
 from chimdqa_eval.report import html as H
 from chimdqa_eval.families import FAMILIES, METRIC_LABELS
-from chimdqa_eval.report.results import comparison_group, metric_value, read_results, replace_file
+from chimdqa_eval.report.results import PAPER_REVISION, comparison_group, metric_value, read_results, replace_file
 from chimdqa_eval.report.safe import check_results_values, csv_cell, md_cell
 from chimdqa_eval.schema import DOMAINS, InputError
 from chimdqa_eval.signature import parse_signature
 
 PAPER_FILE = "paper_results.json"
-PAPER_REVISION = "paper"  # the revision of paper rows: the papers' full releases, not a fingerprint we can take
 OPEN_COLUMNS = FAMILIES["open_ended"].board_columns
 RAG_COLUMNS = FAMILIES["rag"].board_columns
 GROUP_COLUMNS = ("benchmark", "config", "split", "revision")
@@ -279,6 +278,14 @@ def _group_note(key: tuple, group: list[dict]) -> str:
             "factual F1; partial submissions (coverage below 100%) rank after complete ones.</p>")
 
 
+def _count(results_list) -> str:
+    """"3 results", with the papers' rows counted apart: they are not results of any run on the page."""
+    paper = sum(H.is_paper_row(r) for r in results_list)
+    measured = len(results_list) - paper
+    text = f"{measured} result{'s' * (measured != 1)}"
+    return text + (f" (and {paper} row{'s' * (paper != 1)} reported in the papers)" if paper else "")
+
+
 def to_html(results_list, title: str, settings_note: str | None = None) -> str:
     groups = leaderboard_groups(results_list)
     sections = []
@@ -291,7 +298,7 @@ def to_html(results_list, title: str, settings_note: str | None = None) -> str:
             + '<details class="tables"><summary>Tables 4-6 in the paper\'s layout</summary>'
             + H.tables_html(group, with_ci=False) + "</details>" + H.figures_html(group, "h3") + "</section>")
     intro = ((f'<p class="muted">{H.esc(settings_note)}</p>' if settings_note else "") +
-             f'<p class="muted">{len(results_list)} results in {len(groups)} group{"s" * (len(groups) != 1)}: '
+             f'<p class="muted">{_count(results_list)} in {len(groups)} group{"s" * (len(groups) != 1)}: '
              "one per benchmark, config, split and dataset revision. Only results in one group were scored on "
              "the same questions; each group is ranked and plotted on its own.</p>")
     return H.page(title, intro + "\n".join(sections))

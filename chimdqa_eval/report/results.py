@@ -34,6 +34,7 @@ from chimdqa_eval.schema import LABEL_ORDER, InputError
 SCHEMA_VERSION = "2.0"  # 2: files.items_sha256 and run_id (1.x folders could be torn)
 SCHEMA_PATH = Path(__file__).with_name("results.schema.json")
 RESULTS_FILE, ITEMS_FILE, REPORT_FILE = "results.json", "items.jsonl", "report.html"
+PAPER_REVISION = "paper"  # the revision of paper rows: the papers' full releases, not a fingerprint we can take
 
 
 def _entry(value, ci, n) -> dict:
@@ -179,6 +180,16 @@ def read_results(path) -> dict:
     for key in ("model", "dataset", "metrics", "skipped", "files"):
         if key not in results:
             raise InputError(f"{path}: results file lacks '{key}'")
+    # The leaderboard adds the papers' rows itself (never ranked, labelled as reported); a file is a measured run.
+    if "reported" in results:
+        raise InputError(f"{path}: 'reported' marks the papers' own rows, which the leaderboard adds itself "
+                         "(--with-paper-rows); a results file holds a measured run")
+    if isinstance(results["dataset"], dict) and results["dataset"].get("revision") == PAPER_REVISION:
+        raise InputError(f"{path}: dataset.revision {PAPER_REVISION!r} is the one the papers' rows carry; a "
+                         "measured run records the fingerprint of the release it was scored on")
+    if not isinstance(results["files"], dict):
+        raise InputError(f"{path}: files must be an object {{items, items_sha256, ...}}, got "
+                         f"{type(results['files']).__name__}")
     results["_path"] = str(path)
     _checked_items_bytes(results)
     return results
@@ -216,6 +227,8 @@ def read_items(results: dict) -> dict[str, dict]:
                 row = json.loads(text)
             except json.JSONDecodeError as err:
                 raise InputError(f"{path} line {line_no}: not valid JSON ({err.msg})") from None
+            if not isinstance(row, dict) or not isinstance(row.get("id"), str):
+                raise InputError(f"{path} line {line_no}: not an object with an id (each line is one scored question)")
             rows[row["id"]] = row
     return rows
 

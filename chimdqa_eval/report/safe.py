@@ -15,6 +15,7 @@ import re
 from chimdqa_eval.families import METRIC_LABELS
 from chimdqa_eval.schema import (ID_LIMIT, METADATA_LIMITS, raise_problems, shown, surrogate_problem, too_long,
                                  url_problem)
+from chimdqa_eval.schema import date_problem
 
 # Characters a spreadsheet reads as the start of a formula (OWASP's CSV-injection list).
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
@@ -44,12 +45,15 @@ def md_cell(value) -> str:
 
 def csv_cell(value):
     """`value` for a CSV cell: numbers as they are; text on one line, and text that a spreadsheet would run as a
-    formula (starting with = + - @, a tab or a carriage return) prefixed with an apostrophe."""
+    formula (starting with = + - @, a tab or a carriage return) prefixed with an apostrophe. The test is made on
+    the text as written too (after control characters are dropped and line breaks become spaces), so "\\x01=..."
+    or "\\n=..." cannot uncover a formula."""
     if not isinstance(value, str):
         return value
-    if value.startswith(FORMULA_STARTS):
-        return "'" + one_line(value)
-    return one_line(value)
+    text = one_line(value)
+    if value.startswith(FORMULA_STARTS) or text.lstrip(" ").startswith(FORMULA_STARTS):
+        return "'" + text
+    return text
 
 
 # ---- results documents -----------------------------------------------------------------------------------
@@ -117,6 +121,9 @@ def results_value_problems(doc: dict) -> list[str]:
             _text(problems, f"model.{name}", model.get(name), limit, optional=True)
     if isinstance(model.get("url"), str) and (bad_url := url_problem("model.url", model["url"])):
         problems.append(bad_url)
+    if (isinstance(model.get("date"), str) and len(model["date"]) <= METADATA_LIMITS["date"]
+            and (bad_date := date_problem("model.date", model["date"]))):
+        problems.append(bad_date)
     if not isinstance(model.get("rag", False), bool):
         problems.append(f"model.rag must be true or false, got {_type(model['rag'])}")
     dataset = _object(problems, "dataset", doc.get("dataset"))
