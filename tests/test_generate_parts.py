@@ -134,6 +134,21 @@ def test_the_index_is_cached_on_disk_by_documents_and_settings():
     assert [c.text for c in first.search_all(["利润"], ["d"])[0]] == ["利润增长。", "收入增长。"]
 
 
+def test_a_document_or_question_without_any_term_is_ranked_in_document_order():
+    # A scanned page without a text layer, or one of only punctuation, gives no BM25 vocabulary, and a question
+    # of only punctuation no query term: every chunk scores 0 and keeps its place; other documents index as
+    # usual, and the built index and the one loaded from disk answer alike.
+    pages = {"blank": [(1, ""), (2, "  ")], "dots": [(1, "……。"), (2, "——。")],
+             "d": [(1, "收入增长。"), (2, "利润增长。")]}
+    settings = RetrievalSettings(chunk_size=6, chunk_overlap=0)
+    for retriever in (Retriever(pages, settings), Retriever(pages, settings)):
+        blank, dots, d, none = retriever.search_all(["利润", "利润", "利润", "？？"], ["blank", "dots", "d", "d"])
+        assert blank == [] and [c.text for c in dots] == ["……。\n——。"]
+        assert [c.text for c in d] == ["利润增长。", "收入增长。"]
+        assert [c.text for c in none] == ["收入增长。", "利润增长。"]
+    assert retriever.cached["bm25"]
+
+
 def test_documents_tokenized_in_groups_index_as_all_at_once(monkeypatch):
     from chimdqa_eval.generate import retrieval
 
