@@ -227,6 +227,8 @@ def test_a_template_with_an_unknown_placeholder_or_missing_text_is_refused(tmp_p
         prompts.load_template(bad)
     with pytest.raises(InputError, match="no such file"):
         prompts.load_template(tmp_path / "missing.yaml")
+    with pytest.raises(InputError, match=f"--prompt {tmp_path}: not a file"):
+        prompts.load_template(tmp_path)
 
 
 @pytest.mark.parametrize("reply, expected", [
