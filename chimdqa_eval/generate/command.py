@@ -273,7 +273,9 @@ def prediction_records(rows, answers, retrieved, ask_confidence: bool, logprobs:
 
     records, failed = [], []
     for i, (row, answer) in enumerate(zip(rows, answers)):
-        if answer.error is not None or (logprobs and not answer.logprobs):
+        # An empty reply has no tokens, so an empty list of log-probabilities is a whole answer.
+        if answer.error is not None or (logprobs and (answer.logprobs is None
+                                                      or not answer.logprobs and answer.text.strip())):
             if answer.error is None:
                 answer.error = "the endpoint returned no token log-probabilities (does it support logprobs?)"
             failed.append(i)
