@@ -29,6 +29,23 @@ def test_sections_join_nested_headings_and_keep_pages():
                                ("", [("结语", 2, 3)])]
 
 
+def test_a_table_of_short_cells_is_body_text_not_one_long_heading():
+    # A financial report's table comes out of the PDF one cell a line: short, no punctuation, numbers like 48.6
+    # (which look numbered). As headings they joined into one heading path of hundreds of characters, repeated
+    # in front of every chunk of the section; a run of heading-like lines that long is body text.
+    cells = ["项目", "2023年", "2022年", "营业收入", "48.6", "42.1", "净利润", "5.2", "4.8"] * 3
+    page = "\n".join(["一、主要财务数据", *cells, "营业收入增长15%。"])
+    [(heading, paragraphs)] = sections([(1, page)])
+    assert heading == "一、主要财务数据"
+    assert [text for text, _, _ in paragraphs] == [*cells, "营业收入增长15%。"]
+    chunks = chunk_pages("d", [(1, page)], size=40, overlap=0)
+    # (the size counts the body's characters, not the line breaks between its paragraphs)
+    assert all(c.heading == "一、主要财务数据" and len(c.text.replace("\n", "")) <= len("一、主要财务数据") + 40
+               for c in chunks)
+    # a short chain of headings still joins (see test_sections_join_nested_headings_and_keep_pages)
+    assert sections([(1, "第三章 研究方法\n3.1 数据集\n3.1.1 采集\n正文。")])[0][0] == "第三章 研究方法 3.1 数据集 3.1.1 采集"
+
+
 def test_chunks_never_cross_a_heading_and_overlap_by_whole_paragraphs():
     paragraphs = ["甲" * 30 + "。", "乙" * 30 + "。", "丙" * 30 + "。"]
     pages = [(1, "一、开头\n" + "\n".join(paragraphs[:2])), (2, paragraphs[2] + "\n二、结尾\n丁丁。")]
