@@ -200,6 +200,9 @@ def test_bad_invocations_exit_2_with_the_reason(server, tmp_path, capsys):
     assert "closed-book" in capsys.readouterr().err
     assert generate(server, tmp_path / "p.txt") == 2
     assert ".jsonl" in capsys.readouterr().err
+    # an encoder given without a retrieval that uses it would be ignored, yet recorded in the metadata
+    assert generate(server, tmp_path / "p.jsonl", "--embedding-model", "some/encoder", mode="rag") == 2
+    assert "--embedding-model some/encoder: only --retrieval dense or hybrid" in capsys.readouterr().err
     assert not server.requests
 
 

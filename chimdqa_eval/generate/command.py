@@ -192,6 +192,9 @@ def generate(args, mode: str, out: Path) -> dict:
     from chimdqa_eval.submission import metadata_path_for
 
     check_arguments(args)
+    if mode == "rag" and args.embedding_model and args.retrieval == "bm25":
+        raise InputError(f"--embedding-model {args.embedding_model}: only --retrieval dense or hybrid use an "
+                         "encoder (the default is bm25); add one of them, or leave the encoder out")
     if args.config == SIMPLEQA_CONFIG and mode != "closed-book":
         raise InputError("--config chinese_simpleqa has no documents: use --mode closed-book")
     if out.suffix != ".jsonl":
