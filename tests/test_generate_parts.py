@@ -59,6 +59,15 @@ def test_chunks_never_cross_a_heading_and_overlap_by_whole_paragraphs():
     assert [c.index for c in chunks] == [0, 1, 2]
 
 
+def test_the_overlap_carried_into_a_chunk_leaves_room_for_what_comes_next():
+    # A short paragraph, then one of 391 characters: carrying the whole short one (31 <= 80) in front made a
+    # chunk of 422 characters (over --chunk-size 400) holding all of the previous chunk. The overlap is cut to
+    # the room the next piece leaves: the last 9 characters.
+    short, long = "甲" * 30 + "。", "乙" * 390 + "。"
+    chunks = chunk_pages("d", [(1, short + "\n" + long)], size=400, overlap=80)
+    assert [c.text for c in chunks] == [short, short[-9:] + "\n" + long]
+
+
 def test_long_paragraphs_are_cut_at_sentence_ends_then_at_the_size():
     text = "一二三四五。六七八。" + "长" * 25
     chunks = chunk_pages("d", [(1, text)], size=10, overlap=0)

@@ -6,8 +6,9 @@ sections and each carries its section's heading in front, so a retrieved chunk s
 heading-like lines too long for a heading path, such as a table's cells one a line, is body text). Inside a
 section, paragraphs are packed greedily up to `size` characters; a paragraph longer than that is cut at
 sentence ends (。！？；), and a sentence longer than that at `size` characters. Consecutive chunks of a section
-share up to `overlap` characters: the whole trailing paragraphs / sentences of the previous chunk that fit, or
-else its last `overlap` characters from the first clause start among them. Sizes are in characters (for
+share up to `overlap` characters, and no more than the next piece leaves room for within `size`: the whole
+trailing paragraphs / sentences of the previous chunk that fit, or else its last characters that fit from the
+first clause start among them. Sizes are in characters (for
 Chinese about one token each) and count the body, not the heading in front.
 """
 from __future__ import annotations
@@ -130,7 +131,8 @@ def chunk_pages(doc_id: str, pages, size: int = 400, overlap: int = 80) -> list[
         for unit in units:
             if fresh and sum(len(u[0]) for u in current) + len(unit[0]) > size:
                 chunks.append(_chunk(doc_id, len(chunks), heading, current))
-                current, fresh = _overlap(current, overlap), 0
+                # no more overlap than leaves room for the unit: a chunk stays within `size`
+                current, fresh = _overlap(current, min(overlap, size - len(unit[0]))), 0
             current.append(unit)
             fresh += 1
         chunks.append(_chunk(doc_id, len(chunks), heading, current))

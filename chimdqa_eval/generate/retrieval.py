@@ -31,7 +31,7 @@ from chimdqa_eval.text import tokenize_many, tokenizer_signature
 
 METHODS = ("bm25", "dense", "hybrid")
 RRF_K = 60  # reciprocal rank fusion's constant (Cormack, Clarke and Buettcher, 2009)
-INDEX_VERSION = "2"  # 2: long runs of heading-like lines (tables) are body text
+INDEX_VERSION = "2"  # 2: long runs of heading-like lines (tables) are body text; overlap within the size
 TOKENIZE_GROUP_CHARS = 1_000_000  # characters of chunk text tokenized at once when an index is built
 
 
