@@ -123,7 +123,7 @@ def token_counter(args, backend):
     from chimdqa_eval.generate import packing
 
     if args.backend == "transformers":
-        return backend.count_tokens, f"tokenizer of {args.model}"
+        return packing.tokenizer_counter(backend.tokenizer), f"tokenizer of {args.model}"
     if args.context_tokenizer:
         from chimdqa_eval.models import ModelUnavailable, load_tokenizer
 
