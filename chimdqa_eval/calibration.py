@@ -25,9 +25,9 @@ def reliability_bins(confidences, correct, n_bins: int = N_BINS, *, digits: int 
     means rounded to `digits` decimals (None: exact, what ECE is computed from)."""
     check_same_length(confidences=confidences, correct=correct)
     members = [[] for _ in range(n_bins)]
-    for confidence, ok in zip(confidences, correct):
+    for i, (confidence, ok) in enumerate(zip(confidences, correct)):
         if not 0 <= confidence <= 100:
-            raise ValueError(f"confidence must be within 0-100, got {confidence}")
+            raise ValueError(f"confidences[{i}]: must be within 0-100, got {confidence}")
         members[bin_of(confidence, n_bins)].append((confidence, bool(ok)))
     def shown(value):
         return round(value, digits) if digits is not None else value

@@ -42,6 +42,11 @@ def test_ece_is_computed_from_the_exact_bin_means_not_the_rounded_ones():
     assert summary["ece"] == round(169 / 3, 4) == 56.3333
 
 
+def test_a_confidence_outside_0_100_is_refused_naming_the_item():
+    with pytest.raises(ValueError, match=r"confidences\[1\]: must be within 0-100, got 101"):
+        reliability_bins([50, 101], [True, False])
+
+
 def test_summary_leaves_out_items_without_confidence_and_breaks_down_by_label():
     summary = calibration_summary([90, None, 10, 90], [True, True, False, False],
                                   {"primary_category": ["a", "a", "b", "a"]}, correctness="test")
