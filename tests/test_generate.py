@@ -203,6 +203,9 @@ def test_bad_invocations_exit_2_with_the_reason(server, tmp_path, capsys):
     # an encoder given without a retrieval that uses it would be ignored, yet recorded in the metadata
     assert generate(server, tmp_path / "p.jsonl", "--embedding-model", "some/encoder", mode="rag") == 2
     assert "--embedding-model some/encoder: only --retrieval dense or hybrid" in capsys.readouterr().err
+    assert cli.main(["generate", "--backend", "transformers", "--model", str(tmp_path / "lm"), "--mode", "long",
+                     "--context-tokenizer", "some/tokenizer", "--out", str(tmp_path / "p.jsonl")]) == 2
+    assert "--context-tokenizer some/tokenizer: the transformers backend counts" in capsys.readouterr().err
     assert not server.requests
 
 

@@ -87,6 +87,9 @@ def check_arguments(args) -> None:
     for name in ("max_tokens", "batch_size", "max_context_tokens"):
         if getattr(args, name) < 1:
             raise InputError(f"--{name.replace('_', '-')}: expected at least 1, got {getattr(args, name)}")
+    if args.backend == "transformers" and args.context_tokenizer:
+        raise InputError(f"--context-tokenizer {args.context_tokenizer}: the transformers backend counts with the "
+                         "model's own tokenizer; leave the flag out")
 
 
 def make_backend(args):
