@@ -20,32 +20,37 @@ def bin_of(confidence: float, n_bins: int = N_BINS) -> int:
     return min(int(confidence * n_bins // 100), n_bins - 1)
 
 
-def reliability_bins(confidences, correct, n_bins: int = N_BINS) -> list[dict]:
-    """One entry per bin: {"low", "high", "n", "confidence" (mean, or None), "accuracy" (percent, or None)}."""
+def reliability_bins(confidences, correct, n_bins: int = N_BINS, *, digits: int | None = 4) -> list[dict]:
+    """One entry per bin: {"low", "high", "n", "confidence" (mean, or None), "accuracy" (percent, or None)},
+    means rounded to `digits` decimals (None: exact, what ECE is computed from)."""
     check_same_length(confidences=confidences, correct=correct)
     members = [[] for _ in range(n_bins)]
-    for confidence, ok in zip(confidences, correct):
+    for i, (confidence, ok) in enumerate(zip(confidences, correct)):
         if not 0 <= confidence <= 100:
-            raise ValueError(f"confidence must be within 0-100, got {confidence}")
+            raise ValueError(f"confidences[{i}]: must be within 0-100, got {confidence}")
         members[bin_of(confidence, n_bins)].append((confidence, bool(ok)))
+    def shown(value):
+        return round(value, digits) if digits is not None else value
+
     bins = []
     for b, items in enumerate(members):
         n = len(items)
         bins.append({"low": 100 * b / n_bins, "high": 100 * (b + 1) / n_bins, "n": n,
-                     "confidence": round(sum(c for c, _ in items) / n, 4) if n else None,
-                     "accuracy": round(100 * sum(ok for _, ok in items) / n, 4) if n else None})
+                     "confidence": shown(sum(c for c, _ in items) / n) if n else None,
+                     "accuracy": shown(100 * sum(ok for _, ok in items) / n) if n else None})
     return bins
 
 
 def expected_calibration_error(bins) -> float:
-    """ECE in percentage points from reliability_bins' output."""
+    """ECE in percentage points from reliability_bins' output (exact with digits=None)."""
     total = sum(b["n"] for b in bins)
     return sum(b["n"] / total * abs(b["accuracy"] - b["confidence"]) for b in bins if b["n"])
 
 
 def _block(confidences, correct) -> dict:
     bins = reliability_bins(confidences, correct)
-    return {"ece": round(expected_calibration_error(bins), 4), "n": len(confidences),
+    exact = expected_calibration_error(reliability_bins(confidences, correct, digits=None))
+    return {"ece": round(exact, 4), "n": len(confidences),
             "accuracy": round(100 * sum(map(bool, correct)) / len(correct), 4),
             "mean_confidence": round(sum(confidences) / len(confidences), 4), "bins": bins}
 

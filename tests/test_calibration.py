@@ -34,6 +34,19 @@ def test_perfect_and_worst_calibration():
     assert expected_calibration_error(reliability_bins([100, 0], [False, True])) == 100
 
 
+def test_ece_is_computed_from_the_exact_bin_means_not_the_rounded_ones():
+    # one bin: confidence (10 + 10 + 11) / 3 = 10.3333..., accuracy 2/3 = 66.6666...; ECE = 169/3 = 56.33333...
+    # (the bins shown round to 4 decimals: 66.6667 - 10.3333 would give 56.3334)
+    summary = calibration_summary([10, 10, 11], [True, True, False], correctness="test")
+    assert summary["bins"][1]["confidence"] == 10.3333 and summary["bins"][1]["accuracy"] == 66.6667
+    assert summary["ece"] == round(169 / 3, 4) == 56.3333
+
+
+def test_a_confidence_outside_0_100_is_refused_naming_the_item():
+    with pytest.raises(ValueError, match=r"confidences\[1\]: must be within 0-100, got 101"):
+        reliability_bins([50, 101], [True, False])
+
+
 def test_summary_leaves_out_items_without_confidence_and_breaks_down_by_label():
     summary = calibration_summary([90, None, 10, 90], [True, True, False, False],
                                   {"primary_category": ["a", "a", "b", "a"]}, correctness="test")

@@ -14,6 +14,7 @@ from chimdqa_eval.report.results import SCHEMA_PATH
 
 QUESTIONS = {r["question"]: r for r in release.read_qa()}
 _QUESTION = re.compile(r"问题：(.*)")
+FIRST_LAW = next(r for r in QUESTIONS.values() if r["domain"] == "law")
 
 
 def oracle(body) -> str:
@@ -199,6 +200,12 @@ def test_bad_invocations_exit_2_with_the_reason(server, tmp_path, capsys):
     assert "closed-book" in capsys.readouterr().err
     assert generate(server, tmp_path / "p.txt") == 2
     assert ".jsonl" in capsys.readouterr().err
+    # an encoder given without a retrieval that uses it would be ignored, yet recorded in the metadata
+    assert generate(server, tmp_path / "p.jsonl", "--embedding-model", "some/encoder", mode="rag") == 2
+    assert "--embedding-model some/encoder: only --retrieval dense or hybrid" in capsys.readouterr().err
+    assert cli.main(["generate", "--backend", "transformers", "--model", str(tmp_path / "lm"), "--mode", "long",
+                     "--context-tokenizer", "some/tokenizer", "--out", str(tmp_path / "p.jsonl")]) == 2
+    assert "--context-tokenizer some/tokenizer: the transformers backend counts" in capsys.readouterr().err
     assert not server.requests
 
 
@@ -227,6 +234,24 @@ def test_logprobs_are_asked_for_stored_and_give_perplexity(tmp_path):
     code, results = evaluate(out, tmp_path / "res")
     # perplexity = exp(mean negative log-probability) = exp(1.0)
     assert code == 0 and results["metrics"]["open_ended"]["perplexity"]["value"] == pytest.approx(2.7183, abs=1e-3)
+
+
+def test_an_empty_reply_with_its_empty_logprobs_is_an_answer(tmp_path):
+    # A model that stops at once sends "" and no token, so logprobs.content is []: an (empty) answer with no
+    # perplexity, not a missing one (which, cached, no re-run could ever fill).
+    from chimdqa_eval.submission import read_predictions
+
+    def empty_for_one(body):
+        if _QUESTION.search(body["messages"][-1]["content"]).group(1).strip() == FIRST_LAW["question"]:
+            return Reply(text="", logprobs=[])
+        return Reply(text=oracle(body), logprobs=[-0.5])
+
+    out = tmp_path / "p.jsonl"
+    with ChatServer(empty_for_one) as server:
+        assert generate(server, out, "--logprobs", "--config", "law", mode="closed-book") == 0
+    rows = {r["id"]: r for r in read_predictions(out)}
+    assert len(rows) == 11 and rows[FIRST_LAW["id"]]["prediction"] == "" and rows[FIRST_LAW["id"]]["logprobs"] == []
+    assert all(r["logprobs"] == [-0.5] for i, r in rows.items() if i != FIRST_LAW["id"])
 
 
 def test_an_endpoint_without_logprobs_leaves_the_questions_unanswered(server, tmp_path, capsys):

@@ -29,6 +29,23 @@ def test_sections_join_nested_headings_and_keep_pages():
                                ("", [("结语", 2, 3)])]
 
 
+def test_a_table_of_short_cells_is_body_text_not_one_long_heading():
+    # A financial report's table comes out of the PDF one cell a line: short, no punctuation, numbers like 48.6
+    # (which look numbered). As headings they joined into one heading path of hundreds of characters, repeated
+    # in front of every chunk of the section; a run of heading-like lines that long is body text.
+    cells = ["项目", "2023年", "2022年", "营业收入", "48.6", "42.1", "净利润", "5.2", "4.8"] * 3
+    page = "\n".join(["一、主要财务数据", *cells, "营业收入增长15%。"])
+    [(heading, paragraphs)] = sections([(1, page)])
+    assert heading == "一、主要财务数据"
+    assert [text for text, _, _ in paragraphs] == [*cells, "营业收入增长15%。"]
+    chunks = chunk_pages("d", [(1, page)], size=40, overlap=0)
+    # (the size counts the body's characters, not the line breaks between its paragraphs)
+    assert all(c.heading == "一、主要财务数据" and len(c.text.replace("\n", "")) <= len("一、主要财务数据") + 40
+               for c in chunks)
+    # a short chain of headings still joins (see test_sections_join_nested_headings_and_keep_pages)
+    assert sections([(1, "第三章 研究方法\n3.1 数据集\n3.1.1 采集\n正文。")])[0][0] == "第三章 研究方法 3.1 数据集 3.1.1 采集"
+
+
 def test_chunks_never_cross_a_heading_and_overlap_by_whole_paragraphs():
     paragraphs = ["甲" * 30 + "。", "乙" * 30 + "。", "丙" * 30 + "。"]
     pages = [(1, "一、开头\n" + "\n".join(paragraphs[:2])), (2, paragraphs[2] + "\n二、结尾\n丁丁。")]
@@ -40,6 +57,15 @@ def test_chunks_never_cross_a_heading_and_overlap_by_whole_paragraphs():
     assert chunks[1].page == 1 and chunks[2].text == "二、结尾\n丁丁。" and chunks[2].pages == (2,)
     assert chunks[1].context() == {"text": chunks[1].text, "doc_id": "d", "page": 1}
     assert [c.index for c in chunks] == [0, 1, 2]
+
+
+def test_the_overlap_carried_into_a_chunk_leaves_room_for_what_comes_next():
+    # A short paragraph, then one of 391 characters: carrying the whole short one (31 <= 80) in front made a
+    # chunk of 422 characters (over --chunk-size 400) holding all of the previous chunk. The overlap is cut to
+    # the room the next piece leaves: the last 9 characters.
+    short, long = "甲" * 30 + "。", "乙" * 390 + "。"
+    chunks = chunk_pages("d", [(1, short + "\n" + long)], size=400, overlap=80)
+    assert [c.text for c in chunks] == [short, short[-9:] + "\n" + long]
 
 
 def test_long_paragraphs_are_cut_at_sentence_ends_then_at_the_size():
@@ -134,6 +160,21 @@ def test_the_index_is_cached_on_disk_by_documents_and_settings():
     assert [c.text for c in first.search_all(["利润"], ["d"])[0]] == ["利润增长。", "收入增长。"]
 
 
+def test_a_document_or_question_without_any_term_is_ranked_in_document_order():
+    # A scanned page without a text layer, or one of only punctuation, gives no BM25 vocabulary, and a question
+    # of only punctuation no query term: every chunk scores 0 and keeps its place; other documents index as
+    # usual, and the built index and the one loaded from disk answer alike.
+    pages = {"blank": [(1, ""), (2, "  ")], "dots": [(1, "……。"), (2, "——。")],
+             "d": [(1, "收入增长。"), (2, "利润增长。")]}
+    settings = RetrievalSettings(chunk_size=6, chunk_overlap=0)
+    for retriever in (Retriever(pages, settings), Retriever(pages, settings)):
+        blank, dots, d, none = retriever.search_all(["利润", "利润", "利润", "？？"], ["blank", "dots", "d", "d"])
+        assert blank == [] and [c.text for c in dots] == ["……。\n——。"]
+        assert [c.text for c in d] == ["利润增长。", "收入增长。"]
+        assert [c.text for c in none] == ["收入增长。", "利润增长。"]
+    assert retriever.cached["bm25"]
+
+
 def test_documents_tokenized_in_groups_index_as_all_at_once(monkeypatch):
     from chimdqa_eval.generate import retrieval
 
@@ -212,6 +253,8 @@ def test_a_template_with_an_unknown_placeholder_or_missing_text_is_refused(tmp_p
         prompts.load_template(bad)
     with pytest.raises(InputError, match="no such file"):
         prompts.load_template(tmp_path / "missing.yaml")
+    with pytest.raises(InputError, match=f"--prompt {tmp_path}: not a file"):
+        prompts.load_template(tmp_path)
 
 
 @pytest.mark.parametrize("reply, expected", [

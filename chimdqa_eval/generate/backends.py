@@ -101,9 +101,6 @@ class TransformersBackend:
         longest = max(len(self.tokenizer(self.prompt_text(m))["input_ids"]) for m in messages_without_context)
         return self.model.max_length - self.max_new_tokens - longest
 
-    def count_tokens(self, text: str) -> int:
-        return len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
-
     def complete(self, prompts) -> list[Answer]:
         from chimdqa_eval.models import greedy_generate
 

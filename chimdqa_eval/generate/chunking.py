@@ -2,11 +2,13 @@
 
 A page's text (release.page_text) has one text block per line. A line that looks like a heading (numbered:
 一、 / 第三章 / （二） / 2.1, or short and without any punctuation) opens a new section; chunks never span two
-sections and each carries its section's heading in front, so a retrieved chunk says what it is about. Inside a
+sections and each carries its section's heading in front, so a retrieved chunk says what it is about (a run of
+heading-like lines too long for a heading path, such as a table's cells one a line, is body text). Inside a
 section, paragraphs are packed greedily up to `size` characters; a paragraph longer than that is cut at
 sentence ends (。！？；), and a sentence longer than that at `size` characters. Consecutive chunks of a section
-share up to `overlap` characters: the whole trailing paragraphs / sentences of the previous chunk that fit, or
-else its last `overlap` characters from the first clause start among them. Sizes are in characters (for
+share up to `overlap` characters, and no more than the next piece leaves room for within `size`: the whole
+trailing paragraphs / sentences of the previous chunk that fit, or else its last characters that fit from the
+first clause start among them. Sizes are in characters (for
 Chinese about one token each) and count the body, not the heading in front.
 """
 from __future__ import annotations
@@ -20,6 +22,7 @@ _PUNCTUATION = re.compile(r"[，,。；;：:！!？?、]")
 _SENTENCE_END = re.compile(r"(?<=[。！？；!?;])")
 _CLAUSE_END = re.compile(r"[。！？；!?;，,]")
 HEADING_MAX_CHARS = 30
+HEADING_PATH_MAX_CHARS = 2 * HEADING_MAX_CHARS
 
 
 @dataclass(frozen=True)
@@ -49,26 +52,34 @@ def is_heading(line: str) -> bool:
 
 def sections(pages) -> list[tuple[str, list[tuple[str, int, int]]]]:
     """(heading, [(paragraph, page, paragraph number)]) in document order, from (page number, text) pairs.
-    Headings with nothing between them (a chapter, then its first section) join into one heading path; a
-    heading that ends the document with nothing under it becomes a paragraph."""
+    Headings with nothing between them (a chapter, then its first section) join into one heading path; a run
+    of heading-like lines longer than HEADING_PATH_MAX_CHARS (a table's cells, one a line) keeps its first line
+    as the heading and the rest are paragraphs; a heading that ends the document with nothing under it becomes
+    a paragraph."""
+    lines = [(page, line.strip()) for page, text in pages for line in text.split("\n") if line.strip()]
+    headings = [is_heading(line) for _, line in lines]
+    start = 0
+    while start < len(lines):
+        end = start
+        while end < len(lines) and headings[end]:
+            end += 1
+        if len(" ".join(line for _, line in lines[start:end])) > HEADING_PATH_MAX_CHARS:
+            headings[start + 1:end] = [False] * (end - start - 1)  # a table's cells, a list: body text
+        start = end + 1
     out = [("", [])]
     number = 0
     last_heading = None
-    for page, text in pages:
-        for line in text.split("\n"):
-            line = line.strip()
-            if not line:
-                continue
-            if is_heading(line):
-                heading, paragraphs = out[-1]
-                if heading and not paragraphs:
-                    out[-1] = (f"{heading} {line}", paragraphs)
-                else:
-                    out.append((line, []))
-                last_heading = page
+    for (page, line), heading_like in zip(lines, headings):
+        if heading_like:
+            heading, paragraphs = out[-1]
+            if heading and not paragraphs:
+                out[-1] = (f"{heading} {line}", paragraphs)
             else:
-                number += 1
-                out[-1][1].append((line, page, number))
+                out.append((line, []))
+            last_heading = page
+        else:
+            number += 1
+            out[-1][1].append((line, page, number))
     heading, paragraphs = out[-1]
     if heading and not paragraphs:
         out[-1] = ("", [(heading, last_heading, number + 1)])
@@ -120,7 +131,8 @@ def chunk_pages(doc_id: str, pages, size: int = 400, overlap: int = 80) -> list[
         for unit in units:
             if fresh and sum(len(u[0]) for u in current) + len(unit[0]) > size:
                 chunks.append(_chunk(doc_id, len(chunks), heading, current))
-                current, fresh = _overlap(current, overlap), 0
+                # no more overlap than leaves room for the unit: a chunk stays within `size`
+                current, fresh = _overlap(current, min(overlap, size - len(unit[0]))), 0
             current.append(unit)
             fresh += 1
         chunks.append(_chunk(doc_id, len(chunks), heading, current))

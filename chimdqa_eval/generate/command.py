@@ -87,6 +87,9 @@ def check_arguments(args) -> None:
     for name in ("max_tokens", "batch_size", "max_context_tokens"):
         if getattr(args, name) < 1:
             raise InputError(f"--{name.replace('_', '-')}: expected at least 1, got {getattr(args, name)}")
+    if args.backend == "transformers" and args.context_tokenizer:
+        raise InputError(f"--context-tokenizer {args.context_tokenizer}: the transformers backend counts with the "
+                         "model's own tokenizer; leave the flag out")
 
 
 def make_backend(args):
@@ -123,7 +126,7 @@ def token_counter(args, backend):
     from chimdqa_eval.generate import packing
 
     if args.backend == "transformers":
-        return backend.count_tokens, f"tokenizer of {args.model}"
+        return packing.tokenizer_counter(backend.tokenizer), f"tokenizer of {args.model}"
     if args.context_tokenizer:
         from chimdqa_eval.models import ModelUnavailable, load_tokenizer
 
@@ -192,6 +195,9 @@ def generate(args, mode: str, out: Path) -> dict:
     from chimdqa_eval.submission import metadata_path_for
 
     check_arguments(args)
+    if mode == "rag" and args.embedding_model and args.retrieval == "bm25":
+        raise InputError(f"--embedding-model {args.embedding_model}: only --retrieval dense or hybrid use an "
+                         "encoder (the default is bm25); add one of them, or leave the encoder out")
     if args.config == SIMPLEQA_CONFIG and mode != "closed-book":
         raise InputError("--config chinese_simpleqa has no documents: use --mode closed-book")
     if out.suffix != ".jsonl":
@@ -273,7 +279,9 @@ def prediction_records(rows, answers, retrieved, ask_confidence: bool, logprobs:
 
     records, failed = [], []
     for i, (row, answer) in enumerate(zip(rows, answers)):
-        if answer.error is not None or (logprobs and not answer.logprobs):
+        # An empty reply has no tokens, so an empty list of log-probabilities is a whole answer.
+        if answer.error is not None or (logprobs and (answer.logprobs is None
+                                                      or not answer.logprobs and answer.text.strip())):
             if answer.error is None:
                 answer.error = "the endpoint returned no token log-probabilities (does it support logprobs?)"
             failed.append(i)

@@ -52,6 +52,8 @@ def load_template(path=None) -> Template:
         data = yaml.safe_load(raw.decode("utf-8"))
     except FileNotFoundError:
         raise InputError(f"--prompt {path}: no such file") from None
+    except IsADirectoryError:
+        raise InputError(f"--prompt {path}: not a file (a folder)") from None
     except (UnicodeDecodeError, yaml.YAMLError) as err:
         raise InputError(f"--prompt {path}: not a UTF-8 YAML file ({err})") from None
     if not isinstance(data, dict) or not isinstance(data.get("version"), (str, int, float)):

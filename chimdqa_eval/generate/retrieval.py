@@ -31,7 +31,7 @@ from chimdqa_eval.text import tokenize_many, tokenizer_signature
 
 METHODS = ("bm25", "dense", "hybrid")
 RRF_K = 60  # reciprocal rank fusion's constant (Cormack, Clarke and Buettcher, 2009)
-INDEX_VERSION = "1"
+INDEX_VERSION = "2"  # 2: long runs of heading-like lines (tables) are body text; overlap within the size
 TOKENIZE_GROUP_CHARS = 1_000_000  # characters of chunk text tokenized at once when an index is built
 
 
@@ -156,7 +156,8 @@ class Retriever:
         target = self.folder / "bm25"
         if (target / "done").is_file():
             for number, doc_id in enumerate(self._doc_order()):
-                self.indexes[doc_id].bm25 = bm25s.BM25.load(str(target / str(number)))
+                if (target / str(number)).is_dir():  # none for a document without any term
+                    self.indexes[doc_id].bm25 = bm25s.BM25.load(str(target / str(number)))
             self.cached["bm25"] = True
             return
         order = self._doc_order()
@@ -167,12 +168,16 @@ class Retriever:
             # enough that the token lists of a whole release are never in memory at once.
             tokens = iter(bm25_tokens([c.text for doc_id in group for c in self.indexes[doc_id].chunks]))
             for doc_id in group:
+                doc_tokens = [next(tokens) for _ in self.indexes[doc_id].chunks]
+                if not any(doc_tokens):
+                    continue  # no chunk or no term (a page without a text layer): bm25s cannot index it
                 index = bm25s.BM25(k1=1.5, b=0.75, method="lucene")
-                index.index([next(tokens) for _ in self.indexes[doc_id].chunks], show_progress=False)
+                index.index(doc_tokens, show_progress=False)
                 built[doc_id] = index
         with _atomic_folder(target) as scratch:
             for number, doc_id in enumerate(order):
-                built[doc_id].save(str(scratch / str(number)))
+                if doc_id in built:
+                    built[doc_id].save(str(scratch / str(number)))
             (scratch / "done").write_text(json.dumps(order), encoding="utf-8")
         for doc_id, index in built.items():
             self.indexes[doc_id].bm25 = index
@@ -214,7 +219,12 @@ class Retriever:
             index = self.indexes[doc_id]
             rankings = []
             if query_tokens is not None:
-                rankings.append(rank_top(np.asarray(index.bm25.get_scores(query_tokens[i])), len(index.chunks)))
+                # A document without any term (no index) or a question without one scores every chunk 0: the
+                # ranking is the document order.
+                scores = np.zeros(len(index.chunks))
+                if index.bm25 is not None and query_tokens[i]:
+                    scores = np.asarray(index.bm25.get_scores(query_tokens[i]))
+                rankings.append(rank_top(scores, len(index.chunks)))
             if query_vectors is not None:
                 rankings.append(rank_top(index.embeddings @ query_vectors[i], len(index.chunks)))
             ranking = rankings[0] if len(rankings) == 1 else reciprocal_rank_fusion(rankings)
