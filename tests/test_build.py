@@ -420,3 +420,50 @@ def test_judges_read_the_evidence_and_its_neighbours_when_a_document_is_too_long
     assert context_pages(pages, [5], 10_000) == list(range(1, 11))
     assert context_pages(pages, [5], 3 * 110) == [4, 5, 6]
     assert context_pages(pages, [1, 10], 4 * 110) == [1, 2, 9, 10]
+
+
+class Revised(Script):
+    """The same generator, except that model gen-y writes other answers under the same pair ids."""
+
+    def __call__(self, body):
+        reply = super().__call__(body)
+        if body["model"] == "gen-y":
+            data = json.loads(reply)
+            for pair in data["pairs"]:
+                pair["answer"] += "（修订）"
+            reply = json.dumps(data, ensure_ascii=False)
+        return reply
+
+
+def test_verdicts_given_on_an_earlier_text_of_a_pair_do_not_count(tmp_path, capsys):
+    work = tmp_path / "work"
+    with ChatServer(Revised()) as s:
+        judges = [f"{j}@{s.api_base}" for j in JUDGES]
+        def build(model):
+            assert cli("generate", release.SAMPLE_DIR, "--out", work, "--model", model, "--api-base", s.api_base,
+                       "--types", "retrieval") == 0
+            assert cli("screen", work, "--judges", *judges, "--max-l1-share", 1) == 0
+            assert cli("review-export", work) == 0
+        build("gen-x")
+        files = []
+        for reviewer in ("reviewer-1", "reviewer-2"):
+            rows = read_sheet(work / "review" / f"{reviewer}.csv")
+            for row in rows:
+                row["verdict"] = "accept"
+            files.append(tmp_path / f"{reviewer}.csv")
+            write_sheet(files[-1], rows)
+        assert cli("review-import", work, *files) == 0
+        assert cli("release", work, "--out", tmp_path / "first") == 0
+        first_id = rows[0]["id"]
+        capsys.readouterr()
+        # the same ids now carry other answers: the verdicts were given on the old ones
+        build("gen-y")
+        capsys.readouterr()
+        assert cli("release", work, "--out", tmp_path / "second") == 2
+        err = capsys.readouterr().err
+        assert "no final review decision" in err and "earlier text" in err
+        assert not (tmp_path / "second").exists()
+        # the sheets kept by review-export (and the files filled from them) show the old answers
+        assert cli("review-import", work, files[0]) == 2
+        err = capsys.readouterr().err
+        assert f"reviewer-1.csv row 2 (id {first_id}): the sheet's answer differs from the pair's" in err

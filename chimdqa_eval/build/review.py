@@ -23,6 +23,7 @@ A bad file stops the import before anything is written, with an InputError namin
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 from itertools import combinations
@@ -66,6 +67,25 @@ LABEL_STUDIO_CONFIG = """<View>
 
 def _same_text(x: str, y: str) -> bool:
     return " ".join(x.split()) == " ".join(y.split())
+
+
+def pair_digest(pair: dict) -> str:
+    """Short sha256 of a pair's question and answer: the text a verdict was given on."""
+    return hashlib.sha256(f"{pair['question']}\x1f{pair['answer']}".encode("utf-8")).hexdigest()[:16]
+
+
+def split_stale(verdicts: dict, digests: dict) -> tuple[dict, list[tuple[str, str]]]:
+    """(id -> {reviewer: verdict} of the verdicts given on each pair's current text, [(id, reviewer)] of those
+    given on an earlier text: the pair was generated again with other words since; they no longer count)."""
+    live, stale = {}, []
+    for pair_id, digest in digests.items():
+        live[pair_id] = {}
+        for reviewer, record in verdicts.get(pair_id, {}).items():
+            if record.get("pair", digest) == digest:
+                live[pair_id][reviewer] = record
+            else:
+                stale.append((pair_id, reviewer))
+    return live, stale
 
 
 def decide(verdicts: dict, reviewers) -> dict:
@@ -117,6 +137,11 @@ def _verdict_record(raw: dict, location: str) -> dict:
     return record
 
 
+def _shown(row: dict) -> dict:
+    """The question and answer a sheet or task showed the reviewer (those it has)."""
+    return {k: row[k] for k in ("question", "answer") if isinstance(row.get(k), str)}
+
+
 def read_csv_verdicts(path: Path) -> list[tuple[str, dict]]:
     """(location, {id, reviewer, verdict, edited_question, edited_answer, note}) per row of a filled sheet."""
     try:
@@ -136,7 +161,7 @@ def read_csv_verdicts(path: Path) -> list[tuple[str, dict]]:
         if not pair_id:
             raise InputError(f"{location}: empty id")
         out.append((location, {"id": pair_id, "reviewer": (row["reviewer"] or "").strip(),
-                               **_verdict_record(row, location)}))
+                               **_verdict_record(row, location), "shown": _shown(row)}))
     return out
 
 
@@ -184,7 +209,7 @@ def read_label_studio_verdicts(path: Path) -> list[tuple[str, dict]]:
             live = [a for a in task.get("annotations") or [] if isinstance(a, dict) and not a.get("was_cancelled")]
             values = _annotation_values(live[-1], location) if live else {}
         out.append((location, {"id": pair_id, "reviewer": str(data.get("reviewer") or "").strip(),
-                               **_verdict_record(values, location)}))
+                               **_verdict_record(values, location), "shown": _shown(data)}))
     return out
 
 
@@ -254,12 +279,18 @@ def review_export(work, reviewers, force: bool = False) -> dict:
 
 # ---- importing verdicts ---------------------------------------------------------------------------------------------
 
-def _check_records(records, ids: set, reviewers) -> None:
+def _check_records(records, pairs: dict, reviewers) -> None:
+    """pairs: id -> the screened pair, for the ids of the review set."""
     allowed = (*reviewers, ARBITER)
     seen = {}
     for location, record in records:
-        if record["id"] not in ids:
+        if record["id"] not in pairs:
             raise InputError(f"{location}: id {record['id']} is not in the review set (see `build review-export`)")
+        for field, text in record["shown"].items():
+            if not _same_text(text, pairs[record["id"]][field]):
+                raise InputError(f"{location}: the sheet's {field} differs from the pair's current {field} (the pairs "
+                                 "were generated again since this sheet was exported); export the sheets again "
+                                 "(`chimdqa build review-export --force`) and review them")
         if record["reviewer"] not in allowed:
             raise InputError(f"{location}: reviewer {record['reviewer']!r} is not one of {', '.join(allowed)}")
         key = (record["id"], record["reviewer"])
@@ -306,11 +337,14 @@ def review_import(work, files) -> dict:
     W.check_fresh(work, ["screen", "review-export"])
     reviewers, ids = export["settings"]["reviewers"], export["ids"]
     records = [r for path in files for r in read_verdict_file(path)]
-    _check_records(records, set(ids), reviewers)
+    pairs = {p["id"]: p for p in W.read_rows(work, W.SCREENED)}
+    _check_records(records, {i: pairs[i] for i in ids}, reviewers)
     verdicts = read_verdicts(work)
     for _, record in records:
-        verdicts.setdefault(record["id"], {})[record["reviewer"]] = record
+        record.pop("shown")
+        verdicts.setdefault(record["id"], {})[record["reviewer"]] = {**record, "pair": pair_digest(pairs[record["id"]])}
     W.write_jsonl(work / W.VERDICTS, [v for pair_id in ids for v in verdicts.get(pair_id, {}).values()])
+    verdicts, stale = split_stale(verdicts, {i: pair_digest(pairs[i]) for i in ids})
 
     def reviewers_only(pair_id):
         return {r: v for r, v in verdicts.get(pair_id, {}).items() if r != ARBITER}
@@ -320,7 +354,6 @@ def review_import(work, files) -> dict:
     sheet = work / W.REVIEW_DIR / "arbitration.csv"
     kept_sheet = _unimported(sheet, verdicts)
     if disputed and not kept_sheet:
-        pairs = {p["id"]: p for p in W.read_rows(work, W.SCREENED)}
         rows = _arbitration_rows([pairs[i] for i in disputed], W.pages_by_document(work), verdicts, reviewers)
         W.write_text(sheet, _csv_text(rows, (*SHEET_COLUMNS, *(f"{r}_{k}" for r in reviewers
                                                                 for k in ANSWER_COLUMNS))))
@@ -331,15 +364,28 @@ def review_import(work, files) -> dict:
                           signature=make_signature({"stage": "build-review", "kappa": "cohen",
                                                     "labels": ",".join(VERDICTS)}),
                           kappa=kappas({i: reviewers_only(i) for i in ids}, reviewers), disputed=disputed,
-                          arbitration_sheet_kept=kept_sheet)
+                          arbitration_sheet_kept=kept_sheet, stale=[list(s) for s in stale])
+
+
+def _live_and_stale(work: Path, ids) -> tuple[dict, list]:
+    pairs = {p["id"]: p for p in W.read_rows(work, W.SCREENED)}
+    return split_stale(read_verdicts(work), {i: pair_digest(pairs[i]) for i in ids})
+
+
+def live_verdicts(work: Path) -> dict:
+    """id -> {reviewer: verdict} for the pairs of the review set, only verdicts given on the pair's current text."""
+    return _live_and_stale(work, W.stage_record(work, "review-export")["ids"])[0]
 
 
 def decisions(work: Path) -> dict:
     """id -> decision record (verdict accept / edit / reject / pending / disagreement, edits, decided_by) for
     every pair of the review set."""
     export = W.stage_record(work, "review-export")
-    verdicts = read_verdicts(work)
-    return {i: decide(verdicts.get(i, {}), export["settings"]["reviewers"]) for i in export["ids"]}
+    verdicts, stale = _live_and_stale(work, export["ids"])
+    out = {i: decide(verdicts[i], export["settings"]["reviewers"]) for i in export["ids"]}
+    for pair_id, reviewer in stale:
+        out[pair_id].setdefault("stale", []).append(reviewer)
+    return out
 
 
 def add_export_arguments(parser) -> None:
@@ -379,6 +425,10 @@ def run_import(args) -> int:
         share = "-" if k["agreement"] is None else f"{k['agreement']:.1f}%"
         print(f"Cohen's kappa {k['reviewers'][0]} vs {k['reviewers'][1]}: {kappa} over {k['n']} pairs "
               f"(raw agreement {share})")
+    if record["stale"]:
+        print(f"{len(record['stale'])} verdicts were given on an earlier text of their pair (generated again since) "
+              f"and no longer count, e.g. {record['stale'][0][1]} on {record['stale'][0][0]}; export the sheets "
+              "again (`chimdqa build review-export --force`)")
     sheet = Path(args.work) / W.REVIEW_DIR / "arbitration.csv"
     if record["arbitration_sheet_kept"]:
         print(f"{sheet} holds verdicts not imported yet ({record['arbitration_sheet_kept'][0]} ...); it was left "
