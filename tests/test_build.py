@@ -5,6 +5,7 @@ import csv
 import io
 import json
 import re
+import shutil
 from collections import Counter
 
 import pytest
@@ -467,3 +468,16 @@ def test_verdicts_given_on_an_earlier_text_of_a_pair_do_not_count(tmp_path, caps
         assert cli("review-import", work, files[0]) == 2
         err = capsys.readouterr().err
         assert f"reviewer-1.csv row 2 (id {first_id}): the sheet's answer differs from the pair's" in err
+
+
+def test_generate_again_copies_a_document_that_changed_even_at_the_same_size(server, tmp_path):
+    docs, work = tmp_path / "docs", tmp_path / "work"
+    shutil.copytree(release.SAMPLE_DIR, docs)
+    args = ("generate", docs, "--out", work, "--model", "gen-x", "--api-base", server.api_base, "--types", "retrieval")
+    assert cli(*args) == 0
+    source = docs / "pdf" / "academic-01.pdf"
+    changed = source.read_bytes().replace(b"/CreationDate(D:2024", b"/CreationDate(D:2025")
+    assert changed != source.read_bytes()
+    source.write_bytes(changed)   # a corrected PDF of the same size
+    assert cli(*args) == 0
+    assert (work / "pdf" / "academic-01.pdf").read_bytes() == changed

@@ -177,7 +177,7 @@ def prepare_documents(docs_dir, work: Path) -> tuple[list[dict], dict]:
     index = []
     for doc in documents:
         target = work / "pdf" / f"{doc['doc_id']}{doc['file'].suffix}"
-        if not target.exists() or target.stat().st_size != doc["file"].stat().st_size:
+        if W.file_digest(target) != W.file_digest(doc["file"]):  # a changed PDF may keep its size
             shutil.copyfile(doc["file"], target)
         index.append({"doc_id": doc["doc_id"], "domain": doc["domain"], "title": doc["title"],
                       "file": str(target.relative_to(work))})
