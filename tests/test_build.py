@@ -481,3 +481,17 @@ def test_generate_again_copies_a_document_that_changed_even_at_the_same_size(ser
     source.write_bytes(changed)   # a corrected PDF of the same size
     assert cli(*args) == 0
     assert (work / "pdf" / "academic-01.pdf").read_bytes() == changed
+
+
+def test_a_doc_id_that_is_not_a_plain_file_name_is_refused_by_name(server, tmp_path, capsys):
+    docs, work = tmp_path / "docs", tmp_path / "deep" / "work"
+    shutil.copytree(release.SAMPLE_DIR, docs)
+    shutil.rmtree(docs / "qa")
+    rows = [json.loads(line) for line in (docs / "documents.jsonl").read_text(encoding="utf-8").splitlines()]
+    rows[2]["doc_id"] = "../../escaped"
+    (docs / "documents.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows),
+                                          encoding="utf-8")
+    assert cli("generate", docs, "--out", work, "--model", "gen-x", "--api-base", server.api_base, "--dry-run") == 2
+    err = capsys.readouterr().err
+    assert f"{docs / 'documents.jsonl'} line 3 (id ../../escaped): doc_id" in err
+    assert not (tmp_path / "deep" / "escaped.pdf").exists()

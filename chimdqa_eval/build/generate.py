@@ -30,7 +30,7 @@ from chimdqa_eval.build.endpoints import (add_llm_arguments, check_cap, dry_run,
                                           parse_json_object, probe_if_needed)
 from chimdqa_eval.factual import rules
 from chimdqa_eval.llm import ChatRequest, prompt_key
-from chimdqa_eval.schema import LEVELS, QUESTION_TYPES, InputError
+from chimdqa_eval.schema import LEVELS, QUESTION_TYPES, InputError, where
 from chimdqa_eval.text import normalize_text
 
 TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"
@@ -167,9 +167,21 @@ def generation_requests(documents, pages, targets: dict, max_context_chars: int)
     return requests
 
 
+def check_doc_ids(docs_dir) -> None:
+    """InputError naming the line of documents.jsonl whose doc_id is not a plain file name: it names the document's
+    copy WORK/pdf/<doc_id>.pdf, which must stay inside that folder."""
+    path = release.release_dir(docs_dir) / release.DOCUMENT_INDEX
+    for number, record in release.read_jsonl(path):
+        doc_id = record["doc_id"]
+        if Path(doc_id).name != doc_id or doc_id in (".", "..") or "\\" in doc_id:
+            raise InputError(f"{where(path, number, doc_id)}: doc_id {doc_id!r} names a file of the work folder "
+                             "(pdf/<doc_id>.pdf); use one without / or \\ (e.g. fin-2023-01)")
+
+
 def prepare_documents(docs_dir, work: Path) -> tuple[list[dict], dict]:
     """Copy the documents into WORK (index + PDFs) and extract their pages; (documents, {doc_id: pages})."""
     documents = release.read_document_index(docs_dir)
+    check_doc_ids(docs_dir)
     pages = {}
     for row in release.read_documents(docs_dir):
         pages.setdefault(row["doc_id"], {})[row["page"]] = row["text"]
