@@ -80,7 +80,7 @@ class Script:
         return 0.95
 
     def answer(self, question, context):
-        if question in (NEEDS_PAGE_2, LAW_FIRST["question"]) and "【第2页】" not in context:
+        if question in (NEEDS_PAGE_2, LAW_FIRST["question"]) and "[第2页]" not in context:
             return "文档中没有相关信息" if question == NEEDS_PAGE_2 else "第九十九条"
         return SAMPLE[question]["answer"]
 
@@ -174,7 +174,7 @@ def test_round_trip(server, tmp_path, capsys):
     sheet1 = read_sheet(folder / "reviewer-1.csv")
     tasks2 = json.loads((folder / "reviewer-2.labelstudio.json").read_text(encoding="utf-8"))
     assert len(sheet1) == len(tasks2) == len(kept)
-    assert "【第1页】" in sheet1[0]["evidence"] and tasks2[0]["data"]["evidence"] == sheet1[0]["evidence"]
+    assert "[第1页]" in sheet1[0]["evidence"] and tasks2[0]["data"]["evidence"] == sheet1[0]["evidence"]
     ids = [row["id"] for row in sheet1]
     edited, rejected, split, two_edits = ids[0], ids[1], ids[2], ids[3]
 

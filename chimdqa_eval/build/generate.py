@@ -29,6 +29,7 @@ from chimdqa_eval.build import work as W
 from chimdqa_eval.build.endpoints import (add_llm_arguments, check_cap, dry_run, generator_endpoint, model_fields,
                                           parse_json_object, probe_if_needed)
 from chimdqa_eval.factual import rules
+from chimdqa_eval.generate.packing import page_block  # the page marker answering prompts use too
 from chimdqa_eval.llm import ChatRequest, prompt_key
 from chimdqa_eval.schema import LEVELS, QUESTION_TYPES, InputError, where
 from chimdqa_eval.text import normalize_text
@@ -49,10 +50,6 @@ def generation_template(question_type: str) -> dict:
     frame, typed = load_yaml("generate/_frame.yaml"), load_yaml(f"generate/{question_type}.yaml")
     return {"version": f"{frame['version']}/{typed['version']}", "system": frame["system"],
             "user": frame["user"], "type_zh": typed["type_zh"], "task": typed["task"]}
-
-
-def page_block(number: int, text: str) -> str:
-    return f"【第{number}页】\n{text}"
 
 
 def segments(pages: dict, max_chars: int) -> list[list[int]]:
