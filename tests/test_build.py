@@ -464,10 +464,24 @@ def test_verdicts_given_on_an_earlier_text_of_a_pair_do_not_count(tmp_path, caps
         err = capsys.readouterr().err
         assert "no final review decision" in err and "earlier text" in err
         assert not (tmp_path / "second").exists()
-        # the sheets kept by review-export (and the files filled from them) show the old answers
+        # the sheets kept by review-export (and the files filled from them) are of the old answers
         assert cli("review-import", work, files[0]) == 2
         err = capsys.readouterr().err
-        assert f"reviewer-1.csv row 2 (id {first_id}): the sheet's answer differs from the pair's" in err
+        assert f"reviewer-1.csv row 2 (id {first_id}): exported for an earlier text of this pair (text_version" in err
+        rows = read_sheet(files[0])
+        write_sheet(files[0], [{k: v for k, v in row.items() if k != "text_version"} for row in rows])
+        assert cli("review-import", work, files[0]) == 2   # a sheet without the column: its texts are compared
+        assert f"row 2 (id {first_id}): exported for an earlier text of this pair (its answer differs" in \
+            capsys.readouterr().err
+        # sheets of the current texts import; the text_version vouches for an answer a spreadsheet reformatted
+        assert cli("review-export", work, "--force") == 0
+        rows = read_sheet(work / "review" / "reviewer-1.csv")
+        rows[0]["answer"] = "4-Mar"
+        for row in rows:
+            row["verdict"] = "accept"
+        write_sheet(files[0], rows)
+        assert cli("review-import", work, files[0]) == 0
+        assert re.search(r"decisions: 0 accept, 0 edit, 0 reject, \d+ pending", capsys.readouterr().out)
 
 
 def test_generate_again_copies_a_document_that_changed_even_at_the_same_size(server, tmp_path):

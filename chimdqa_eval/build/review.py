@@ -42,7 +42,7 @@ VERDICT_ALIASES = {"accept": "accept", "通过": "accept", "edit": "edit", "修�
                    "拒绝": "reject"}
 ARBITER = "arbiter"
 SHEET_COLUMNS = ("id", "reviewer", "domain", "question_type", "level", "doc_id", "evidence_pages", "evidence",
-                 "question", "answer", "verdict", "edited_question", "edited_answer", "note")
+                 "question", "answer", "verdict", "edited_question", "edited_answer", "note", "text_version")
 ANSWER_COLUMNS = ("verdict", "edited_question", "edited_answer", "note")
 LABEL_STUDIO_CONFIG = """<View>
   <Header value="$domain / $question_type / $level / $doc_id (pages $evidence_pages)"/>
@@ -138,8 +138,14 @@ def _verdict_record(raw: dict, location: str) -> dict:
 
 
 def _shown(row: dict) -> dict:
-    """The question and answer a sheet or task showed the reviewer (those it has)."""
-    return {k: row[k] for k in ("question", "answer") if isinstance(row.get(k), str)}
+    """What a sheet or task says about the text it showed the reviewer: text_version, question, answer (those it
+    has)."""
+    return {k: row[k].strip() for k in ("text_version", "question", "answer") if isinstance(row.get(k), str)}
+
+
+def text_version(pair: dict) -> str:
+    """The sheets' text_version of a pair (a letter first, so spreadsheet programs keep it as text)."""
+    return "v" + pair_digest(pair)
 
 
 def read_csv_verdicts(path: Path) -> list[tuple[str, dict]]:
@@ -238,7 +244,8 @@ def _sheet_rows(pairs, pages, reviewer: str) -> list[dict]:
     return [{"id": p["id"], "reviewer": reviewer, "domain": p["domain"], "question_type": p["question_type"],
              "level": p["level"], "doc_id": p["doc_id"], "evidence_pages": ", ".join(map(str, p["evidence_pages"])),
              "evidence": context_text(pages[p["doc_id"]], p["evidence_pages"]), "question": p["question"],
-             "answer": p["answer"], **{c: "" for c in ANSWER_COLUMNS}} for p in pairs]
+             "answer": p["answer"], **{c: "" for c in ANSWER_COLUMNS}, "text_version": text_version(p)}
+            for p in pairs]
 
 
 def _tasks(rows) -> list[dict]:
@@ -286,11 +293,19 @@ def _check_records(records, pairs: dict, reviewers) -> None:
     for location, record in records:
         if record["id"] not in pairs:
             raise InputError(f"{location}: id {record['id']} is not in the review set (see `build review-export`)")
-        for field, text in record["shown"].items():
-            if not _same_text(text, pairs[record["id"]][field]):
-                raise InputError(f"{location}: the sheet's {field} differs from the pair's current {field} (the pairs "
-                                 "were generated again since this sheet was exported); export the sheets again "
-                                 "(`chimdqa build review-export --force`) and review them")
+        shown, pair = record["shown"], pairs[record["id"]]
+        # the text_version when the sheet has one (a spreadsheet program may reformat an answer such as 3/4), else
+        # the question and answer themselves
+        if shown.get("text_version"):
+            changed = ([f"text_version {shown['text_version']} is not the current {text_version(pair)}"]
+                       if shown["text_version"] != text_version(pair) else [])
+        else:
+            changed = [f"its {field} differs from the current one" for field in ("question", "answer")
+                       if field in shown and not _same_text(shown[field], pair[field])]
+        if changed:
+            raise InputError(f"{location}: exported for an earlier text of this pair ({changed[0]}; it was generated "
+                             "again since); export the sheets again (`chimdqa build review-export --force`) and "
+                             "review them")
         if record["reviewer"] not in allowed:
             raise InputError(f"{location}: reviewer {record['reviewer']!r} is not one of {', '.join(allowed)}")
         key = (record["id"], record["reviewer"])
