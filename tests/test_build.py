@@ -333,6 +333,12 @@ def test_bad_review_files_name_file_row_and_id(server, tmp_path, capsys, monkeyp
     assert cli("review-import", work, tmp_path / "min.json") == 0
     [stored] = map(json.loads, (work / "review" / "verdicts.jsonl").read_text(encoding="utf-8").splitlines())
     assert (stored["id"], stored["verdict"], stored["note"]) == (rows[1]["id"], "reject", "无依据")
+    # the same export saved with a byte order mark (as Windows Notepad does) reads the same
+    minimal[0]["note"] = "无依据（另存）"
+    (tmp_path / "min.json").write_text(json.dumps(minimal[:1], ensure_ascii=False), encoding="utf-8-sig")
+    assert cli("review-import", work, tmp_path / "min.json") == 0
+    [stored] = map(json.loads, (work / "review" / "verdicts.jsonl").read_text(encoding="utf-8").splitlines())
+    assert stored["note"] == "无依据（另存）"
     capsys.readouterr()
 
     # without human review; into a folder that holds something else it refuses to write

@@ -192,7 +192,7 @@ def read_label_studio_verdicts(path: Path) -> list[tuple[str, dict]]:
     """The same records from a Label Studio export: JSON (tasks with `data` and `annotations`; a task without a
     live annotation is pending) or JSON-MIN (one flat object per task: pair_id, reviewer, verdict, ...)."""
     try:
-        tasks = json.loads(path.read_text(encoding="utf-8"))
+        tasks = json.loads(path.read_text(encoding="utf-8-sig"))  # a byte order mark, as Notepad writes, is fine
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
         raise InputError(f"{path}: not a Label Studio JSON export ({err})") from None
     if not isinstance(tasks, list):
