@@ -19,6 +19,11 @@ is the sheet's `reviewer` column / the task's data.reviewer. Verdicts are merged
 or different edits) go to WORK/review/arbitration.csv / arbitration.labelstudio.json for a third reviewer
 (`arbiter`), whose imported verdicts decide them. Cohen's kappa over the verdicts is reported per reviewer pair.
 A bad file stops the import before anything is written, with an InputError naming the file, the row and the id.
+
+A verdict counts only for the text it was given on: each sheet row / task carries the pair's `text_version` (a
+digest of its question and answer), each stored verdict the same digest. When a pair is generated again with other
+words under the same id, its earlier verdicts stop counting (the pair is pending again) and a sheet of the old
+text is refused (by its text_version, or by its question and answer when it has no such column).
 """
 from __future__ import annotations
 
