@@ -515,3 +515,26 @@ def test_a_doc_id_that_is_not_a_plain_file_name_is_refused_by_name(server, tmp_p
     err = capsys.readouterr().err
     assert f"{docs / 'documents.jsonl'} line 3 (id ../../escaped): doc_id" in err
     assert not (tmp_path / "deep" / "escaped.pdf").exists()
+
+
+def test_a_label_studio_task_annotated_by_two_people_is_refused_not_half_read(tmp_path):
+    from chimdqa_eval.build.review import read_verdict_file
+
+    def annotation(verdict, user):
+        return {"completed_by": user, "was_cancelled": False,
+                "result": [{"from_name": "verdict", "to_name": "question", "type": "choices",
+                            "value": {"choices": [verdict]}}]}
+
+    task = {"id": 7, "data": {"pair_id": "law-01-ret-001", "reviewer": "reviewer-1"}}
+    path = tmp_path / "export.json"
+    # one person who changed their mind: the last annotation counts
+    path.write_text(json.dumps([{**task, "annotations": [annotation("reject", 1), annotation("accept", 1)]}]),
+                    encoding="utf-8")
+    [(_, record)] = read_verdict_file(path)
+    assert (record["reviewer"], record["verdict"]) == ("reviewer-1", "accept")
+    # two people on one task (one Label Studio project for both reviewers): which is reviewer-1?
+    path.write_text(json.dumps([{**task, "annotations": [annotation("reject", 1), annotation("accept", 2)]}]),
+                    encoding="utf-8")
+    with pytest.raises(InputError, match=r"export.json task 1 \(id law-01-ret-001\): annotations by 2 different "
+                                         r"annotators"):
+        read_verdict_file(path)

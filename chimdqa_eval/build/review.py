@@ -12,7 +12,8 @@ written 通过 / 修改 / 拒绝; a blank verdict means not reviewed yet. `edit`
 (a blank edited field keeps the original).
 
 review-import reads filled CSV sheets and Label Studio exports: JSON (a list of tasks whose `annotations[].result`
-hold the verdict choice and the text areas; the last annotation that was not cancelled counts) or JSON-MIN (one
+hold the verdict choice and the text areas; the last annotation that was not cancelled counts, and a task
+annotated by two people is refused: one project per reviewer) or JSON-MIN (one
 flat object per task). The reviewer
 is the sheet's `reviewer` column / the task's data.reviewer. Verdicts are merged into WORK/review/verdicts.jsonl
 (a file imported again replaces that reviewer's verdicts). Pairs the reviewers disagree on (different verdicts,
@@ -218,6 +219,11 @@ def read_label_studio_verdicts(path: Path) -> list[tuple[str, dict]]:
             values = {k: data.get(k) for k in ANSWER_COLUMNS}
         else:
             live = [a for a in task.get("annotations") or [] if isinstance(a, dict) and not a.get("was_cancelled")]
+            annotators = {json.dumps(a.get("completed_by"), sort_keys=True) for a in live}
+            if len(annotators) > 1:  # one project for all reviewers: the task's reviewer cannot say whose is whose
+                raise InputError(f"{location}: annotations by {len(annotators)} different annotators on a task of "
+                                 f"{data.get('reviewer')}; give each reviewer a Label Studio project of their own "
+                                 "(their own .labelstudio.json) and import each project's export")
             values = _annotation_values(live[-1], location) if live else {}
         out.append((location, {"id": pair_id, "reviewer": str(data.get("reviewer") or "").strip(),
                                **_verdict_record(values, location), "shown": _shown(data)}))
