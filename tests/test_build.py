@@ -5,6 +5,7 @@ import csv
 import io
 import json
 import re
+import shutil
 from collections import Counter
 
 import pytest
@@ -79,7 +80,7 @@ class Script:
         return 0.95
 
     def answer(self, question, context):
-        if question in (NEEDS_PAGE_2, LAW_FIRST["question"]) and "【第2页】" not in context:
+        if question in (NEEDS_PAGE_2, LAW_FIRST["question"]) and "[第2页]" not in context:
             return "文档中没有相关信息" if question == NEEDS_PAGE_2 else "第九十九条"
         return SAMPLE[question]["answer"]
 
@@ -173,7 +174,7 @@ def test_round_trip(server, tmp_path, capsys):
     sheet1 = read_sheet(folder / "reviewer-1.csv")
     tasks2 = json.loads((folder / "reviewer-2.labelstudio.json").read_text(encoding="utf-8"))
     assert len(sheet1) == len(tasks2) == len(kept)
-    assert "【第1页】" in sheet1[0]["evidence"] and tasks2[0]["data"]["evidence"] == sheet1[0]["evidence"]
+    assert "[第1页]" in sheet1[0]["evidence"] and tasks2[0]["data"]["evidence"] == sheet1[0]["evidence"]
     ids = [row["id"] for row in sheet1]
     edited, rejected, split, two_edits = ids[0], ids[1], ids[2], ids[3]
 
@@ -332,6 +333,12 @@ def test_bad_review_files_name_file_row_and_id(server, tmp_path, capsys, monkeyp
     assert cli("review-import", work, tmp_path / "min.json") == 0
     [stored] = map(json.loads, (work / "review" / "verdicts.jsonl").read_text(encoding="utf-8").splitlines())
     assert (stored["id"], stored["verdict"], stored["note"]) == (rows[1]["id"], "reject", "无依据")
+    # the same export saved with a byte order mark (as Windows Notepad does) reads the same
+    minimal[0]["note"] = "无依据（另存）"
+    (tmp_path / "min.json").write_text(json.dumps(minimal[:1], ensure_ascii=False), encoding="utf-8-sig")
+    assert cli("review-import", work, tmp_path / "min.json") == 0
+    [stored] = map(json.loads, (work / "review" / "verdicts.jsonl").read_text(encoding="utf-8").splitlines())
+    assert stored["note"] == "无依据（另存）"
     capsys.readouterr()
 
     # without human review; into a folder that holds something else it refuses to write
@@ -420,3 +427,114 @@ def test_judges_read_the_evidence_and_its_neighbours_when_a_document_is_too_long
     assert context_pages(pages, [5], 10_000) == list(range(1, 11))
     assert context_pages(pages, [5], 3 * 110) == [4, 5, 6]
     assert context_pages(pages, [1, 10], 4 * 110) == [1, 2, 9, 10]
+
+
+class Revised(Script):
+    """The same generator, except that model gen-y writes other answers under the same pair ids."""
+
+    def __call__(self, body):
+        reply = super().__call__(body)
+        if body["model"] == "gen-y":
+            data = json.loads(reply)
+            for pair in data["pairs"]:
+                pair["answer"] += "（修订）"
+            reply = json.dumps(data, ensure_ascii=False)
+        return reply
+
+
+def test_verdicts_given_on_an_earlier_text_of_a_pair_do_not_count(tmp_path, capsys):
+    work = tmp_path / "work"
+    with ChatServer(Revised()) as s:
+        judges = [f"{j}@{s.api_base}" for j in JUDGES]
+        def build(model):
+            assert cli("generate", release.SAMPLE_DIR, "--out", work, "--model", model, "--api-base", s.api_base,
+                       "--types", "retrieval") == 0
+            assert cli("screen", work, "--judges", *judges, "--max-l1-share", 1) == 0
+            assert cli("review-export", work) == 0
+        build("gen-x")
+        files = []
+        for reviewer in ("reviewer-1", "reviewer-2"):
+            rows = read_sheet(work / "review" / f"{reviewer}.csv")
+            for row in rows:
+                row["verdict"] = "accept"
+            files.append(tmp_path / f"{reviewer}.csv")
+            write_sheet(files[-1], rows)
+        assert cli("review-import", work, *files) == 0
+        assert cli("release", work, "--out", tmp_path / "first") == 0
+        first_id = rows[0]["id"]
+        capsys.readouterr()
+        # the same ids now carry other answers: the verdicts were given on the old ones
+        build("gen-y")
+        capsys.readouterr()
+        assert cli("release", work, "--out", tmp_path / "second") == 2
+        err = capsys.readouterr().err
+        assert "no final review decision" in err and "earlier text" in err
+        assert not (tmp_path / "second").exists()
+        # the sheets kept by review-export (and the files filled from them) are of the old answers
+        assert cli("review-import", work, files[0]) == 2
+        err = capsys.readouterr().err
+        assert f"reviewer-1.csv row 2 (id {first_id}): exported for an earlier text of this pair (text_version" in err
+        rows = read_sheet(files[0])
+        write_sheet(files[0], [{k: v for k, v in row.items() if k != "text_version"} for row in rows])
+        assert cli("review-import", work, files[0]) == 2   # a sheet without the column: its texts are compared
+        assert f"row 2 (id {first_id}): exported for an earlier text of this pair (its answer differs" in \
+            capsys.readouterr().err
+        # sheets of the current texts import; the text_version vouches for an answer a spreadsheet reformatted
+        assert cli("review-export", work, "--force") == 0
+        rows = read_sheet(work / "review" / "reviewer-1.csv")
+        rows[0]["answer"] = "4-Mar"
+        for row in rows:
+            row["verdict"] = "accept"
+        write_sheet(files[0], rows)
+        assert cli("review-import", work, files[0]) == 0
+        assert re.search(r"decisions: 0 accept, 0 edit, 0 reject, \d+ pending", capsys.readouterr().out)
+
+
+def test_generate_again_copies_a_document_that_changed_even_at_the_same_size(server, tmp_path):
+    docs, work = tmp_path / "docs", tmp_path / "work"
+    shutil.copytree(release.SAMPLE_DIR, docs)
+    args = ("generate", docs, "--out", work, "--model", "gen-x", "--api-base", server.api_base, "--types", "retrieval")
+    assert cli(*args) == 0
+    source = docs / "pdf" / "academic-01.pdf"
+    changed = source.read_bytes().replace(b"/CreationDate(D:2024", b"/CreationDate(D:2025")
+    assert changed != source.read_bytes()
+    source.write_bytes(changed)   # a corrected PDF of the same size
+    assert cli(*args) == 0
+    assert (work / "pdf" / "academic-01.pdf").read_bytes() == changed
+
+
+def test_a_doc_id_that_is_not_a_plain_file_name_is_refused_by_name(server, tmp_path, capsys):
+    docs, work = tmp_path / "docs", tmp_path / "deep" / "work"
+    shutil.copytree(release.SAMPLE_DIR, docs)
+    shutil.rmtree(docs / "qa")
+    rows = [json.loads(line) for line in (docs / "documents.jsonl").read_text(encoding="utf-8").splitlines()]
+    rows[2]["doc_id"] = "../../escaped"
+    (docs / "documents.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows),
+                                          encoding="utf-8")
+    assert cli("generate", docs, "--out", work, "--model", "gen-x", "--api-base", server.api_base, "--dry-run") == 2
+    err = capsys.readouterr().err
+    assert f"{docs / 'documents.jsonl'} line 3 (id ../../escaped): doc_id" in err
+    assert not (tmp_path / "deep" / "escaped.pdf").exists()
+
+
+def test_a_label_studio_task_annotated_by_two_people_is_refused_not_half_read(tmp_path):
+    from chimdqa_eval.build.review import read_verdict_file
+
+    def annotation(verdict, user):
+        return {"completed_by": user, "was_cancelled": False,
+                "result": [{"from_name": "verdict", "to_name": "question", "type": "choices",
+                            "value": {"choices": [verdict]}}]}
+
+    task = {"id": 7, "data": {"pair_id": "law-01-ret-001", "reviewer": "reviewer-1"}}
+    path = tmp_path / "export.json"
+    # one person who changed their mind: the last annotation counts
+    path.write_text(json.dumps([{**task, "annotations": [annotation("reject", 1), annotation("accept", 1)]}]),
+                    encoding="utf-8")
+    [(_, record)] = read_verdict_file(path)
+    assert (record["reviewer"], record["verdict"]) == ("reviewer-1", "accept")
+    # two people on one task (one Label Studio project for both reviewers): which is reviewer-1?
+    path.write_text(json.dumps([{**task, "annotations": [annotation("reject", 1), annotation("accept", 2)]}]),
+                    encoding="utf-8")
+    with pytest.raises(InputError, match=r"export.json task 1 \(id law-01-ret-001\): annotations by 2 different "
+                                         r"annotators"):
+        read_verdict_file(path)

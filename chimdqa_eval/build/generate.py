@@ -29,8 +29,9 @@ from chimdqa_eval.build import work as W
 from chimdqa_eval.build.endpoints import (add_llm_arguments, check_cap, dry_run, generator_endpoint, model_fields,
                                           parse_json_object, probe_if_needed)
 from chimdqa_eval.factual import rules
+from chimdqa_eval.generate.packing import page_block  # the page marker answering prompts use too
 from chimdqa_eval.llm import ChatRequest, prompt_key
-from chimdqa_eval.schema import LEVELS, QUESTION_TYPES, InputError
+from chimdqa_eval.schema import LEVELS, QUESTION_TYPES, InputError, where
 from chimdqa_eval.text import normalize_text
 
 TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"
@@ -49,10 +50,6 @@ def generation_template(question_type: str) -> dict:
     frame, typed = load_yaml("generate/_frame.yaml"), load_yaml(f"generate/{question_type}.yaml")
     return {"version": f"{frame['version']}/{typed['version']}", "system": frame["system"],
             "user": frame["user"], "type_zh": typed["type_zh"], "task": typed["task"]}
-
-
-def page_block(number: int, text: str) -> str:
-    return f"【第{number}页】\n{text}"
 
 
 def segments(pages: dict, max_chars: int) -> list[list[int]]:
@@ -167,9 +164,21 @@ def generation_requests(documents, pages, targets: dict, max_context_chars: int)
     return requests
 
 
+def check_doc_ids(docs_dir) -> None:
+    """InputError naming the line of documents.jsonl whose doc_id is not a plain file name: it names the document's
+    copy WORK/pdf/<doc_id>.pdf, which must stay inside that folder."""
+    path = release.release_dir(docs_dir) / release.DOCUMENT_INDEX
+    for number, record in release.read_jsonl(path):
+        doc_id = record["doc_id"]
+        if Path(doc_id).name != doc_id or doc_id in (".", "..") or "\\" in doc_id:
+            raise InputError(f"{where(path, number, doc_id)}: doc_id {doc_id!r} names a file of the work folder "
+                             "(pdf/<doc_id>.pdf); use one without / or \\ (e.g. fin-2023-01)")
+
+
 def prepare_documents(docs_dir, work: Path) -> tuple[list[dict], dict]:
     """Copy the documents into WORK (index + PDFs) and extract their pages; (documents, {doc_id: pages})."""
     documents = release.read_document_index(docs_dir)
+    check_doc_ids(docs_dir)
     pages = {}
     for row in release.read_documents(docs_dir):
         pages.setdefault(row["doc_id"], {})[row["page"]] = row["text"]
@@ -177,7 +186,7 @@ def prepare_documents(docs_dir, work: Path) -> tuple[list[dict], dict]:
     index = []
     for doc in documents:
         target = work / "pdf" / f"{doc['doc_id']}{doc['file'].suffix}"
-        if not target.exists() or target.stat().st_size != doc["file"].stat().st_size:
+        if W.file_digest(target) != W.file_digest(doc["file"]):  # a changed PDF may keep its size
             shutil.copyfile(doc["file"], target)
         index.append({"doc_id": doc["doc_id"], "domain": doc["domain"], "title": doc["title"],
                       "file": str(target.relative_to(work))})

@@ -72,6 +72,12 @@ def _check_target(out: Path) -> None:
                          "or new folder")
 
 
+def _stale_note(open_decisions) -> str:
+    stale = sum(len(d.get("stale", ())) for d in open_decisions)
+    return (f"; {stale} of their verdicts were given on an earlier text of the pair (it was generated again since): "
+            "export the sheets again (`chimdqa build review-export --force`) and review those pairs") if stale else ""
+
+
 def write_release(work, out, skip_review: bool = False) -> dict:
     work, out = W.work_dir(work), Path(out)
     W.check_fresh(work, ["screen"] if skip_review else ["screen", "review-export"])
@@ -83,12 +89,13 @@ def write_release(work, out, skip_review: bool = False) -> dict:
         if open_ids:
             raise InputError(f"{work}: {len(open_ids)} pairs have no final review decision yet (pending or disputed "
                              f"without an arbiter's verdict), e.g. {', '.join(open_ids[:3])}; import the remaining "
-                             "verdicts (`chimdqa build review-import`) or pass --skip-review")
+                             "verdicts (`chimdqa build review-import`) or pass --skip-review"
+                             + _stale_note([decided[i] for i in open_ids]))
     chosen = released_pairs(screened, decided)
     if not chosen:
         raise InputError(f"{work}: no pair survived screening and review; nothing to release")
     _check_target(out)
-    verdicts = review.read_verdicts(work) if decided is not None else {}
+    verdicts = review.live_verdicts(work) if decided is not None else {}
     originals = {p["id"]: p for p in screened}
     documents = W.read_rows(work, W.DOCUMENTS)
 

@@ -12,17 +12,24 @@ written 通过 / 修改 / 拒绝; a blank verdict means not reviewed yet. `edit`
 (a blank edited field keeps the original).
 
 review-import reads filled CSV sheets and Label Studio exports: JSON (a list of tasks whose `annotations[].result`
-hold the verdict choice and the text areas; the last annotation that was not cancelled counts) or JSON-MIN (one
+hold the verdict choice and the text areas; the last annotation that was not cancelled counts, and a task
+annotated by two people is refused: one project per reviewer) or JSON-MIN (one
 flat object per task). The reviewer
 is the sheet's `reviewer` column / the task's data.reviewer. Verdicts are merged into WORK/review/verdicts.jsonl
 (a file imported again replaces that reviewer's verdicts). Pairs the reviewers disagree on (different verdicts,
 or different edits) go to WORK/review/arbitration.csv / arbitration.labelstudio.json for a third reviewer
 (`arbiter`), whose imported verdicts decide them. Cohen's kappa over the verdicts is reported per reviewer pair.
 A bad file stops the import before anything is written, with an InputError naming the file, the row and the id.
+
+A verdict counts only for the text it was given on: each sheet row / task carries the pair's `text_version` (a
+digest of its question and answer), each stored verdict the same digest. When a pair is generated again with other
+words under the same id, its earlier verdicts stop counting (the pair is pending again) and a sheet of the old
+text is refused (by its text_version, or by its question and answer when it has no such column).
 """
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 from itertools import combinations
@@ -41,7 +48,7 @@ VERDICT_ALIASES = {"accept": "accept", "通过": "accept", "edit": "edit", "修�
                    "拒绝": "reject"}
 ARBITER = "arbiter"
 SHEET_COLUMNS = ("id", "reviewer", "domain", "question_type", "level", "doc_id", "evidence_pages", "evidence",
-                 "question", "answer", "verdict", "edited_question", "edited_answer", "note")
+                 "question", "answer", "verdict", "edited_question", "edited_answer", "note", "text_version")
 ANSWER_COLUMNS = ("verdict", "edited_question", "edited_answer", "note")
 LABEL_STUDIO_CONFIG = """<View>
   <Header value="$domain / $question_type / $level / $doc_id (pages $evidence_pages)"/>
@@ -66,6 +73,25 @@ LABEL_STUDIO_CONFIG = """<View>
 
 def _same_text(x: str, y: str) -> bool:
     return " ".join(x.split()) == " ".join(y.split())
+
+
+def pair_digest(pair: dict) -> str:
+    """Short sha256 of a pair's question and answer: the text a verdict was given on."""
+    return hashlib.sha256(f"{pair['question']}\x1f{pair['answer']}".encode("utf-8")).hexdigest()[:16]
+
+
+def split_stale(verdicts: dict, digests: dict) -> tuple[dict, list[tuple[str, str]]]:
+    """(id -> {reviewer: verdict} of the verdicts given on each pair's current text, [(id, reviewer)] of those
+    given on an earlier text: the pair was generated again with other words since; they no longer count)."""
+    live, stale = {}, []
+    for pair_id, digest in digests.items():
+        live[pair_id] = {}
+        for reviewer, record in verdicts.get(pair_id, {}).items():
+            if record.get("pair", digest) == digest:
+                live[pair_id][reviewer] = record
+            else:
+                stale.append((pair_id, reviewer))
+    return live, stale
 
 
 def decide(verdicts: dict, reviewers) -> dict:
@@ -117,6 +143,17 @@ def _verdict_record(raw: dict, location: str) -> dict:
     return record
 
 
+def _shown(row: dict) -> dict:
+    """What a sheet or task says about the text it showed the reviewer: text_version, question, answer (those it
+    has)."""
+    return {k: row[k].strip() for k in ("text_version", "question", "answer") if isinstance(row.get(k), str)}
+
+
+def text_version(pair: dict) -> str:
+    """The sheets' text_version of a pair (a letter first, so spreadsheet programs keep it as text)."""
+    return "v" + pair_digest(pair)
+
+
 def read_csv_verdicts(path: Path) -> list[tuple[str, dict]]:
     """(location, {id, reviewer, verdict, edited_question, edited_answer, note}) per row of a filled sheet."""
     try:
@@ -136,7 +173,7 @@ def read_csv_verdicts(path: Path) -> list[tuple[str, dict]]:
         if not pair_id:
             raise InputError(f"{location}: empty id")
         out.append((location, {"id": pair_id, "reviewer": (row["reviewer"] or "").strip(),
-                               **_verdict_record(row, location)}))
+                               **_verdict_record(row, location), "shown": _shown(row)}))
     return out
 
 
@@ -161,7 +198,7 @@ def read_label_studio_verdicts(path: Path) -> list[tuple[str, dict]]:
     """The same records from a Label Studio export: JSON (tasks with `data` and `annotations`; a task without a
     live annotation is pending) or JSON-MIN (one flat object per task: pair_id, reviewer, verdict, ...)."""
     try:
-        tasks = json.loads(path.read_text(encoding="utf-8"))
+        tasks = json.loads(path.read_text(encoding="utf-8-sig"))  # a byte order mark, as Notepad writes, is fine
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
         raise InputError(f"{path}: not a Label Studio JSON export ({err})") from None
     if not isinstance(tasks, list):
@@ -182,9 +219,14 @@ def read_label_studio_verdicts(path: Path) -> list[tuple[str, dict]]:
             values = {k: data.get(k) for k in ANSWER_COLUMNS}
         else:
             live = [a for a in task.get("annotations") or [] if isinstance(a, dict) and not a.get("was_cancelled")]
+            annotators = {json.dumps(a.get("completed_by"), sort_keys=True) for a in live}
+            if len(annotators) > 1:  # one project for all reviewers: the task's reviewer cannot say whose is whose
+                raise InputError(f"{location}: annotations by {len(annotators)} different annotators on a task of "
+                                 f"{data.get('reviewer')}; give each reviewer a Label Studio project of their own "
+                                 "(their own .labelstudio.json) and import each project's export")
             values = _annotation_values(live[-1], location) if live else {}
         out.append((location, {"id": pair_id, "reviewer": str(data.get("reviewer") or "").strip(),
-                               **_verdict_record(values, location)}))
+                               **_verdict_record(values, location), "shown": _shown(data)}))
     return out
 
 
@@ -213,7 +255,8 @@ def _sheet_rows(pairs, pages, reviewer: str) -> list[dict]:
     return [{"id": p["id"], "reviewer": reviewer, "domain": p["domain"], "question_type": p["question_type"],
              "level": p["level"], "doc_id": p["doc_id"], "evidence_pages": ", ".join(map(str, p["evidence_pages"])),
              "evidence": context_text(pages[p["doc_id"]], p["evidence_pages"]), "question": p["question"],
-             "answer": p["answer"], **{c: "" for c in ANSWER_COLUMNS}} for p in pairs]
+             "answer": p["answer"], **{c: "" for c in ANSWER_COLUMNS}, "text_version": text_version(p)}
+            for p in pairs]
 
 
 def _tasks(rows) -> list[dict]:
@@ -254,12 +297,26 @@ def review_export(work, reviewers, force: bool = False) -> dict:
 
 # ---- importing verdicts ---------------------------------------------------------------------------------------------
 
-def _check_records(records, ids: set, reviewers) -> None:
+def _check_records(records, pairs: dict, reviewers) -> None:
+    """pairs: id -> the screened pair, for the ids of the review set."""
     allowed = (*reviewers, ARBITER)
     seen = {}
     for location, record in records:
-        if record["id"] not in ids:
+        if record["id"] not in pairs:
             raise InputError(f"{location}: id {record['id']} is not in the review set (see `build review-export`)")
+        shown, pair = record["shown"], pairs[record["id"]]
+        # the text_version when the sheet has one (a spreadsheet program may reformat an answer such as 3/4), else
+        # the question and answer themselves
+        if shown.get("text_version"):
+            changed = ([f"text_version {shown['text_version']} is not the current {text_version(pair)}"]
+                       if shown["text_version"] != text_version(pair) else [])
+        else:
+            changed = [f"its {field} differs from the current one" for field in ("question", "answer")
+                       if field in shown and not _same_text(shown[field], pair[field])]
+        if changed:
+            raise InputError(f"{location}: exported for an earlier text of this pair ({changed[0]}; it was generated "
+                             "again since); export the sheets again (`chimdqa build review-export --force`) and "
+                             "review them")
         if record["reviewer"] not in allowed:
             raise InputError(f"{location}: reviewer {record['reviewer']!r} is not one of {', '.join(allowed)}")
         key = (record["id"], record["reviewer"])
@@ -306,11 +363,14 @@ def review_import(work, files) -> dict:
     W.check_fresh(work, ["screen", "review-export"])
     reviewers, ids = export["settings"]["reviewers"], export["ids"]
     records = [r for path in files for r in read_verdict_file(path)]
-    _check_records(records, set(ids), reviewers)
+    pairs = {p["id"]: p for p in W.read_rows(work, W.SCREENED)}
+    _check_records(records, {i: pairs[i] for i in ids}, reviewers)
     verdicts = read_verdicts(work)
     for _, record in records:
-        verdicts.setdefault(record["id"], {})[record["reviewer"]] = record
+        record.pop("shown")
+        verdicts.setdefault(record["id"], {})[record["reviewer"]] = {**record, "pair": pair_digest(pairs[record["id"]])}
     W.write_jsonl(work / W.VERDICTS, [v for pair_id in ids for v in verdicts.get(pair_id, {}).values()])
+    verdicts, stale = split_stale(verdicts, {i: pair_digest(pairs[i]) for i in ids})
 
     def reviewers_only(pair_id):
         return {r: v for r, v in verdicts.get(pair_id, {}).items() if r != ARBITER}
@@ -320,7 +380,6 @@ def review_import(work, files) -> dict:
     sheet = work / W.REVIEW_DIR / "arbitration.csv"
     kept_sheet = _unimported(sheet, verdicts)
     if disputed and not kept_sheet:
-        pairs = {p["id"]: p for p in W.read_rows(work, W.SCREENED)}
         rows = _arbitration_rows([pairs[i] for i in disputed], W.pages_by_document(work), verdicts, reviewers)
         W.write_text(sheet, _csv_text(rows, (*SHEET_COLUMNS, *(f"{r}_{k}" for r in reviewers
                                                                 for k in ANSWER_COLUMNS))))
@@ -331,15 +390,28 @@ def review_import(work, files) -> dict:
                           signature=make_signature({"stage": "build-review", "kappa": "cohen",
                                                     "labels": ",".join(VERDICTS)}),
                           kappa=kappas({i: reviewers_only(i) for i in ids}, reviewers), disputed=disputed,
-                          arbitration_sheet_kept=kept_sheet)
+                          arbitration_sheet_kept=kept_sheet, stale=[list(s) for s in stale])
+
+
+def _live_and_stale(work: Path, ids) -> tuple[dict, list]:
+    pairs = {p["id"]: p for p in W.read_rows(work, W.SCREENED)}
+    return split_stale(read_verdicts(work), {i: pair_digest(pairs[i]) for i in ids})
+
+
+def live_verdicts(work: Path) -> dict:
+    """id -> {reviewer: verdict} for the pairs of the review set, only verdicts given on the pair's current text."""
+    return _live_and_stale(work, W.stage_record(work, "review-export")["ids"])[0]
 
 
 def decisions(work: Path) -> dict:
     """id -> decision record (verdict accept / edit / reject / pending / disagreement, edits, decided_by) for
     every pair of the review set."""
     export = W.stage_record(work, "review-export")
-    verdicts = read_verdicts(work)
-    return {i: decide(verdicts.get(i, {}), export["settings"]["reviewers"]) for i in export["ids"]}
+    verdicts, stale = _live_and_stale(work, export["ids"])
+    out = {i: decide(verdicts[i], export["settings"]["reviewers"]) for i in export["ids"]}
+    for pair_id, reviewer in stale:
+        out[pair_id].setdefault("stale", []).append(reviewer)
+    return out
 
 
 def add_export_arguments(parser) -> None:
@@ -379,6 +451,10 @@ def run_import(args) -> int:
         share = "-" if k["agreement"] is None else f"{k['agreement']:.1f}%"
         print(f"Cohen's kappa {k['reviewers'][0]} vs {k['reviewers'][1]}: {kappa} over {k['n']} pairs "
               f"(raw agreement {share})")
+    if record["stale"]:
+        print(f"{len(record['stale'])} verdicts were given on an earlier text of their pair (generated again since) "
+              f"and no longer count, e.g. {record['stale'][0][1]} on {record['stale'][0][0]}; export the sheets "
+              "again (`chimdqa build review-export --force`)")
     sheet = Path(args.work) / W.REVIEW_DIR / "arbitration.csv"
     if record["arbitration_sheet_kept"]:
         print(f"{sheet} holds verdicts not imported yet ({record['arbitration_sheet_kept'][0]} ...); it was left "
