@@ -22,6 +22,7 @@ import json
 import os
 import queue
 import random
+import re
 import sqlite3
 import threading
 import time
@@ -170,6 +171,16 @@ def prompt_key(version: str, *parts: str) -> str:
     prompt's own text included (an edit without a new version must not be served the old prompt's answers)."""
     digest = hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()
     return f"{version}:{digest}"
+
+
+_REASONING = re.compile(r"\s*<think>.*?(?:</think>|\Z)", re.DOTALL)
+
+
+def without_reasoning(text: str) -> str:
+    """A reply without the <think>…</think> block a reasoning model may start it with (served without a reasoning
+    parser): its drafts are not its answer. A block never closed (the reply was cut off while reasoning) leaves
+    nothing."""
+    return _REASONING.sub("", text, count=1) if text.lstrip().startswith("<think>") else text
 
 
 class _Transient(Exception):

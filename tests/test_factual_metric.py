@@ -107,6 +107,16 @@ def test_parse_verdict_is_strict():
             parse_verdict(reply)
 
 
+def test_a_verdict_inside_the_reasoning_is_not_the_verdict():
+    """A reasoning model's <think> block drafts verdicts; only what follows it is the reply's verdict."""
+    parse_verdict = load_template().parse
+    assert parse_verdict("<think>\n先假设：\n结论：错误\n不对，年份一致。\n</think>\n回答一致。\n结论：正确") == "CO"
+    assert parse_verdict("<think>结论：正确</think>\n\n理由：年份不同。\n结论：错误") == "IN"
+    for reply in ("<think>\n初步看来\n结论：正确\n还要核对", "<think>\n结论：正确\n</think>\n"):
+        with pytest.raises(ValueError):  # cut off while reasoning, or no verdict after it
+            parse_verdict(reply)
+
+
 def _grader(body):
     """A stand-in grader model: compares the answer with the reference in the prompt it was sent."""
     user = body["messages"][-1]["content"]
