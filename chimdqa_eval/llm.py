@@ -307,10 +307,13 @@ class ChatClient:
 
     # -- asking ----------------------------------------------------------------------------------------------
 
-    def pending(self, requests: Sequence[ChatRequest]) -> int:
-        """How many distinct requests are not in the cache (what complete_all would ask)."""
-        keys = {r.key for r in requests}
-        return sum(self.cache.get(self.model, self._settings, key) is None for key in keys)
+    def pending(self, requests: Sequence[ChatRequest], parse: Callable[[str], object] | None = None) -> int:
+        """How many distinct requests are not in the cache (what complete_all would ask); with `parse`, a cached
+        reply that parse rejects counts too (complete_all asks it again)."""
+        unique = {r.key: r for r in requests}.values()
+        if parse is not None:
+            return sum(self._from_cache(r, parse) is None for r in unique)
+        return sum(self.cache.get(self.model, self._settings, r.key) is None for r in unique)
 
     def cached(self, requests: Sequence[ChatRequest], parse: Callable[[str], object]) -> list[ChatOutcome | None]:
         """The cached outcome of each request, or None where the cache has no usable reply; asks nothing."""
