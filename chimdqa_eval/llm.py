@@ -533,7 +533,8 @@ class ChatClient:
                 "temperature": 0.0}
         try:
             self._reserve_call(index, "probe")
-            self._post_once(self.urls[index], json.dumps(body).encode("utf-8"), self._headers(), timeout)
+            reply = self._post_once(self.urls[index], json.dumps(body).encode("utf-8"), self._headers(), timeout)
+            self._count_reply("probe", reply["usage"])
         except _CapReached:
             pass  # no call left to spend on a probe; the run itself reports the cap
         except ChatError as err:

@@ -365,6 +365,8 @@ def test_probe_lists_models_or_asks_one_token_and_names_a_wrong_url(tmp_path):
         client = client_for(server, tmp_path)
         client.probe()  # /models is not served: one chat request of one token instead
         assert len(server.requests) == 1 and server.requests[0]["max_tokens"] == 1 and client.calls_sent == 1
+        probe = client.usage_report()["stages"]["probe"]  # its tokens are counted with it (one each here)
+        assert (probe["requests"], probe["prompt_tokens"], probe["completion_tokens"]) == (1, 1, 1)
         wrong = server.api_base.replace("/v1", "/nowhere")
         with pytest.raises(InputError, match=rf"{wrong} refused a one-token request: .*HTTP 404"):
             ChatClient("judge-x", wrong, cache_path=tmp_path / "c.sqlite").probe()
