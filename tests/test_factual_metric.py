@@ -60,6 +60,10 @@ def test_empty_input_is_a_clear_error():
      r"groups\['primary_category'\] has 1 labels for 2 items"),
     (dict(predictions=["a"], references=["a"], judge="gpt"), r"unknown judge 'gpt'"),
     (dict(predictions=["a"], references=["a"], judge="llm"), r"needs judge_model= and api_base="),
+    # settings of the LLM judge given to the rule judge would be silently ignored
+    (dict(predictions=["a"], references=["a"], judge_prompt="my-judge.yaml"), r"judge_prompt= .*judge='rule'"),
+    (dict(predictions=["a"], references=["a"], judge_model="m", api_base="http://x/v1"),
+     r"judge_model=, api_base= .*judge='rule'"),
 ])
 def test_bad_input_names_the_item(kwargs, message):
     with pytest.raises(InputError, match=message):
