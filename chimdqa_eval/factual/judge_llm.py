@@ -108,6 +108,10 @@ def load_template(path=None) -> JudgeTemplate:
     verdicts = doc["verdicts"]
     if not isinstance(verdicts, dict) or not all(g in GRADES for g in verdicts.values()):
         raise InputError(f"{name}: 'verdicts' must map each captured text to one of {', '.join(GRADES)}")
+    for text in verdicts:
+        if isinstance(text, bool) or text is None:  # YAML reads yes / no / on / off / ~ unquoted as these
+            raise InputError(f"{name}: 'verdicts' key {text} is not text (YAML reads an unquoted yes, no, on, off or "
+                             f"~ as {text}): quote it")
     return JudgeTemplate(str(doc["version"]), doc.get("system"), doc["user"], regex,
                          {str(k).strip(): v for k, v in verdicts.items()}, hashlib.sha256(data).hexdigest(), name)
 
