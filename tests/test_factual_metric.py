@@ -60,6 +60,9 @@ def test_empty_input_is_a_clear_error():
      r"groups\['primary_category'\] has 1 labels for 2 items"),
     (dict(predictions=["a"], references=["a"], judge="gpt"), r"unknown judge 'gpt'"),
     (dict(predictions=["a"], references=["a"], judge="llm"), r"needs judge_model= and api_base="),
+    # JSON's "\ud800" escape: not text (the rule judge's OpenCC raised UnicodeEncodeError on it)
+    (dict(predictions=["a", "x\ud800"], references=["a", "b"]), r"predictions\[1\] .*lone UTF-16 surrogate"),
+    (dict(predictions=["a"], references=["\udfff"]), r"references\[0\] .*lone UTF-16 surrogate"),
     # settings of the LLM judge given to the rule judge would be silently ignored
     (dict(predictions=["a"], references=["a"], judge_prompt="my-judge.yaml"), r"judge_prompt= .*judge='rule'"),
     (dict(predictions=["a"], references=["a"], judge_model="m", api_base="http://x/v1"),
