@@ -179,8 +179,10 @@ _REASONING = re.compile(r"\s*<think>.*?(?:</think>|\Z)", re.DOTALL)
 def without_reasoning(text: str) -> str:
     """A reply without the <think>…</think> block a reasoning model may start it with (served without a reasoning
     parser): its drafts are not its answer. A block never closed (the reply was cut off while reasoning) leaves
-    nothing."""
-    return _REASONING.sub("", text, count=1) if text.lstrip().startswith("<think>") else text
+    nothing; a reply that only closes one (the chat template opened it in the prompt) keeps what follows."""
+    if text.lstrip().startswith("<think>"):
+        return _REASONING.sub("", text, count=1)
+    return text.split("</think>", 1)[1] if "</think>" in text else text
 
 
 class _Transient(Exception):

@@ -119,6 +119,8 @@ def test_a_verdict_inside_the_reasoning_is_not_the_verdict():
     parse_verdict = load_template().parse
     assert parse_verdict("<think>\n先假设：\n结论：错误\n不对，年份一致。\n</think>\n回答一致。\n结论：正确") == "CO"
     assert parse_verdict("<think>结论：正确</think>\n\n理由：年份不同。\n结论：错误") == "IN"
+    # a chat template that opens the block in the prompt: the reply only closes it
+    assert parse_verdict("先看年份。\n结论：正确\n不对，差一年。\n</think>\n\n结论：错误") == "IN"
     for reply in ("<think>\n初步看来\n结论：正确\n还要核对", "<think>\n结论：正确\n</think>\n"):
         with pytest.raises(ValueError):  # cut off while reasoning, or no verdict after it
             parse_verdict(reply)
