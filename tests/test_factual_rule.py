@@ -527,3 +527,14 @@ def test_real_references_in_sentences_are_correct(template):
 ])
 def test_odd_input_gets_a_grade_and_no_exception(prediction, reference, grade):
     assert judge_answer(prediction, reference, "哪一年？").grade == grade
+
+
+@pytest.mark.parametrize("prediction, reference, verdict", [
+    # a reference of only symbols or emoji gives the rules nothing to compare: not sure (the cascade asks the LLM)
+    ("沈括", "😀", ("IN", False)), ("5", "。", ("IN", False)), ("1", "%", ("IN", False)),
+    ("😀", "😀", ("CO", True)), (" 👍 ", "👍", ("CO", True)),  # the very same text
+    ("", "😀", ("NA", True)), ("不知道", "😀", ("NA", True)),  # no answer is no answer
+])
+def test_a_reference_the_rules_cannot_read(prediction, reference, verdict):
+    v = judge_answer(prediction, reference, "")
+    assert (v.grade, v.certain) == verdict

@@ -799,6 +799,8 @@ def judge_answer(prediction: str, reference: str, question: str = "") -> Verdict
     docstring."""
     cleaned = rules.clean(prediction)
     if not rules.key(cleaned):
+        if prediction.strip() and prediction.strip() == reference.strip():
+            return Verdict("CO", True, "same_text")  # 😀 for 😀: a reference of symbols only, given verbatim
         return Verdict("NA", True, "empty")
     cleaned_question = rules.clean(question) if question else ""
     question_numbers = rules.find_numbers(cleaned_question) if question else []
@@ -808,7 +810,15 @@ def judge_answer(prediction: str, reference: str, question: str = "") -> Verdict
     best = min(verdicts, key=lambda v: (_RANK[v.grade], not v.certain))
     if best.certain and best.grade != "CO" and not all(v.certain for v in verdicts):
         return best._replace(certain=False)  # one reading of the reference is unsure: so is a grade short of CO
+    if best.certain and best.grade != "NA" and _unreadable(reference):
+        return best._replace(certain=False)  # only symbols or emoji: the rules had nothing to compare
     return best
+
+
+@lru_cache(maxsize=65536)
+def _unreadable(reference: str) -> bool:
+    """A reference with no letter, digit or character once cleaned (😀, %, 。)."""
+    return not rules.key(rules.clean(reference))
 
 
 def grade_answer(prediction: str, reference: str, question: str = "") -> str:
