@@ -22,6 +22,7 @@ import json
 import os
 import queue
 import random
+import re
 import sqlite3
 import threading
 import time
@@ -172,6 +173,18 @@ def prompt_key(version: str, *parts: str) -> str:
     return f"{version}:{digest}"
 
 
+_REASONING = re.compile(r"\s*<think>.*?(?:</think>|\Z)", re.DOTALL)
+
+
+def without_reasoning(text: str) -> str:
+    """A reply without the <think>…</think> block a reasoning model may start it with (served without a reasoning
+    parser): its drafts are not its answer. A block never closed (the reply was cut off while reasoning) leaves
+    nothing; a reply that only closes one (the chat template opened it in the prompt) keeps what follows."""
+    if text.lstrip().startswith("<think>"):
+        return _REASONING.sub("", text, count=1)
+    return text.split("</think>", 1)[1] if "</think>" in text else text
+
+
 class _Transient(Exception):
     """A failure worth retrying; `wait` is the server's Retry-After in seconds, if it sent one."""
 
@@ -296,10 +309,13 @@ class ChatClient:
 
     # -- asking ----------------------------------------------------------------------------------------------
 
-    def pending(self, requests: Sequence[ChatRequest]) -> int:
-        """How many distinct requests are not in the cache (what complete_all would ask)."""
-        keys = {r.key for r in requests}
-        return sum(self.cache.get(self.model, self._settings, key) is None for key in keys)
+    def pending(self, requests: Sequence[ChatRequest], parse: Callable[[str], object] | None = None) -> int:
+        """How many distinct requests are not in the cache (what complete_all would ask); with `parse`, a cached
+        reply that parse rejects counts too (complete_all asks it again)."""
+        unique = {r.key: r for r in requests}.values()
+        if parse is not None:
+            return sum(self._from_cache(r, parse) is None for r in unique)
+        return sum(self.cache.get(self.model, self._settings, r.key) is None for r in unique)
 
     def cached(self, requests: Sequence[ChatRequest], parse: Callable[[str], object]) -> list[ChatOutcome | None]:
         """The cached outcome of each request, or None where the cache has no usable reply; asks nothing."""
@@ -519,7 +535,8 @@ class ChatClient:
                 "temperature": 0.0}
         try:
             self._reserve_call(index, "probe")
-            self._post_once(self.urls[index], json.dumps(body).encode("utf-8"), self._headers(), timeout)
+            reply = self._post_once(self.urls[index], json.dumps(body).encode("utf-8"), self._headers(), timeout)
+            self._count_reply("probe", reply["usage"])
         except _CapReached:
             pass  # no call left to spend on a probe; the run itself reports the cap
         except ChatError as err:

@@ -192,9 +192,10 @@ def llm_calls_planned(items, wanted, client, *, simpleqa: bool = False, judge: s
             verdicts = judge_answers([i["prediction"] for i in factual_items], [i["answer"] for i in factual_items],
                                      [i["question"] for i in factual_items])
             factual_items = [i for i, v in zip(factual_items, verdicts) if not v.certain]
+        template = load_template(judge_prompt)
         plan["judge"] = {"calls": client.pending(judge_requests(
             [i["prediction"] for i in factual_items], [i["answer"] for i in factual_items],
-            [i["question"] for i in factual_items], load_template(judge_prompt))), "exact": True}
+            [i["question"] for i in factual_items], template), template.parse), "exact": True}
     if "rag" in wanted and not simpleqa and items[0].get("retrieved_contexts") is not None:
         from chimdqa_eval.rag.metrics import ALL_METRICS
         from chimdqa_eval.rag.scoring import check_inputs, llm_calls_planned as rag_calls_planned

@@ -125,9 +125,9 @@ def lone_surrogate(value, path: str = "") -> str | None:
     return None
 
 
-def surrogate_problem(value) -> str | None:
-    """The error text for a lone surrogate in a parsed JSON value, or None when there is none."""
-    found = lone_surrogate(value)
+def surrogate_problem(value, path: str = "") -> str | None:
+    """The error text for a lone surrogate in a parsed JSON value (named `path`), or None when there is none."""
+    found = lone_surrogate(value, path)
     return None if found is None else (f"{found} holds a lone UTF-16 surrogate (an unpaired \\ud800-\\udfff "
                                        "escape), which is not text; fix the encoding of that value")
 
@@ -164,6 +164,8 @@ def check_texts(name: str, values, *, allow_empty: bool = True) -> list[str]:
             raise InputError(f"{name}[{i}]: expected a string, got {type(v).__name__} ({shown(v)})")
         if not allow_empty and not v.strip():
             raise InputError(f"{name}[{i}]: empty string")
+        if problem := surrogate_problem(v, f"{name}[{i}]"):
+            raise InputError(problem)
     return values
 
 

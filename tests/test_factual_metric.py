@@ -60,6 +60,13 @@ def test_empty_input_is_a_clear_error():
      r"groups\['primary_category'\] has 1 labels for 2 items"),
     (dict(predictions=["a"], references=["a"], judge="gpt"), r"unknown judge 'gpt'"),
     (dict(predictions=["a"], references=["a"], judge="llm"), r"needs judge_model= and api_base="),
+    # JSON's "\ud800" escape: not text (the rule judge's OpenCC raised UnicodeEncodeError on it)
+    (dict(predictions=["a", "x\ud800"], references=["a", "b"]), r"predictions\[1\] .*lone UTF-16 surrogate"),
+    (dict(predictions=["a"], references=["\udfff"]), r"references\[0\] .*lone UTF-16 surrogate"),
+    # settings of the LLM judge given to the rule judge would be silently ignored
+    (dict(predictions=["a"], references=["a"], judge_prompt="my-judge.yaml"), r"judge_prompt= .*judge='rule'"),
+    (dict(predictions=["a"], references=["a"], judge_model="m", api_base="http://x/v1"),
+     r"judge_model=, api_base= .*judge='rule'"),
 ])
 def test_bad_input_names_the_item(kwargs, message):
     with pytest.raises(InputError, match=message):
@@ -104,6 +111,18 @@ def test_parse_verdict_is_strict():
     assert parse_verdict("结论: 未作答。") == "NA"
     for reply in ("正确", "结论：部分正确", "结论：正确\n结论：错误", "", "Verdict: correct"):
         with pytest.raises(ValueError):
+            parse_verdict(reply)
+
+
+def test_a_verdict_inside_the_reasoning_is_not_the_verdict():
+    """A reasoning model's <think> block drafts verdicts; only what follows it is the reply's verdict."""
+    parse_verdict = load_template().parse
+    assert parse_verdict("<think>\n先假设：\n结论：错误\n不对，年份一致。\n</think>\n回答一致。\n结论：正确") == "CO"
+    assert parse_verdict("<think>结论：正确</think>\n\n理由：年份不同。\n结论：错误") == "IN"
+    # a chat template that opens the block in the prompt: the reply only closes it
+    assert parse_verdict("先看年份。\n结论：正确\n不对，差一年。\n</think>\n\n结论：错误") == "IN"
+    for reply in ("<think>\n初步看来\n结论：正确\n还要核对", "<think>\n结论：正确\n</think>\n"):
+        with pytest.raises(ValueError):  # cut off while reasoning, or no verdict after it
             parse_verdict(reply)
 
 

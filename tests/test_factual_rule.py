@@ -511,3 +511,30 @@ def test_real_references_in_sentences_are_correct(template):
     assert [r["answer"] for r, v in zip(rows, verdicts) if v.grade != "CO"] == []
     certain = sum(v.certain for v in verdicts) / len(rows)
     assert certain == 0 if "不太确定" in template else certain > 0.99  # a refusing hedge is never sure
+
+
+@pytest.mark.parametrize("prediction, reference, grade", [
+    ("", "5", "NA"), ("。？！……", "5", "NA"), ("😀", "沈括", "NA"), ("沈括😀", "沈括", "CO"),
+    ("−5", "-5", "CO"), ("-5", "−5", "CO"), ("−5", "5", "IN"), ("５", "5", "CO"), ("１２３４年", "1234年", "CO"),
+    ("1e309", "1e309", "CO"),
+    # a run of numerals longer than Python's int() reads (4,300 digits) must not raise
+    ("一" * 20000, "5", "IN"), ("一" * 5000 + "年", "1912年", "IN"), ("一亿" * 700, "5", "IN"),
+    # a 20,000-character answer (the scientific-notation rewrite was quadratic in a run of digits: 7 s here)
+    ("1" * 20000, "5", "IN"), ("1" * 20000, "沈括", "IN"), ("1912年，" * 4000, "1912年", "CO"),
+    # thousands of numbers (the stray-number and restatement checks compared every pair: 2 min for the first)
+    ("5个6个" * 3000, "5个", "CO"), ("5（6）" * 4000, "5个", "CO"), ("1912年1913年" * 1500, "1912年", "CO"),
+    ("至少5个" * 4000, "5个", "CO"), ("永乐18年(1420年)，" * 1500, "1420年", "CO"),
+])
+def test_odd_input_gets_a_grade_and_no_exception(prediction, reference, grade):
+    assert judge_answer(prediction, reference, "哪一年？").grade == grade
+
+
+@pytest.mark.parametrize("prediction, reference, verdict", [
+    # a reference of only symbols or emoji gives the rules nothing to compare: not sure (the cascade asks the LLM)
+    ("沈括", "😀", ("IN", False)), ("5", "。", ("IN", False)), ("1", "%", ("IN", False)),
+    ("😀", "😀", ("CO", True)), (" 👍 ", "👍", ("CO", True)),  # the very same text
+    ("", "😀", ("NA", True)), ("不知道", "😀", ("NA", True)),  # no answer is no answer
+])
+def test_a_reference_the_rules_cannot_read(prediction, reference, verdict):
+    v = judge_answer(prediction, reference, "")
+    assert (v.grade, v.certain) == verdict

@@ -109,6 +109,10 @@ def test_bad_audit_inputs_are_named(two_judges, tmp_path):
         audit_results(two_judges / "rule", labels_path=labels)
     with pytest.raises(InputError, match="second results folder or --labels"):
         audit_results(two_judges / "rule")
+    labels.write_text('{"id": "nobody", "grade": "CO"}\n', encoding="utf-8")
+    for second, people in ((None, labels), (two_judges / "rule", labels)):
+        with pytest.raises(InputError, match=r"labels\.jsonl.*no item|no item.*labels\.jsonl"):
+            audit_results(two_judges / "rule", second, people)
     other = tmp_path / "other.jsonl"
     other.write_text(SAMPLE.read_text(encoding="utf-8").replace("512字", "513字"), encoding="utf-8")
     assert cli.main(["evaluate", "--predictions", str(other), "--out", str(tmp_path / "o"), "--resamples", "0",

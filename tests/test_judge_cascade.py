@@ -100,6 +100,9 @@ def test_the_built_in_template_is_a_template_file():
     (LETTERS.replace("([ABC])", "([ABC]"), "does not compile"),
     (LETTERS + "temperature: 0\n", "unknown key"),
     (LETTERS.replace("version: letters-1\n", ""), "'version' is missing"),
+    # YAML reads an unquoted yes / no as true / false: no reply would ever match them
+    (LETTERS.replace("([ABC])", "(yes|no)").replace("{A: CO, B: IN, C: NA}", "{yes: CO, no: IN}"),
+     "'verdicts' key True is not text"),
 ])
 def test_bad_templates_are_named(tmp_path, text, message):
     path = tmp_path / "t.yaml"

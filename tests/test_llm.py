@@ -331,6 +331,21 @@ def test_pending_counts_distinct_uncached_requests_and_asks_nothing(tmp_path):
         assert len(server.requests) == 1
 
 
+def test_pending_with_the_parser_counts_cached_replies_it_would_ask_again(tmp_path):
+    def stricter(raw):  # e.g. a template whose verdict_regex changed while its prompt text did not
+        if raw == "1":
+            raise ValueError("1 is no longer a verdict")
+        return raw
+
+    with ChatServer(lambda body: "1") as server:
+        client = client_for(server, tmp_path)
+        client.complete_all([ask("a")], strict_int)
+        assert client.pending([ask("a")]) == 0 and client.pending([ask("a")], strict_int) == 0
+        assert client.pending([ask("a"), ask("b")], stricter) == 2
+        client.complete_all([ask("a")], stricter)  # what the dry run said: asked again
+        assert len(server.requests) == 1 + 3
+
+
 def test_probe_names_a_closed_port_at_once(tmp_path):
     with socket.create_server(("127.0.0.1", 0)) as sock:
         port = sock.getsockname()[1]
@@ -350,6 +365,8 @@ def test_probe_lists_models_or_asks_one_token_and_names_a_wrong_url(tmp_path):
         client = client_for(server, tmp_path)
         client.probe()  # /models is not served: one chat request of one token instead
         assert len(server.requests) == 1 and server.requests[0]["max_tokens"] == 1 and client.calls_sent == 1
+        probe = client.usage_report()["stages"]["probe"]  # its tokens are counted with it (one each here)
+        assert (probe["requests"], probe["prompt_tokens"], probe["completion_tokens"]) == (1, 1, 1)
         wrong = server.api_base.replace("/v1", "/nowhere")
         with pytest.raises(InputError, match=rf"{wrong} refused a one-token request: .*HTTP 404"):
             ChatClient("judge-x", wrong, cache_path=tmp_path / "c.sqlite").probe()

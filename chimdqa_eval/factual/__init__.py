@@ -83,6 +83,13 @@ def compute_factual(predictions, references, questions=None, *, domains=None, qu
 
     if judge not in JUDGES:
         raise InputError(f"judge: unknown judge {judge!r}; expected one of {', '.join(JUDGES)}")
+    if judge not in LLM_JUDGES:
+        unused = [f"{name}=" for name, value in (("judge_prompt", judge_prompt), ("judge_model", judge_model),
+                                                 ("api_base", api_base), ("endpoint", endpoint),
+                                                 ("cache_path", cache_path)) if value is not None]
+        if unused:
+            raise InputError(f"{', '.join(unused)} {'is' if len(unused) == 1 else 'are'} for the LLM judge and "
+                             f"would be ignored with judge={judge!r}: use judge='llm' or judge='cascade'")
     client, template, verdicts, errors = None, None, None, []
     if judge in ("rule", "cascade"):
         verdicts = judge_answers(predictions, references, questions)

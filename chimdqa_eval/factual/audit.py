@@ -20,12 +20,14 @@ BREAKDOWN_COLUMNS = ("domain", "question_type", "level", "category", "primary_ca
 LABEL_ORDER = (*GRADES, UNGRADED)
 
 
-def audit_grades(first: dict, second: dict, rows: dict, *, names=("A", "B"), people: dict | None = None) -> dict:
+def audit_grades(first: dict, second: dict, rows: dict, *, names=("A", "B"), people: dict | None = None,
+                 sources=("A", "B", "the labels")) -> dict:
     """The audit of two {id: grade} maps over the ids both graded; `rows` {id: item row} gives the breakdown
-    labels and the prediction of each item; `people` {id: grade} adds each judge's accuracy against them."""
+    labels and the prediction of each item; `people` {id: grade} adds each judge's accuracy against them.
+    `sources` names the two gradings and the labels in error messages (their files)."""
     ids = [i for i in rows if i in first and i in second]
     if not ids:
-        raise InputError("the two gradings have no item in common")
+        raise InputError(f"{sources[0]} and {sources[1]} have no item in common")
     a, b = [first[i] for i in ids], [second[i] for i in ids]
     out = {"names": list(names), **agreement(a, b, LABEL_ORDER), "by": {}}
     for column in BREAKDOWN_COLUMNS:
@@ -49,7 +51,7 @@ def audit_grades(first: dict, second: dict, rows: dict, *, names=("A", "B"), peo
         for name, grades in zip(names, (first, second)):
             common = [i for i in ids if i in people]
             if not common:
-                raise InputError("the labels name none of the audited items")
+                raise InputError(f"{sources[2]}: no item of the labels is among the audited items")
             judged, labelled = [grades[i] for i in common], [people[i] for i in common]
             result = agreement(labelled, judged, LABEL_ORDER)
             out["people"][name] = {"n": result["n"], "accuracy": result["agreement"], "kappa": result["kappa"],
@@ -148,7 +150,8 @@ def audit_results(first_path, second_path=None, labels_path=None) -> dict:
             names = (f"{names[0]} (A)", f"{names[1]} (B)")
         people_arg = people
     _with_release_text(rows, first)
-    result = audit_grades(grades_a, grades_b, rows, names=names, people=people_arg)
+    result = audit_grades(grades_a, grades_b, rows, names=names, people=people_arg,
+                          sources=(first_path, second_path or labels_path, labels_path))
     result["sources"] = [str(first_path), str(second_path or labels_path)]
     return result
 

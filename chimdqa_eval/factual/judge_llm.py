@@ -3,9 +3,9 @@
 A template is a YAML file (the built-in one is templates/zh-judge-1.yaml, our own Chinese grader prompt):
 `version`, optional `system`, `user` (a str.format text with {prediction}, {reference} and optionally
 {question}), `verdict_regex` (one capture group, matched line by line) and `verdicts` (captured text -> CO / IN /
-NA). A reply with no match, or with matches that map to different grades, is unparseable: asked again
-(ChatClient.parse_retries) and, if still unparseable or the request failed, the item is graded "UNGRADED" with
-its reason — never turned into NA. Cached verdicts are keyed by the template's text as well as its version;
+NA), searched in the reply after any <think> block. A reply with no match, or with matches that map to different
+grades, is unparseable: asked again (ChatClient.parse_retries) and, if still unparseable or the request failed,
+the item is graded "UNGRADED" with its reason — never turned into NA. Cached verdicts are keyed by the template's text as well as its version;
 scores carry the version and the file's sha256 in their signature, so a run graded with another team's
 protocol says so.
 """
@@ -21,7 +21,7 @@ from pathlib import Path
 import yaml
 
 from chimdqa_eval.factual.scores import GRADES, UNGRADED
-from chimdqa_eval.llm import ChatClient, ChatRequest, prompt_key
+from chimdqa_eval.llm import ChatClient, ChatRequest, prompt_key, without_reasoning
 from chimdqa_eval.schema import InputError
 
 DEFAULT_TEMPLATE = "zh-judge-1.yaml"
@@ -47,8 +47,9 @@ class JudgeTemplate:
                                                        reference, prediction))
 
     def parse(self, reply: str) -> str:
-        """The grade of a reply; ValueError when no line matches or the matches disagree."""
-        found = self.verdict_regex.findall(reply)
+        """The grade of a reply; ValueError when no line matches or the matches disagree. A reasoning model's
+        <think> block is not searched: its drafts are not the verdict."""
+        found = self.verdict_regex.findall(without_reasoning(reply))
         if not found:
             raise ValueError(f"no verdict matching {self.verdict_regex.pattern!r} in {reply[-200:]!r}")
         grades = {self.verdicts.get(text.strip()) for text in found}
@@ -107,6 +108,10 @@ def load_template(path=None) -> JudgeTemplate:
     verdicts = doc["verdicts"]
     if not isinstance(verdicts, dict) or not all(g in GRADES for g in verdicts.values()):
         raise InputError(f"{name}: 'verdicts' must map each captured text to one of {', '.join(GRADES)}")
+    for text in verdicts:
+        if isinstance(text, bool) or text is None:  # YAML reads yes / no / on / off / ~ unquoted as these
+            raise InputError(f"{name}: 'verdicts' key {text} is not text (YAML reads an unquoted yes, no, on, off or "
+                             f"~ as {text}): quote it")
     return JudgeTemplate(str(doc["version"]), doc.get("system"), doc["user"], regex,
                          {str(k).strip(): v for k, v in verdicts.items()}, hashlib.sha256(data).hexdigest(), name)
 

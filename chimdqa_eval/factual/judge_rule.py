@@ -36,6 +36,7 @@ kind, a unit they do not know, a name that shares characters with the reference 
 """
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -647,13 +648,22 @@ def _likeliest(candidates: list[Number], hits: list[Number], text: str, question
 
     best = max(overlap(n) for n in candidates)
     tied = [n for n in candidates if overlap(n) == best]
+    hits = set(hits)
     return next((n for n in tied if n in hits), tied[0])
 
 
-def _restated(first: Number, second: Number, text: str) -> bool:
-    """The second number is the first in other words, in parentheses right after it (永乐18年(1420年))."""
-    between = text[first.start:second.start]
-    return first.start < second.start and re.fullmatch(r"[^,;。()]*\([^,;。()]{0,3}", between) is not None
+_OPENED = re.compile(r"\([^,;。()]{0,3}\Z")
+_CLAUSE_MARKS = ",;。()"
+
+
+def _restating_clause(n: Number, text: str) -> tuple[int, int] | None:
+    """(start, end): where a number that `n` restates may start, when n is at most 3 characters into a
+    parenthesis: from the clause's start up to the parenthesis, with no , ; 。 or parenthesis in between; None
+    when n is not in one. Found in constant time from n's side, so a long answer stays linear."""
+    opened = _OPENED.search(text, max(0, n.start - 4), n.start)
+    if opened is None:
+        return None
+    return max(text.rfind(mark, 0, opened.start()) for mark in _CLAUSE_MARKS) + 1, opened.start()
 
 
 def _as_percent(n: Number) -> Number:
@@ -688,10 +698,21 @@ def _judge_numeric(ref: Reference, answer: _Answer, question: str, question_numb
     matched = [any(n.matches(target(n, p)) for n in hits) for p in pairs]
     bounds = [n for n in candidates if n.kind in ("lower", "upper") and any(n.value == target(n, p).value
                                                                            for p in pairs)]
-    stray = [n for n in candidates if n.kind == "exact" and n not in hits
-             and not any(_restated(n, h, answer.affirmed) or _restated(h, n, answer.affirmed) for h in hits)]
-    vague = [n for n in candidates if n.kind != "exact" and n not in hits
-             and not any(_restated(n, h, answer.affirmed) or _restated(h, n, answer.affirmed) for h in hits)]
+    # (a set and sorted positions: a long answer with thousands of numbers stays fast)
+    hit_set, hit_starts = set(hits), sorted(h.start for h in hits)
+    restated_by_hit = sorted(filter(None, (_restating_clause(h, answer.affirmed) for h in hits)))
+
+    def restates(n: Number) -> bool:
+        """n restates a hit, or a hit restates n (the clauses of restatements never overlap)."""
+        i = bisect.bisect_right(restated_by_hit, (n.start, len(answer.affirmed)))
+        if i and restated_by_hit[i - 1][0] <= n.start <= restated_by_hit[i - 1][1]:
+            return True
+        clause = _restating_clause(n, answer.affirmed)
+        return clause is not None and bisect.bisect_left(hit_starts, clause[0]) < bisect.bisect_right(hit_starts,
+                                                                                                       clause[1])
+
+    stray = [n for n in candidates if n.kind == "exact" and n not in hit_set and not restates(n)]
+    vague = [n for n in candidates if n.kind != "exact" and n not in hit_set and not restates(n)]
     unsure_unit = any(n.unknown_unit and not any(n.unknown_unit == r.unknown_unit for r in ref.numbers)
                       for n in hits + stray)
     clauses = _clauses_with(answer.affirmed, lambda c: any(ch.isdigit() for ch in c))
@@ -724,7 +745,8 @@ def _judge_numeric(ref: Reference, answer: _Answer, question: str, question_numb
         sure = not unsure_unit and not _competing(ref, clauses) and not answer.alternative \
             and not any(n.converted for n in stray)
         return Verdict("IN", sure, "number_mismatch")
-    if bounds and all(n in bounds or any(n.consistent_with(target(n, p)) for p in pairs) for n in vague):
+    bound_set = set(bounds)
+    if bounds and all(n in bound_set or any(n.consistent_with(target(n, p)) for p in pairs) for n in vague):
         return Verdict("CO", False, "bound_at_reference")  # 至少16周岁 for 16周岁, 1万元以上5万元以下 for 上限5万元
     if vague:
         if any(not any(n.consistent_with(target(n, p)) for p in pairs) for n in vague):
@@ -777,6 +799,8 @@ def judge_answer(prediction: str, reference: str, question: str = "") -> Verdict
     docstring."""
     cleaned = rules.clean(prediction)
     if not rules.key(cleaned):
+        if prediction.strip() and prediction.strip() == reference.strip():
+            return Verdict("CO", True, "same_text")  # 😀 for 😀: a reference of symbols only, given verbatim
         return Verdict("NA", True, "empty")
     cleaned_question = rules.clean(question) if question else ""
     question_numbers = rules.find_numbers(cleaned_question) if question else []
@@ -786,7 +810,15 @@ def judge_answer(prediction: str, reference: str, question: str = "") -> Verdict
     best = min(verdicts, key=lambda v: (_RANK[v.grade], not v.certain))
     if best.certain and best.grade != "CO" and not all(v.certain for v in verdicts):
         return best._replace(certain=False)  # one reading of the reference is unsure: so is a grade short of CO
+    if best.certain and best.grade != "NA" and _unreadable(reference):
+        return best._replace(certain=False)  # only symbols or emoji: the rules had nothing to compare
     return best
+
+
+@lru_cache(maxsize=65536)
+def _unreadable(reference: str) -> bool:
+    """A reference with no letter, digit or character once cleaned (😀, %, 。)."""
+    return not rules.key(rules.clean(reference))
 
 
 def grade_answer(prediction: str, reference: str, question: str = "") -> str:

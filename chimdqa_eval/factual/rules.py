@@ -30,6 +30,9 @@ _ELIDED = {"百": 10, "千": 100, "万": 1000, "亿": 10 ** 7}
 _CN_NUMERAL = re.compile(r"(百分之)?([零〇一二两三四五六七八九十百千万亿]+)(点[零〇一二三四五六七八九]+)?")
 # A single numeral character is only a number standing alone, next to a measure word or unit or after 第 (not
 # 一样, 统一, 十分).
+# Longer runs of numeral characters are not read as numbers: no number is written so, and int() refuses
+# beyond 4,300 digits.
+_LONGEST_NUMERAL = 64
 _NOT_A_COUNT = set("哪某每同这那任唯统之其")
 MEASURE_CHARS = ("年月日号届个次人岁位名条章节倍元米克吨种项座层期代世纪度天周本部首篇只头匹张台辆架艘家所门件场"
                  "局枚颗粒支队份句字集季轮站口")
@@ -180,6 +183,8 @@ def _replace_numeral(match: re.Match) -> str:
         return match.group(0)  # 哪一年, 同一年, 唯一, 作为一个: "which / the same / only / a", not 1
     if before.isdigit() and digits[0] in "万亿":  # 1.2万 is handled with the Arabic number
         return match.group(0)
+    if len(digits) > _LONGEST_NUMERAL:  # a row of numerals no number is written with (一一一…): kept as text
+        return match.group(0)
     value = _cn_integer(digits)
     if value is None:
         return match.group(0)
@@ -194,7 +199,9 @@ def chinese_numerals_to_arabic(text: str) -> str:
     return _CN_NUMERAL.sub(_replace_numeral, text)
 
 
-_SCIENTIFIC = re.compile(r"(\d+(?:\.\d+)?)\s*[×x*]\s*10\s*\^\s*(\d{1,2})(?!\d)")
+# (?<!\d): a match only starts where a digit run does (the same matches; a long run of digits is not rescanned
+# from each of its digits, which took seconds on a 20,000-digit answer).
+_SCIENTIFIC = re.compile(r"(?<!\d)(\d+(?:\.\d+)?)\s*[×x*]\s*10\s*\^\s*(\d{1,2})(?!\d)")
 _MULTIPLIER_OF = {0: "", 4: "万", 8: "亿", 12: "万亿"}
 
 
