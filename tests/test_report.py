@@ -358,11 +358,15 @@ def test_paper_rows_only_beside_the_papers_config_and_split(two_runs, finance_ra
 
 def test_the_same_model_name_twice_in_a_group_is_told_apart(two_runs, tmp_path):
     root, a, b = two_runs
-    same = [dict(r, model=dict(r["model"], model="same-model")) for r in (a, b)]
+    minute = "2026-01-02T03:04:05+00:00"
+    same = [dict(r, model=dict(r["model"], model="same-model"), created=minute) for r in (a, b)]
     names = [r["model"] for r in leaderboard.leaderboard_rows(same)]
-    # both runs were made in the same minute: the predictions' sha256 prefix tells them apart
-    assert names == [f"same-model · {b['created'][:16].replace('T', ' ')} · preds {b['submission']['sha256'][:7]}",
-                     f"same-model · {a['created'][:16].replace('T', ' ')} · preds {a['submission']['sha256'][:7]}"]
+    # made in the same minute: the predictions' sha256 prefix tells them apart
+    assert names == [f"same-model · 2026-01-02 03:04 · preds {b['submission']['sha256'][:7]}",
+                     f"same-model · 2026-01-02 03:04 · preds {a['submission']['sha256'][:7]}"]
+    apart = [dict(r, created=t) for r, t in zip(same, (minute, "2026-01-02T03:05:00+00:00"))]
+    assert {r["model"] for r in leaderboard.leaderboard_rows(apart)} == {"same-model · 2026-01-02 03:04",
+                                                                        "same-model · 2026-01-02 03:05"}
     assert cli.main(["leaderboard", str(root / "a"), str(root / "a" / "results.json"), "--out", str(tmp_path)]) == 2
 
 
