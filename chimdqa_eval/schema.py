@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import datetime
 import math
+import string
+from pathlib import Path
 
 DOMAINS = ("academic", "education", "finance", "law", "medical", "news")
 FACTUAL_TYPES = ("retrieval", "filtering", "statistical", "computational", "comparison")
@@ -265,3 +267,38 @@ def check_breakdowns(**columns) -> dict:
         _, vocabulary, canonical = BREAKDOWNS[argument]
         out[argument] = check_labels(argument, list(values), vocabulary, canonical)
     return out
+
+
+def read_yaml_mapping(path, label: str, *, expected: str = "a mapping", empty: dict | None = None,
+                      missing_hint: str = "") -> tuple[dict, bytes]:
+    """(the mapping in the YAML file at `path`, the file's bytes) for the files users write (a grader template,
+    a prompt template, a board's settings). Every problem is an InputError that starts with `label` (the file,
+    or the flag that named it): a missing file (plus `missing_hint`), a folder, text that is not UTF-8 YAML, YAML
+    that is not a mapping (`expected` says what belongs there). An empty file is `empty` when that is given."""
+    import yaml
+
+    path = Path(path)
+    if path.is_dir():
+        raise InputError(f"{label}: not a file (a folder)")
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise InputError(f"{label}: no such file{missing_hint}") from None
+    try:
+        doc = yaml.safe_load(data.decode("utf-8"))
+    except (UnicodeDecodeError, yaml.YAMLError) as err:
+        raise InputError(f"{label}: not a UTF-8 YAML file ({err})") from None
+    if doc is None and empty is not None:
+        doc = dict(empty)
+    if not isinstance(doc, dict):
+        raise InputError(f"{label}: expected {expected}, got {type(doc).__name__}")
+    return doc, data
+
+
+def format_fields(text: str, location: str) -> set[str]:
+    """The {field} names a str.format text uses; InputError naming `location` when it is no valid format text."""
+    try:
+        return {field for _, field, _, _ in string.Formatter().parse(text) if field is not None}
+    except ValueError as err:
+        raise InputError(f"{location} is not a valid format text ({err}; write a literal brace as {{{{ or }}}})") \
+            from None

@@ -13,16 +13,13 @@ from __future__ import annotations
 
 import hashlib
 import re
-import string
+from contextlib import nullcontext
 from dataclasses import dataclass
 from importlib import resources
-from pathlib import Path
-
-import yaml
 
 from chimdqa_eval.factual.scores import GRADES, UNGRADED
 from chimdqa_eval.llm import ChatClient, ChatRequest, prompt_key, without_reasoning
-from chimdqa_eval.schema import InputError
+from chimdqa_eval.schema import InputError, format_fields, read_yaml_mapping
 
 DEFAULT_TEMPLATE = "zh-judge-1.yaml"
 TEMPLATE_KEYS = ("version", "system", "user", "verdict_regex", "verdicts")
@@ -68,21 +65,11 @@ class JudgeTemplate:
 
 def load_template(path=None) -> JudgeTemplate:
     """The grader template at `path` (None: the built-in one); InputError naming the file and key otherwise."""
-    if path is None:
-        source = resources.files("chimdqa_eval.factual").joinpath("templates", DEFAULT_TEMPLATE)
-        data, name = source.read_bytes(), f"built-in {DEFAULT_TEMPLATE}"
-    else:
-        file = Path(path)
-        if not file.is_file():
-            raise InputError(f"{file}: no such judge template file")
-        data, name = file.read_bytes(), str(file)
-    try:
-        doc = yaml.safe_load(data.decode("utf-8"))
-    except (UnicodeDecodeError, yaml.YAMLError) as err:
-        raise InputError(f"{name}: not a readable YAML file ({err})") from None
-    if not isinstance(doc, dict):
-        raise InputError(f"{name}: expected a mapping with {', '.join(TEMPLATE_KEYS)}")
-    unknown = sorted(set(doc) - set(TEMPLATE_KEYS))
+    built_in = resources.files("chimdqa_eval.factual").joinpath("templates", DEFAULT_TEMPLATE)
+    name = f"built-in {DEFAULT_TEMPLATE}" if path is None else str(path)
+    with resources.as_file(built_in) if path is None else nullcontext(path) as file:
+        doc, data = read_yaml_mapping(file, name, expected=f"a mapping with {', '.join(TEMPLATE_KEYS)}")
+    unknown = sorted(set(doc) - set(TEMPLATE_KEYS), key=str)
     if unknown:
         raise InputError(f"{name}: unknown key(s) {', '.join(map(str, unknown))}; expected {', '.join(TEMPLATE_KEYS)}")
     for key in ("version", "user", "verdict_regex", "verdicts"):
@@ -91,11 +78,7 @@ def load_template(path=None) -> JudgeTemplate:
     for key in ("version", "user", "verdict_regex") + (("system",) if doc.get("system") is not None else ()):
         if not isinstance(doc[key], str):
             raise InputError(f"{name}: '{key}' must be text, got {type(doc[key]).__name__}")
-    try:
-        fields = {f for _, f, _, _ in string.Formatter().parse(doc["user"]) if f is not None}
-    except ValueError as err:
-        raise InputError(f"{name}: 'user' is not a valid format text ({err}; write a literal brace as {{{{ or }}}})") \
-            from None
+    fields = format_fields(doc["user"], f"{name}: 'user'")
     if fields - USER_FIELDS or not {"prediction", "reference"} <= fields:
         raise InputError(f"{name}: 'user' must use {{prediction}} and {{reference}} (and may use {{question}}); "
                          f"it uses {', '.join(sorted(fields)) or 'no field'}")

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import hashlib
 import re
-import string
 from dataclasses import dataclass
 from pathlib import Path
 
-from chimdqa_eval.schema import InputError
+from chimdqa_eval.schema import InputError, format_fields, read_yaml_mapping
 
 DEFAULT_TEMPLATE = Path(__file__).with_name("templates") / "chimdqa.yaml"
 # key path -> the placeholders that text may use
@@ -44,21 +43,11 @@ class Template:
 
 def load_template(path=None) -> Template:
     """The template at `path` (default: the bundled one), checked: every text present, only known placeholders."""
-    import yaml
-
     path = Path(path) if path is not None else DEFAULT_TEMPLATE
-    try:
-        raw = path.read_bytes()
-        data = yaml.safe_load(raw.decode("utf-8"))
-    except FileNotFoundError:
-        raise InputError(f"--prompt {path}: no such file") from None
-    except IsADirectoryError:
-        raise InputError(f"--prompt {path}: not a file (a folder)") from None
-    except (UnicodeDecodeError, yaml.YAMLError) as err:
-        raise InputError(f"--prompt {path}: not a UTF-8 YAML file ({err})") from None
-    if not isinstance(data, dict) or not isinstance(data.get("version"), (str, int, float)):
-        raise InputError(f"{path}: a prompt template needs a 'version' and the texts "
-                         f"{', '.join('.'.join(k) for k in PLACEHOLDERS)}")
+    needs = f"a 'version' and the texts {', '.join('.'.join(k) for k in PLACEHOLDERS)}"
+    data, raw = read_yaml_mapping(path, f"--prompt {path}", expected=f"a mapping with {needs}")
+    if not isinstance(data.get("version"), (str, int, float)):
+        raise InputError(f"{path}: a prompt template needs {needs}")
     texts = {}
     for key, allowed in PLACEHOLDERS.items():
         value = data
@@ -67,11 +56,7 @@ def load_template(path=None) -> Template:
         name = ".".join(key)
         if not isinstance(value, str) or not value.strip():
             raise InputError(f"{path}: '{name}' must be a non-empty text")
-        try:
-            used = {field for _, field, _, _ in string.Formatter().parse(value) if field is not None}
-        except ValueError as err:
-            raise InputError(f"{path}: '{name}' is not a valid template ({err}; write {{{{ and }}}} for braces)") \
-                from None
+        used = format_fields(value, f"{path}: '{name}'")
         if used - allowed:
             raise InputError(f"{path}: '{name}' uses unknown placeholder(s) {', '.join(sorted(used - allowed))}; "
                              f"allowed: {', '.join(sorted(allowed)) or 'none'}")

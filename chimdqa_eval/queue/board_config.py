@@ -25,9 +25,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-
-from chimdqa_eval.schema import InputError
+from chimdqa_eval.schema import InputError, read_yaml_mapping
 
 CONFIG_FILE = "leaderboard.yaml"
 BENCHMARKS = {"chimdqa": "ChiMDQA", "chinese_simpleqa": "Chinese SimpleQA"}
@@ -120,14 +118,8 @@ class EvaluateParser(argparse.ArgumentParser):
 def load_board_config(path) -> BoardConfig:
     """Read and check leaderboard.yaml; every problem is an InputError naming the file and the key."""
     path = Path(path)
-    if not path.is_file():
-        raise InputError(f"{path}: no leaderboard config (write one: see `chimdqa queue process --help`)")
-    try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except (yaml.YAMLError, UnicodeDecodeError) as err:
-        raise InputError(f"{path}: not valid YAML ({err})") from None
-    if not isinstance(doc, dict):
-        raise InputError(f"{path}: expected a mapping of settings, got {type(doc).__name__}")
+    doc, _ = read_yaml_mapping(path, str(path), expected="a mapping of settings", empty={},
+                               missing_hint=" (the board's leaderboard.yaml: see the README's `chimdqa queue`)")
     unknown = sorted(set(doc) - set(TOP_KEYS))
     if unknown:
         raise InputError(f"{path}: unknown key(s) {', '.join(unknown)}; expected {', '.join(TOP_KEYS)}")
