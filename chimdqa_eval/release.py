@@ -16,12 +16,11 @@ import hashlib
 import json
 import re
 import sys
-import unicodedata
 from pathlib import Path
 
 from chimdqa_eval.schema import (ID_LIMIT, LEVELS, InputError, canonical_domain, canonical_question_type,
                                  category_of, shown, surrogate_problem, too_long, where)
-from chimdqa_eval.text import normalize_text
+from chimdqa_eval.text import is_wide, normalize_text
 
 
 def shipped_path(relative: str) -> Path:
@@ -281,7 +280,7 @@ def join_lines(lines) -> str:
     """Undo line wrapping inside a text block. Chinese text wraps anywhere, even inside a number such as
     48.6, so a block with any wide (CJK) character joins its lines directly; other blocks join with a space."""
     lines = [line.strip() for line in lines if line.strip()]
-    wide = any(unicodedata.east_asian_width(char) in ("W", "F") for line in lines for char in line)
+    wide = any(is_wide(char) for line in lines for char in line)
     return ("" if wide else " ").join(lines)
 
 

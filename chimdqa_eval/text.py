@@ -19,6 +19,12 @@ _SPACE = re.compile(r"[ \t\u3000\u00a0]+")
 _BLANK_LINES = re.compile(r"\n\s*\n+")
 
 
+def is_wide(char: str) -> bool:
+    """A wide (CJK) or full-width character: Chinese text joins such characters without spaces, and one of them
+    is about one token."""
+    return unicodedata.east_asian_width(char) in ("W", "F")
+
+
 def normalize_text(text: str) -> str:
     """NFKC (full-width forms become half-width: ＡＢ１２ -> AB12, ，？（ -> ,?( ; 。、《》 have no half-width form
     and stay), collapsed runs of spaces, trimmed lines, at most one blank line in a row."""

@@ -61,27 +61,19 @@ def audit_grades(first: dict, second: dict, rows: dict, *, names=("A", "B"), peo
 
 def read_labels(path) -> dict:
     """{id: grade} from a jsonl of {"id": ..., "grade": "CO" | "NA" | "IN"} (more fields are allowed)."""
-    path = Path(path)
-    if not path.is_file():
-        raise InputError(f"{path}: no such labels file")
+    from chimdqa_eval.release import read_jsonl
+
     labels, lines = {}, {}
-    with path.open(encoding="utf-8") as f:
-        for number, text in enumerate(f, 1):
-            if not text.strip():
-                continue
-            try:
-                record = json.loads(text)
-            except json.JSONDecodeError as err:
-                raise InputError(f"{where(path, number)}: not valid JSON ({err.msg})") from None
-            if not isinstance(record, dict) or not isinstance(record.get("id"), str):
-                raise InputError(f"{where(path, number)}: expected an object with a string id")
-            record_id, grade = record["id"], record.get("grade")
-            if grade not in GRADES:
-                raise InputError(f"{where(path, number, record_id)}: grade must be one of {', '.join(GRADES)}, "
-                                 f"got {grade!r}")
-            if record_id in labels:
-                raise InputError(f"{where(path, number, record_id)}: duplicate id (first on line {lines[record_id]})")
-            labels[record_id], lines[record_id] = grade, number
+    for number, record in read_jsonl(path):
+        if not isinstance(record.get("id"), str):
+            raise InputError(f"{where(path, number)}: expected an object with a string id")
+        record_id, grade = record["id"], record.get("grade")
+        if grade not in GRADES:
+            raise InputError(f"{where(path, number, record_id)}: grade must be one of {', '.join(GRADES)}, "
+                             f"got {grade!r}")
+        if record_id in labels:
+            raise InputError(f"{where(path, number, record_id)}: duplicate id (first on line {lines[record_id]})")
+        labels[record_id], lines[record_id] = grade, number
     if not labels:
         raise InputError(f"{path}: no labels")
     return labels

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import math
 import re
-import unicodedata
 from typing import Callable
+
+from chimdqa_eval.text import is_wide
 
 TRUNCATION_RULE = "pages-in-order, whole pages within the budget, the first page over it cut at the budget"
 APPROX_COUNTER = "approx: 1 per CJK character, 1 per 4 other non-space characters"
@@ -28,7 +29,7 @@ def approx_tokens(text: str) -> int:
     """The documented over-estimate of a text's token count (see the module docstring)."""
     total = 0
     for run in _RUN.findall(text):
-        wide = sum(unicodedata.east_asian_width(c) in ("W", "F") for c in run)
+        wide = sum(map(is_wide, run))
         total += wide + math.ceil((len(run) - wide) / 4)
     return total
 
