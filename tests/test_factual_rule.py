@@ -538,3 +538,18 @@ def test_odd_input_gets_a_grade_and_no_exception(prediction, reference, grade):
 def test_a_reference_the_rules_cannot_read(prediction, reference, verdict):
     v = judge_answer(prediction, reference, "")
     assert (v.grade, v.certain) == verdict
+
+
+@pytest.mark.parametrize("answer, reference", [
+    ("截至2023年的资料中没有相关记载。", "2023"),
+    ("根据2021年以前的资料，我无法确定。", "2021年"),
+    ("我查到的2019年的报道里没有提到具体数字，无法确定。", "2019年"),
+])
+def test_a_year_that_only_dates_a_refusal_is_not_an_answer(answer, reference):
+    """The reference's year inside 截至…的资料 / 根据…以前的信息 scopes what the refusal covers: NA, never a sure CO."""
+    verdict = judge_answer(answer, reference, "该节目在哪一年首播？")
+    assert verdict.grade == "NA" and not verdict.certain
+
+
+def test_a_refusal_then_a_bare_year_is_still_a_hedged_answer():
+    assert judge_answer("我不确定，1921年。", "1921年", "该党在哪一年成立？").grade == "CO"

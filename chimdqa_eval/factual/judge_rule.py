@@ -120,6 +120,9 @@ _DIRECTIONS = {"up": re.compile(r"增长|增加|上升|提高|上涨|增幅|涨�
 _BEFORE_ANCHOR = "比|仅次于|次于|不如|除了|除|相比于|相较于|晚于|早于|继|接替|取代|超过|超越|胜过|低于|高于|大于|小于"
 _AFTER_ANCHOR = "之后|之前|以外|以后|相比|相当|一样|那样|之外"
 _DATE_UNITS = frozenset({"年", "月", "日", "周", "秒"})  # canonical units of dates and durations
+# Words that date or source what a refusal covers (截至2023年的资料, 根据2021年以前的信息): a number in such a clause
+# is the scope of the refusal, not an answer.
+_SCOPE = re.compile(r"截至|截止|以前|之前|以来|资料|记载|信息|数据|知识|文献|记录|报道")
 
 
 class Verdict(NamedTuple):
@@ -666,6 +669,13 @@ def _restating_clause(n: Number, text: str) -> tuple[int, int] | None:
     return max(text.rfind(mark, 0, opened.start()) for mark in _CLAUSE_MARKS) + 1, opened.start()
 
 
+def _clause_at(text: str, position: int) -> str:
+    """The clause of text (between , ; 。 ! ? : and newlines) around a character position."""
+    start = max((m.end() for m in _CLAUSE_END.finditer(text, 0, position)), default=0)
+    end = _CLAUSE_END.search(text, position)
+    return text[start:end.start() if end else len(text)]
+
+
 def _as_percent(n: Number) -> Number:
     """0.241 for a percentage reference is 24.1%."""
     if n.unit is None and not n.counter and n.step < 1 and abs(n.value) <= 1:
@@ -716,6 +726,8 @@ def _judge_numeric(ref: Reference, answer: _Answer, question: str, question_numb
     unsure_unit = any(n.unknown_unit and not any(n.unknown_unit == r.unknown_unit for r in ref.numbers)
                       for n in hits + stray)
     clauses = _clauses_with(answer.affirmed, lambda c: any(ch.isdigit() for ch in c))
+    if hits and _refusal(answer) == "refusal" and all(_SCOPE.search(_clause_at(answer.affirmed, h.start)) for h in hits):
+        return Verdict("NA", False, "refusal_with_numbers")  # 截至2023年的资料中没有记载: the year scopes the refusal
     if all(matched):
         if _competing(ref, clauses):
             short = len(answer.affirmed_key) <= SHORT_ANSWER
