@@ -553,3 +553,13 @@ def test_a_year_that_only_dates_a_refusal_is_not_an_answer(answer, reference):
 
 def test_a_refusal_then_a_bare_year_is_still_a_hedged_answer():
     assert judge_answer("我不确定，1921年。", "1921年", "该党在哪一年成立？").grade == "CO"
+
+
+@pytest.mark.parametrize("answer, reference, question", [
+    ("一位中国现代作家。", "鲁迅", "《狂人日记》的作者是谁？"),
+    ("应该是一位法国数学家，具体名字我记不起来了。", "伽罗瓦", "群论的奠基人之一、死于决斗的是谁？"),
+    ("是南方的一座港口城市。", "厦门", "鼓浪屿位于哪座城市？"),
+])
+def test_an_indefinite_description_instead_of_a_name_is_less_specific(answer, reference, question):
+    """一位…作家 names the kind of person, not which one: NA (clean() writes 一 as 1, which the rule must see)."""
+    assert judge_answer(answer, reference, question).grade == "NA"

@@ -61,8 +61,8 @@ _KIND_SUFFIXES = frozenset("省市县区州国山河江湖海岛寺庙宫殿塔�
                            "病症素酸盐团队党会社司局厂站港湾峰岭峡谷关城镇村朝剧")
 _BROADER_PLACE = re.compile(r"[\u4e00-\u9fff]{2,}(?:省|自治区)")
 _REGION = re.compile(r"地区|一带|境内|附近|沿海|流域|高原|盆地|平原|[东南西北中]部")
-# An indefinite description instead of a name (一位俄国化学家, 某位作家, 一座城市).
-_DESCRIPTION = re.compile(r"(?:一|某)(?:位|个|座|种|名|家|部)[^,;。!?\n]{0,12}(?:家|人|者|学家|作家|诗人|画家|词人|城市|地方|国家|人物)"
+# An indefinite description instead of a name (一位俄国化学家, 某位作家, 一座城市; clean() writes 一 as 1).
+_DESCRIPTION = re.compile(r"(?:一|1|某)(?:位|个|座|种|名|家|部)[^,;。!?\n]{0,12}(?:家|人|者|学家|作家|诗人|画家|词人|城市|地方|国家|人物)"
                           r"(?:[,;。!?\n]|写的|所作|$)")
 _CITY_QUESTION = re.compile(r"城市|哪个市|哪座城|哪个县|哪个镇")
 _PLACE_QUESTION = re.compile(r"哪里|何地|何处|哪个地方|城市|哪座城|哪个市|哪个省|哪个县|哪个国家|哪国|位于|在哪|发源地|首都|省会")
