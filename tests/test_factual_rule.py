@@ -563,3 +563,16 @@ def test_a_refusal_then_a_bare_year_is_still_a_hedged_answer():
 def test_an_indefinite_description_instead_of_a_name_is_less_specific(answer, reference, question):
     """一位…作家 names the kind of person, not which one: NA (clean() writes 一 as 1, which the rule must see)."""
     assert judge_answer(answer, reference, question).grade == "NA"
+
+
+@pytest.mark.parametrize("answer, reference, question, grade", [
+    # the question's own year picks the clause: 2019年 is asked, 2020年 is context
+    ("2020年的产量是8.6万吨，2019年是7.9万吨。", "8.6万吨", "该厂2019年的产量是多少？", "IN"),
+    ("2019年是7.9万吨，到2020年增加到8.6万吨。", "7.9万吨", "该厂2019年的产量是多少？", "CO"),
+    # a date whose year and day match but whose month does not is another date
+    ("该法于2015年8月29日通过，自2016年1月1日起施行。", "2015年8月29日", "该法自何时起施行？", "IN"),
+    ("该法于2015年8月29日通过，自2016年1月1日起施行。", "2016年1月1日", "该法自何时起施行？", "CO"),
+])
+def test_among_several_values_the_questions_own_year_and_whole_dates_decide(answer, reference, question, grade):
+    verdict = judge_answer(answer, reference, question)
+    assert (verdict.grade, verdict.certain) == (grade, False)
