@@ -1,6 +1,7 @@
 """How often a factual judge agrees with the hand labels of data/judge_validation (a benchmark, not a test).
 
     python bench/judge_accuracy.py [--judge rule|llm|...] [--judge-model M --api-base URL] [--json OUT]
+    python bench/judge_accuracy.py --set data/judge_validation/simpleqa_heldout.jsonl --simpleqa CHINESE_SIMPLEQA.jsonl
 
 Prints, against the people's labels: accuracy per label and per failure class, the confusion matrix, and, when
 the judge says per item whether it is sure (`certain` in compute_factual's result; a judge without it counts
@@ -22,17 +23,42 @@ from chimdqa_eval.release import read_jsonl  # noqa: E402
 from chimdqa_eval.schema import InputError, where  # noqa: E402
 
 VALIDATION_SET = Path(__file__).resolve().parents[1] / "data" / "judge_validation" / "validation.jsonl"
+HELDOUT_SET = VALIDATION_SET.with_name("simpleqa_heldout.jsonl")
 FIELDS = ("id", "source", "question", "reference", "answer", "label", "class", "reason")
-SOURCES = ("sample", "simpleqa-style")
+# simpleqa: an answer to a real Chinese SimpleQA question, which the record names by `simpleqa_id` only; the
+# question and reference come from the Chinese SimpleQA file given with --simpleqa.
+SOURCES = ("sample", "simpleqa-style", "simpleqa")
 CLASSES = ("plain", "verbose", "hedged", "reference_not_answer", "refusal", "clarification", "less_specific",
            "too_tolerant", "units", "surface_forms", "candidates", "partial")
 
 
-def load_validation_set(path=VALIDATION_SET) -> list[dict]:
-    """The labelled records; InputError naming the line and id of a record that is incomplete or invalid."""
-    records, seen = [], {}
+def _simpleqa_questions(path) -> dict:
+    """{id: (question, answer)} of a Chinese SimpleQA jsonl file."""
+    rows = {}
+    for number, row in read_jsonl(path):
+        if not all(isinstance(row.get(k), str) and row[k].strip() for k in ("id", "question", "answer")):
+            raise InputError(f"{where(path, number, row.get('id'))}: a Chinese SimpleQA row needs id, question and "
+                             "answer strings")
+        rows[row["id"]] = (row["question"], row["answer"])
+    return rows
+
+
+def load_validation_set(path=VALIDATION_SET, simpleqa=None) -> list[dict]:
+    """The labelled records; InputError naming the line and id of a record that is incomplete or invalid.
+    Records of source `simpleqa` take their question and reference from the Chinese SimpleQA file `simpleqa`."""
+    records, seen, questions = [], {}, None
     for number, record in read_jsonl(path):
         location = where(path, number, record.get("id"))
+        if record.get("source") == "simpleqa":
+            if not isinstance(record.get("simpleqa_id"), str) or not record["simpleqa_id"].strip():
+                raise InputError(f"{location}: field simpleqa_id missing or not a non-empty string")
+            if simpleqa is None:
+                raise InputError(f"{location}: a record of source simpleqa needs the Chinese SimpleQA file "
+                                 "(--simpleqa PATH) for its question and reference")
+            questions = questions if questions is not None else _simpleqa_questions(simpleqa)
+            if record["simpleqa_id"] not in questions:
+                raise InputError(f"{location}: simpleqa_id {record['simpleqa_id']!r} is not in {simpleqa}")
+            record = {**record, **dict(zip(("question", "reference"), questions[record["simpleqa_id"]]))}
         for field in FIELDS + (("question_id",) if record.get("source") == "sample" else ()):
             if not isinstance(record.get(field), str) or not record[field].strip():
                 raise InputError(f"{location}: field {field} missing or not a non-empty string")
@@ -108,7 +134,10 @@ def print_report(report: dict, wrong: list[dict], max_wrong: int) -> None:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--set", default=str(VALIDATION_SET), help="validation jsonl (default: the shipped set)")
+    parser.add_argument("--set", default=str(VALIDATION_SET), help="validation jsonl (default: the shipped set; "
+                        f"the held-out answers to real Chinese SimpleQA questions are {HELDOUT_SET.name})")
+    parser.add_argument("--simpleqa", help="the Chinese SimpleQA jsonl (id, question, answer) that records of "
+                        "source simpleqa name by simpleqa_id")
     parser.add_argument("--judge", default="rule", choices=JUDGES)
     parser.add_argument("--judge-model", help="model name at the OpenAI-compatible endpoint (LLM judges)")
     parser.add_argument("--api-base", help="OpenAI-compatible API base, e.g. http://localhost:8000/v1")
@@ -119,7 +148,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
 
     try:
-        records = load_validation_set(args.set)
+        records = load_validation_set(args.set, args.simpleqa)
         kwargs = {}
         if args.judge != "rule":
             kwargs = dict(judge_model=args.judge_model, api_base=args.api_base, api_key_env=args.api_key_env,

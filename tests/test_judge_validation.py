@@ -119,3 +119,39 @@ def test_bench_rejects_a_bad_set_with_exit_2(tmp_path, capsys):
     path.write_text('{"id": "a"}\n', encoding="utf-8")
     assert main(["--set", str(path)]) == 2
     assert "line 1 (id a): field source missing" in capsys.readouterr().err
+
+
+def _simpleqa_files(tmp_path, records):
+    simpleqa = tmp_path / "csqa.jsonl"
+    simpleqa.write_text(json.dumps({"id": "q1", "primary_category": "人文与社会科学", "question": "《桃花源记》的作者是谁？",
+                                    "answer": "陶渊明"}, ensure_ascii=False) + "\n", encoding="utf-8")
+    path = tmp_path / "heldout.jsonl"
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+    return path, simpleqa
+
+
+def test_simpleqa_records_take_question_and_reference_from_the_simpleqa_file(tmp_path, capsys):
+    from judge_accuracy import main
+    base = {"source": "simpleqa", "simpleqa_id": "q1", "reason": "r"}
+    path, simpleqa = _simpleqa_files(tmp_path, [{**base, "id": "h1", "answer": "应该是陶潜吧", "label": "CO",
+                                                 "class": "surface_forms"},
+                                                {**base, "id": "h2", "answer": "这个我答不上来。", "label": "NA",
+                                                 "class": "refusal"}])
+    records = load_validation_set(path, simpleqa)
+    assert [(r["question"], r["reference"]) for r in records] == [("《桃花源记》的作者是谁？", "陶渊明")] * 2
+    assert main(["--set", str(path), "--simpleqa", str(simpleqa)]) == 0
+    assert "items: 2" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("change, simpleqa, message", [
+    ({}, False, "line 1 (id h1): a record of source simpleqa needs the Chinese SimpleQA file (--simpleqa PATH)"),
+    ({"simpleqa_id": "nope"}, True, "line 1 (id h1): simpleqa_id 'nope' is not in"),
+    ({"simpleqa_id": ""}, True, "line 1 (id h1): field simpleqa_id missing"),
+])
+def test_a_simpleqa_record_without_its_question_is_refused_by_name(tmp_path, change, simpleqa, message):
+    record = {"id": "h1", "source": "simpleqa", "simpleqa_id": "q1", "answer": "陶渊明", "label": "CO",
+              "class": "plain", "reason": "r", **change}
+    path, simpleqa_path = _simpleqa_files(tmp_path, [record])
+    with pytest.raises(InputError) as err:
+        load_validation_set(path, simpleqa_path if simpleqa else None)
+    assert message in str(err.value)
