@@ -576,3 +576,19 @@ def test_an_indefinite_description_instead_of_a_name_is_less_specific(answer, re
 def test_among_several_values_the_questions_own_year_and_whole_dates_decide(answer, reference, question, grade):
     verdict = judge_answer(answer, reference, question)
     assert (verdict.grade, verdict.certain) == (grade, False)
+
+
+@pytest.mark.parametrize("answer, reference, question, verdict", [
+    # 1900 ends the 19th century by strict count and opens the 20th in common use: both phrasings agree with it
+    ("19世纪末20世纪初成立的，具体年份我记不清了。", "1900年", "该党是哪一年成立的？", ("NA", True)),
+    ("19世纪末。", "1900年", "该党是哪一年成立的？", ("NA", True)),
+    ("20世纪初。", "1899年", "该党是哪一年成立的？", ("IN", True)),
+    # one vague value agrees and one does not (the dynasty dates the object, the decade its finding): not sure
+    ("这件银器是唐代文物，1970年代出土于陕西。", "1970年", "这件银器是哪一年出土的？", ("NA", False)),
+    # a name given only in Latin letters, answered in Chinese (a translation the rules cannot check)
+    ("狮头工作室。", "Lionhead Studios", "这款游戏是哪家公司开发的？", ("IN", False)),
+    ("我没有关于这位作家入会年份的资料。", "1997", "她是哪一年加入作家协会的？", ("NA", True)),
+])
+def test_century_bounds_mixed_vague_values_translated_names_and_missing_records(answer, reference, question, verdict):
+    v = judge_answer(answer, reference, question)
+    assert (v.grade, v.certain) == verdict, v

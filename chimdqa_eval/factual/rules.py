@@ -121,7 +121,7 @@ REFUSAL = re.compile(
     r"|得出|核实|核对|验证|查证|获取|知道|考证|断定|计算|算出)"
     r"|无从|不详|未知|(信息|资料|数据|材料)(不足|有限|缺乏)|缺乏(相关|足够|可靠)"
     r"|没有(相关|足够|具体|明确|可靠|确切)?的?(信息|资料|数据|记载|记录|提及|提到|找到|说明|提供|给出|涉及)"
-    r"|(我|这里|手头|目前|中|里)[^,.;!?，。；！？]{0,4}没有[^,.;!?，。；！？]{0,10}(信息|资料|数据|记载|记录)"  # 我这里没有…的数据
+    r"|(我|这里|手头|目前|中|里)[^,.;!?，。；！？]{0,4}没有[^,.;!?，。；！？]{0,16}(信息|资料|数据|记载|记录)"  # 我这里没有…的数据
     r"|未(提及|提到|找到|给出|提供|说明|记载|查到|涉及)|(文档|文中|材料|上下文|原文|资料)中?(没有|未|并未)"
     # asking for context: 请提供更多上下文, 需要更多背景信息, 您指的是哪一年？, 建议查阅相关资料
     r"|(请|能否|可否|能不能|麻烦)您?再?(提供|补充|说明|告知|明确)|更多的?(信息|上下文|背景|细节|资料|内容)"
@@ -319,7 +319,7 @@ _ERA_HINT = re.compile(r"[代朝]|世纪|西周|东周|西汉|东汉|西晋|东�
 
 
 def _year_ranges(cleaned: str, periods: bool = True) -> list[tuple[Number, int]]:
-    """(range, end) for 19世纪90年代 -> 1890..1899, 19世纪 -> 1800..1899, 19世纪末 -> 1870..1899, 1890年代 and
+    """(range, end) for 19世纪90年代 -> 1890..1899, 19世纪 -> 1800..1900, 19世纪末 -> 1870..1900, 1890年代 and
     上世纪90年代 / 90年代 -> 1890..1899 / 1990..1999, 公元前3世纪 -> -300..-201."""
     out = []
     for m in _DECADE.finditer(cleaned):
@@ -334,7 +334,9 @@ def _year_ranges(cleaned: str, periods: bool = True) -> list[tuple[Number, int]]
                 low, high = -(base + 100), -(base + 1)
             else:
                 span = (int(decade) * 10, int(decade) * 10 + 10) if decade else _CENTURY_PART.get(part, (0, 100))
-                low, high = base + span[0], base + span[1] - 1
+                # a century's last year is 1900 by strict count (1801..1900) and 1899 in common use (1800..1899):
+                # 19世纪 and 19世纪末 agree with both
+                low, high = base + span[0], base + span[1] - (0 if span[1] == 100 and not decade else 1)
         if decade_only or short_decade:
             high = low + 9
         out.append((Number(Decimal(low), Decimal(1), "range", "年", high=Decimal(high), start=m.start()), m.end()))
