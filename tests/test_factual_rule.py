@@ -592,3 +592,25 @@ def test_among_several_values_the_questions_own_year_and_whole_dates_decide(answ
 def test_century_bounds_mixed_vague_values_translated_names_and_missing_records(answer, reference, question, verdict):
     v = judge_answer(answer, reference, question)
     assert (v.grade, v.certain) == verdict, v
+
+
+@pytest.mark.parametrize("answer, verdict", [
+    # a short claim first, then a disclaimer: a hedged wrong guess, not a refusal
+    ("王晶。不过我不太确定。", ("IN", False)),
+    ("是王晶，我不便透露更多。", ("IN", False)),
+    ("张敏。不过我不太确定。", ("CO", False)),
+    # a lead-in before the refusal is no claim
+    ("很遗憾，我无法给出确切答案。", ("NA", True)),
+    ("这部电影的导演，我不太清楚。", ("NA", True)),
+    ("这位导演的生平资料我掌握得不够多，怕说错，就不乱猜了。", ("NA", True)),  # 不乱猜 refuses to guess
+    ("对这部片子的导演我不太有把握，这个问题我就先不作答了。", ("NA", True)),
+])
+def test_a_claim_before_a_disclaimer_is_a_guess_and_a_lead_in_is_not_a_claim(answer, verdict):
+    v = judge_answer(answer, "张敏", "这部电影的导演是谁？")
+    assert (v.grade, v.certain) == verdict, v
+
+
+def test_an_approximate_percentage_is_judged_at_its_own_precision():
+    """大约是99% for 98.83%: the reference rounds to it, but it does not state 98.83%: NA, not a sure CO."""
+    v = judge_answer("支持独立的比例大约是99%。", "98.83%", "支持独立的比例是多少？")
+    assert v.grade == "NA" and not v.certain

@@ -103,6 +103,7 @@ _POLITE = re.compile(r"抱歉|对不起|请问")
 _TURN = re.compile(r"(?:但|不过|可是|然而|\bbut\b|\bhowever\b)(?:是|我)?|答案(?:应该)?(?:是|为)")
 _TO_USER = re.compile(r"您|你|请问|告诉我|能否|可否|\byou\b")
 _CLAUSE_END = re.compile(r"[,;。!?\n:]")
+_ASSERTION = re.compile(r"是|(?<![作成因认以称行])为")
 # Characters that carry no candidate of their own (for "does the answer assert anything besides this").
 _FILLER = frozenset("的是了在和与及或也都就还我您你他她它这那个一有为被把对于从以其之所而但因此所以如果可能应该大概答案"
                     "回问题根据资料信息查阅建议具体相关方面目前可以请说知道确定清楚")
@@ -384,6 +385,24 @@ def _refusal(answer: _Answer) -> str:
     return "refusal"
 
 
+def _claim_before_refusal(answer: _Answer, question: str) -> bool:
+    """The answer opens with a short claim of its own and only then refuses or disclaims (王晶。不过我不太确定;
+    导演是王晶，建议查阅资料核实): a hedged guess, not a refusal. A preamble (关于这个问题，…; 这位学者的生平我了解
+    不多) is no claim: it says nothing besides the question's words, or is long and refuses in itself."""
+    cue = REFUSAL.search(answer.whole)
+    if cue is None or answer.asked:  # 念奴娇是词牌名，…你问的是哪一首？ asks back: a clarification
+        return False
+    end = _CLAUSE_END.search(answer.whole, 0, cue.start())
+    if end is None:  # the refusal is in the answer's first clause
+        return False
+    first = answer.whole[:end.start()]
+    # a sentence of its own (王晶。) or an assertion (是王晶，…); not a lead-in (很遗憾，… / 说实话，… / 作为AI，…)
+    claim = end.group(0) in "。!\n" or _ASSERTION.search(first)
+    key = rules.key(first)
+    return bool(claim) and 0 < len(key) <= 10 and _has_content(key, question) and not REFUSAL.search(first) \
+        and not _ASKS.search(first)
+
+
 def _unmatched(ref: Reference, answer: _Answer, question: str, risk: str) -> Verdict:
     """An answer without the reference's content: a refusal is NA, a guess or any other answer is IN."""
     answer_key = answer.affirmed_key
@@ -392,6 +411,8 @@ def _unmatched(ref: Reference, answer: _Answer, question: str, risk: str) -> Ver
     refusal = _refusal(answer)
     if refusal == "apology":  # 抱歉，… with something else said: most likely a refusal in words we do not list
         return Verdict("NA", False, refusal)
+    if refusal == "refusal" and _claim_before_refusal(answer, question):
+        return Verdict("IN", False, "claim_then_refusal")
     if refusal == "refusal" or (not answer_key and answer.asked):
         return Verdict("NA", True, "clarification" if answer.asked and not REFUSAL.search(answer.whole)
                        else "refusal")
@@ -715,7 +736,8 @@ def _judge_numeric(ref: Reference, answer: _Answer, question: str, question_numb
             return False
         targets = [target(n, p) for p in pairs]
         return any(n.matches(t) and (n.kind != "approx"
-                                     or abs(n.value - t.value) <= max(t.step, t.factor, n.step if n.converted else 0) / 2)
+                                     or abs(n.value - t.value) <= max(t.step, t.factor if t.factor > 1 else 0,
+                                                                     n.step if n.converted else 0) / 2)
                    for t in targets)
 
     found = [_as_percent(n) if percent else n for n in rules.find_numbers(answer.affirmed, question)]
@@ -771,6 +793,8 @@ def _judge_numeric(ref: Reference, answer: _Answer, question: str, question_numb
         return Verdict("IN" if doubt else "CO", not doubt, doubt or "number_match")
     if stray:
         if REFUSAL.search(answer.whole) and not GUESS.search(answer.whole):
+            if _claim_before_refusal(answer, question):  # 1963年。不过我不太确定: a hedged wrong guess
+                return Verdict("IN", False, "claim_then_refusal")
             return Verdict("NA", False, "refusal_with_numbers")  # 只给出了2023年的52.3%，我无法确定
         sure = not unsure_unit and not _competing(ref, clauses) and not answer.alternative \
             and not any(n.converted for n in stray)

@@ -96,7 +96,7 @@ _UNKNOWN_UNIT = re.compile(r"[^\W\d的是在为了和与或及,。吧呢啊吗�
 _DURATION = re.compile(r"(?<![\d.])(?:(\d+)\s*个?(?:小时|钟头))?\s*(?:(\d+)\s*分(多)?钟?)?\s*(?:(\d+(?:\.\d+)?)\s*秒)?"
                        r"|(?<![\d:])(\d{1,2}):(\d{2}):(\d{2}(?:\.\d+)?)(?![\d:])")
 
-_APPROX_BEFORE = re.compile(r"(大约|大概|约为|约有|约|将近|接近|近|差不多|估计|估算|左右为)\s*$")
+_APPROX_BEFORE = re.compile(r"((?:大约|大概|差不多|估计|估算)(?:是|为|在|有)?|约为|约有|约|将近|接近|近|左右为)\s*$")
 _LOWER_BEFORE = re.compile(r"(超过|多于|大于|高于|逾|至少|不少于|不低于|不止|不小于|以上的)\s*$")
 _UPPER_BEFORE = re.compile(r"(不超过|不到|不足|少于|小于|低于|至多|最多|不多于|不大于|不高于)\s*$")
 _APPROX_AFTER = re.compile(r"^\s*(左右|上下|前后)")
@@ -114,7 +114,9 @@ REFUSAL = re.compile(
     r"不知道|不(太|很|大|是很|能)?(清楚|确定|了解|熟悉|记得|肯定)|不得而知|找不到|查不到|记不(清|得|住|太清|起来)|想不起"
     r"|答不(上|出)|回答不了|说不(准|好|清)|拿不准|没(有)?(能)?(查到|找到|检索到|搜到)"
     r"|超出(了)?(我的)?(知识|能力|所知|了解)|超出[^,.;!?，。；！？]{0,8}范围|知识(库|范围)[^,.;!?，。；！？]{0,6}(没有|不包含|未|不足)"
-    r"|没有?把握|不敢(肯定|确定|断言|说)|乱说|一概而论|忘(了|记)|只记得|没(有)?提(到|及)?"
+    r"|没有?把握|不(太|很|大)?有把握|不敢(肯定|确定|断言|说|猜)|乱说|乱猜|瞎猜|一概而论|忘(了|记)|只记得|没(有)?提(到|及)?"
+    r"|不(作|予)(作答|回答|答复|置评|评论)|不作答|不便(回答|讨论|透露|评论|作答|谈论)|不回答|不想给你?一个错误"
+    r"|(记|印象)不(准|深|太准)|not familiar|no reliable|don'?t have (reliable|enough|accurate)"
     r"|不好说|很难说|无可奉告|没听说过|没有?这方面的"
     # 无法确定, and with what it cannot be done from in between: 无法从文档中确定, 不能根据所给信息判断
     r"|(无法|不能|未能|难以|没法|没办法)[^,.;!?，。；！？]{0,12}?(确定|回答|得知|判断|提供|找到|确认|获知|查到|给出"
@@ -125,12 +127,13 @@ REFUSAL = re.compile(
     r"|未(提及|提到|找到|给出|提供|说明|记载|查到|涉及)|(文档|文中|材料|上下文|原文|资料)中?(没有|未|并未)"
     # asking for context: 请提供更多上下文, 需要更多背景信息, 您指的是哪一年？, 建议查阅相关资料
     r"|(请|能否|可否|能不能|麻烦)您?再?(提供|补充|说明|告知|明确)|更多的?(信息|上下文|背景|细节|资料|内容)"
-    r"|请问|(您|你)(指的是|是指|说的是|问的是)|具体一(些|点)|建议(您)?(查阅|查询|咨询|参考|核实|查看)"
+    r"|请问|(您|你)(指的是|是指|说的是|问的是)|具体一(些|点)|建议(您|你)?(直接|最好|再)?(查阅|查询|咨询|参考|核实|查看|核对|查证)"
     r"|抱歉|对不起|暂(时)?(无|没有)|i don'?t know|i do not know|not sure|cannot|can'?t|unknown|no information"
     r"|(do not|don'?t) have (any )?(information|data|details|knowledge)|unable to|not (able to|aware|certain)|^n/?a$")
 # A guess: the answer leans towards a candidate (可能是, 我记得是, 应该在).
-GUESS = re.compile(r"(可能|也许|或许|大概|应该|估计|似乎|好像|印象中|记得|猜测?|疑似)(是|为|在|于|叫|属于|位于)"
-                   r"|猜|倾向|i think|i believe|probably|maybe|perhaps|likely")
+_NOT_GUESSING = r"(?<![不别])(?<!不乱)(?<!不瞎)(?<!别乱)(?<!别瞎)(?<!不敢)"  # 不乱猜, 不瞎猜 refuse to guess
+GUESS = re.compile(r"(可能|也许|或许|大概|应该|估计|似乎|好像|印象中|记得|" + _NOT_GUESSING + r"猜测?|疑似)"
+                   r"(是|为|在|于|叫|属于|位于)|" + _NOT_GUESSING + r"猜|倾向|i think|i believe|probably|maybe|perhaps|likely")
 # A hedge around an answer, even a right one.
 HEDGE = re.compile(GUESS.pattern + r"|不(太|很|大)?(确定|肯定)|据我所知|如果我没记错|not sure|not certain")
 # 或 starting an alias (或称, 或译), meaning "perhaps" (或许) or opening a bound (或以上, 或更早) does not offer a
