@@ -614,3 +614,15 @@ def test_an_approximate_percentage_is_judged_at_its_own_precision():
     """大约是99% for 98.83%: the reference rounds to it, but it does not state 98.83%: NA, not a sure CO."""
     v = judge_answer("支持独立的比例大约是99%。", "98.83%", "支持独立的比例是多少？")
     assert v.grade == "NA" and not v.certain
+
+
+@pytest.mark.parametrize("answer, reference, verdict", [
+    ("洪武八年。", "1375年", ("CO", True)), ("雍正元年。", "1723", ("CO", True)),
+    ("民国三十五年。", "1946", ("CO", True)), ("昭和61年发售的。", "1986", ("CO", True)),
+    ("明治43年开始举办的。", "1910年", ("CO", True)),
+    ("康熙二十二年。", "1684年", ("IN", True)), ("万历40年。", "万历41年（1613年）", ("IN", True)),
+    ("至元八年。", "1271年", ("IN", False)),  # an era we do not list: its 8 is no year 8
+])
+def test_years_of_reign_eras_are_years(answer, reference, verdict):
+    v = judge_answer(answer, reference, "这件事发生在哪一年？")
+    assert (v.grade, v.certain) == verdict, v

@@ -321,6 +321,54 @@ _DYNASTY_PERIOD = re.compile(r"(?<![东西南北])(?:(西周|东周|西汉|东�
 _ERA_HINT = re.compile(r"[代朝]|世纪|西周|东周|西汉|东汉|西晋|东晋|北宋|南宋|民国")
 
 
+# Reign eras (年号) and the Republic of China / Japanese eras whose year numbers answer "which year": name ->
+# (the first year, how many years it ran; None while it runs or ran on). 洪武8年 = 1368 + 8 - 1 = 1375; 元年 = 1.
+_REIGN_ERAS = {
+    # Han, Tang and Song eras that are often named
+    "建安": (196, 25), "武德": (618, 9), "贞观": (627, 23), "永徽": (650, 6), "开元": (713, 29), "天宝": (742, 15),
+    "元和": (806, 15), "建隆": (960, 4), "太平兴国": (976, 9), "庆历": (1041, 8), "皇祐": (1049, 6),
+    "嘉祐": (1056, 8), "熙宁": (1068, 10), "元丰": (1078, 8), "元祐": (1086, 9), "绍圣": (1094, 5),
+    "崇宁": (1102, 5), "政和": (1111, 8), "宣和": (1119, 7), "靖康": (1126, 2), "建炎": (1127, 4),
+    "绍兴": (1131, 32), "淳熙": (1174, 16), "嘉定": (1208, 17),
+    # Ming
+    "洪武": (1368, 31), "建文": (1399, 4), "永乐": (1403, 22), "洪熙": (1425, 1), "宣德": (1426, 10),
+    "正统": (1436, 14), "景泰": (1450, 8), "天顺": (1457, 8), "成化": (1465, 23), "弘治": (1488, 18),
+    "正德": (1506, 16), "嘉靖": (1522, 45), "隆庆": (1567, 6), "万历": (1573, 48), "泰昌": (1620, 1),
+    "天启": (1621, 7), "崇祯": (1628, 17),
+    # Later Jin and Qing
+    "天命": (1616, 11), "天聪": (1627, 10), "崇德": (1636, 8), "顺治": (1644, 18), "康熙": (1662, 61),
+    "雍正": (1723, 13), "乾隆": (1736, 60), "嘉庆": (1796, 25), "道光": (1821, 30), "咸丰": (1851, 11),
+    "同治": (1862, 13), "光绪": (1875, 34), "宣统": (1909, 3),
+    # the Republic of China (民国纪年, still used in Taiwan) and Japan
+    "民国": (1912, None), "明治": (1868, 45), "大正": (1912, 15), "昭和": (1926, 64), "平成": (1989, 31),
+    "令和": (2019, None),
+}
+_REIGN_YEAR = re.compile("(" + "|".join(sorted(_REIGN_ERAS, key=len, reverse=True)) + r")(元|\d{1,3})年")
+
+
+# Characters that do not end a reign era's name (第3年, 在5年, 用了8年, 历时4年, 近10年).
+_NOT_ERA = set("第在于是为约近共有了到从和与及的年月日前后过满达历时用经计仅只才已每逾超再又这那该其之头末初中隔间来内"
+               "最第多少几个")
+
+
+def _maybe_era(cleaned: str, start: int) -> bool:
+    """Two characters right before a small year number that may name a reign era we do not list (至元8年)."""
+    before = cleaned[max(0, start - 2):start]
+    return len(before) == 2 and all("\u4e00" <= ch <= "\u9fff" and ch not in _NOT_ERA for ch in before)
+
+
+def _reign_years(cleaned: str) -> list[tuple[Number, int]]:
+    """(year, end) for 洪武8年 -> 1375, 雍正元年 -> 1723, 民国35年 -> 1946, 昭和61年 -> 1986: a year of a reign era
+    it ran (洪武40年 is no year: 洪武 ran 31)."""
+    out = []
+    for m in _REIGN_YEAR.finditer(cleaned):
+        first, length = _REIGN_ERAS[m.group(1)]
+        n = 1 if m.group(2) == "元" else int(m.group(2))
+        if 1 <= n and (length is None or n <= length):
+            out.append((Number(Decimal(first + n - 1), Decimal(1), "exact", "年", start=m.start()), m.end()))
+    return out
+
+
 def _year_ranges(cleaned: str, periods: bool = True) -> list[tuple[Number, int]]:
     """(range, end) for 19世纪90年代 -> 1890..1899, 19世纪 -> 1800..1900, 19世纪末 -> 1870..1900, 1890年代 and
     上世纪90年代 / 90年代 -> 1890..1899 / 1990..1999, 公元前3世纪 -> -300..-201."""
@@ -372,7 +420,9 @@ def find_numbers(cleaned: str, framing: str = "", periods: bool = True) -> list[
     """The numbers in cleaned text with their precision, unit and qualifier, in order; a leading minus, 负, 零下
     or 公元前 is a sign. `framing` is the question: bound words it uses are not qualifiers of the answer.
     `periods`: read dynasties (明朝) as ranges of years too (in answers; a reference 唐朝 is a name)."""
+    reigns = _reign_years(cleaned) if "年" in cleaned else []
     ranges = _year_ranges(cleaned, periods) if _ERA_HINT.search(cleaned) else []
+    ranges = reigns + [(n, end) for n, end in ranges if not any(r.start <= n.start < r_end for r, r_end in reigns)]
     ranges += _durations(cleaned) if "分" in cleaned or ":" in cleaned else []
     out = [n for n, _ in ranges]
     spans = [(n.start, end) for n, end in ranges]
@@ -409,6 +459,8 @@ def find_numbers(cleaned: str, framing: str = "", periods: bool = True) -> list[
                 unknown = latin.group(1)  # 100 MW, 2.4 GHz
             elif "\u4e00" <= follower <= "\u9fff" and follower not in _PLAIN_FOLLOWERS:
                 unknown = _UNKNOWN_UNIT.match(cleaned, m.end()).group(0)  # 500兆瓦, 2250万千瓦时
+        if unit == "年" and not fraction and value < 100 and _maybe_era(cleaned, m.start()):
+            unknown = "年号"  # 太平3年, 至元8年: a year of an era we do not list, not the year 8
         if sign or _negative(cleaned, m.start(), unit):
             value = -value
         if spelled:
