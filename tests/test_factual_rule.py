@@ -626,3 +626,14 @@ def test_an_approximate_percentage_is_judged_at_its_own_precision():
 def test_years_of_reign_eras_are_years(answer, reference, verdict):
     v = judge_answer(answer, reference, "这件事发生在哪一年？")
     assert (v.grade, v.certain) == verdict, v
+
+
+@pytest.mark.parametrize("answer, reference, grade", [
+    ("是一种啮齿类实验动物。", "小鼠", "NA"),
+    ("它是以19世纪初英国的一场工人运动来命名的。", "卢德运动", "NA"),
+    ("是在集英社旗下的一本漫画杂志上连载的。", "周刊少年Jump", "NA"),
+    ("是一个叫王晶的导演拍的。", "张敏", "IN"),  # a description that goes on to name someone
+    ("《一种缩减人口的经济学》。", "《人口原理》", "IN"),  # a title is a name, whatever its words
+])
+def test_descriptions_of_any_kind_are_less_specific_and_naming_ones_are_not(answer, reference, grade):
+    assert judge_answer(answer, reference, "这是什么？").grade == grade

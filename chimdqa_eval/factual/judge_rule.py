@@ -61,9 +61,11 @@ _KIND_SUFFIXES = frozenset("省市县区州国山河江湖海岛寺庙宫殿塔�
                            "病症素酸盐团队党会社司局厂站港湾峰岭峡谷关城镇村朝剧")
 _BROADER_PLACE = re.compile(r"[\u4e00-\u9fff]{2,}(?:省|自治区)")
 _REGION = re.compile(r"地区|一带|境内|附近|沿海|流域|高原|盆地|平原|[东南西北中]部")
-# An indefinite description instead of a name (一位俄国化学家, 某位作家, 一座城市; clean() writes 一 as 1).
-_DESCRIPTION = re.compile(r"(?:一|1|某)(?:位|个|座|种|名|家|部)[^,;。!?\n]{0,12}(?:家|人|者|学家|作家|诗人|画家|词人|城市|地方|国家|人物)"
-                          r"(?:[,;。!?\n]|写的|所作|$)")
+# An indefinite description instead of a name (一位俄国化学家, 某位作家, 一座城市, 一种啮齿类动物, 一场工人运动来命名的;
+# clean() writes 一 as 1): the rest of its clause names no one (一位叫…的, 一家名为…的 do).
+_DESCRIPTION = re.compile(r"(?<![第\d.])(?:一|1|某)(?:位|个|座|种|名|家|部|本|类|场|项|则|款|所|条|支|首|篇|门|件|只|头|批)"
+                          r"(?P<rest>[^,;。!?\n]{1,16})(?=[,;。!?\n]|$)")
+_NAMING = re.compile(r"叫|名为|称为|即|就是|是")
 _CITY_QUESTION = re.compile(r"城市|哪个市|哪座城|哪个县|哪个镇")
 _PLACE_QUESTION = re.compile(r"哪里|何地|何处|哪个地方|城市|哪座城|哪个市|哪个省|哪个县|哪个国家|哪国|位于|在哪|发源地|首都|省会")
 _PERSON_QUESTION = re.compile(r"谁|哪位|何人|什么人|哪个人|哪一位|作者|创始人|创办人|发明者|发明人|发现者|设计者|建筑师|导演|主演"
@@ -614,7 +616,8 @@ def _judge_text(ref: Reference, answer: _Answer, question: str) -> Verdict:
         return Verdict("NA", False, "broader_place")
     if _PLACE_QUESTION.search(question) and _REGION.search(answer.affirmed) and not _refusal(answer) == "guess":
         return Verdict("NA", False, "broader_place")  # 中国西北地区, 青藏高原上 for a city
-    if _DESCRIPTION.search(answer.affirmed) and _refusal(answer) != "refusal":  # 一位英国剧作家 for 莎士比亚: the kind of thing, not which one
+    if any(not _NAMING.search(m.group("rest")) for m in _DESCRIPTION.finditer(re.sub(r"《[^》]*》", "", answer.affirmed))) \
+            and _refusal(answer) != "refusal":  # 一位英国剧作家 for 莎士比亚: the kind of thing, not which one
         return Verdict("NA", False, "description")
     return _unmatched(ref, answer, question, _alias_risk(ref, answer, question))
 
