@@ -637,3 +637,15 @@ def test_years_of_reign_eras_are_years(answer, reference, verdict):
 ])
 def test_descriptions_of_any_kind_are_less_specific_and_naming_ones_are_not(answer, reference, grade):
     assert judge_answer(answer, reference, "这是什么？").grade == grade
+
+
+@pytest.mark.parametrize("answer, reference, grade", [
+    ("张敏只是这部片的编剧，真正的导演是王晶。", "张敏", "IN"),
+    ("王晶只是挂名，真正的导演是张敏。", "张敏", "CO"),
+    ("林郑月娥是当时呼声最高的候选人，但最终当选的是曾俊华。", "林郑月娥", "IN"),
+    ("常见说法是出自《六书本义》，但更早的版本见于《翼玄》，所以最早出处应该是《翼玄》。", "《六书本义》", "IN"),
+    ("很多资料说是魏晋南北朝，但其实要到宋代才固定下来。", "魏晋南北朝", "IN"),
+    ("沈括才是真正的作者。", "沈括", "CO"),
+])
+def test_a_final_or_true_answer_supersedes_what_came_first(answer, reference, grade):
+    assert judge_answer(answer, reference, "是谁/是哪个？").grade == grade
