@@ -649,3 +649,20 @@ def test_descriptions_of_any_kind_are_less_specific_and_naming_ones_are_not(answ
 ])
 def test_a_final_or_true_answer_supersedes_what_came_first(answer, reference, grade):
     assert judge_answer(answer, reference, "是谁/是哪个？").grade == grade
+
+
+@pytest.mark.parametrize("answer, reference, question, grade", [
+    # the value or name a chat model sets in bold is its answer among several
+    ("该社前身是1944年成立的座谈会，1945年改名，**1946年**5月正式成立。", "1946年", "该社是哪一年成立的？", "CO"),
+    ("该社前身是1944年成立的座谈会，1945年改名，**1946年**5月正式成立。", "1944年", "该社是哪一年成立的？", "IN"),
+    ("宪章在2000年的尼斯会议上宣布，但直到**《里斯本条约》**生效后才有法律效力，而非《尼斯条约》。", "《里斯本条约》",
+     "宪章是通过哪一条约获得法律效力的？", "CO"),
+    # 1. 2. 3. 4. number a list; they are not values
+    ("他认为有四个阶段：1. 反映现实；2. 掩盖现实；3. 掩盖现实的缺席；4. 与现实无关。", "四种", "他认为有几种类型？", "CO"),
+    ("5.", "5", "有几种？", "CO"),
+    # a description that names someone is no description
+    ("是德国的一家公司西门子开发的。", "博世", "这项技术是哪家公司开发的？", "IN"),
+    ("北宋时期的一位科学家写的。", "沈括", "《梦溪笔谈》的作者是谁？", "NA"),
+])
+def test_bold_answers_list_numbering_and_naming_descriptions(answer, reference, question, grade):
+    assert judge_answer(answer, reference, question).grade == grade

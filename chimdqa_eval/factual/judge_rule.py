@@ -62,9 +62,15 @@ _KIND_SUFFIXES = frozenset("省市县区州国山河江湖海岛寺庙宫殿塔�
 _BROADER_PLACE = re.compile(r"[\u4e00-\u9fff]{2,}(?:省|自治区)")
 _REGION = re.compile(r"地区|一带|境内|附近|沿海|流域|高原|盆地|平原|[东南西北中]部")
 # An indefinite description instead of a name (一位俄国化学家, 某位作家, 一座城市, 一种啮齿类动物, 一场工人运动来命名的;
-# clean() writes 一 as 1): the rest of its clause names no one (一位叫…的, 一家名为…的 do).
+# clean() writes 一 as 1): an indefinite kind of thing, then at most a verb phrase to the clause's end (…在20世纪初提出
+# 的, …上连载的), so that no name follows it (一家公司西门子, 一位叫…的 name someone).
+_KIND = ("家|人|者|师|员|手|士|匠|官|帝|王|物|国|城市|地方|地区|港口|岛|山|河|湖|运动|杂志|刊物|报纸|传说|故事|组织|机构"
+         "|公司|团体|乐队|作品|小说|书|电影|游戏|歌曲|疾病|病|药|物质|元素|语言|宗教|节目|频道|网站|软件|学派|流派|菌|病毒"
+         "|技术|方法|理论|学说|制度|法律|条约|事件|战争|会议|活动|节日|习俗|民族|部落|朝代|政权|根|茎|叶|花|果")
 _DESCRIPTION = re.compile(r"(?<![第\d.])(?:一|1|某)(?:位|个|座|种|名|家|部|本|类|场|项|则|款|所|条|支|首|篇|门|件|只|头|批)"
-                          r"(?P<rest>[^,;。!?\n]{1,16})(?=[,;。!?\n]|$)")
+                          r"[^,;。!?\n]{0,12}?(?:" + _KIND + r")(?:(?:的|在|于|所|上|里|中|来|为|被|之|有关|相关|提出|命名|写|作|创|发明|发现|设计|建"
+                          r"|开发|推出|主持|领导|拍|唱|演)"
+                          r"[^,;。!?\n]{0,10})?(?=[,;。!?\n]|$)")
 _NAMING = re.compile(r"叫|名为|称为|即|就是|是")
 _CITY_QUESTION = re.compile(r"城市|哪个市|哪座城|哪个县|哪个镇")
 _PLACE_QUESTION = re.compile(r"哪里|何地|何处|哪个地方|城市|哪座城|哪个市|哪个省|哪个县|哪个国家|哪国|位于|在哪|发源地|首都|省会")
@@ -110,6 +116,7 @@ _POLITE = re.compile(r"抱歉|对不起|请问")
 _TURN = re.compile(r"(?:但|不过|可是|然而|\bbut\b|\bhowever\b)(?:是|我)?|答案(?:应该)?(?:是|为)")
 _TO_USER = re.compile(r"您|你|请问|告诉我|能否|可否|\byou\b")
 _CLAUSE_END = re.compile(r"[,;。!?\n:]")
+_BOLD = re.compile(r"\*\*([^*]+)\*\*")  # Markdown bold, which clean() keeps
 _ASSERTION = re.compile(r"是|(?<![作成因认以称行])为")
 # Characters that carry no candidate of their own (for "does the answer assert anything besides this").
 _FILLER = frozenset("的是了在和与及或也都就还我您你他她它这那个一有为被把对于从以其之所而但因此所以如果可能应该大概答案"
@@ -407,7 +414,7 @@ def _claim_before_refusal(answer: _Answer, question: str) -> bool:
     claim = end.group(0) in "。!\n" or _ASSERTION.search(first)
     key = rules.key(first)
     return bool(claim) and 0 < len(key) <= 10 and _has_content(key, question) and not REFUSAL.search(first) \
-        and not _ASKS.search(first)
+        and not _ASKS.search(first) and not _DESCRIPTION.search(first)  # 是一种菊科植物的根，具体是哪种我不确定
 
 
 def _unmatched(ref: Reference, answer: _Answer, question: str, risk: str) -> Verdict:
@@ -588,16 +595,19 @@ def _judge_text(ref: Reference, answer: _Answer, question: str) -> Verdict:
             return Verdict("CO", not REFUSAL.search(answer.whole), "hedged_match")
         if not full:
             return Verdict("CO", False, "partial_name")
+        bold = [rules.key(b) for b in _BOLD.findall(answer.affirmed)]
+        bolded = 0 < len(bold) <= 2 and any(form in b for b in bold)  # 但直到**《里斯本条约》**生效后…
         parallel = _parallel(answer, form, question)
         if parallel:  # 李白被称为诗圣，杜甫被称为诗仙: the clause most like the question holds the answer
-            return Verdict(parallel, False, "parallel_claims")
+            return Verdict("CO" if bolded else parallel, False, "parallel_claims")
         if ref.listed > 1 and _extra_items(ref, answer, form):
             return Verdict("IN" if len(answer_key) <= SHORT_ANSWER else "CO", False, "list_with_extras")
         others = _others_of_kind(ref, answer, form, question)
         if others:  # MedGuide和DocQA-Fin: several answers; 锡伯族…与满族也有渊源: context
-            return Verdict("IN" if others == "listed_with_others" else "CO", False, others)
+            return Verdict("IN" if others == "listed_with_others" and not bolded else "CO", False, others)
         doubt = _doubt(answer.affirmed, form, lambda part, f=form: f in rules.key(part), question, years=True)
-        return Verdict("IN" if doubt else "CO", not doubt, doubt or "match")  # a doubt: likelier not the answer
+        # a doubt: likelier not the answer, unless the answer sets it in bold
+        return Verdict("IN" if doubt and not bolded else "CO", not doubt, doubt or "match")
     if answer.alternative and _text_match(ref, rules.key(answer.alternative), answer.alternative):
         return Verdict("IN" if _has_content(answer_key, question) else "CO", False, "attributed_match")
     if answer.rejected and _text_match(ref, rules.key(answer.rejected), answer.rejected):
@@ -621,7 +631,7 @@ def _judge_text(ref: Reference, answer: _Answer, question: str) -> Verdict:
         return Verdict("NA", False, "broader_place")
     if _PLACE_QUESTION.search(question) and _REGION.search(answer.affirmed) and not _refusal(answer) == "guess":
         return Verdict("NA", False, "broader_place")  # 中国西北地区, 青藏高原上 for a city
-    if any(not _NAMING.search(m.group("rest")) for m in _DESCRIPTION.finditer(re.sub(r"《[^》]*》", "", answer.affirmed))) \
+    if any(not _NAMING.search(m.group(0)) for m in _DESCRIPTION.finditer(re.sub(r"《[^》]*》", "", answer.affirmed))) \
             and _refusal(answer) != "refusal":  # 一位英国剧作家 for 莎士比亚: the kind of thing, not which one
         return Verdict("NA", False, "description")
     return _unmatched(ref, answer, question, _alias_risk(ref, answer, question))
@@ -637,7 +647,8 @@ def _comparable(n: Number, r: Number) -> bool:
     if n.unit in _DATE_UNITS:
         return n.unit == "年" and 1000 <= abs(r.value) <= 2100 and r.step == 1
     if (n.unit is not None and not (n.unit == "%" and not r.counter)) \
-            or (n.counter and r.counter and _counted(n.counter) != _counted(r.counter)):
+            or (n.counter and r.counter and _counted(n.counter) != _counted(r.counter)
+                and "个" not in (_counted(n.counter), _counted(r.counter))):  # 4个阶段 for 4种: 个 counts anything
         return False  # 35% or 3个 for 412人: another quantity
     return True
 
@@ -663,6 +674,10 @@ def _likeliest(candidates: list[Number], hits: list[Number], text: str, question
     """The answer's own value among several: the last one it concludes with (所以是50倍, 即86.4%, = 40元, 降至60.2);
     else a bare first sentence (8颗。…); else the one whose clause and sentence share the most character bigrams with the question, an event word of
     the same kind counting double (1898年筹建 for 成立于哪一年, 中位数是12,000人); on a tie a match if there is one."""
+    bold = [m.span(1) for m in _BOLD.finditer(text)]
+    bolded = [n for n in candidates if any(lo <= n.start < hi for lo, hi in bold)]
+    if bolded and len(bold) <= 2:  # 参数量为**110亿**: the value a chat model sets in bold is its answer
+        return bolded[-1]
     concluded = [n for n in candidates if _CONCLUSION.search(text[max(0, n.start - 6):n.start])]
     if concluded:
         return concluded[-1]

@@ -427,7 +427,7 @@ def find_numbers(cleaned: str, framing: str = "", periods: bool = True) -> list[
     out = [n for n, _ in ranges]
     spans = [(n.start, end) for n, end in ranges]
     for m in _ARABIC.finditer(cleaned):
-        if any(lo <= m.start() < hi for lo, hi in spans):
+        if any(lo <= m.start() < hi for lo, hi in spans) or _list_index(cleaned, m.start()):
             continue
         glued = len(cleaned[m.start():m.end()].rstrip())
         latin = _LATIN_AFTER.match(cleaned, m.start() + glued)
@@ -475,6 +475,15 @@ def find_numbers(cleaned: str, framing: str = "", periods: bool = True) -> list[
                           unknown_unit=unknown, counter=counter, factor=Decimal(factor),
                           converted=bool(spelled) and spelled.group(1) in CONVERTED))
     return _join_ranges(sorted(out, key=lambda n: n.start), cleaned)
+
+
+_LIST_INDEX = re.compile(r"\d{1,2}[.、)](?=\s*[^\d\s])")
+
+
+def _list_index(cleaned: str, start: int) -> bool:
+    """1. / 2、 / (3) opening an item of a list (四个阶段：1. …；2. …): a numbering, not a number."""
+    return _LIST_INDEX.match(cleaned, start) is not None \
+        and cleaned[max(0, start - 8):start].rstrip(" (*")[-1:] in ("", "\n", ":", ";", "。")
 
 
 def _join_ranges(numbers: list[Number], cleaned: str) -> list[Number]:
