@@ -666,3 +666,23 @@ def test_a_final_or_true_answer_supersedes_what_came_first(answer, reference, gr
 ])
 def test_bold_answers_list_numbering_and_naming_descriptions(answer, reference, question, grade):
     assert judge_answer(answer, reference, question).grade == grade
+
+
+@pytest.mark.parametrize("answer, reference, question, verdict", [
+    ("这个术语我给不出准确的名称。", "弗仑克尔缺陷", "这种缺陷叫什么？", ("NA", True)),
+    ("这方面的信息我掌握得不太可靠，这个问题我就不硬答了。", "西山居", "这款游戏是哪家公司开发的？", ("NA", True)),
+    ("I'm not entirely sure about this one.", "西山居", "这款游戏是哪家公司开发的？", ("NA", True)),
+    # 相传 tells a legend; it does not attribute the answer to others
+    ("相传由石匠马力诺于**公元301年9月3日**建立。", "301年9月3日", "该国是哪一天建立的？", ("CO", True)),
+    # 真正…的人是 supersedes what came first
+    ("张三参与了考试的设计，但第一个真正通过考试拿到认证的人是李四。", "张三", "第一个获得该认证的人是谁？", ("IN", True)),
+    # another person of the reference's surname is another candidate, not the reference
+    ("马赫环是以路德维希·马赫命名的，他是恩斯特·马赫的儿子。", "恩斯特·马赫", "马赫环是以谁命名的？", ("CO", False)),
+    ("公元十一世纪。", "11", "这座城市始建于哪个世纪？", ("CO", True)),
+    ("每人每日约0.28立方米。", "280", "每人每日用水量是多少公升？", ("CO", True)),
+    ("大约74美制加仑。", "290", "每人每日用水量是多少公升？", ("IN", False)),
+    ("在国际音标里，这个元音写作ɵ。", "ɵ", "这个元音用哪个字符表示？", ("CO", True)),
+])
+def test_refusal_phrasings_legends_true_answers_centuries_volumes_and_symbols(answer, reference, question, verdict):
+    v = judge_answer(answer, reference, question)
+    assert (v.grade, v.certain) == verdict, v

@@ -96,7 +96,7 @@ _PARENS = re.compile(r"\(([^()]*)\)")
 _CORRECTION = re.compile(r"不对|(?<=,)不(?=,)|更正|纠正一下|说错了|口误|我记错了|(?<=[,。!?—\s])等等(?=[,!])|重算|重新算|准确地说|确切地说|准确来说"
                          r"|确切来说|严格来说|严格说来|更准确的说法是"
                          # a final or true answer after what came first (但最终当选的是…, 真正的导演是…, 所以最早出处应该是…)
-                         r"|(?:但|而|可|不过)(?:是)?最终[^,;。!?]{0,8}的(?:是|为)|真正的[^,;。!?]{0,8}(?:是|为)"
+                         r"|(?:但|而|可|不过)(?:是)?最终[^,;。!?]{0,8}的(?:是|为)|真正[^,;。!?]{0,14}?的[^,;。!?]{0,4}?(?:是|为)"
                          r"|(?:所以|因此|因而|故)(?:最早|最终|正确|真正)[^,;。!?]{0,6}(?:应该|应)?(?:是|为)"
                          r"|(?:所以|因此|因而|故)(?:最终|正确)?(?:的)?答案(?:应该)?(?:是|为)")  # an explicit final answer
 # A claim attributed to others, up to the end of its clause.
@@ -105,7 +105,7 @@ _ATTRIBUTED = re.compile(
     r"|(?:很多|许多|不少|一些|有些|部分|多数|有的)(?:资料|文献|书|教材|文章|网站|媒体|报道))"
     r"(?:会|都|也|常|往往)?(?:说|认为|称|以为|觉得|误认为|误以为|流传|传说|提出|记载|写)|也有(?:说法|观点|资料)|一说"
     r"|常见的?说法|通常的说法|流行的说法|另一?种?说法|另有一说|据说|据传"
-    r"|传说|相传|误认为|误以为|误传|讹传|常被误|被误认为)[^,;。!?\n]*")
+    r"|误认为|误以为|误传|讹传|常被误|被误认为)[^,;。!?\n]*")
 # What turns an attributed claim down: the next clause opens with it, or the claim itself calls it mistaken.
 _REJECTS = re.compile(r"[,;。\s]*(?:其实|实际上|事实上|但|然而|不过|可是|正确|真正)")
 # A sentence that asks something; as a question back to the user (您是指哪一年？) it asserts nothing.
@@ -247,7 +247,7 @@ def _bigrams(text: str) -> set[str]:
     return {text[i:i + 2] for i in range(len(text) - 1)}
 
 
-_QUESTION_UNIT = re.compile(r"(?:多少|几|哪一?|何)\s*((?:万亿|亿|万|千|百)?(?:" + rules._UNIT_WORDS + "))"
+_QUESTION_UNIT = re.compile(r"(?:多少|几个?|哪一?个?|何)\s*((?:万亿|亿|万|千|百)?(?:" + rules._UNIT_WORDS + "))"
                             r"|单位[是为:\s(]*(" + rules._UNIT_WORDS + ")")
 
 
@@ -329,7 +329,7 @@ def _stands_alone(cleaned: str, form: str) -> bool:
     """A one-character answer (清, 锡, J) inside a sentence counts only as its own word: after 是/为 or
     punctuation and before punctuation, a final particle (吧, 呢) or the end, never inside another word (汉 in
     东汉)."""
-    return re.search(rf"(^|[是为\W]){re.escape(form)}($|\W|[吧呢啊呀啦哦嘛吗了])", cleaned) is not None
+    return re.search(rf"(^|[是为作叫\W]){re.escape(form)}($|\W|[吧呢啊呀啦哦嘛吗了])", cleaned) is not None
 
 
 def _text_match(ref: Reference, answer_key: str, cleaned: str) -> tuple[str, bool] | None:
@@ -490,7 +490,8 @@ def _others_of_kind(ref: Reference, answer: _Answer, form: str, question: str) -
     if any(form not in t and t not in form for t in titles):
         return "other_candidates"
     names = [rules.key(n) for n in _FOREIGN_NAME.findall(text)] if ref.foreign else []
-    if any(not any(n in f or f in n for f in ref.forms) for n in names):
+    strong = [f for f in ref.forms if f not in ref.weak]  # 路德维希·马赫 is another Mach than 恩斯特·马赫
+    if any(not any(n in f or f in n for f in strong) for n in names):
         return "other_candidates"
     rest = answer.affirmed_key.replace(form, "|")
     last = (ref.main or form)[-1:]
@@ -833,7 +834,10 @@ def _judge_numeric(ref: Reference, answer: _Answer, question: str, question_numb
             likeliest = _likeliest(written, consistent, answer.affirmed, question)
             return Verdict("NA" if likeliest in consistent else "IN", False, "vague_mixed")
         if not consistent:
-            return Verdict("IN", not unsure_unit and not any(n.converted for n in vague), "vague_wrong")
+            odd_unit = any(n.unknown_unit and not any(n.unknown_unit == r.unknown_unit for r in ref.numbers)
+                           for n in vague)  # 大约74美制加仑: a unit we do not read
+            return Verdict("IN", not unsure_unit and not odd_unit and not any(n.converted for n in vague),
+                           "vague_wrong")
         # a bound or range is sure; an approximate value only rounds to the reference (约3500 for 3518): a
         # reader may take it for a wrong guess (约210 for 206)
         return Verdict("NA", not unsure_unit and all(n.kind != "approx" and not n.converted for n in vague),
