@@ -686,3 +686,17 @@ def test_bold_answers_list_numbering_and_naming_descriptions(answer, reference, 
 def test_refusal_phrasings_legends_true_answers_centuries_volumes_and_symbols(answer, reference, question, verdict):
     v = judge_answer(answer, reference, question)
     assert (v.grade, v.certain) == verdict, v
+
+
+@pytest.mark.parametrize("answer, reference, question, verdict", [
+    ("是该国**第5任**总理。", "5", "他是该国第几任总理？", ("CO", True)),
+    ("位于北非。", "埃及", "这座古城位于哪个国家？", ("NA", False)),
+    ("晋朝。", "西晋太始年间", "这部书成书于什么时候？", ("NA", True)),
+    ("西晋。", "西晋太始年间", "这部书成书于什么时候？", ("NA", True)),
+    ("东晋。", "西晋太始年间", "这部书成书于什么时候？", ("IN", True)),
+    ("西晋咸宁年间。", "西晋太始年间", "这部书成书于什么时候？", ("IN", False)),
+    ("新石器时代。", "新石器时代晚期", "部落联盟最早出现在什么时期？", ("NA", False)),
+])
+def test_ordinals_asked_regions_halves_of_dynasties_and_parts_of_periods(answer, reference, question, verdict):
+    v = judge_answer(answer, reference, question)
+    assert (v.grade, v.certain) == verdict, v

@@ -54,13 +54,16 @@ NUMERIC_RESIDUE = 4          # a reference with numbers and at most this many ot
 _SUFFIXES = ("自治区", "特别行政区", "省", "市", "县", "区", "州", "镇", "乡", "村")
 _DYNASTY = re.compile(r"^(.+?)(代|朝)$")
 _DYNASTY_NAMES = frozenset("夏商周秦汉晋隋唐宋辽金元明清")  # one character: 清 = 清代 = 清朝
-_SPLIT_DYNASTY = re.compile(r"^([东西南北前后])([夏商周秦汉晋隋唐宋辽金元明清])(?:代|朝)?$")
+_SPLIT_DYNASTY = re.compile(r"^([东西南北前后])([夏商周秦汉晋隋唐宋辽金元明清])(?:代|朝)?")  # 西汉, 西晋太始年间
+# A part of a period (新石器时代晚期, 明朝末年): the period without it is less specific.
+_PERIOD_PART = re.compile(r"(.{2,}?)(?:早期|中期|晚期|末期|初期|后期|前期|中叶|年间|时期|末年|初年)$")
 # Last characters that name a kind of thing (a river, a temple, a prize): another word ending in the same
 # character beside the reference is another candidate of the asked kind.
 _KIND_SUFFIXES = frozenset("省市县区州国山河江湖海岛寺庙宫殿塔桥楼馆院校奖经书传记论集诗词曲赋派宗教族语星座门科属"
                            "病症素酸盐团队党会社司局厂站港湾峰岭峡谷关城镇村朝剧")
 _BROADER_PLACE = re.compile(r"[\u4e00-\u9fff]{2,}(?:省|自治区)")
-_REGION = re.compile(r"地区|一带|境内|附近|沿海|流域|高原|盆地|平原|[东南西北中]部")
+_REGION = re.compile(r"地区|一带|境内|附近|沿海|流域|高原|盆地|平原|[东南西北中]部|北非|东非|西非|中非|东南亚|东亚|南亚|西亚|中亚"
+                     r"|中东|近东|远东|东欧|西欧|北欧|南欧|中欧|拉美|拉丁美洲|南美|北美|中美洲|加勒比|巴尔干|大洋洲")
 # An indefinite description instead of a name (一位俄国化学家, 某位作家, 一座城市, 一种啮齿类动物, 一场工人运动来命名的;
 # clean() writes 一 as 1): an indefinite kind of thing, then at most a verb phrase to the clause's end (…在20世纪初提出
 # 的, …上连载的), so that no name follows it (一家公司西门子, 一位叫…的 name someone).
@@ -622,10 +625,17 @@ def _judge_text(ref: Reference, answer: _Answer, question: str) -> Verdict:
         incomplete = _only_some_items(ref.items, answer_key) or REFUSAL.search(answer.whole)  # 第四个我想不起来了
         return Verdict("NA" if incomplete else "IN", False, "partial_list")
     split = _SPLIT_DYNASTY.match(ref.main)
-    if split and re.search(rf"[东西南北前后]{split.group(2)}", answer.affirmed):
+    halves = {m.group(0)[0] for m in re.finditer(rf"[东西南北前后]{split.group(2)}", answer.affirmed)} if split else set()
+    if halves - {split.group(1) if split else ""}:
         return Verdict("IN", not _refusal(answer), "other_dynasty")  # 西汉 for 东汉
-    if _less_specific_dynasty(ref, answer):
+    if (halves or _less_specific_dynasty(ref, answer)) and len(ref.main) > len(split.group(0)) \
+            and (_ERA.search(answer.affirmed) or rules.find_numbers(answer.affirmed, periods=False)):
+        return Verdict("IN", False, "other_period")  # 西晋咸宁年间 for 西晋太始年间: a period of its own
+    if halves or _less_specific_dynasty(ref, answer):  # 西晋 or 晋朝 for 西晋太始年间, 汉代 for 西汉
         return Verdict("NA", True, "less_specific")
+    part = _PERIOD_PART.match(ref.main)
+    if part and part.group(1) in answer_key and _refusal(answer) != "guess":  # 新石器时代 for 新石器时代晚期
+        return Verdict("NA", False, "less_specific")
     if (ref.main.endswith(("市", "县", "区", "镇")) or _CITY_QUESTION.search(question)) \
             and _BROADER_PLACE.search(answer.affirmed) and not re.search(r"[\u4e00-\u9fff](?:市|县)", answer.affirmed) \
             and not _refusal(answer):
@@ -747,6 +757,9 @@ def _as_percent(n: Number) -> Number:
 
 
 def _judge_numeric(ref: Reference, answer: _Answer, question: str, question_numbers) -> Verdict:
+    if re.search(r"第(?:几|多少)", question) and not any(r.ordinal for r in ref.numbers):  # 第几任 -> 5 is 第5
+        ref = replace(ref, numbers=tuple(replace(r, ordinal=True) for r in ref.numbers),
+                      bare=tuple(replace(r, ordinal=True) for r in ref.bare))
     pairs = list(zip(ref.numbers, ref.bare or ref.numbers))  # (in the question's unit, as written)
     percent = all(r.unit == "%" for r in ref.numbers)
 
