@@ -35,7 +35,7 @@ _CN_NUMERAL = re.compile(r"(百分之)?([零〇一二两三四五六七八九十
 _LONGEST_NUMERAL = 64
 _NOT_A_COUNT = set("哪某每同这那任唯统之其")
 MEASURE_CHARS = ("年月日号届个次人岁位名条章节倍元米克吨种项座层期代世纪度天周本部首篇只头匹张台辆架艘家所门件场"
-                 "局枚颗粒支队份句字集季轮站口")
+                 "局枚颗粒支队份句字集季轮站口任")
 _MEASURE_WORDS = set(MEASURE_CHARS)
 # 一 before a counter after another word is the indefinite article (作为一个AI, 是一位诗人, 不止一座), not an
 # answer of 1; after these characters (or none) it counts (有一个, 共一座, 只一次). Units and dates (一日) count.
@@ -83,12 +83,12 @@ _LATIN_UNIT = re.compile(r"(?<=\d)\s*(" + "|".join(_LATIN_UNITS) + r")(?![a-z])"
                          r"|(?<=\d)\s+(m|g|k|w)(?![a-z/])")  # one letter only after a space: 5g is a code
 _ONE_LETTER_UNITS = {"m": "米", "g": "克", "k": "开尔文", "w": "瓦"}
 # Counters between a number and its qualifier (3500人左右, 3000名以上).
-_COUNTERS = re.compile(r"\s*[个多余人名位次件家座所条本台辆只种项篇部届倍]{0,2}")
+_COUNTERS = re.compile(r"\s*[个多余人名位次件家座所条本台辆只种项篇部届倍任]{0,2}")
 _UNIT = re.compile(r"\s*[个多余]{0,2}(" + _UNIT_WORDS + ")")
 _UNIT_AHEAD = re.compile(_UNIT_WORDS)
 # What may follow a plain number without being a unit we do not know: counters, qualifiers, particles, verbs
 # and prepositions that commonly follow a number in a sentence.
-_PLAIN_FOLLOWERS = set("吧呢啊吗呀啦哦嘛号个多余人名位次件家座所条本台辆只种项篇部届倍左右上下前后以至到和与或及的是在为了年月日号"
+_PLAIN_FOLLOWERS = set("吧呢啊吗呀啦哦嘛号个多余人名位次件家座所条本台辆只种项篇部届倍任左右上下前后以至到和与或及的是在为了年月日号"
                        "起止之间内外中时期末初底来而并也就才都被由将向于从把对比点分成度")
 _LATIN_AFTER = re.compile(r"\s?([a-z]{1,5})(?![a-z])")
 _UNKNOWN_UNIT = re.compile(r"[^\W\d的是在为了和与或及,。吧呢啊吗呀啦哦嘛]{1,4}")
