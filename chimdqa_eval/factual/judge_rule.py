@@ -87,6 +87,7 @@ _TRANSLIT_CLASSES = ("马玛", "里利立丽莉俐", "娜纳那", "斯丝思", "
 _TRANSLIT = str.maketrans({ch: group[0] for group in _TRANSLIT_CLASSES for ch in group[1:]})
 _LATIN = re.compile(r"[a-z]")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
+_LATIN_RUN = re.compile(r"(?=[a-z0-9]*[a-z][a-z0-9]*[a-z])[a-z0-9]+")  # a Latin word of two letters or more: tvn, avlink
 _LATIN_WORD = re.compile(r"[a-z][a-z0-9]+")  # a name, an abbreviation or a formula: un, co2, jupiter
 _LATIN_FORM = re.compile(r"(?=.*[a-z])[a-z0-9]+")
 _LATIN_WORDS = re.compile(r"[a-z0-9]+")
@@ -99,7 +100,7 @@ _PARENS = re.compile(r"\(([^()]*)\)")
 _CORRECTION = re.compile(r"不对|(?<=,)不(?=,)|更正|纠正一下|说错了|口误|我记错了|(?<=[,。!?—\s])等等(?=[,!])|重算|重新算|准确地说|确切地说|准确来说"
                          r"|确切来说|严格来说|严格说来|更准确的说法是"
                          # a final or true answer after what came first (但最终当选的是…, 真正的导演是…, 所以最早出处应该是…)
-                         r"|(?:但|而|可|不过)(?:是)?最终[^,;。!?]{0,8}的(?:是|为)|真正[^,;。!?]{0,14}?的[^,;。!?]{0,4}?(?:是|为)"
+                         r"|(?:但|而|可|不过)(?:是)?最终[^,;。!?]{0,8}的(?:是|为)|真正[^,;。!?]{0,14}?(?:的[^,;。!?]{0,4}?)?(?:是|为)"
                          r"|(?:所以|因此|因而|故)(?:最早|最终|正确|真正)[^,;。!?]{0,6}(?:应该|应)?(?:是|为)"
                          r"|(?:所以|因此|因而|故)(?:最终|正确)?(?:的)?答案(?:应该)?(?:是|为)")  # an explicit final answer
 # A claim attributed to others, up to the end of its clause.
@@ -119,6 +120,7 @@ _POLITE = re.compile(r"抱歉|对不起|请问")
 _TURN = re.compile(r"(?:但|不过|可是|然而|\bbut\b|\bhowever\b)(?:是|我)?|答案(?:应该)?(?:是|为)")
 _TO_USER = re.compile(r"您|你|请问|告诉我|能否|可否|\byou\b")
 _CLAUSE_END = re.compile(r"[,;。!?\n:]")
+_TURN_CLAUSE = re.compile(r"(?:^|[,;:])\s*(?:但是?|不过|然而|可是|而|其实|实际上|事实上)")
 _BOLD = re.compile(r"\*\*([^*]+)\*\*")  # Markdown bold, which clean() keeps
 _ASSERTION = re.compile(r"是|(?<![作成因认以称行])为")
 # Characters that carry no candidate of their own (for "does the answer assert anything besides this").
@@ -645,6 +647,10 @@ def _judge_text(ref: Reference, answer: _Answer, question: str) -> Verdict:
     if any(not _NAMING.search(m.group(0)) for m in _DESCRIPTION.finditer(re.sub(r"《[^》]*》", "", answer.affirmed))) \
             and _refusal(answer) != "refusal":  # 一位英国剧作家 for 莎士比亚: the kind of thing, not which one
         return Verdict("NA", False, "description")
+    core = _LATIN_RUN.findall(ref.main)
+    if core and _CJK.search(ref.main) and core[-1] in _LATIN_RUN.findall(answer_key) \
+            and _refusal(answer) not in ("refusal", "guess"):
+        return Verdict("CO", False, "latin_core")  # tvN for tvN频道, AV.link协议 for CENELEC标准的AV.link协议
     return _unmatched(ref, answer, question, _alias_risk(ref, answer, question))
 
 
@@ -714,10 +720,19 @@ def _likeliest(candidates: list[Number], hits: list[Number], text: str, question
     def around_raw(n: Number, bounds: list[int]) -> str:
         return text[max(b for b in bounds if b <= n.start):min(b for b in bounds if b > n.start)]
 
+    turns = [m.end() for m in _TURN_CLAUSE.finditer(text)]
+
+    def turned(n: Number) -> int:
+        """1 when a clause between n's sentence start and n opens with a turn (，但它的设计其实是在2004年; ，而台湾…，
+        定在9月28日) and no other candidate of the sentence stands between that turn and n."""
+        start = max(b for b in sentences if b <= n.start)
+        turn = max((t for t in turns if start <= t <= n.start), default=None)
+        return int(turn is not None and not any(turn <= m.start < n.start for m in candidates))
+
     def overlap(n: Number) -> int:
         clause = around(n, clauses)
         return (len(_bigrams(clause) & asked) + len(_bigrams(around(n, sentences)) & asked)
-                + 2 * len(_events(clause) & events) + 3 * dated(n))
+                + 2 * len(_events(clause) & events) + 3 * dated(n) + 2 * turned(n))
 
     best = max(overlap(n) for n in candidates)
     tied = [n for n in candidates if overlap(n) == best]
