@@ -120,7 +120,7 @@ _POLITE = re.compile(r"抱歉|对不起|请问")
 _TURN = re.compile(r"(?:但|不过|可是|然而|\bbut\b|\bhowever\b)(?:是|我)?|答案(?:应该)?(?:是|为)")
 _TO_USER = re.compile(r"您|你|请问|告诉我|能否|可否|\byou\b")
 _CLAUSE_END = re.compile(r"[,;。!?\n:]")
-_TURN_CLAUSE = re.compile(r"(?:^|[,;:])\s*(?:但是?|不过|然而|可是|而|其实|实际上|事实上)")
+_TURN_CLAUSE = re.compile(r"(?:^|[,;:])\s*(?:但是?|不过|然而|可是|其实|实际上|事实上)")  # not 而: a contrast, no correction
 _BOLD = re.compile(r"\*\*([^*]+)\*\*")  # Markdown bold, which clean() keeps
 _ASSERTION = re.compile(r"是|(?<![作成因认以称行])为")
 # Characters that carry no candidate of their own (for "does the answer assert anything besides this").
@@ -723,16 +723,24 @@ def _likeliest(candidates: list[Number], hits: list[Number], text: str, question
     turns = [m.end() for m in _TURN_CLAUSE.finditer(text)]
 
     def turned(n: Number) -> int:
-        """1 when a clause between n's sentence start and n opens with a turn (，但它的设计其实是在2004年; ，而台湾…，
+        """1 when a clause between n's sentence start and n opens with a turn (，但它的设计其实是在2004年; ，不过…，
         定在9月28日) and no other candidate of the sentence stands between that turn and n."""
         start = max(b for b in sentences if b <= n.start)
         turn = max((t for t in turns if start <= t <= n.start), default=None)
         return int(turn is not None and not any(turn <= m.start < n.start for m in candidates))
 
+    def segment(n: Number) -> str:
+        """n's clause, reaching back to the previous candidate of its sentence (而台湾以孔子诞辰为教师节，定在9月28日)."""
+        own = max(b for b in clauses if b <= n.start)
+        before = [m.start for m in candidates if m.start < own]  # candidates of earlier clauses
+        after_previous = min(b for b in clauses if b > before[-1]) if before else 0
+        start = min(max(max(b for b in sentences if b <= n.start), after_previous), own)
+        return rules.key(text[start:min(b for b in clauses if b > n.start)])
+
     def overlap(n: Number) -> int:
-        clause = around(n, clauses)
+        clause = segment(n)
         return (len(_bigrams(clause) & asked) + len(_bigrams(around(n, sentences)) & asked)
-                + 2 * len(_events(clause) & events) + 3 * dated(n) + 2 * turned(n))
+                + 2 * len(_events(clause) & events) + 3 * dated(n) + 3 * turned(n))
 
     best = max(overlap(n) for n in candidates)
     tied = [n for n in candidates if overlap(n) == best]
