@@ -29,6 +29,7 @@ def _key(name: str) -> str:
     ("《家》的作者是谁？", "巴金", "李尧棠"),
     ("《骆驼祥子》的作者是谁？", "舒庆春", "老舍"),
     ("《繁星》的作者是谁？", "冰心", "谢婉莹"),
+    ("《雍正王朝》的原著作者是谁？", "二月河", "凌解放"),  # a name with numerals is a name, not a date
     # an emperor by his personal name, traditional characters included
     ("哪位清朝皇帝平定了三藩之乱？", "康熙帝", "爱新觉罗·玄烨"),
     ("哪位清朝皇帝平定了三藩之乱？", "康熙帝", "愛新覺羅·玄燁"),
@@ -73,6 +74,13 @@ def test_a_question_that_names_the_person_makes_other_names_no_certain_answer():
     assert judge_answer("孔丘", "仲尼", "孔子的字是什么？").certain is False
     assert tuple(judge_answer("杜子美", "杜甫", "被称为“诗圣”的唐代诗人是谁？")) == ("CO", False, "match")
     assert tuple(judge_answer("杜甫", "杜甫", "被称为“诗圣”的唐代诗人是谁？")) == ("CO", True, "match")
+
+
+def test_a_question_for_a_kind_of_name_makes_other_names_no_certain_answer():
+    # the question wants the 号, not the name
+    assert judge_answer("欧阳修", "六一居士", "《醉翁亭记》的作者晚年自号什么？").certain is False
+    assert judge_answer("周树人", "鲁迅", "《狂人日记》作者的笔名是什么？").certain is False
+    assert tuple(judge_answer("鲁迅", "鲁迅", "《狂人日记》作者的笔名是什么？")) == ("CO", True, "match")
 
 
 @pytest.mark.parametrize("name, short", [

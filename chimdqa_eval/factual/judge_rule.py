@@ -33,8 +33,8 @@ else, or several competing candidates, is IN.
 Certain means the rules found an unambiguous match, refusal or contradiction. They are not sure (the reason
 says why) of a hedged match, several candidates for the asked slot, the reference among other things of its
 kind, a unit they do not know, a name that shares characters with the reference (骆观光 for 骆宾王, which no
-table lists), another name of a person the question itself names (杜子美 for 被称为诗圣的是谁), Latin names for a
-Chinese reference, or a refusal followed by a claim.
+table lists), another name where the question names the person or asks for a kind of name (杜子美 for
+被称为诗圣的是谁, 欧阳修 for 自号什么), Latin names for a Chinese reference, or a refusal followed by a claim.
 """
 from __future__ import annotations
 
@@ -121,6 +121,9 @@ _DIRECTIONS = {"up": re.compile(r"增长|增加|上升|提高|上涨|增幅|涨�
                "down": re.compile(r"下降|减少|降低|下跌|降幅|跌幅|缩减|少了")}
 _BEFORE_ANCHOR = "比|仅次于|次于|不如|除了|除|相比于|相较于|晚于|早于|继|接替|取代|超过|超越|胜过|低于|高于|大于|小于"
 _AFTER_ANCHOR = "之后|之前|以外|以后|相比|相当|一样|那样|之外"
+# A question for a name of some kind (字, 号, 笔名, 原名, 别称, 谥号…), which another of the same person's names
+# need not be.
+_ASKS_NAME = re.compile(r"[字号名称](?:是|为|叫)?(?:什么|何|啥)|叫什么|自号|自称")
 _DATE_UNITS = frozenset({"年", "月", "日", "周", "秒"})  # canonical units of dates and durations
 
 
@@ -203,7 +206,7 @@ def parse_reference(reference: str) -> Reference:
     main = rules.key(_PARENS.sub("", cleaned))
     residue = re.sub(r"[\d.%]", "", rules.key(_SPACED_LATIN_UNIT.sub("", cleaned)))
     quantity = re.sub(rf"{rules._UNIT_WORDS}|[万亿千百约多余]|左右|以上", "", residue)  # 约9.46万亿公里 is a number
-    if numbers and (len(residue) <= NUMERIC_RESIDUE or not quantity):
+    if numbers and (len(residue) <= NUMERIC_RESIDUE or not quantity) and not aliases.person_aliases(ref_key):
         words = re.sub(rf"{rules._UNIT_WORDS}|[a-z]|[第约年月日号世纪代前后初末万亿千百分点]|[{rules.MEASURE_CHARS}]", "",
                        residue)
         words = words if len(words) >= 2 else ""  # 阿卡汗 in 阿卡汗四世; not 倍 or 个百分点
@@ -548,11 +551,11 @@ def _opposite_direction(hits: list[Number], text: str, question: str) -> str:
 
 def _judge_text(ref: Reference, answer: _Answer, question: str) -> Verdict:
     """_judge_forms, where the question already uses another name of the reference (鲁迅的本名是什么 for 周树人,
-    被称为诗圣的是谁 for 杜甫): that name in the answer only repeats the question, and a third one may answer
-    another question (孔丘 for 孔子字什么): not sure."""
+    被称为诗圣的是谁 for 杜甫) or asks for a name of some kind (欧阳修晚年自号什么): that name in the answer only
+    repeats the question, and another one may be of another kind (孔丘 for 孔子字什么): not sure."""
     question_key = rules.key(question) if ref.aliases else ""
     repeated = {a for a in ref.aliases if a in question_key}
-    if not repeated:
+    if not repeated and not (ref.aliases and _ASKS_NAME.search(question)):
         return _judge_forms(ref, answer, question)
     ref = replace(ref, forms=tuple(f for f in ref.forms if f not in repeated), aliases=ref.aliases - repeated)
     verdict = _judge_forms(ref, answer, question)
