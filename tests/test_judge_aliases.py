@@ -74,6 +74,7 @@ def test_a_question_that_names_the_person_makes_other_names_no_certain_answer():
     assert judge_answer("孔丘", "仲尼", "孔子的字是什么？").certain is False
     assert tuple(judge_answer("杜子美", "杜甫", "被称为“诗圣”的唐代诗人是谁？")) == ("CO", False, "match")
     assert tuple(judge_answer("杜甫", "杜甫", "被称为“诗圣”的唐代诗人是谁？")) == ("CO", True, "match")
+    assert judge_answer("杜甫，号少陵野老。", "杜甫", "被称为“诗圣”的唐代诗人是谁？").certain  # the name itself
 
 
 def test_a_question_for_a_kind_of_name_makes_other_names_no_certain_answer():

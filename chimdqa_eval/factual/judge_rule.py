@@ -559,8 +559,10 @@ def _judge_text(ref: Reference, answer: _Answer, question: str) -> Verdict:
         return _judge_forms(ref, answer, question)
     ref = replace(ref, forms=tuple(f for f in ref.forms if f not in repeated), aliases=ref.aliases - repeated)
     verdict = _judge_forms(ref, answer, question)
-    found = _text_match(ref, answer.affirmed_key, answer.affirmed)
-    return verdict._replace(certain=False) if found and found[0] in ref.aliases else verdict
+    own = replace(ref, forms=tuple(f for f in ref.forms if f not in ref.aliases), aliases=frozenset())
+    only_alias = _text_match(ref, answer.affirmed_key, answer.affirmed) \
+        and not _text_match(own, answer.affirmed_key, answer.affirmed)
+    return verdict._replace(certain=False) if only_alias else verdict
 
 
 def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
