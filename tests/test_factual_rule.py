@@ -472,9 +472,10 @@ def test_compute_factual_reports_certainty_and_the_deciding_rule():
 
 
 @pytest.mark.parametrize("question, reference, answer, reason", [
-    # right answers by reading, in forms no table lists: a courtesy name, a pen name, an English name
-    ("《桃花源记》的作者是谁？", "陶渊明", "作者是陶潜，也就是东晋那位田园诗人。", "shared_surname"),
-    ("“过五关斩六将”说的是哪位三国人物？", "关羽", "这说的是关云长。", "shared_surname"),
+    # right answers by reading, in forms no table lists (the tables know 陶潜 and 关云长: test_judge_aliases.py):
+    # a courtesy name, a pen name, an English name
+    ("《帝京篇》的作者是谁？", "骆宾王", "作者是骆观光，初唐四杰之一。", "shared_surname"),
+    ("《平凡的世界》的作者是谁？", "路遥", "作者是王卫国。", "person_alias"),
     ("《西方哲学史》的作者是哪位英国哲学家？", "罗素", "The author is Bertrand Russell.", "latin_name"),
     ("光合作用吸收的气体是什么？", "二氧化碳", "CO2。", "latin_name"),
     ("中国第一所国立综合性大学是哪所？", "北京大学", "北大。", "no_candidate"),

@@ -20,9 +20,10 @@ A reference is read in one of three ways:
   is the answer (never certain).
 - short text (names, terms, places): the answer must contain one of the reference's forms (the whole
   reference, either side of a parenthesis, a name's surname, the reference without a suffix such as 市/省,
-  all items of a list), compared after normalization and, for transliterated names, after folding common
-  transliteration variants. A dynasty without the reference's 东/西/南/北 (汉代 for 西汉), a description (一位英国
-  剧作家) or a region (中国西北地区) instead of a name is less specific: NA.
+  all items of a list, a division's short name or a person's other name from aliases.py: 新疆 for 新疆维吾尔自治区,
+  关云长 for 关羽, each only as a word of its own), compared after normalization and, for transliterated names,
+  after folding common transliteration variants. A dynasty without the reference's 东/西/南/北 (汉代 for 西汉),
+  a description (一位英国剧作家) or a region (中国西北地区) instead of a name is less specific: NA.
 - long text (more than LONG_REFERENCE characters): the answer must contradict none of its numbers and either
   match one of them or cover most of its character bigrams. A heuristic: never certain unless a refusal.
 A numeric or long reference with parentheses is also read one side at a time (万历41年（1613年）: 1613 is
@@ -31,8 +32,9 @@ else, or several competing candidates, is IN.
 
 Certain means the rules found an unambiguous match, refusal or contradiction. They are not sure (the reason
 says why) of a hedged match, several candidates for the asked slot, the reference among other things of its
-kind, a unit they do not know, a name that shares characters with the reference (关云长 for 关羽, 陶潜 for
-陶渊明), Latin names for a Chinese reference, or a refusal followed by a claim.
+kind, a unit they do not know, a name that shares characters with the reference (骆观光 for 骆宾王, which no
+table lists), another name where the question names the person or asks for a kind of name (杜子美 for
+被称为诗圣的是谁, 欧阳修 for 自号什么), Latin names for a Chinese reference, or a refusal followed by a claim.
 """
 from __future__ import annotations
 
@@ -42,7 +44,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import NamedTuple
 
-from chimdqa_eval.factual import rules
+from chimdqa_eval.factual import aliases, rules
 from chimdqa_eval.factual.rules import ALTERNATIVES, DENIAL, GUESS, HEDGE, LIST_SEPARATORS, REFUSAL, Number
 
 LONG_REFERENCE = 30          # characters of comparison key
@@ -51,7 +53,7 @@ SHORT_ANSWER = 40            # competing candidates make an answer this short IN
 NUMERIC_RESIDUE = 4          # a reference with numbers and at most this many other key characters is numeric
 
 # Suffixes a question usually implies (哪个市 -> 长崎 for 长崎市); 代/朝 name the same dynasty.
-_SUFFIXES = ("自治区", "特别行政区", "省", "市", "县", "区", "州", "镇", "乡", "村")
+_SUFFIXES = aliases.LEVELS
 _DYNASTY = re.compile(r"^(.+?)(代|朝)$")
 _DYNASTY_NAMES = frozenset("夏商周秦汉晋隋唐宋辽金元明清")  # one character: 清 = 清代 = 清朝
 _SPLIT_DYNASTY = re.compile(r"^([东西南北前后])([夏商周秦汉晋隋唐宋辽金元明清])(?:代|朝)?")  # 西汉, 西晋太始年间
@@ -140,6 +142,9 @@ _DIRECTIONS = {"up": re.compile(r"增长|增加|上升|提高|上涨|增幅|涨�
                "down": re.compile(r"下降|减少|降低|下跌|降幅|跌幅|缩减|少了")}
 _BEFORE_ANCHOR = "比|仅次于|次于|不如|除了|除|相比于|相较于|晚于|早于|继|接替|取代|超过|超越|胜过|低于|高于|大于|小于"
 _AFTER_ANCHOR = "之后|之前|以外|以后|相比|相当|一样|那样|之外"
+# A question for a name of some kind (字, 号, 笔名, 原名, 别称, 谥号…), which another of the same person's names
+# need not be.
+_ASKS_NAME = re.compile(r"[字号名称](?:是|为|叫)?(?:什么|何|啥)|叫什么|自号|自称")
 _DATE_UNITS = frozenset({"年", "月", "日", "周", "秒"})  # canonical units of dates and durations
 # Words that date or source what a refusal covers (截至2023年的资料, 根据2021年以前的信息): a number in such a clause
 # is the scope of the refusal, not an answer.
@@ -167,6 +172,8 @@ class Reference:
     bare: tuple[Number, ...] = ()   # numeric: its numbers as written, when the question gave them a unit
     listed: int = 1           # text: how many things it lists (魏、蜀、吴: 3)
     words: str = ""           # numeric: its characters besides numbers and units (阿卡汗 in 阿卡汗四世)
+    aliases: frozenset = frozenset()  # text: forms that are other names (关云长 for 关羽, 新疆 for 新疆维吾尔自治区)
+    level: str = ""           # text: the level word the reference ends with (自治州), which may follow its short name
 
 
 @dataclass(frozen=True)
@@ -183,9 +190,10 @@ class _Answer:
         return rules.key(self.affirmed)
 
 
-def _forms(cleaned: str) -> tuple[set[str], set[str]]:
-    """Comparison keys of a short reference (whole, without the parenthesis, inside it, without suffixes), and
-    those among them that name it only in part (a foreign name's surname)."""
+def _forms(cleaned: str) -> tuple[set[str], set[str], set[str]]:
+    """Comparison keys of a short reference (whole, without the parenthesis, inside it, a division's short names,
+    a person's other names), those among them that name it only in part (a foreign name's surname), and those
+    that are other names (aliases.py)."""
     outside = _PARENS.sub("", cleaned)
     forms = {rules.key(cleaned), rules.key(outside)}
     forms.update(rules.key(inner) for inner in _PARENS.findall(cleaned))
@@ -197,18 +205,19 @@ def _forms(cleaned: str) -> tuple[set[str], set[str]]:
         if len(words) > 1 and _LATIN.search(words[-1]) and len(words[-1]) >= 4 and not re.search(r"\d", part):
             weak.add(rules.key(words[-1]))
     forms |= weak
+    other_names = set()
     for form in list(forms):
-        for suffix in _SUFFIXES:
-            if form.endswith(suffix) and len(form) - len(suffix) >= 2:
-                forms.add(form[:-len(suffix)])
+        other_names |= aliases.division_short_names(form) | aliases.person_aliases(form)
         dynasty = _DYNASTY.match(form)
         name = dynasty.group(1) if dynasty else form if form in _DYNASTY_NAMES else None
         if name:
             forms.update({name + "代", name + "朝"})
             if name in _DYNASTY_NAMES:  # 清 for 清代, as a word of its own (see _stands_alone)
                 forms.add(name)
+    other_names -= forms
+    forms |= other_names
     forms.discard("")
-    return forms, weak - {rules.key(cleaned), rules.key(outside)}
+    return forms, weak - {rules.key(cleaned), rules.key(outside)}, other_names
 
 
 @lru_cache(maxsize=65536)
@@ -221,7 +230,7 @@ def parse_reference(reference: str) -> Reference:
     main = rules.key(_PARENS.sub("", cleaned))
     residue = re.sub(r"[\d.%]", "", rules.key(_SPACED_LATIN_UNIT.sub("", cleaned)))
     quantity = re.sub(rf"{rules._UNIT_WORDS}|[万亿千百约多余]|左右|以上", "", residue)  # 约9.46万亿公里 is a number
-    if numbers and (len(residue) <= NUMERIC_RESIDUE or not quantity):
+    if numbers and (len(residue) <= NUMERIC_RESIDUE or not quantity) and not aliases.person_aliases(ref_key):
         words = re.sub(rf"{rules._UNIT_WORDS}|[a-z]|[第约年月日号世纪代前后初末万亿千百分点]|[{rules.MEASURE_CHARS}]", "",
                        residue)
         words = words if len(words) >= 2 else ""  # 阿卡汗 in 阿卡汗四世; not 倍 or 个百分点
@@ -235,17 +244,17 @@ def parse_reference(reference: str) -> Reference:
              if len(items) > 1 and (all(len(i) >= 2 for i in items) or "、" in cleaned) and "《" not in cleaned
              else ())
     foreign = "·" in cleaned or "•" in cleaned or bool(_LATIN.search(" ".join(_PARENS.findall(cleaned))))
-    forms, weak = _forms(cleaned)
+    forms, weak, other_names = _forms(cleaned)
     listed = len([p for p in LIST_SEPARATORS.split(_PARENS.sub("", cleaned)) if rules.key(p)])
     return Reference("text", forms=tuple(sorted(forms, key=len, reverse=True)), items=items, foreign=foreign,
                      listed=listed,
-                     has_alternatives=alternatives, main=main, weak=frozenset(weak))
+                     has_alternatives=alternatives, main=main, weak=frozenset(weak),
+                     aliases=frozenset(other_names), level=aliases.level_of(main))
 
 
 def _item_forms(item: str) -> tuple[str, ...]:
-    """A list item and the item without a suffix its kind implies (北山县 -> 北山)."""
-    bare = [item[:-len(s)] for s in _SUFFIXES if item.endswith(s) and len(item) - len(s) >= 2]
-    return (item, *bare)
+    """A list item and its other names: without a suffix its kind implies (北山县 -> 北山), a person's (韩退之)."""
+    return (item, *aliases.division_short_names(item), *aliases.person_aliases(item))
 
 
 def _bigrams(text: str) -> set[str]:
@@ -341,6 +350,8 @@ def _text_match(ref: Reference, answer_key: str, cleaned: str) -> tuple[str, boo
     """(the form found, whether it identifies the reference fully) or None."""
     for f in ref.forms:
         if _contains(answer_key, f, cleaned) or (len(f) == 1 and _stands_alone(cleaned, f)):
+            if f in ref.aliases and not aliases.stands_as_name(cleaned, f, ref.level):
+                continue  # 阿里巴巴 does not name 阿里地区, nor 海南省 海南藏族自治州
             return f, f not in ref.weak
     found = [next((f for f in forms if f in answer_key), None) for forms in ref.items]
     if found and all(found):
@@ -449,9 +460,9 @@ def _unmatched(ref: Reference, answer: _Answer, question: str, risk: str) -> Ver
 
 def _alias_risk(ref: Reference, answer: _Answer, question: str) -> str:
     """Why the answer might name the reference in a form the tables do not know ('' if no reason): Latin words
-    for a Chinese reference (an English name); a name with the reference's first character (关云长 for 关羽, 陶潜
-    for 陶渊明); two of its characters in order (全马 for 全程马拉松, 宾州 for 宾夕法尼亚州, 阿姆斯壮 for 阿姆斯特朗);
-    most of a longer reference reworded; any other name for a person (字, 号, 笔名: 仲尼 for 孔子) or a place at
+    for a Chinese reference (an English name); a name with the reference's first character (骆观光 for 骆宾王);
+    two of its characters in order (全马 for 全程马拉松, 宾州 for 宾夕法尼亚州, 阿姆斯壮 for 阿姆斯特朗);
+    most of a longer reference reworded; any other name for a person (字, 号, 笔名: 王卫国 for 路遥) or a place at
     another level (瑞士 for 日内瓦), which no table lists."""
     answer_key = answer.affirmed_key
     main = ref.main or (ref.forms[0] if ref.forms else "")
@@ -586,6 +597,22 @@ def _opposite_direction(hits: list[Number], text: str, question: str) -> str:
 
 
 def _judge_text(ref: Reference, answer: _Answer, question: str) -> Verdict:
+    """_judge_forms, where the question already uses another name of the reference (鲁迅的本名是什么 for 周树人,
+    被称为诗圣的是谁 for 杜甫) or asks for a name of some kind (欧阳修晚年自号什么): that name in the answer only
+    repeats the question, and another one may be of another kind (孔丘 for 孔子字什么): not sure."""
+    question_key = rules.key(question) if ref.aliases else ""
+    repeated = {a for a in ref.aliases if a in question_key}
+    if not repeated and not (ref.aliases and _ASKS_NAME.search(question)):
+        return _judge_forms(ref, answer, question)
+    ref = replace(ref, forms=tuple(f for f in ref.forms if f not in repeated), aliases=ref.aliases - repeated)
+    verdict = _judge_forms(ref, answer, question)
+    own = replace(ref, forms=tuple(f for f in ref.forms if f not in ref.aliases), aliases=frozenset())
+    only_alias = _text_match(ref, answer.affirmed_key, answer.affirmed) \
+        and not _text_match(own, answer.affirmed_key, answer.affirmed)
+    return verdict._replace(certain=False) if only_alias else verdict
+
+
+def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
     answer_key = answer.affirmed_key
     found = _text_match(ref, answer_key, answer.affirmed)
     if found:

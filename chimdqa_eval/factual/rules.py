@@ -13,7 +13,9 @@ from decimal import Decimal
 
 import opencc
 
-NORMALIZER_VERSION = f"zh-rule-4+opencc-{opencc.__version__}"
+from chimdqa_eval.factual.aliases import TABLE_VERSION  # the alias table that graded goes into the version
+
+NORMALIZER_VERSION = f"zh-rule-4+opencc-{opencc.__version__}+{TABLE_VERSION}"
 
 # Traditional -> simplified by OpenCC's maintained phrase tables (t2s), on answers and references alike.
 _T2S = opencc.OpenCC("t2s")
