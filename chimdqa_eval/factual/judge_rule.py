@@ -42,7 +42,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import NamedTuple
 
-from chimdqa_eval.factual import rules
+from chimdqa_eval.factual import places, rules
 from chimdqa_eval.factual.rules import ALTERNATIVES, DENIAL, GUESS, HEDGE, LIST_SEPARATORS, REFUSAL, Number
 
 LONG_REFERENCE = 30          # characters of comparison key
@@ -433,6 +433,49 @@ def _alias_risk(ref: Reference, answer: _Answer, question: str) -> str:
     return ""
 
 
+_PLACE_WORDS = re.compile(r"自治区|特别行政区|自治州|地区|位于|地处|属于|[省市县区州盟在]")
+
+
+def _place_verdict(ref: Reference, answer: _Answer, question: str) -> Verdict | None:
+    """The grade of an answer naming known places (places.tsv) but not the reference, a known place; None when
+    the table cannot tell, a name is ambiguous or the answer refuses. Only places that contain the reference
+    (瑞士 or 法国瑞士 for 日内瓦): less specific, NA. A place of its size or broader outside it (法国 for 日内瓦,
+    台北市 for 高雄市, 河南 for 西安): IN, sure when it is the answer's one claim (places on one chain) and
+    nothing else is said. Places inside it and none outside (临潼区 for 西安): more specific, CO, never sure.
+    The reference by another name of the table (西贡 for 胡志明市): CO. Places the question names do not
+    count."""
+    target = places.place(ref.main)
+    refusal = _refusal(answer)
+    if target is None or refusal in ("refusal", "apology") or answer.asked:
+        return None
+    found = places.places_in(answer.affirmed)
+    named = [places.place(n) for n in dict.fromkeys(found) if n not in question]
+    if not named or None in named:
+        return None
+    broader = [p for p in named if places.within(p, target)]
+    inside = [p for p in named if places.within(target, p)]
+    outside = [p for p in named if p not in broader and p not in inside
+               and places.RANK[p.level] <= max(places.RANK[target.level], places.RANK["city"])]
+    residue = answer.affirmed_key
+    for name in sorted(found, key=len, reverse=True):
+        residue = residue.replace(name, "")
+    plain = refusal in ("", "guess") and not answer.alternative
+    said_more = _has_content(_PLACE_WORDS.sub("", residue), question)
+    if target in named:  # another name the table knows (西贡 for 胡志明市, 延边 for 延边朝鲜族自治州)
+        consistent = all(places.within(p, target) or places.within(target, p) for p in named)
+        return Verdict("CO", plain and not said_more, "place_alias") if consistent else None
+    if len(broader) == len(named):  # a hedged broader place is still less specific
+        return Verdict("NA", plain and not said_more, "broader_place")
+    if outside:  # sure unless more is said that may be another name of the reference (Genève, 靠近法国)
+        one_claim = all(places.within(a, b) or places.within(b, a) for a in named for b in named) \
+            and not _text_match(ref, rules.key(answer.whole), answer.whole)  # 是京都还是东京？…答案是京都
+        return Verdict("IN", plain and one_claim and (not said_more or _alias_risk(ref, answer, question)
+                                                       in ("", "place_level")), "other_place")
+    if inside and len(broader) + len(inside) == len(named):
+        return Verdict("CO", False, "narrower_place")
+    return None
+
+
 def _positions(text: str, ch: str) -> list[int]:
     return [i for i, c in enumerate(text) if c == ch]
 
@@ -584,6 +627,10 @@ def _judge_text(ref: Reference, answer: _Answer, question: str) -> Verdict:
         return Verdict("IN", not _refusal(answer), "other_dynasty")  # 西汉 for 东汉
     if _less_specific_dynasty(ref, answer):
         return Verdict("NA", True, "less_specific")
+    if _PLACE_QUESTION.search(question) or ref.main.endswith(_SUFFIXES):
+        verdict = _place_verdict(ref, answer, question)
+        if verdict:
+            return verdict
     if (ref.main.endswith(("市", "县", "区", "镇")) or _CITY_QUESTION.search(question)) \
             and _BROADER_PLACE.search(answer.affirmed) and not re.search(r"[\u4e00-\u9fff](?:市|县)", answer.affirmed) \
             and not _refusal(answer):

@@ -13,7 +13,9 @@ from decimal import Decimal
 
 import opencc
 
-NORMALIZER_VERSION = f"zh-rule-4+opencc-{opencc.__version__}"
+from chimdqa_eval.factual.places import TABLE_VERSION as _PLACES_VERSION
+
+NORMALIZER_VERSION = f"zh-rule-4+opencc-{opencc.__version__}+places-{_PLACES_VERSION}"
 
 # Traditional -> simplified by OpenCC's maintained phrase tables (t2s), on answers and references alike.
 _T2S = opencc.OpenCC("t2s")
