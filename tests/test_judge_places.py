@@ -58,6 +58,8 @@ def test_what_the_table_cannot_settle_is_not_sure():
     assert verdict.reason != "other_place" and not verdict.certain
     # two places not on one chain: competing candidates, not one claim
     assert tuple(judge_answer("湖北或者湖南", "成都", CITY))[:2] == ("IN", False)
+    # a place the table lacks beside a known one: 江油市 is a county-level city of 四川
+    assert judge_answer("四川省江油市", "成都", CITY).reason not in ("broader_place", "other_place")
     # more than places: 四川省会 describes 成都
     assert not judge_answer("四川省会", "成都", CITY).certain
     # a reference the table does not know
@@ -91,7 +93,7 @@ def test_places_in_finds_longest_names_not_inside_other_words():
     assert places.places_in("南澳大利亚州的阿德莱德") == ["南澳大利亚州", "阿德莱德"]
     assert places.places_in("青海湖在青海") == ["青海"]  # not the lake
     assert places.places_in("乔治·华盛顿") == []  # a person
-    assert places.places_in("朝鲜族") == []
+    assert places.places_in("朝鲜族") == [] and places.places_in("朝鲜半岛") == []
     assert places.places_in(rules.clean("三門峽")) == [rules.key(rules.clean("三门峡"))]
 
 

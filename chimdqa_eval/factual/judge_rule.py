@@ -22,7 +22,8 @@ A reference is read in one of three ways:
   reference, either side of a parenthesis, a name's surname, the reference without a suffix such as 市/省,
   all items of a list), compared after normalization and, for transliterated names, after folding common
   transliteration variants. A dynasty without the reference's 东/西/南/北 (汉代 for 西汉), a description (一位英国
-  剧作家) or a region (中国西北地区) instead of a name is less specific: NA.
+  剧作家) or a region (中国西北地区) instead of a name is less specific: NA. For a place in data/places.tsv, an
+  answer naming only places that contain it is NA, one naming another place of its size or broader IN.
 - long text (more than LONG_REFERENCE characters): the answer must contradict none of its numbers and either
   match one of them or cover most of its character bigrams. A heuristic: never certain unless a refusal.
 A numeric or long reference with parentheses is also read one side at a time (万历41年（1613年）: 1613 is
@@ -458,9 +459,11 @@ def _place_verdict(ref: Reference, answer: _Answer, question: str) -> Verdict | 
                and places.RANK[p.level] <= max(places.RANK[target.level], places.RANK["city"])]
     residue = answer.affirmed_key
     for name in sorted(found, key=len, reverse=True):
-        residue = residue.replace(name, "")
+        residue = residue.replace(name, "|")
+    if re.search(r"[\u4e00-\u9fff](?:市|县|区|镇)", residue):  # a place the table lacks (江油市): it cannot tell
+        return None
     plain = refusal in ("", "guess") and not answer.alternative
-    said_more = _has_content(_PLACE_WORDS.sub("", residue), question)
+    said_more = _has_content(_PLACE_WORDS.sub("", residue.replace("|", "")), question)
     if target in named:  # another name the table knows (西贡 for 胡志明市, 延边 for 延边朝鲜族自治州)
         consistent = all(places.within(p, target) or places.within(target, p) for p in named)
         return Verdict("CO", plain and not said_more, "place_alias") if consistent else None

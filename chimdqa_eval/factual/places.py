@@ -20,8 +20,8 @@ TABLE = "places.tsv"
 LEVELS = ("country", "province", "prefecture", "city", "district")
 # How broad a level is: a prefecture-level city and a city are the same size of thing.
 RANK = {"country": 0, "province": 1, "prefecture": 2, "city": 2, "district": 3}
-# What may follow a place name in another word: 青海湖, 长白山, 中山路, 哥伦比亚大学, 蒙古族, 朝鲜语.
-_CONTINUES = re.compile(r"大学|学院|大道|公园|[山路街湖河江岛港湾峰寺庙宫桥站塔族语]")
+# What may follow a place name in another word: 青海湖, 中山路, 印度洋, 朝鲜半岛, 四川盆地, 哥伦比亚大学, 蒙古族.
+_CONTINUES = re.compile(r"大学|学院|大道|公园|半岛|高原|盆地|平原|沙漠|[山路街湖河江海洋岛港湾峰寺庙宫桥站塔族语]")
 _FOREIGN_NAME_MARKS = "·•"  # 乔治·华盛顿, 简·奥斯汀: part of a person's name
 
 
