@@ -33,6 +33,13 @@ BIRTHPLACE = "莫扎特出生在哪座城市？"
     # a more specific answer: the reference's name inside it, or only a place inside it
     ("成都市武侯区", "成都", CITY, "CO", True, "match"),
     ("海淀区", "北京", "清华大学位于哪座城市？", "CO", False, "narrower_place"),
+    # the reference's name inside another place's name is that other place
+    ("吉林省", "吉林市", "雾凇岛位于哪座城市？", "NA", True, "broader_place"),
+    ("纽约州", "纽约", "联合国总部位于哪座城市？", "NA", True, "broader_place"),
+    ("印度尼西亚", "印度", "泰姬陵位于哪个国家？", "IN", True, "other_place"),
+    ("罗马尼亚", "罗马", "斗兽场位于哪座城市？", "IN", True, "other_place"),
+    ("天津河北区", "河北省", "白洋淀位于哪个省？", "IN", True, "other_place"),
+    ("吉林市", "吉林省", "松花湖位于哪个省？", "CO", True, "match"),  # a place inside keeps its match
     # the reference by another name the table gives it
     ("西贡", "胡志明市", "越南最大的城市是哪座？", "CO", True, "place_alias"),
     ("吉林省延边", "延边朝鲜族自治州", "长白山天池位于哪个自治州？", "CO", True, "place_alias"),
@@ -89,6 +96,8 @@ def test_containment_functions():
 def test_places_in_finds_longest_names_not_inside_other_words():
     assert places.places_in("西藏自治区首府拉萨") == ["西藏自治区", "拉萨"]
     assert places.places_in("陕西西安") == ["陕西", "西安"]
+    assert places.places_in("天津河北区") == ["天津", "河北区"]  # 河 starts a name, not a river
+    assert places.place_spans("在印度尼西亚") == [(1, 6, "印度尼西亚")]
     assert places.places_in("延边朝鲜族自治州") == ["延边朝鲜族自治州"]
     assert places.places_in("南澳大利亚州的阿德莱德") == ["南澳大利亚州", "阿德莱德"]
     assert places.places_in("青海湖在青海") == ["青海"]  # not the lake

@@ -470,13 +470,26 @@ def _place_verdict(ref: Reference, answer: _Answer, question: str) -> Verdict | 
     if len(broader) == len(named):  # a hedged broader place is still less specific
         return Verdict("NA", plain and not said_more, "broader_place")
     if outside:  # sure unless more is said that may be another name of the reference (Genève, 靠近法国)
+        mention = _text_match(ref, rules.key(answer.whole), answer.whole)  # 是京都还是东京？…答案是京都
         one_claim = all(places.within(a, b) or places.within(b, a) for a in named for b in named) \
-            and not _text_match(ref, rules.key(answer.whole), answer.whole)  # 是京都还是东京？…答案是京都
+            and not (mention and not _inside_other_place(ref, answer.whole, mention[0]))
         return Verdict("IN", plain and one_claim and (not said_more or _alias_risk(ref, answer, question)
                                                        in ("", "place_level")), "other_place")
     if inside and len(broader) + len(inside) == len(named):
         return Verdict("CO", False, "narrower_place")
     return None
+
+
+def _inside_other_place(ref: Reference, text: str, form: str) -> bool:
+    """Every mention of the reference's form is part of the name of another known place, one that does not lie
+    within the reference (吉林省 for 吉林市, 纽约州 for 纽约, 印度尼西亚 for 印度, 河北区 for 河北省)."""
+    target = places.place(ref.main) if not ref.items else None
+    if target is None:
+        return False
+    starts = [m.start() for m in re.finditer(re.escape(form), text)]
+    spans = [(s, e, places.place(n)) for s, e, n in places.place_spans(text) if e - s > len(form)] if starts else []
+    return bool(starts) and all(any(s <= i and i + len(form) <= e and p is not None and not places.within(target, p)
+                                    for s, e, p in spans) for i in starts)
 
 
 def _positions(text: str, ch: str) -> list[int]:
@@ -590,6 +603,8 @@ def _opposite_direction(hits: list[Number], text: str, question: str) -> str:
 def _judge_text(ref: Reference, answer: _Answer, question: str) -> Verdict:
     answer_key = answer.affirmed_key
     found = _text_match(ref, answer_key, answer.affirmed)
+    if found and _inside_other_place(ref, answer.affirmed, found[0]):
+        found = None  # 吉林省 for 吉林市, 印度尼西亚 for 印度: another place's name, not the reference's
     if found:
         form, full = found
         clauses = _clauses_with(answer.affirmed, lambda c, f=form: f in rules.key(c)) or [answer.affirmed]

@@ -135,10 +135,16 @@ def contains(broader: str, narrower: str) -> bool | None:
     return answers.pop() if len(answers) == 1 else None
 
 
-def places_in(text: str) -> list[str]:
-    """The table's names in cleaned text, left to right, each the longest name starting where it starts and not
-    inside a longer word that goes on after it (not 青海 in 青海湖, 哥伦比亚 in 哥伦比亚大学) or a foreign person's
-    name (not 华盛顿 in 乔治·华盛顿)."""
+def _starts_name(text: str, i: int) -> bool:
+    """A name of the table starts at text[i] (天津河北区: 河北区 after 天津, not a river)."""
+    index, _, lengths = _loaded()
+    return any(text[i:i + length] in index for length in lengths.get(text[i:i + 1], ()))
+
+
+def place_spans(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, name) of the table's names in cleaned text, left to right, each the longest name starting
+    where it starts and not inside a longer word that goes on after it (not 青海 in 青海湖, 哥伦比亚 in
+    哥伦比亚大学) or a foreign person's name (not 华盛顿 in 乔治·华盛顿)."""
     index, _, lengths = _loaded()
     out, i = [], 0
     while i < len(text):
@@ -146,10 +152,16 @@ def places_in(text: str) -> list[str]:
             name = text[i:i + length]
             before, after = text[i - 1:i] if i else " ", text[i + length:i + length + 1] or " "
             if len(name) == length and name in index and before not in _FOREIGN_NAME_MARKS \
-                    and after not in _FOREIGN_NAME_MARKS and not _CONTINUES.match(text, i + length):
-                out.append(name)
+                    and after not in _FOREIGN_NAME_MARKS \
+                    and (not _CONTINUES.match(text, i + length) or _starts_name(text, i + length)):
+                out.append((i, i + length, name))
                 i += length
                 break
         else:
             i += 1
     return out
+
+
+def places_in(text: str) -> list[str]:
+    """The table's names in cleaned text, as place_spans finds them."""
+    return [name for _, _, name in place_spans(text)]
