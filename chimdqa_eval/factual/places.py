@@ -63,6 +63,7 @@ def homonyms(row: Place) -> set[str]:
     return set(m.group(1).split(",")) if m else set()
 
 
+@lru_cache(maxsize=65536)
 def _name_key(name: str) -> str:
     from chimdqa_eval.factual import rules  # rules imports this module for TABLE_VERSION
     return rules.key(rules.clean(name))
