@@ -23,7 +23,8 @@ A reference is read in one of three ways:
   all items of a list, a division's short name or a person's other name from aliases.py: 新疆 for 新疆维吾尔自治区,
   关云长 for 关羽, each only as a word of its own), compared after normalization and, for transliterated names,
   after folding common transliteration variants. A dynasty without the reference's 东/西/南/北 (汉代 for 西汉),
-  a description (一位英国剧作家) or a region (中国西北地区) instead of a name is less specific: NA.
+  a description (一位英国剧作家) or a region (中国西北地区) instead of a name is less specific: NA. For a place in data/places.tsv, an
+  answer naming only places that contain it is NA, one naming another place of its size or broader IN.
 - long text (more than LONG_REFERENCE characters): the answer must contradict none of its numbers and either
   match one of them or cover most of its character bigrams. A heuristic: never certain unless a refusal.
 A numeric or long reference with parentheses is also read one side at a time (万历41年（1613年）: 1613 is
@@ -44,7 +45,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import NamedTuple
 
-from chimdqa_eval.factual import aliases, rules
+from chimdqa_eval.factual import aliases, places, rules
 from chimdqa_eval.factual.rules import ALTERNATIVES, DENIAL, GUESS, HEDGE, LIST_SEPARATORS, REFUSAL, Number
 
 LONG_REFERENCE = 30          # characters of comparison key
@@ -487,6 +488,66 @@ def _alias_risk(ref: Reference, answer: _Answer, question: str) -> str:
     return ""
 
 
+_PLACE_WORDS = re.compile(r"自治区|特别行政区|自治州|地区|位于|地处|属于|[省市县区州盟在]")
+
+
+def _place_verdict(ref: Reference, answer: _Answer, question: str) -> Verdict | None:
+    """The grade of an answer naming known places (places.tsv) but not the reference, a known place; None when
+    the table cannot tell, a name is ambiguous or the answer refuses. Only places that contain the reference
+    (瑞士 or 法国瑞士 for 日内瓦): less specific, NA. A place of its size or broader outside it (法国 for 日内瓦,
+    台北市 for 高雄市, 河南 for 西安): IN, sure when it is the answer's one claim (places on one chain) and
+    nothing else is said. Places inside it and none outside (临潼区 for 西安): more specific, CO, never sure.
+    The reference by another name of the table (西贡 for 胡志明市): CO. Places the question names do not
+    count."""
+    target = places.place(ref.main)
+    refusal = _refusal(answer)
+    if target is None or refusal in ("refusal", "apology") or answer.asked:
+        return None
+    found = places.places_in(answer.affirmed)
+    named = [places.place(n) for n in dict.fromkeys(found) if n not in question]
+    if not named or None in named:
+        return None
+    broader = [p for p in named if places.within(p, target)]
+    inside = [p for p in named if places.within(target, p)]
+    outside = [p for p in named if p not in broader and p not in inside
+               and places.RANK[p.level] <= max(places.RANK[target.level], places.RANK["city"])]
+    residue = answer.affirmed_key
+    for name in sorted(found, key=len, reverse=True):
+        residue = residue.replace(name, "|")
+    if re.search(r"[\u4e00-\u9fff](?:市|县|区|镇)", residue):  # a place the table lacks (江油市): it cannot tell
+        return None
+    plain = refusal in ("", "guess") and not answer.alternative
+    said_more = _has_content(_PLACE_WORDS.sub("", residue.replace("|", "")), question)
+    if target in named:  # another name the table knows (西贡 for 胡志明市, 延边 for 延边朝鲜族自治州)
+        if said_more:  # 阿里巴巴 for 阿里地区: inside a longer word; the name rules decide
+            return None
+        consistent = all(places.within(p, target) or places.within(target, p) for p in named)
+        return Verdict("CO", plain and not said_more, "place_alias") if consistent else None
+    if len(broader) == len(named):  # a hedged broader place is still less specific
+        return Verdict("NA", plain and not said_more, "broader_place")
+    if outside:  # sure unless more is said that may be another name of the reference (Genève, 靠近法国)
+        mention = _text_match(ref, rules.key(answer.whole), answer.whole)  # 是京都还是东京？…答案是京都
+        one_claim = all(places.within(a, b) or places.within(b, a) for a in named for b in named) \
+            and not (mention and not _inside_other_place(ref, answer.whole, mention[0]))
+        return Verdict("IN", plain and one_claim and (not said_more or _alias_risk(ref, answer, question)
+                                                       in ("", "place_level")), "other_place")
+    if inside and len(broader) + len(inside) == len(named):
+        return Verdict("CO", False, "narrower_place")
+    return None
+
+
+def _inside_other_place(ref: Reference, text: str, form: str) -> bool:
+    """Every mention of the reference's form is part of the name of another known place, one that does not lie
+    within the reference (吉林省 for 吉林市, 纽约州 for 纽约, 印度尼西亚 for 印度, 河北区 for 河北省)."""
+    target = places.place(ref.main) if not ref.items else None
+    if target is None:
+        return False
+    starts = [m.start() for m in re.finditer(re.escape(form), text)]
+    spans = [(s, e, places.place(n)) for s, e, n in places.place_spans(text) if e - s > len(form)] if starts else []
+    return bool(starts) and all(any(s <= i and i + len(form) <= e and p is not None and not places.within(target, p)
+                                    for s, e, p in spans) for i in starts)
+
+
 def _positions(text: str, ch: str) -> list[int]:
     return [i for i, c in enumerate(text) if c == ch]
 
@@ -615,6 +676,8 @@ def _judge_text(ref: Reference, answer: _Answer, question: str) -> Verdict:
 def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
     answer_key = answer.affirmed_key
     found = _text_match(ref, answer_key, answer.affirmed)
+    if found and _inside_other_place(ref, answer.affirmed, found[0]):
+        found = None  # 吉林省 for 吉林市, 印度尼西亚 for 印度: another place's name, not the reference's
     if found:
         form, full = found
         clauses = _clauses_with(answer.affirmed, lambda c, f=form: f in rules.key(c)) or [answer.affirmed]
@@ -665,6 +728,10 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
     part = _PERIOD_PART.match(ref.main)
     if part and part.group(1) in answer_key and _refusal(answer) != "guess":  # 新石器时代 for 新石器时代晚期
         return Verdict("NA", False, "less_specific")
+    if _PLACE_QUESTION.search(question) or ref.main.endswith(_SUFFIXES):
+        verdict = _place_verdict(ref, answer, question)
+        if verdict:
+            return verdict
     if (ref.main.endswith(("市", "县", "区", "镇")) or _CITY_QUESTION.search(question)) \
             and _BROADER_PLACE.search(answer.affirmed) and not re.search(r"[\u4e00-\u9fff](?:市|县)", answer.affirmed) \
             and not _refusal(answer):

@@ -14,8 +14,9 @@ from decimal import Decimal
 import opencc
 
 from chimdqa_eval.factual.aliases import TABLE_VERSION  # the alias table that graded goes into the version
+from chimdqa_eval.factual.places import TABLE_VERSION as _PLACES_VERSION
 
-NORMALIZER_VERSION = f"zh-rule-4+opencc-{opencc.__version__}+{TABLE_VERSION}"
+NORMALIZER_VERSION = f"zh-rule-5+opencc-{opencc.__version__}+{TABLE_VERSION}+places-{_PLACES_VERSION}"
 
 # Traditional -> simplified by OpenCC's maintained phrase tables (t2s), on answers and references alike.
 _T2S = opencc.OpenCC("t2s")
