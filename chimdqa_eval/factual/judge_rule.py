@@ -21,7 +21,8 @@ A reference is read in one of three ways:
 - short text (names, terms, places): the answer must contain one of the reference's forms (the whole
   reference, either side of a parenthesis, a name's surname, the reference without a suffix such as 市/省,
   all items of a list), compared after normalization and, for transliterated names, after folding common
-  transliteration variants. A dynasty without the reference's 东/西/南/北 (汉代 for 西汉), a description (一位英国
+  transliteration variants; in the other script by pinyin and CLDR names (factual/names.py: Yang Liwei for
+  杨利伟, Switzerland for 瑞士), and a sound-alike transliteration (Newton for 牛顿) is CO, never certain. A dynasty without the reference's 东/西/南/北 (汉代 for 西汉), a description (一位英国
   剧作家) or a region (中国西北地区) instead of a name is less specific: NA.
 - long text (more than LONG_REFERENCE characters): the answer must contradict none of its numbers and either
   match one of them or cover most of its character bigrams. A heuristic: never certain unless a refusal.
@@ -42,7 +43,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import NamedTuple
 
-from chimdqa_eval.factual import rules
+from chimdqa_eval.factual import names, rules
 from chimdqa_eval.factual.rules import ALTERNATIVES, DENIAL, GUESS, HEDGE, LIST_SEPARATORS, REFUSAL, Number
 
 LONG_REFERENCE = 30          # characters of comparison key
@@ -75,6 +76,7 @@ _TRANSLIT_CLASSES = ("马玛", "里利立丽莉俐", "娜纳那", "斯丝思", "
                      "莎沙", "奥欧", "杰吉", "维威韦", "罗洛", "伦仑", "森逊", "格葛", "瓦娃", "布卜", "艾埃")
 _TRANSLIT = str.maketrans({ch: group[0] for group in _TRANSLIT_CLASSES for ch in group[1:]})
 _LATIN = re.compile(r"[a-z]")
+_HAN = re.compile(r"[\u4e00-\u9fff]{2}")
 _LATIN_WORD = re.compile(r"[a-z][a-z0-9]+")  # a name, an abbreviation or a formula: un, co2, jupiter
 _LATIN_FORM = re.compile(r"(?=.*[a-z])[a-z0-9]+")
 _LATIN_WORDS = re.compile(r"[a-z0-9]+")
@@ -173,6 +175,8 @@ def _forms(cleaned: str) -> tuple[set[str], set[str]]:
         if len(words) > 1 and _LATIN.search(words[-1]) and len(words[-1]) >= 4 and not re.search(r"\d", part):
             weak.add(rules.key(words[-1]))
     forms |= weak
+    for form in list(forms - weak):  # the same country, language or currency by another CLDR name (瑞士, Switzerland)
+        forms |= names.chinese_names(form)
     for form in list(forms):
         for suffix in _SUFFIXES:
             if form.endswith(suffix) and len(form) - len(suffix) >= 2:
@@ -321,6 +325,16 @@ def _text_match(ref: Reference, answer_key: str, cleaned: str) -> tuple[str, boo
     found = [next((f for f in forms if f in answer_key), None) for forms in ref.items]
     if found and all(found):
         return found[0], True
+    if cleaned and _LATIN.search(answer_key):  # in Latin letters: pinyin (Yang Liwei), a CLDR name (Switzerland, SGD)
+        spelled = names.find_latin(cleaned, *names.latin_forms(tuple(f for f in ref.forms if f not in ref.weak),
+                                                                ref.foreign))
+        if spelled:  # sure only with no other Latin words, which the rules cannot read (not Beijing, but …)
+            form = rules.key(spelled)
+            return form, not _LATIN.search(answer_key.replace(form, ""))
+    if cleaned and names.is_latin_name(ref.main) and _HAN.search(answer_key):  # 李白 for Li Bai
+        spelled = names.find_han(cleaned, [names.fold(f) for f in ref.forms if f not in ref.weak])
+        if spelled:
+            return spelled, True
     if ref.foreign:
         folded = answer_key.translate(_TRANSLIT)
         for f in ref.forms:
@@ -553,7 +567,8 @@ def _judge_text(ref: Reference, answer: _Answer, question: str) -> Verdict:
         if HEDGE.search(answer.whole):  # 应该是杜甫: one candidate, hedged; sure unless it also refuses
             return Verdict("CO", not REFUSAL.search(answer.whole), "hedged_match")
         if not full:
-            return Verdict("CO", False, "partial_name")
+            return Verdict("CO", False, "latin_sentence" if form not in ref.forms and _LATIN.search(form)
+                           else "partial_name")
         parallel = _parallel(answer, form, question)
         if parallel:  # 李白被称为诗圣，杜甫被称为诗仙: the clause most like the question holds the answer
             return Verdict(parallel, False, "parallel_claims")
@@ -589,7 +604,31 @@ def _judge_text(ref: Reference, answer: _Answer, question: str) -> Verdict:
         return Verdict("NA", False, "broader_place")  # 中国西北地区, 青藏高原上 for a city
     if _DESCRIPTION.search(answer.affirmed) and _refusal(answer) != "refusal":  # 一位英国剧作家 for 莎士比亚: the kind of thing, not which one
         return Verdict("NA", False, "description")
-    return _unmatched(ref, answer, question, _alias_risk(ref, answer, question))
+    alias = _script_alias(ref, answer, question)
+    if alias == "transliteration_alias":
+        return Verdict("CO", False, alias)
+    return _unmatched(ref, answer, question, alias or _alias_risk(ref, answer, question))
+
+
+def _script_alias(ref: Reference, answer: _Answer, question: str) -> str:
+    """For a name asked in one script and answered in the other: 'transliteration_alias' when the answer has a
+    name that sounds like the reference (Newton for 牛顿, each of Watson and Crick for 沃森和克里克, 哈贝马斯 for
+    Habermas), a likely alias; 'chinese_name' when a Chinese answer for a Latin name sounds unlike it (it may
+    be its Chinese name all the same); '' when neither, or when the answer refuses."""
+    named = ref.foreign or _PERSON_QUESTION.search(question) or _PLACE_QUESTION.search(question)
+    if not named or _refusal(answer) == "refusal":
+        return ""
+    if _LATIN.search(answer.affirmed_key) and re.fullmatch(r"[\u4e00-\u9fff]{2,}", ref.main):
+        if any(_LATIN.search(f) for f in ref.forms) or names.cldr_named(answer.affirmed):
+            return ""  # the reference's own Latin form, or another country or language, was not matched
+        wanted = ref.items or ((ref.main, *ref.weak),)  # every item of a list: Watson and Crick
+        alike = all(names.latin_sound_match(forms, answer.affirmed, ref.foreign) >= names.SOUND_ALIKE
+                    for forms in wanted)
+        return "transliteration_alias" if alike else ""
+    if names.is_latin_name(ref.main) and _HAN.search(answer.affirmed_key):
+        alike = names.chinese_sound_match([names.fold(f) for f in (ref.main, *ref.weak)], answer.affirmed)
+        return "transliteration_alias" if alike >= names.SOUND_ALIKE else "chinese_name"
+    return ""
 
 
 def _comparable(n: Number, r: Number) -> bool:

@@ -10,10 +10,12 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from decimal import Decimal
+from importlib.metadata import version
 
 import opencc
 
-NORMALIZER_VERSION = f"zh-rule-4+opencc-{opencc.__version__}"
+# pypinyin's readings and babel's CLDR names (factual/names.py) are tables too: their versions say which graded.
+NORMALIZER_VERSION = f"zh-rule-4+opencc-{opencc.__version__}+pypinyin-{version('pypinyin')}+babel-{version('babel')}"
 
 # Traditional -> simplified by OpenCC's maintained phrase tables (t2s), on answers and references alike.
 _T2S = opencc.OpenCC("t2s")
