@@ -95,6 +95,60 @@ def test_sound_similarity_ranks_the_right_name_first():
         assert names.sound_similarity(han, right) >= names.SOUND_ALIKE > names.sound_similarity(han, wrong)
 
 
+# Transliterations written from general knowledge (people, cities, countries): Chinese name, Latin name (_ for a
+# space). SOUND_ALIKE was chosen on them.
+TRANSLITERATIONS = [tuple(pair.split()) for pair in """
+    阿姆斯特朗 Armstrong, 莎士比亚 Shakespeare, 牛顿 Newton, 华盛顿 Washington, 哈贝马斯 Habermas, 伦敦 London,
+    爱因斯坦 Einstein, 达尔文 Darwin, 巴黎 Paris, 柏林 Berlin, 罗马 Rome, 纽约 New_York, 狄更斯 Dickens, 贝多芬 Beethoven,
+    莫扎特 Mozart, 巴赫 Bach, 肖邦 Chopin, 托尔斯泰 Tolstoy, 普希金 Pushkin, 雨果 Hugo, 歌德 Goethe, 康德 Kant, 黑格尔 Hegel,
+    马克思 Marx, 尼采 Nietzsche, 柏拉图 Plato, 亚里士多德 Aristotle, 苏格拉底 Socrates, 哥白尼 Copernicus, 伽利略 Galileo,
+    开普勒 Kepler, 居里 Curie, 诺贝尔 Nobel, 爱迪生 Edison, 特斯拉 Tesla, 林肯 Lincoln, 丘吉尔 Churchill, 拿破仑 Napoleon,
+    凯撒 Caesar, 哥伦布 Columbus, 麦哲伦 Magellan, 弗莱明 Fleming, 巴斯德 Pasteur, 孟德尔 Mendel, 门捷列夫 Mendeleev,
+    海明威 Hemingway, 马克吐温 Mark_Twain, 乔治华盛顿 George_Washington, 亚历山大弗莱明 Alexander_Fleming, 日内瓦 Geneva,
+    维也纳 Vienna, 莫斯科 Moscow, 悉尼 Sydney, 墨尔本 Melbourne, 多伦多 Toronto, 温哥华 Vancouver, 洛杉矶 Los_Angeles,
+    波士顿 Boston, 西雅图 Seattle, 迈阿密 Miami, 伊斯坦布尔 Istanbul, 开罗 Cairo, 雅典 Athens, 马德里 Madrid,
+    巴塞罗那 Barcelona, 阿姆斯特丹 Amsterdam, 布鲁塞尔 Brussels, 斯德哥尔摩 Stockholm, 哥本哈根 Copenhagen, 赫尔辛基 Helsinki,
+    华沙 Warsaw, 布拉格 Prague, 布达佩斯 Budapest, 里斯本 Lisbon, 加拿大 Canada, 澳大利亚 Australia, 意大利 Italy, 西班牙 Spain,
+    葡萄牙 Portugal, 墨西哥 Mexico, 巴西 Brazil, 阿根廷 Argentina, 智利 Chile, 埃及 Egypt, 肯尼亚 Kenya, 伊朗 Iran, 伊拉克 Iraq,
+    印度 India, 古巴 Cuba, 秘鲁 Peru, 瑞典 Sweden, 挪威 Norway, 丹麦 Denmark, 波兰 Poland, 乌克兰 Ukraine, 比利时 Belgium,
+    奥地利 Austria, 匈牙利 Hungary, 罗素 Russell, 霍金 Hawking, 图灵 Turing, 诺伊曼 Neumann, 香农 Shannon, 费曼 Feynman,
+    玻尔 Bohr, 普朗克 Planck, 薛定谔 Schrodinger, 海森堡 Heisenberg, 狄拉克 Dirac, 麦克斯韦 Maxwell, 法拉第 Faraday, 欧拉 Euler,
+    高斯 Gauss, 莱布尼茨 Leibniz, 笛卡尔 Descartes, 帕斯卡 Pascal, 卢梭 Rousseau, 伏尔泰 Voltaire, 孟德斯鸠 Montesquieu,
+    梵高 van_Gogh, 毕加索 Picasso, 达芬奇 da_Vinci, 米开朗基罗 Michelangelo, 拉斐尔 Raphael, 莫奈 Monet, 罗丹 Rodin,
+    但丁 Dante, 塞万提斯 Cervantes, 荷马 Homer, 奥斯汀 Austen, 勃朗特 Bronte, 乔伊斯 Joyce, 卡夫卡 Kafka, 加缪 Camus,
+    萨特 Sartre, 福克纳 Faulkner, 斯坦贝克 Steinbeck, 奥威尔 Orwell, 尤尔根哈贝马斯 Jurgen_Habermas, 阿恩奈斯 Arne_Naess,
+    尼尔阿姆斯特朗 Neil_Armstrong, 奥尔德林 Aldrin, 加加林 Gagarin, 弗洛伊德 Freud, 荣格 Jung, 亚当斯密 Adam_Smith, 凯恩斯 Keynes,
+    林奈 Linnaeus, 巴甫洛夫 Pavlov, 瓦特 Watt, 焦耳 Joule, 安培 Ampere, 欧姆 Ohm, 伏特 Volta, 哈勃 Hubble, 开尔文 Kelvin,
+    卢瑟福 Rutherford, 汤姆孙 Thomson, 道尔顿 Dalton, 拉瓦锡 Lavoisier, 阿基米德 Archimedes, 毕达哥拉斯 Pythagoras,
+    欧几里得 Euclid, 托勒密 Ptolemy, 希特勒 Hitler, 斯大林 Stalin, 列宁 Lenin, 肯尼迪 Kennedy, 奥巴马 Obama, 特朗普 Trump,
+    撒切尔 Thatcher, 甘地 Gandhi, 曼德拉 Mandela, 乔布斯 Jobs, 比尔盖茨 Bill_Gates, 马斯克 Musk, 迪士尼 Disney, 卓别林 Chaplin,
+    希区柯克 Hitchcock, 斯皮尔伯格 Spielberg, 披头士 Beatles, 堂吉诃德 Don_Quixote, 鲁滨逊 Robinson, 福尔摩斯 Holmes,
+    俄罗斯 Russia, 芬兰 Finland, 爱尔兰 Ireland, 苏格兰 Scotland, 威尔士 Wales, 荷兰 Holland, 土耳其 Turkey, 叙利亚 Syria,
+    以色列 Israel, 约旦 Jordan, 黎巴嫩 Lebanon, 利比亚 Libya, 突尼斯 Tunisia, 阿尔及利亚 Algeria, 摩洛哥 Morocco,
+    尼日利亚 Nigeria, 埃塞俄比亚 Ethiopia, 索马里 Somalia, 坦桑尼亚 Tanzania, 赞比亚 Zambia, 津巴布韦 Zimbabwe,
+    马达加斯加 Madagascar, 斐济 Fiji, 菲律宾 Philippines, 印度尼西亚 Indonesia, 马来西亚 Malaysia, 柬埔寨 Cambodia, 老挝 Laos,
+    尼泊尔 Nepal, 巴基斯坦 Pakistan, 阿富汗 Afghanistan, 孟加拉 Bengal, 斯里兰卡 Sri_Lanka, 哈萨克斯坦 Kazakhstan,
+    乌兹别克斯坦 Uzbekistan, 蒙古 Mongolia, 哥伦比亚 Colombia, 委内瑞拉 Venezuela, 玻利维亚 Bolivia, 乌拉圭 Uruguay,
+    巴拉圭 Paraguay, 牙买加 Jamaica, 海地 Haiti, 巴拿马 Panama, 危地马拉 Guatemala, 尼加拉瓜 Nicaragua, 底特律 Detroit,
+    休斯敦 Houston, 达拉斯 Dallas, 丹佛 Denver, 亚特兰大 Atlanta, 拉斯维加斯 Las_Vegas, 慕尼黑 Munich, 汉堡 Hamburg,
+    法兰克福 Frankfurt, 科隆 Cologne, 米兰 Milan, 威尼斯 Venice, 佛罗伦萨 Florence, 那不勒斯 Naples, 马赛 Marseille, 里昂 Lyon,
+    曼彻斯特 Manchester, 利物浦 Liverpool, 爱丁堡 Edinburgh, 都柏林 Dublin, 奥斯陆 Oslo, 基辅 Kyiv, 德黑兰 Tehran,
+    巴格达 Baghdad, 迪拜 Dubai, 孟买 Mumbai, 加尔各答 Kolkata, 雅加达 Jakarta, 马尼拉 Manila, 乌兰巴托 Ulaanbaatar,
+    内罗毕 Nairobi, 开普敦 Cape_Town, 约翰内斯堡 Johannesburg, 布宜诺斯艾利斯 Buenos_Aires, 利马 Lima, 圣地亚哥 Santiago,
+    渥太华 Ottawa, 蒙特利尔 Montreal, 惠灵顿 Wellington, 堪培拉 Canberra
+""".split(",")]
+
+
+def test_sound_alike_finds_most_transliterations_and_few_wrong_pairs():
+    """Each Chinese name against its Latin name, and against the Latin names of the next 40 pairs (wrong)."""
+    n = len(TRANSLITERATIONS)
+    right = [names.sound_similarity(han, latin.replace("_", "")) for han, latin in TRANSLITERATIONS]
+    wrong = [names.sound_similarity(han, TRANSLITERATIONS[(i + k) % n][1].replace("_", ""))
+             for i, (han, _) in enumerate(TRANSLITERATIONS) for k in range(1, 41)]
+    assert sum(s >= names.SOUND_ALIKE for s in right) / n >= 0.75
+    assert sum(s >= names.SOUND_ALIKE for s in wrong) / len(wrong) <= 0.02
+
+
 def test_is_pinyin_tells_romanized_chinese_from_other_latin_words():
     assert names.is_pinyin("zhouenlai") and names.is_pinyin("beijing")
     assert not names.is_pinyin("london") and not names.is_pinyin("shakespeare")

@@ -615,10 +615,11 @@ def _script_alias(ref: Reference, answer: _Answer, question: str) -> str:
     name that sounds like the reference (Newton for 牛顿, each of Watson and Crick for 沃森和克里克, 哈贝马斯 for
     Habermas), a likely alias; 'chinese_name' when a Chinese answer for a Latin name sounds unlike it (it may
     be its Chinese name all the same); '' when neither, or when the answer refuses."""
-    named = ref.foreign or _PERSON_QUESTION.search(question) or _PLACE_QUESTION.search(question)
-    if not named or _refusal(answer) == "refusal":
+    latin_answer = _LATIN.search(answer.affirmed_key) and re.fullmatch(r"[\u4e00-\u9fff]{2,}", ref.main)
+    if not (latin_answer or names.is_latin_name(ref.main)) or _refusal(answer) == "refusal" \
+            or not (ref.foreign or _PERSON_QUESTION.search(question) or _PLACE_QUESTION.search(question)):
         return ""
-    if _LATIN.search(answer.affirmed_key) and re.fullmatch(r"[\u4e00-\u9fff]{2,}", ref.main):
+    if latin_answer:
         if any(_LATIN.search(f) for f in ref.forms) or names.cldr_named(answer.affirmed):
             return ""  # the reference's own Latin form, or another country or language, was not matched
         wanted = ref.items or ((ref.main, *ref.weak),)  # every item of a list: Watson and Crick
