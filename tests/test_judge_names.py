@@ -27,17 +27,26 @@ from chimdqa_eval.factual.rules import NORMALIZER_VERSION
     ("Swiss Franc", "瑞士法郎", "列支敦士登使用哪种货币？"),
     ("CHF", "瑞士法郎", "列支敦士登使用哪种货币？"),                          # a currency code, as the whole answer
     ("李白", "Li Bai", "《静夜思》的作者是谁？"),                              # a Chinese answer for pinyin
+    ("Li Bai and Du Fu", "李白和杜甫", "被并称为“李杜”的是哪两位诗人？"),          # every item of a list
+    ("China and Japan", "中国和日本", "《马关条约》是哪两个国家签订的？"),
 ])
 def test_a_name_in_another_script_is_certainly_correct(answer, reference, question):
     assert tuple(judge_answer(answer, reference, question)) == ("CO", True, "match")
 
 
 @pytest.mark.parametrize("answer, reference, question", [
+    ("China, Japan and Korea", "中国和日本", "《马关条约》是哪两个国家签订的？"),     # a list with more
     ("The capital is Beijing.", "北京", "中华人民共和国的首都是哪里？"),
     ("Not Beijing, it is Shanghai.", "北京", "中华人民共和国的首都是哪里？"),  # English the rules cannot read
 ])
 def test_a_romanized_name_in_an_english_sentence_is_not_certain(answer, reference, question):
     assert tuple(judge_answer(answer, reference, question)) == ("CO", False, "latin_sentence")
+
+
+def test_a_name_cldr_gives_two_places_adds_no_forms():
+    """刚果 names both Congos in CLDR (刚果（布）, 刚果（金）): neither's other names are taken for it."""
+    assert names.chinese_names("刚果") == frozenset() and names.latin_names("刚果") == (frozenset(), frozenset())
+    assert "congobrazzaville" in names.latin_names("刚果布")[0]
 
 
 def test_a_currency_code_inside_a_sentence_is_no_match():
@@ -69,6 +78,7 @@ def test_a_transliteration_that_sounds_alike_is_a_likely_alias(answer, reference
     ("Paris", "伦敦", "大英博物馆位于哪座城市？", "latin_name"),
     ("Zhou Enlai", "毛泽东", "1949年开国大典上宣告中华人民共和国成立的是谁？", "latin_name"),  # other pinyin
     ("Watson and Pauling", "沃森和克里克", "DNA双螺旋结构是哪两位科学家提出的？", "latin_name"),
+    ("Li Bai and Wang Wei", "李白和杜甫", "被并称为“李杜”的是哪两位诗人？", "latin_name"),
     ("France", "德国", "柏林是哪个国家的首都？", "latin_name"),                 # another CLDR country
     ("福柯", "Jürgen Habermas", "《交往行为理论》的作者是谁？", "chinese_name"),
 ])

@@ -331,6 +331,12 @@ def _text_match(ref: Reference, answer_key: str, cleaned: str) -> tuple[str, boo
         if spelled:  # sure only with no other Latin words, which the rules cannot read (not Beijing, but …)
             form = rules.key(spelled)
             return form, not _LATIN.search(answer_key.replace(form, ""))
+        spelled = [names.find_latin(cleaned, *names.latin_forms(forms, ref.foreign)) for forms in ref.items]
+        if spelled and all(spelled):  # every item of a list: China and Japan for 中国和日本
+            rest = answer_key
+            for form in map(rules.key, spelled):
+                rest = rest.replace(form, "")
+            return rules.key(spelled[0]), not _LATIN.search(rest.replace("and", ""))
     if cleaned and names.is_latin_name(ref.main) and _HAN.search(answer_key):  # 李白 for Li Bai
         spelled = names.find_han(cleaned, [names.fold(f) for f in ref.forms if f not in ref.weak])
         if spelled:
