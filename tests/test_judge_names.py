@@ -67,6 +67,7 @@ def test_a_currency_code_inside_a_sentence_is_no_match():
     ("Watson and Crick", "沃森和克里克", "DNA双螺旋结构是哪两位科学家提出的？"),   # every item of the list
     ("哈贝马斯", "Jürgen Habermas", "《交往行为理论》的作者是谁？"),             # Chinese for a Latin name
     ("作者是托尔斯泰。", "Leo Tolstoy", "《安娜·卡列尼娜》的作者是谁？"),
+    ("Geneva, Switzerland", "日内瓦", "红十字国际委员会总部设在哪座城市？"),      # the country beside it is context
 ])
 def test_a_transliteration_that_sounds_alike_is_a_likely_alias(answer, reference, question):
     assert tuple(judge_answer(answer, reference, question)) == ("CO", False, "transliteration_alias")
@@ -80,6 +81,7 @@ def test_a_transliteration_that_sounds_alike_is_a_likely_alias(answer, reference
     ("Watson and Pauling", "沃森和克里克", "DNA双螺旋结构是哪两位科学家提出的？", "latin_name"),
     ("Li Bai and Wang Wei", "李白和杜甫", "被并称为“李杜”的是哪两位诗人？", "latin_name"),
     ("France", "德国", "柏林是哪个国家的首都？", "latin_name"),                 # another CLDR country
+    ("It was in the United States.", "印度", "泰姬陵位于哪个国家？", "latin_name"),  # not a sound-alike of 印度
     ("福柯", "Jürgen Habermas", "《交往行为理论》的作者是谁？", "chinese_name"),
 ])
 def test_a_different_name_in_another_script_stays_uncertain_in(answer, reference, question, reason):

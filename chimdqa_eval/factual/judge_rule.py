@@ -626,8 +626,8 @@ def _script_alias(ref: Reference, answer: _Answer, question: str) -> str:
             or not (ref.foreign or _PERSON_QUESTION.search(question) or _PLACE_QUESTION.search(question)):
         return ""
     if latin_answer:
-        if any(_LATIN.search(f) for f in ref.forms) or names.cldr_named(answer.affirmed):
-            return ""  # the reference's own Latin form, or another country or language, was not matched
+        if any(_LATIN.search(f) for f in ref.forms):
+            return ""  # the reference's own Latin form was not matched
         wanted = ref.items or ((ref.main, *ref.weak),)  # every item of a list: Watson and Crick
         alike = all(names.latin_sound_match(forms, answer.affirmed, ref.foreign) >= names.SOUND_ALIKE
                     for forms in wanted)

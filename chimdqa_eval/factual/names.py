@@ -190,6 +190,12 @@ def _cldr() -> tuple[dict, dict]:
     return entities, index
 
 
+@lru_cache(maxsize=1)
+def _all_latin_names() -> frozenset[str]:
+    """Every Latin CLDR name of more than CODE_LETTERS letters."""
+    return frozenset(k for k in _cldr()[1] if len(k) > CODE_LETTERS and k.isascii())
+
+
 def _entity(form: str) -> tuple[str, str] | None:
     """The one CLDR entity a reference form names (瑞士, switzerland, sgd), None when none or several."""
     named = _cldr()[1].get(fold(form), ())
@@ -316,21 +322,38 @@ def is_latin_name(key: str) -> bool:
 
 def latin_sound_match(han_names, cleaned: str, transliterated: bool) -> float:
     """The best sound_similarity between any of `han_names` (Chinese transliterations) and a run of up to
-    three adjacent Latin words of cleaned text, English function words left out (the author is bertrand
-    russell: bertrand, russell, bertrandrussell). Unless the reference is `transliterated` (a foreign name with
-    ·), a run spelled wholly in pinyin syllables (zhang wei) is another Chinese name, not a sound-alike."""
+    three adjacent Latin words of cleaned text, English function words and CLDR names (another country or
+    language: it was in the united states) left out (the author is bertrand russell: bertrand, russell,
+    bertrandrussell). Unless the reference is `transliterated` (a foreign name with ·), a run spelled wholly in
+    pinyin syllables (zhang wei) is another Chinese name, not a sound-alike."""
     best = 0.0
     for group in latin_groups(cleaned):
         words = [folded for _, folded in group]
+        skipped = _cldr_words(tuple(words)) | {i for i, w in enumerate(words) if w in _FUNCTION_WORDS}
         for i in range(len(words)):
             run = ""
-            for word in words[i:i + 3]:
-                if word in _FUNCTION_WORDS:
+            for j in range(i, min(i + 3, len(words))):
+                if j in skipped:
                     break
-                run += word
+                run += words[j]
                 if transliterated or not is_pinyin(run):
                     best = max([best, *(sound_similarity(h, run) for h in han_names)])
     return best
+
+
+def _cldr_words(words: tuple[str, ...]) -> set[int]:
+    """The positions of words that spell a Latin CLDR name of more than CODE_LETTERS letters (united states)."""
+    known, out = _all_latin_names(), set()
+    longest = max(map(len, known))
+    for i in range(len(words)):
+        run = ""
+        for j in range(i, len(words)):
+            run += words[j]
+            if len(run) > longest:
+                break
+            if run in known:
+                out.update(range(i, j + 1))
+    return out
 
 
 @lru_cache(maxsize=1)
@@ -352,14 +375,6 @@ def is_pinyin(word: str) -> bool:
     return len(word) in ends
 
 
-@lru_cache(maxsize=1)
-def _all_latin_names() -> frozenset[str]:
-    return frozenset(k for k in _cldr()[1] if len(k) > CODE_LETTERS and k.isascii())
-
-
-def cldr_named(cleaned: str) -> bool:
-    """Cleaned text has a Latin CLDR name of more than CODE_LETTERS letters (united states, german)."""
-    return find_latin(cleaned, _all_latin_names()) is not None
 
 
 def chinese_sound_match(latin_keys, cleaned: str) -> float:
