@@ -22,8 +22,9 @@ A reference is read in one of three ways:
   reference, either side of a parenthesis, a name's surname, the reference without a suffix such as 市/省,
   all items of a list), compared after normalization and, for transliterated names, after folding common
   transliteration variants; in the other script by pinyin and CLDR names (factual/names.py: Yang Liwei for
-  杨利伟, Switzerland for 瑞士), and a sound-alike transliteration (Newton for 牛顿) is CO, never certain. A dynasty without the reference's 东/西/南/北 (汉代 for 西汉), a description (一位英国
-  剧作家) or a region (中国西北地区) instead of a name is less specific: NA.
+  杨利伟, Switzerland for 瑞士), and a sound-alike transliteration (Newton for 牛顿) is CO, never certain. A
+  dynasty without the reference's 东/西/南/北 (汉代 for 西汉), a description (一位英国剧作家) or a region
+  (中国西北地区) instead of a name is less specific: NA.
 - long text (more than LONG_REFERENCE characters): the answer must contradict none of its numbers and either
   match one of them or cover most of its character bigrams. A heuristic: never certain unless a refusal.
 A numeric or long reference with parentheses is also read one side at a time (万历41年（1613年）: 1613 is
@@ -175,7 +176,7 @@ def _forms(cleaned: str) -> tuple[set[str], set[str]]:
         if len(words) > 1 and _LATIN.search(words[-1]) and len(words[-1]) >= 4 and not re.search(r"\d", part):
             weak.add(rules.key(words[-1]))
     forms |= weak
-    for form in list(forms - weak):  # the same country, language or currency by another CLDR name (瑞士, Switzerland)
+    for form in list(forms - weak):  # the same country, language or currency by its other CLDR names
         forms |= names.chinese_names(form)
     for form in list(forms):
         for suffix in _SUFFIXES:
@@ -325,7 +326,7 @@ def _text_match(ref: Reference, answer_key: str, cleaned: str) -> tuple[str, boo
     found = [next((f for f in forms if f in answer_key), None) for forms in ref.items]
     if found and all(found):
         return found[0], True
-    if cleaned and _LATIN.search(answer_key):  # in Latin letters: pinyin (Yang Liwei), a CLDR name (Switzerland, SGD)
+    if cleaned and _LATIN.search(answer_key):  # pinyin (Yang Liwei), a CLDR name (Switzerland, SGD)
         spelled = names.find_latin(cleaned, *names.latin_forms(tuple(f for f in ref.forms if f not in ref.weak),
                                                                 ref.foreign))
         if spelled:  # sure only with no other Latin words, which the rules cannot read (not Beijing, but …)

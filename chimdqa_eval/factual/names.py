@@ -40,10 +40,10 @@ _SEPARATOR_ONLY = re.compile(r"[\W_]*")
 _FOLD = str.maketrans({"ß": "ss", "æ": "ae", "ø": "o", "œ": "oe", "ł": "l", "đ": "d", "ı": "i", "þ": "th",
                        "ð": "d"})
 # English function words are never part of a name (the author is bertrand russell).
-_FUNCTION_WORDS = frozenset("a an the is was are were be been it its this that of in on at to by for from with and or as "
-                            "not no i you he she we they his her my your their what which who whom whose how answer "
-                            "think believe know known called named name first all them us there here some one two"
-                            .split())
+_FUNCTION_WORDS = frozenset(
+    "a an the is was are were be been it its this that of in on at to by for from with and or as not no i you he "
+    "she we they his her my your their what which who whom whose how answer think believe know known called named "
+    "name first all them us there here some one two".split())
 
 
 def fold(text: str) -> str:
