@@ -270,15 +270,17 @@ _LATIN_CLASSES = re.compile("|".join(f"({pattern})" for pattern, _ in _LATIN_CLA
 _VOWELS = frozenset("aeiou")
 
 
-def _latin_skeleton(word: str) -> list[str]:
-    """The consonant classes of a folded Latin name, each a string of the classes it may be (x: K then S)."""
+@lru_cache(maxsize=65536)
+def _latin_skeleton(word: str) -> tuple[frozenset[str], ...]:
+    """The consonant classes of a folded, lower-case Latin name, each the set of classes it may be (x: K then
+    S)."""
     word = re.sub(r"(.)\1", r"\1", word)
     classes = (_LATIN_CLASS[m.lastindex - 1][1] for m in _LATIN_CLASSES.finditer(word))
-    return ["V"] * (word[:1] in _VOWELS) + [c for found in classes for c in found.split()]
+    return tuple(map(frozenset, ["V"] * (word[:1] in _VOWELS) + [c for found in classes for c in found.split()]))
 
 
 @lru_cache(maxsize=65536)
-def _pinyin_skeleton(han: str) -> tuple[str, ...]:
+def _pinyin_skeleton(han: str) -> tuple[frozenset[str], ...]:
     """The consonant classes of a Chinese name's pinyin: each syllable's initial, and N or L for its final n / ng
     or er (尼尔: N L)."""
     from pypinyin import Style, lazy_pinyin
@@ -290,7 +292,7 @@ def _pinyin_skeleton(han: str) -> tuple[str, ...]:
         out.append("F" if re.match(r"hu[aeio]", syllable) else _PINYIN_CLASS.get(initial.group(0), "") if initial
                    else "")
         out.append("N" if final.endswith(("n", "ng")) else "L" if final in ("er", "r") else "")
-    return tuple(c for c in out if c)
+    return tuple(frozenset(c) for c in out if c)
 
 
 def _alike(a, b) -> float:
@@ -302,7 +304,7 @@ def _alike(a, b) -> float:
     for x in a:
         prev_diag, row[0] = 0, 0
         for j, y in enumerate(b, 1):
-            prev_diag, row[j] = row[j], (prev_diag + 1 if set(x) & set(y) else max(row[j], row[j - 1]))
+            prev_diag, row[j] = row[j], (prev_diag + 1 if x & y else max(row[j], row[j - 1]))
     ratio = 2 * row[-1] / (len(a) + len(b))
     return ratio if ratio == 1 or min(len(a), len(b)) >= SHORT_SKELETON else 0.0
 
@@ -312,7 +314,7 @@ def sound_similarity(han: str, latin: str) -> float:
     their consonant skeletons line up, times OTHER_ONSET when they do not start alike (牛顿, einstein)."""
     a, b = _pinyin_skeleton(han), _latin_skeleton(fold(latin.lower()))
     alike = _alike(a, b)
-    return alike if alike == 0 or set(a[0]) & set(b[0]) else alike * OTHER_ONSET
+    return alike if alike == 0 or a[0] & b[0] else alike * OTHER_ONSET
 
 
 def is_latin_name(key: str) -> bool:
