@@ -88,6 +88,13 @@ def test_a_different_name_in_another_script_stays_uncertain_in(answer, reference
     assert tuple(judge_answer(answer, reference, question)) == ("IN", False, reason)
 
 
+def test_a_chinese_answer_for_a_latin_country_is_compared_with_its_chinese_name():
+    """Switzerland has a Chinese name in CLDR (瑞士): another country is IN by the place rules, not an unknown
+    Chinese name that might be its own."""
+    verdict = judge_answer("奥地利", "Switzerland", "国际奥委会总部设在哪个国家？")
+    assert verdict.grade == "IN" and verdict.reason == "place_level"
+
+
 def test_a_refusal_naming_someone_in_latin_letters_is_still_a_refusal():
     assert judge_answer("I don't know, sorry.", "艾萨克·牛顿", "谁提出了三大运动定律？").grade == "NA"
 

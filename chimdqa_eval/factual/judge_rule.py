@@ -622,7 +622,8 @@ def _script_alias(ref: Reference, answer: _Answer, question: str) -> str:
     name that sounds like the reference (Newton for 牛顿, each of Watson and Crick for 沃森和克里克, 哈贝马斯 for
     Habermas), a likely alias; 'chinese_name' when a Chinese answer for a Latin name sounds unlike it (it may
     be its Chinese name all the same); '' when neither, or when the answer refuses."""
-    latin_answer = _LATIN.search(answer.affirmed_key) and re.fullmatch(r"[\u4e00-\u9fff]{2,}", ref.main)
+    answer_key = answer.affirmed_key
+    latin_answer = _LATIN.search(answer_key) and re.fullmatch(r"[\u4e00-\u9fff]{2,}", ref.main)
     if not (latin_answer or names.is_latin_name(ref.main)) or _refusal(answer) == "refusal" \
             or not (ref.foreign or _PERSON_QUESTION.search(question) or _PLACE_QUESTION.search(question)):
         return ""
@@ -633,7 +634,7 @@ def _script_alias(ref: Reference, answer: _Answer, question: str) -> str:
         alike = all(names.latin_sound_match(forms, answer.affirmed, ref.foreign) >= names.SOUND_ALIKE
                     for forms in wanted)
         return "transliteration_alias" if alike else ""
-    if names.is_latin_name(ref.main) and _HAN.search(answer.affirmed_key):
+    if _HAN.search(answer_key) and not any(_HAN.search(f) for f in ref.forms):  # (瑞士 for Switzerland: matched)
         alike = names.chinese_sound_match([names.fold(f) for f in (ref.main, *ref.weak)], answer.affirmed)
         return "transliteration_alias" if alike >= names.SOUND_ALIKE else "chinese_name"
     return ""
