@@ -49,6 +49,13 @@ def test_a_name_cldr_gives_two_places_adds_no_forms():
     assert "congobrazzaville" in names.latin_names("刚果布")[0]
 
 
+def test_a_variant_name_inside_another_country_name_is_not_a_form():
+    """Taiwan's 尼日 (Niger) is in 尼日利亚 (Nigeria): Nigeria is no answer for Niger; 尼日尔 still is."""
+    assert judge_answer("尼日利亚", "Niger", "哪个国家的首都是尼亚美？").grade == "IN"
+    assert tuple(judge_answer("尼日尔", "Niger", "哪个国家的首都是尼亚美？")) == ("CO", True, "match")
+    assert "尼日" not in names.chinese_names("niger") and "中国" in names.chinese_names("china")
+
+
 def test_a_currency_code_inside_a_sentence_is_no_match():
     """ALL is Albania's lek and an English word: a code counts only as the whole answer."""
     verdict = judge_answer("All of them use the euro.", "阿尔巴尼亚列克", "阿尔巴尼亚的法定货币是什么？")

@@ -202,12 +202,33 @@ def _entity(form: str) -> tuple[str, str] | None:
     return next(iter(named)) if len(named) == 1 else None
 
 
+@lru_cache(maxsize=1)
+def _inside_other_names() -> dict[str, set]:
+    """Each substring of a Chinese CLDR key -> the entities whose keys contain it."""
+    inside: dict[str, set] = {}
+    for entity, (chinese, _, _) in _cldr()[0].items():
+        for k in chinese:
+            for i in range(len(k)):
+                for j in range(i + 1, len(k) + 1):
+                    inside.setdefault(k[i:j], set()).add(entity)
+    return inside
+
+
 @lru_cache(maxsize=65536)
 def chinese_names(form: str) -> frozenset[str]:
     """The Chinese keys (simplified; traditional names converted) of the CLDR entity `form` names: 瑞士 for
-    switzerland, 义大利 and 意大利 for either; empty when it names none or several."""
+    switzerland, 义大利 and 意大利 for either; empty when it names none or several. A name inside another
+    entity's name of its kind is left out unless it is the simplified Chinese name (尼日, Taiwan's name for
+    Niger, is in 尼日利亚; 中国 stays, as a reference 中国 would)."""
+    from babel import Locale
     entity = _entity(form)
-    return frozenset(_cldr()[0][entity][0]) if entity else frozenset()
+    if not entity:
+        return frozenset()
+    kind, code = entity
+    main = rules.key(rules.clean(getattr(Locale("zh"), kind).get(code, "")))
+    inside = _inside_other_names()
+    return frozenset(k for k in _cldr()[0][entity][0]
+                     if k == main or {e for e in inside[k] if e[0] == kind} == {entity})
 
 
 @lru_cache(maxsize=65536)
