@@ -152,9 +152,11 @@ _UNKNOWN = frozenset({"ZZ", "und", "mul", "zxx", "XXX"})  # unknown region / lan
 
 
 def _name_keys(name: str) -> set[str]:
-    """Comparison keys of a CLDR name: the whole, and the name before a parenthesis (Myanmar (Burma))."""
+    """Comparison keys of a CLDR name: the whole, and the name before a closing parenthesis (Myanmar (Burma);
+    not 科克斯 of 科克斯（基灵）群岛)."""
     cleaned = rules.clean(name)
-    keys = {fold(rules.key(cleaned)), fold(rules.key(cleaned.split("(")[0]))}
+    before = re.fullmatch(r"(.+?)\s*\([^()]*\)\s*", cleaned)
+    keys = {fold(rules.key(cleaned)), fold(rules.key(before.group(1))) if before else ""}
     keys.discard("")
     return keys
 
@@ -219,7 +221,8 @@ def chinese_names(form: str) -> frozenset[str]:
     """The Chinese keys (simplified; traditional names converted) of the CLDR entity `form` names: 瑞士 for
     switzerland, 义大利 and 意大利 for either; empty when it names none or several. A name inside another
     entity's name of its kind is left out unless it is the simplified Chinese name (尼日, Taiwan's name for
-    Niger, is in 尼日利亚; 中国 stays, as a reference 中国 would)."""
+    Niger, is in 尼日利亚; 中国 stays, as a reference 中国 would), and so are the variants of numbered regions
+    (中美 for 中美洲 is as often China and the US)."""
     from babel import Locale
     entity = _entity(form)
     if not entity:
@@ -228,7 +231,7 @@ def chinese_names(form: str) -> frozenset[str]:
     main = rules.key(rules.clean(getattr(Locale("zh"), kind).get(code, "")))
     inside = _inside_other_names()
     return frozenset(k for k in _cldr()[0][entity][0]
-                     if k == main or {e for e in inside[k] if e[0] == kind} == {entity})
+                     if k == main or (not code.isdigit() and {e for e in inside[k] if e[0] == kind} == {entity}))
 
 
 @lru_cache(maxsize=65536)
