@@ -54,6 +54,7 @@ def test_a_variant_name_inside_another_country_name_is_not_a_form():
     assert judge_answer("尼日利亚", "Niger", "哪个国家的首都是尼亚美？").grade == "IN"
     assert tuple(judge_answer("尼日尔", "Niger", "哪个国家的首都是尼亚美？")) == ("CO", True, "match")
     assert "尼日" not in names.chinese_names("niger") and "中国" in names.chinese_names("china")
+    assert names.chinese_names("centralamerica") == names.chinese_names("中美洲") == {"中美洲"}  # not 中美
 
 
 def test_a_currency_code_inside_a_sentence_is_no_match():
