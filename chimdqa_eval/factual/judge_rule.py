@@ -25,6 +25,8 @@ A reference is read in one of three ways:
   after folding common transliteration variants. A dynasty without the reference's 东/西/南/北 (汉代 for 西汉),
   a description (一位英国剧作家) or a region (中国西北地区) instead of a name is less specific: NA. For a place in data/places.tsv, an
   answer naming only places that contain it is NA, one naming another place of its size or broader IN.
+  In the other script by pinyin and CLDR names (factual/names.py: Yang Liwei for 杨利伟, Switzerland for
+  瑞士); a sound-alike transliteration (Newton for 牛顿) is CO, never certain.
 - long text (more than LONG_REFERENCE characters): the answer must contradict none of its numbers and either
   match one of them or cover most of its character bigrams. A heuristic: never certain unless a refusal.
 A numeric or long reference with parentheses is also read one side at a time (万历41年（1613年）: 1613 is
@@ -45,7 +47,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import NamedTuple
 
-from chimdqa_eval.factual import aliases, places, rules
+from chimdqa_eval.factual import aliases, names, places, rules
 from chimdqa_eval.factual.rules import ALTERNATIVES, DENIAL, GUESS, HEDGE, LIST_SEPARATORS, REFUSAL, Number
 
 LONG_REFERENCE = 30          # characters of comparison key
@@ -91,6 +93,8 @@ _TRANSLIT = str.maketrans({ch: group[0] for group in _TRANSLIT_CLASSES for ch in
 _LATIN = re.compile(r"[a-z]")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _LATIN_RUN = re.compile(r"(?=[a-z0-9]*[a-z][a-z0-9]*[a-z])[a-z0-9]+")  # a Latin word of two letters or more: tvn, avlink
+_HAN = re.compile(r"[\u4e00-\u9fff]{2}")
+_ANSWER_LEAD = re.compile(r"答案(?:应该)?(?:是|为)|我认为|我觉得|应该是|可能是|大概是")
 _LATIN_WORD = re.compile(r"[a-z][a-z0-9]+")  # a name, an abbreviation or a formula: un, co2, jupiter
 _LATIN_FORM = re.compile(r"(?=.*[a-z])[a-z0-9]+")
 _LATIN_WORDS = re.compile(r"[a-z0-9]+")
@@ -206,6 +210,8 @@ def _forms(cleaned: str) -> tuple[set[str], set[str], set[str]]:
         if len(words) > 1 and _LATIN.search(words[-1]) and len(words[-1]) >= 4 and not re.search(r"\d", part):
             weak.add(rules.key(words[-1]))
     forms |= weak
+    for form in list(forms - weak):  # the same country, language or currency by its other CLDR names
+        forms |= names.chinese_names(form)
     other_names = set()
     for form in list(forms):
         other_names |= aliases.division_short_names(form) | aliases.person_aliases(form)
@@ -357,6 +363,22 @@ def _text_match(ref: Reference, answer_key: str, cleaned: str) -> tuple[str, boo
     found = [next((f for f in forms if f in answer_key), None) for forms in ref.items]
     if found and all(found):
         return found[0], True
+    if cleaned and _LATIN.search(answer_key):  # pinyin (Yang Liwei), a CLDR name (Switzerland, SGD)
+        spelled = names.find_latin(cleaned, *names.latin_forms(tuple(f for f in ref.forms if f not in ref.weak),
+                                                                ref.foreign))
+        if spelled:  # sure only with no other Latin words, which the rules cannot read (not Beijing, but …)
+            form = rules.key(spelled)
+            return form, not _LATIN.search(answer_key.replace(form, ""))
+        spelled = [names.find_latin(cleaned, *names.latin_forms(forms, ref.foreign)) for forms in ref.items]
+        if spelled and all(spelled):  # every item of a list: China and Japan for 中国和日本
+            rest = answer_key
+            for form in map(rules.key, spelled):
+                rest = rest.replace(form, "")
+            return rules.key(spelled[0]), not _LATIN.search(rest.replace("and", ""))
+    if cleaned and names.is_latin_name(ref.main) and _HAN.search(answer_key):  # 李白 for Li Bai
+        spelled = names.find_han(cleaned, [names.fold(f) for f in ref.forms if f not in ref.weak])
+        if spelled:
+            return spelled, True
     if ref.foreign:
         folded = answer_key.translate(_TRANSLIT)
         for f in ref.forms:
@@ -469,8 +491,8 @@ def _alias_risk(ref: Reference, answer: _Answer, question: str) -> str:
     main = ref.main or (ref.forms[0] if ref.forms else "")
     if not _LATIN.search(main) and _LATIN_WORD.search(answer_key):
         return "latin_name"
-    if _LATIN.search(main) and not _CJK.search(main) and _CJK.search(answer_key):
-        return "translated_name"  # 狮头工作室 for Lionhead Studios
+    if _LATIN.search(main) and not _CJK.search(main) and _CJK.search(answer_key) and not names.chinese_names(main):
+        return "translated_name"  # 狮头工作室 for Lionhead Studios (Switzerland has a Chinese name: the place rules)
     if 2 <= len(main) <= 4 and any(answer_key[i:i + 2] not in question for i in _positions(answer_key, main[0])):
         return "shared_surname"
     order = {ch: i for i, ch in reversed(list(enumerate(main)))}
@@ -690,7 +712,8 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
         if HEDGE.search(answer.whole):  # 应该是杜甫: one candidate, hedged; sure unless it also refuses
             return Verdict("CO", not REFUSAL.search(answer.whole), "hedged_match")
         if not full:
-            return Verdict("CO", False, "partial_name")
+            return Verdict("CO", False, "latin_sentence" if form not in ref.forms and _LATIN.search(form)
+                           else "partial_name")
         bold = [rules.key(b) for b in _BOLD.findall(answer.affirmed)]
         bolded = 0 < len(bold) <= 2 and any(form in b for b in bold)  # 但直到**《里斯本条约》**生效后…
         parallel = _parallel(answer, form, question)
@@ -741,11 +764,38 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
     if any(not _NAMING.search(m.group(0)) for m in _DESCRIPTION.finditer(re.sub(r"《[^》]*》", "", answer.affirmed))) \
             and _refusal(answer) != "refusal":  # 一位英国剧作家 for 莎士比亚: the kind of thing, not which one
         return Verdict("NA", False, "description")
+    alias = _script_alias(ref, answer, question)
+    if alias == "transliteration_alias":
+        return Verdict("CO", False, alias)
     core = _LATIN_RUN.findall(ref.main)
     if core and _CJK.search(ref.main) and core[-1] in _LATIN_RUN.findall(answer_key) \
             and _refusal(answer) not in ("refusal", "guess"):
         return Verdict("CO", False, "latin_core")  # tvN for tvN频道, AV.link协议 for CENELEC标准的AV.link协议
-    return _unmatched(ref, answer, question, _alias_risk(ref, answer, question))
+    return _unmatched(ref, answer, question, alias or _alias_risk(ref, answer, question))
+
+
+def _script_alias(ref: Reference, answer: _Answer, question: str) -> str:
+    """For a name asked in one script and answered in the other: 'transliteration_alias' when the answer has a
+    name that sounds like the reference (Newton for 牛顿, each of Watson and Crick for 沃森和克里克, 哈贝马斯 for
+    Habermas), a likely alias; 'chinese_name' when a Chinese answer for a Latin name sounds unlike it (it may
+    be its Chinese name all the same); '' when neither, or when the answer refuses."""
+    answer_key = answer.affirmed_key
+    latin_answer = _LATIN.search(answer_key) and re.fullmatch(r"[\u4e00-\u9fff]{2,}", ref.main)
+    if not (latin_answer or names.is_latin_name(ref.main)) or _refusal(answer) == "refusal" \
+            or not (ref.foreign or _PERSON_QUESTION.search(question) or _PLACE_QUESTION.search(question)):
+        return ""
+    if latin_answer:
+        if any(_LATIN.search(f) for f in ref.forms) or re.search(r"[\u4e00-\u9fff]{2}\s*\(\s*[a-z]", answer.affirmed):
+            return ""  # the reference's own Latin form was not matched; 斯宾诺莎(Spinoza) glosses another name
+        wanted = ref.items or ((ref.main, *ref.weak),)  # every item of a list: Watson and Crick
+        alike = all(names.latin_sound_match(forms, answer.affirmed, ref.foreign) >= names.SOUND_ALIKE
+                    for forms in wanted)
+        return "transliteration_alias" if alike else ""
+    if _HAN.search(answer_key) and not any(_HAN.search(f) for f in ref.forms):  # (瑞士 for Switzerland: matched)
+        said = _ANSWER_LEAD.sub("", answer.affirmed)  # 答案是 is no part of a name
+        alike = names.chinese_sound_match([names.fold(f) for f in (ref.main, *ref.weak)], said)
+        return "transliteration_alias" if alike >= names.SOUND_ALIKE else "chinese_name"
+    return ""
 
 
 def _comparable(n: Number, r: Number) -> bool:

@@ -10,13 +10,16 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from decimal import Decimal
+from importlib.metadata import version
 
 import opencc
 
 from chimdqa_eval.factual.aliases import TABLE_VERSION  # the alias table that graded goes into the version
 from chimdqa_eval.factual.places import TABLE_VERSION as _PLACES_VERSION
 
-NORMALIZER_VERSION = f"zh-rule-5+opencc-{opencc.__version__}+{TABLE_VERSION}+places-{_PLACES_VERSION}"
+# pypinyin's readings and babel's CLDR names (factual/names.py) are tables too: their versions say which graded.
+NORMALIZER_VERSION = (f"zh-rule-5+opencc-{opencc.__version__}+pypinyin-{version('pypinyin')}+babel-{version('babel')}"
+                      f"+{TABLE_VERSION}+places-{_PLACES_VERSION}")
 
 # Traditional -> simplified by OpenCC's maintained phrase tables (t2s), on answers and references alike.
 _T2S = opencc.OpenCC("t2s")

@@ -1,0 +1,409 @@
+"""Names across scripts, for the rule judge: Chinese names in pinyin, country / territory / language / currency
+names in Chinese (simplified and traditional) and English, and how alike a Chinese transliteration sounds to a
+Latin name.
+
+The tables come from maintained libraries, never from lists of our own: pypinyin's readings (each character's
+heteronyms included, so 重庆 is chongqing) and the Unicode CLDR names that babel ships (Locale('zh'),
+Locale('zh_Hant'), Locale('zh_Hant_HK'), Locale('en')). They are built on first use and cached; a judge that
+only sees Chinese answers never reads the pinyin data. Pure functions of strings; the keys are rules.key of
+rules.clean text, the forms the rule judge compares.
+"""
+from __future__ import annotations
+
+import itertools
+import re
+import unicodedata
+from functools import lru_cache
+
+from chimdqa_eval.factual import rules
+
+# A Chinese reference shorter than this (one character) has no pinyin form: one syllable (an, ma) is an
+# English word as often as a name.
+MIN_PINYIN_CHARACTERS = 2
+MAX_PINYIN_CHARACTERS = 8
+MAX_READINGS = 256           # combinations of heteronym readings tried per name
+# A Latin name of at most this many letters (US, UK, SGD) counts only as the whole answer: inside a sentence it
+# is as likely an English word (us, all, top).
+CODE_LETTERS = 3
+# How alike two names must sound (sound_similarity) to be taken for one name in two scripts, chosen on
+# TRANSLITERATIONS in tests/test_judge_names.py (270 people, cities and countries): 80% of the right pairs reach
+# it, 1.3% of wrong ones. Skeletons shorter than SHORT_SKELETON must line up whole; names that start unalike
+# count OTHER_ONSET of their similarity.
+SOUND_ALIKE = 0.75
+SHORT_SKELETON = 3
+OTHER_ONSET = 0.9
+
+_HAN = re.compile(r"[\u4e00-\u9fff]+")
+# Latin letters with their accented forms (after rules.clean: lower case, composed).
+_LATIN_RUN = re.compile(r"[a-z\u00df-\u024f\u1e00-\u1eff]+")
+_SEPARATOR_ONLY = re.compile(r"[\W_]*")
+_FOLD = str.maketrans({"ß": "ss", "æ": "ae", "ø": "o", "œ": "oe", "ł": "l", "đ": "d", "ı": "i", "þ": "th",
+                       "ð": "d"})
+# English function words are never part of a name (the author is bertrand russell).
+_FUNCTION_WORDS = frozenset(
+    "a an the is was are were be been it its this that of in on at to by for from with and or as not no i you he "
+    "she we they his her my your their what which who whom whose how answer think believe know known called named "
+    "name first all them us there here some one two".split())
+
+
+def fold(text: str) -> str:
+    """Latin text without diacritics or tones: jürgen -> jurgen, yáng lìwěi -> yang liwei."""
+    decomposed = unicodedata.normalize("NFKD", text.translate(_FOLD))
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+
+
+def latin_groups(cleaned: str) -> list[list[tuple[str, str]]]:
+    """The Latin words of cleaned text as (as written, folded), in groups of words separated only by spaces or
+    punctuation, so that a run of words inside a group is a substring of the text's rules.key."""
+    groups, last_end = [], None
+    for m in _LATIN_RUN.finditer(cleaned):
+        word = (m.group(0), fold(m.group(0)))
+        if groups and _SEPARATOR_ONLY.fullmatch(cleaned, last_end, m.start()):
+            groups[-1].append(word)
+        else:
+            groups.append([word])
+        last_end = m.end()
+    return groups
+
+
+def find_latin(cleaned: str, names: frozenset[str], codes: frozenset[str] = frozenset()) -> str | None:
+    """The words of cleaned text (as written, joined) that spell one of `names` (folded keys; the longest from
+    the first place where one starts: beijingshi before beijing), or the whole text when it is one of `codes`;
+    None when neither."""
+    groups = latin_groups(cleaned)
+    if codes and len(groups) == 1 and len(groups[0]) == 1 and groups[0][0][1] in codes \
+            and not rules.key(_LATIN_RUN.sub("", cleaned)):
+        return groups[0][0][0]
+    longest = max(map(len, names), default=0)
+    for group in groups:
+        for i in range(len(group)):
+            written = folded = ""
+            found = None
+            for word, folded_word in group[i:]:
+                written, folded = written + word, folded + folded_word
+                if folded in names:
+                    found = written
+                if len(folded) >= longest:
+                    break
+            if found:
+                return found
+    return None
+
+
+_HAN_NAME = re.compile(r"[\u4e00-\u9fff]+(?:[·•][\u4e00-\u9fff]+)*")
+
+
+def _han_spans(cleaned: str):
+    """Each run of Chinese characters in cleaned text (a foreign name's · dropped), and its beginnings and ends
+    of at least two characters (作者是哈贝马斯: 哈贝马斯), up to 2 * MAX_PINYIN_CHARACTERS characters."""
+    for run in _HAN_NAME.findall(cleaned):
+        han = re.sub(r"[·•]", "", run)[:2 * MAX_PINYIN_CHARACTERS]
+        yield from dict.fromkeys([han[:k] for k in range(2, len(han) + 1)]
+                                 + [han[-k:] for k in range(2, len(han) + 1)])
+
+
+def find_han(cleaned: str, latin_keys) -> str | None:
+    """The Chinese name in cleaned text (see _han_spans) whose pinyin_forms include one of `latin_keys` (folded
+    Latin keys: libai for 李白), or None."""
+    wanted = set(latin_keys)
+    return next((span for span in _han_spans(cleaned) if pinyin_forms(span) & wanted), None)
+
+
+# --- pinyin -----------------------------------------------------------------------------------------------------
+
+@lru_cache(maxsize=8192)
+def _readings(ch: str) -> tuple[str, ...]:
+    from pypinyin import Style, pinyin
+    return tuple(pinyin(ch, style=Style.NORMAL, heteronym=True)[0])
+
+
+def _spellings(syllable: str) -> tuple[str, ...]:
+    """pypinyin writes ü as v (lv, nv); answers write lu, lü (folded: lu) or lyu."""
+    return (syllable, syllable.replace("v", "u"), syllable.replace("v", "yu")) if "v" in syllable else (syllable,)
+
+
+@lru_cache(maxsize=65536)
+def pinyin_forms(han: str) -> frozenset[str]:
+    """The folded keys a Chinese name may be romanized as: its pinyin with any heteronym reading of each
+    character (the phrase reading first: 重庆 chongqing), and for a name of up to four characters the given name
+    first (liweiyang for 杨利伟; both splits, for two-character surnames). Empty for text that is not all Chinese
+    characters or has fewer than MIN_PINYIN_CHARACTERS."""
+    if not (MIN_PINYIN_CHARACTERS <= len(han) <= MAX_PINYIN_CHARACTERS and _HAN.fullmatch(han)):
+        return frozenset()
+    from pypinyin import Style, lazy_pinyin
+    phrase = lazy_pinyin(han, style=Style.NORMAL)
+    options = [tuple(dict.fromkeys(s for r in (p, *_readings(ch)) for s in _spellings(r)))
+               for p, ch in zip(phrase, han)]
+    if not all(s.isascii() and s.isalpha() for opts in options for s in opts):
+        return frozenset()
+    forms = set()
+    for combo in itertools.islice(itertools.product(*options), MAX_READINGS):
+        forms.add("".join(combo))
+        if len(han) <= 4:
+            forms.update("".join(combo[k:] + combo[:k]) for k in (1, 2) if k < len(han))
+    return frozenset(forms)
+
+
+# --- CLDR names -------------------------------------------------------------------------------------------------
+
+_CHINESE_LOCALES = ("zh", "zh_Hant", "zh_Hant_HK")
+_KINDS = ("territories", "languages", "currencies")
+_UNKNOWN = frozenset({"ZZ", "und", "mul", "zxx", "XXX"})  # unknown region / language / currency, no content
+
+
+def _name_keys(name: str) -> set[str]:
+    """Comparison keys of a CLDR name: the whole, and the name before a closing parenthesis (Myanmar (Burma);
+    not 科克斯 of 科克斯（基灵）群岛)."""
+    cleaned = rules.clean(name)
+    before = re.fullmatch(r"(.+?)\s*\([^()]*\)\s*", cleaned)
+    keys = {fold(rules.key(cleaned)), fold(rules.key(before.group(1))) if before else ""}
+    keys.discard("")
+    return keys
+
+
+def _current_currencies() -> set[str]:
+    """Currencies some territory uses today (not the old lek or afghani that share today's names)."""
+    from babel import Locale
+    from babel.numbers import get_territory_currencies
+    return {c for t in Locale("en").territories for c in get_territory_currencies(t)}
+
+
+@lru_cache(maxsize=1)
+def _cldr() -> tuple[dict, dict]:
+    """(entity -> (Chinese keys, Latin keys, codes), key -> entities it names) over CLDR's territories,
+    languages (not regional variants such as de_CH) and today's currencies; an entity is (kind, code)."""
+    from babel import Locale
+    current = _current_currencies()
+    entities: dict[tuple[str, str], tuple[set, set, set]] = {}
+    for kind in _KINDS:
+        for locale_name in (*_CHINESE_LOCALES, "en"):
+            for code, name in getattr(Locale.parse(locale_name), kind).items():
+                if code in _UNKNOWN or "_" in code or (kind == "currencies" and code not in current):
+                    continue
+                chinese, latin, codes = entities.setdefault((kind, code), (set(), set(), set()))
+                for k in _name_keys(name):
+                    (chinese if _HAN.search(k) else latin).add(k)
+                if kind == "currencies":
+                    codes.add(code.lower())
+    index: dict[str, set] = {}
+    for entity, (chinese, latin, codes) in entities.items():
+        for k in chinese | latin | codes:
+            index.setdefault(k, set()).add(entity)
+    return entities, index
+
+
+@lru_cache(maxsize=1)
+def _all_latin_names() -> frozenset[str]:
+    """Every Latin CLDR name of more than CODE_LETTERS letters."""
+    return frozenset(k for k in _cldr()[1] if len(k) > CODE_LETTERS and k.isascii())
+
+
+def _entity(form: str) -> tuple[str, str] | None:
+    """The one CLDR entity a reference form names (瑞士, switzerland, sgd), None when none or several."""
+    named = _cldr()[1].get(fold(form), ())
+    return next(iter(named)) if len(named) == 1 else None
+
+
+@lru_cache(maxsize=1)
+def _inside_other_names() -> dict[str, set]:
+    """Each substring of a Chinese CLDR key -> the entities whose keys contain it."""
+    inside: dict[str, set] = {}
+    for entity, (chinese, _, _) in _cldr()[0].items():
+        for k in chinese:
+            for i in range(len(k)):
+                for j in range(i + 1, len(k) + 1):
+                    inside.setdefault(k[i:j], set()).add(entity)
+    return inside
+
+
+@lru_cache(maxsize=65536)
+def chinese_names(form: str) -> frozenset[str]:
+    """The Chinese keys (simplified; traditional names converted) of the CLDR entity `form` names: 瑞士 for
+    switzerland, 义大利 and 意大利 for either; empty when it names none or several. A name inside another
+    entity's name of its kind is left out unless it is the simplified Chinese name (尼日, Taiwan's name for
+    Niger, is in 尼日利亚; 中国 stays, as a reference 中国 would), and so are the variants of numbered regions
+    (中美 for 中美洲 is as often China and the US)."""
+    from babel import Locale
+    entity = _entity(form)
+    if not entity:
+        return frozenset()
+    kind, code = entity
+    main = rules.key(rules.clean(getattr(Locale("zh"), kind).get(code, "")))
+    inside = _inside_other_names()
+    return frozenset(k for k in _cldr()[0][entity][0]
+                     if k == main or (not code.isdigit() and {e for e in inside[k] if e[0] == kind} == {entity}))
+
+
+@lru_cache(maxsize=65536)
+def latin_names(form: str) -> tuple[frozenset[str], frozenset[str]]:
+    """(names, codes): the folded Latin keys of the CLDR entity `form` names (switzerland for 瑞士; german and,
+    from the language's own locale, deutsch for 德语), those of at most CODE_LETTERS letters (us, sgd) apart."""
+    entity = _entity(form)
+    if not entity:
+        return frozenset(), frozenset()
+    _, latin, codes = _cldr()[0][entity]
+    latin = set(latin)
+    if entity[0] == "languages":
+        latin |= _autonym(entity[1])
+    short = {k for k in latin | codes if len(k) <= CODE_LETTERS}
+    return frozenset(latin - short), frozenset(short)
+
+
+def _autonym(code: str) -> set[str]:
+    """A language's name in its own locale (Deutsch, français) when babel has that locale."""
+    from babel import Locale, UnknownLocaleError
+    try:
+        name = Locale.parse(code).languages.get(code, "")
+    except (UnknownLocaleError, ValueError):
+        return set()
+    return {k for k in _name_keys(name) if k.isascii()}
+
+
+@lru_cache(maxsize=65536)
+def latin_forms(forms: tuple[str, ...], transliterated: bool) -> tuple[frozenset[str], frozenset[str]]:
+    """(names, codes) in Latin letters for a reference's comparison keys: the pinyin of its Chinese forms (not
+    for a transliterated foreign name, whose pinyin is not its Latin spelling) and the CLDR names of the entity
+    it names."""
+    names, codes = set(), set()
+    for form in forms:
+        if not transliterated:
+            names |= pinyin_forms(form)
+        found, short = latin_names(form)
+        names |= found
+        codes |= short
+    return frozenset(names), frozenset(codes)
+
+
+# --- how alike a transliteration sounds ---------------------------------------------------------------------------
+# Both spellings become a skeleton of coarse consonant classes: L (l, r), B (b, p), D (d, t), K (g, k, c, q),
+# S (s, z, sh, ch, j, c before e/i/y; pinyin z c s zh ch sh r), F (f, v, ph, w before a vowel; pinyin f w), M,
+# N (n, ng). A sound that transliteration writes either way belongs to two classes: pinyin j q x (加 for ga,
+# 基 for chi), English g before e/i/y (George, Hegel), th (Thomas, Smith), ch (Bach, Chopin), x (ks). h and y
+# carry no class: transliteration drops or voices them freely, but pinyin hu before a vowel (华 hua) is a w: F.
+# A name that starts with a vowel (pinyin: no initial, y, or wu) starts with V: 牛顿 does not sound like Einstein.
+
+_PINYIN_INITIAL = re.compile(r"zh|ch|sh|[bpmfdtnlgkhjqxrzcsyw]")
+_PINYIN_CLASS = {"b": "B", "p": "B", "d": "D", "t": "D", "g": "K", "k": "K", "l": "L", "m": "M", "n": "N",
+                 "f": "F", "w": "F", "j": "SK", "q": "SK", "x": "SK",
+                 **dict.fromkeys(("z", "c", "s", "zh", "ch", "sh", "r"), "S")}
+_LATIN_CLASS = ((r"sch|tch|sh|zh|ts|tz", "S"), (r"ch", "SK"), (r"ph", "F"), (r"th", "DS"), (r"gh|kh|h|y", ""),
+                (r"ck|qu|q", "K"), (r"ng(?![aeiou])", "N"), (r"x", "K S"), (r"c(?=[eiy])", "S"),
+                (r"g(?=[eiy])", "SK"), (r"[cgk]", "K"), (r"[jsz]", "S"), (r"[bp]", "B"), (r"[dt]", "D"),
+                (r"[fv]", "F"), (r"w(?=[aeiou])", "F"), (r"[lr]", "L"), (r"m", "M"), (r"n", "N"))
+_LATIN_CLASSES = re.compile("|".join(f"({pattern})" for pattern, _ in _LATIN_CLASS))
+_VOWELS = frozenset("aeiou")
+
+
+@lru_cache(maxsize=65536)
+def _latin_skeleton(word: str) -> tuple[frozenset[str], ...]:
+    """The consonant classes of a folded, lower-case Latin name, each the set of classes it may be (x: K then
+    S)."""
+    word = re.sub(r"(.)\1", r"\1", word)
+    classes = (_LATIN_CLASS[m.lastindex - 1][1] for m in _LATIN_CLASSES.finditer(word))
+    return tuple(map(frozenset, ["V"] * (word[:1] in _VOWELS) + [c for found in classes for c in found.split()]))
+
+
+@lru_cache(maxsize=65536)
+def _pinyin_skeleton(han: str) -> tuple[frozenset[str], ...]:
+    """The consonant classes of a Chinese name's pinyin: each syllable's initial, and N or L for its final n / ng
+    or er (尼尔: N L)."""
+    from pypinyin import Style, lazy_pinyin
+    syllables = lazy_pinyin(han, style=Style.NORMAL)
+    out = ["V"] * (syllables[0][:1] in _VOWELS or syllables[0][:1] == "y" or syllables[0] == "wu")
+    for syllable in syllables:
+        initial = _PINYIN_INITIAL.match(syllable)
+        final = syllable[initial.end():] if initial else syllable
+        out.append("F" if re.match(r"hu[aeio]", syllable) else _PINYIN_CLASS.get(initial.group(0), "") if initial
+                   else "")
+        out.append("N" if final.endswith(("n", "ng")) else "L" if final in ("er", "r") else "")
+    return tuple(frozenset(c) for c in out if c)
+
+
+def _alike(a, b) -> float:
+    """2 * (longest common subsequence, two elements matching when they share a class) / (len a + len b); a
+    skeleton of fewer than SHORT_SKELETON elements (巴黎: B L) counts only when it lines up whole."""
+    if not a or not b:
+        return 0.0
+    row = [0] * (len(b) + 1)
+    for x in a:
+        prev_diag, row[0] = 0, 0
+        for j, y in enumerate(b, 1):
+            prev_diag, row[j] = row[j], (prev_diag + 1 if x & y else max(row[j], row[j - 1]))
+    ratio = 2 * row[-1] / (len(a) + len(b))
+    return ratio if ratio == 1 or min(len(a), len(b)) >= SHORT_SKELETON else 0.0
+
+
+def sound_similarity(han: str, latin: str) -> float:
+    """How alike a Chinese transliteration (阿姆斯特朗) and a Latin name (armstrong) sound, 0..1: how much of
+    their consonant skeletons line up, times OTHER_ONSET when they do not start alike (牛顿, einstein)."""
+    a, b = _pinyin_skeleton(han), _latin_skeleton(fold(latin.lower()))
+    alike = _alike(a, b)
+    return alike if alike == 0 or a[0] & b[0] else alike * OTHER_ONSET
+
+
+def is_latin_name(key: str) -> bool:
+    """A comparison key of Latin letters only (habermas, jürgenhabermas): a name, not a code with digits."""
+    return _LATIN_RUN.fullmatch(key) is not None
+
+
+def latin_sound_match(han_names, cleaned: str, transliterated: bool) -> float:
+    """The best sound_similarity between any of `han_names` (Chinese transliterations) and a run of up to
+    three adjacent Latin words of cleaned text, English function words and CLDR names (another country or
+    language: it was in the united states) left out (the author is bertrand russell: bertrand, russell,
+    bertrandrussell). Unless the reference is `transliterated` (a foreign name with ·), a run spelled wholly in
+    pinyin syllables (zhang wei) is another Chinese name, not a sound-alike."""
+    best = 0.0
+    for group in latin_groups(cleaned):
+        words = [folded for _, folded in group]
+        skipped = _cldr_words(tuple(words)) | {i for i, w in enumerate(words) if w in _FUNCTION_WORDS}
+        for i in range(len(words)):
+            run = ""
+            for j in range(i, min(i + 3, len(words))):
+                if j in skipped:
+                    break
+                run += words[j]
+                if transliterated or not is_pinyin(run):
+                    best = max([best, *(sound_similarity(h, run) for h in han_names)])
+    return best
+
+
+def _cldr_words(words: tuple[str, ...]) -> set[int]:
+    """The positions of words that spell a Latin CLDR name of more than CODE_LETTERS letters (united states)."""
+    known, out = _all_latin_names(), set()
+    longest = max(map(len, known))
+    for i in range(len(words)):
+        run = ""
+        for j in range(i, len(words)):
+            run += words[j]
+            if len(run) > longest:
+                break
+            if run in known:
+                out.update(range(i, j + 1))
+    return out
+
+
+@lru_cache(maxsize=1)
+def _pinyin_syllables() -> frozenset[str]:
+    """Every toneless pinyin syllable pypinyin knows (ü as u and v)."""
+    from pypinyin.constants import PINYIN_DICT
+    readings = {fold(r) for value in PINYIN_DICT.values() for r in value.split(",")}
+    return frozenset(readings | {r.replace("u", "v") for r in readings})
+
+
+@lru_cache(maxsize=65536)
+def is_pinyin(word: str) -> bool:
+    """A folded Latin word that splits wholly into pinyin syllables (zhangwei, beijing; not london)."""
+    syllables = _pinyin_syllables()
+    ends = {0}
+    for end in range(1, len(word) + 1):
+        if any(start in ends and word[start:end] in syllables for start in range(max(0, end - 6), end)):
+            ends.add(end)
+    return len(word) in ends
+
+
+
+
+def chinese_sound_match(latin_keys, cleaned: str) -> float:
+    """The best sound_similarity between any of `latin_keys` (folded) and a Chinese name in cleaned text (see
+    _han_spans)."""
+    return max((sound_similarity(h, latin) for h in _han_spans(cleaned) for latin in latin_keys), default=0.0)

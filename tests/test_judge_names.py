@@ -1,0 +1,185 @@
+"""The rule judge on names written in another script: pinyin, CLDR country / language / currency names, and
+transliterated foreign names (chimdqa_eval.factual.names)."""
+import pytest
+
+from chimdqa_eval.factual import names
+from chimdqa_eval.factual.judge_rule import judge_answer
+from chimdqa_eval.factual.rules import NORMALIZER_VERSION
+
+
+@pytest.mark.parametrize("answer, reference, question", [
+    ("Liu Xiang", "刘翔", "2004年雅典奥运会男子110米栏冠军是谁？"),
+    ("Xiang Liu", "刘翔", "2004年雅典奥运会男子110米栏冠军是谁？"),           # given name first
+    ("Sima Qian", "司马迁", "《史记》的作者是谁？"),
+    ("Qian Sima", "司马迁", "《史记》的作者是谁？"),                         # a two-character surname, moved
+    ("Lǚ Bù", "吕布", "“人中吕布，马中赤兔”说的是谁？"),                      # tone marks and ü
+    ("Lyu Bu", "吕布", "“人中吕布，马中赤兔”说的是谁？"),
+    ("Chongqing", "重庆", "中国哪座城市被称为山城？"),                        # 重: a heteronym
+    ("Xi'an", "西安", "秦始皇陵位于哪座城市附近？"),                         # an apostrophe between syllables
+    ("是Shenzhen。", "深圳", "中国第一个经济特区是哪座城市？"),
+    ("Switzerland", "瑞士", "国际奥委会总部设在哪个国家？"),                   # CLDR, English for Chinese
+    ("瑞士", "Switzerland", "国际奥委会总部设在哪个国家？"),                   # and the other way
+    ("義大利", "意大利", "比萨斜塔位于哪个国家？"),                           # CLDR's traditional name 義大利
+    ("南韓", "韩国", "2018年冬奥会在哪个国家举办？"),                         # zh_Hant's 南韓 for 韩国
+    ("Italy", "意大利", "比萨斜塔位于哪个国家？"),
+    ("German", "德语", "奥地利的官方语言是什么？"),
+    ("Deutsch", "德语", "奥地利的官方语言是什么？"),                          # the language's own name
+    ("Swiss Franc", "瑞士法郎", "列支敦士登使用哪种货币？"),
+    ("CHF", "瑞士法郎", "列支敦士登使用哪种货币？"),                          # a currency code, as the whole answer
+    ("李白", "Li Bai", "《静夜思》的作者是谁？"),                              # a Chinese answer for pinyin
+    ("Li Bai and Du Fu", "李白和杜甫", "被并称为“李杜”的是哪两位诗人？"),          # every item of a list
+    ("China and Japan", "中国和日本", "《马关条约》是哪两个国家签订的？"),
+])
+def test_a_name_in_another_script_is_certainly_correct(answer, reference, question):
+    assert tuple(judge_answer(answer, reference, question)) == ("CO", True, "match")
+
+
+@pytest.mark.parametrize("answer, reference, question", [
+    ("China, Japan and Korea", "中国和日本", "《马关条约》是哪两个国家签订的？"),     # a list with more
+    ("The capital is Beijing.", "北京", "中华人民共和国的首都是哪里？"),
+    ("Not Beijing, it is Shanghai.", "北京", "中华人民共和国的首都是哪里？"),  # English the rules cannot read
+])
+def test_a_romanized_name_in_an_english_sentence_is_not_certain(answer, reference, question):
+    assert tuple(judge_answer(answer, reference, question)) == ("CO", False, "latin_sentence")
+
+
+def test_a_name_cldr_gives_two_places_adds_no_forms():
+    """刚果 names both Congos in CLDR (刚果（布）, 刚果（金）): neither's other names are taken for it."""
+    assert names.chinese_names("刚果") == frozenset() and names.latin_names("刚果") == (frozenset(), frozenset())
+    assert "congobrazzaville" in names.latin_names("刚果布")[0]
+
+
+def test_a_variant_name_inside_another_country_name_is_not_a_form():
+    """Taiwan's 尼日 (Niger) is in 尼日利亚 (Nigeria): Nigeria is no answer for Niger; 尼日尔 still is."""
+    assert judge_answer("尼日利亚", "Niger", "哪个国家的首都是尼亚美？").grade == "IN"
+    assert tuple(judge_answer("尼日尔", "Niger", "哪个国家的首都是尼亚美？")) == ("CO", True, "match")
+    assert "尼日" not in names.chinese_names("niger") and "中国" in names.chinese_names("china")
+    assert names.chinese_names("centralamerica") == names.chinese_names("中美洲") == {"中美洲"}  # not 中美
+
+
+def test_a_currency_code_inside_a_sentence_is_no_match():
+    """ALL is Albania's lek and an English word: a code counts only as the whole answer."""
+    verdict = judge_answer("All of them use the euro.", "阿尔巴尼亚列克", "阿尔巴尼亚的法定货币是什么？")
+    assert verdict.grade == "IN"
+
+
+@pytest.mark.parametrize("answer, reference, question", [
+    ("Shakespeare", "莎士比亚", "《麦克白》的作者是谁？"),
+    ("Newton", "牛顿", "谁提出了三大运动定律？"),
+    ("London", "伦敦", "大英博物馆位于哪座城市？"),
+    ("Isaac Newton", "艾萨克·牛顿", "谁提出了三大运动定律？"),
+    ("Charles Darwin", "查尔斯·达尔文", "《物种起源》的作者是谁？"),
+    ("Ludwig van Beethoven", "路德维希·凡·贝多芬", "《命运交响曲》的作者是谁？"),
+    ("Mozart", "沃尔夫冈·阿马德乌斯·莫扎特", "歌剧《魔笛》的作曲者是谁？"),
+    ("I believe it was Michael Faraday.", "迈克尔·法拉第", "谁发现了电磁感应现象？"),
+    ("Watson and Crick", "沃森和克里克", "DNA双螺旋结构是哪两位科学家提出的？"),   # every item of the list
+    ("哈贝马斯", "Jürgen Habermas", "《交往行为理论》的作者是谁？"),             # Chinese for a Latin name
+    ("作者是托尔斯泰。", "Leo Tolstoy", "《安娜·卡列尼娜》的作者是谁？"),
+    ("Geneva, Switzerland", "日内瓦", "红十字国际委员会总部设在哪座城市？"),      # the country beside it is context
+])
+def test_a_transliteration_that_sounds_alike_is_a_likely_alias(answer, reference, question):
+    assert tuple(judge_answer(answer, reference, question)) == ("CO", False, "transliteration_alias")
+
+
+@pytest.mark.parametrize("answer, reference, question, reason", [
+    ("Einstein", "牛顿", "谁提出了三大运动定律？", "latin_name"),
+    ("Dickens", "莎士比亚", "《麦克白》的作者是谁？", "latin_name"),
+    ("Paris", "伦敦", "大英博物馆位于哪座城市？", "latin_name"),
+    ("Zhou Enlai", "毛泽东", "1949年开国大典上宣告中华人民共和国成立的是谁？", "latin_name"),  # other pinyin
+    ("Watson and Pauling", "沃森和克里克", "DNA双螺旋结构是哪两位科学家提出的？", "latin_name"),
+    ("Li Bai and Wang Wei", "李白和杜甫", "被并称为“李杜”的是哪两位诗人？", "latin_name"),
+    ("France", "德国", "柏林是哪个国家的首都？", "latin_name"),                 # another CLDR country
+    ("It was in the United States.", "印度", "泰姬陵位于哪个国家？", "latin_name"),  # not a sound-alike of 印度
+    ("福柯", "Jürgen Habermas", "《交往行为理论》的作者是谁？", "chinese_name"),
+])
+def test_a_different_name_in_another_script_stays_uncertain_in(answer, reference, question, reason):
+    assert tuple(judge_answer(answer, reference, question)) == ("IN", False, reason)
+
+
+def test_a_chinese_answer_for_a_latin_country_is_compared_with_its_chinese_name():
+    """Switzerland has a Chinese name in CLDR (瑞士): another country is IN by the place rules, not an unknown
+    Chinese name that might be its own."""
+    verdict = judge_answer("奥地利", "Switzerland", "国际奥委会总部设在哪个国家？")
+    assert verdict.grade == "IN" and verdict.reason == "place_level"
+
+
+def test_a_refusal_naming_someone_in_latin_letters_is_still_a_refusal():
+    assert judge_answer("I don't know, sorry.", "艾萨克·牛顿", "谁提出了三大运动定律？").grade == "NA"
+
+
+def test_pinyin_forms_cover_heteronyms_and_both_name_orders():
+    forms = names.pinyin_forms("重庆")
+    assert {"chongqing", "zhongqing"} <= forms
+    assert {"yangliwei", "liweiyang"} <= names.pinyin_forms("杨利伟")
+    assert names.pinyin_forms("安") == frozenset()          # one syllable is too often an English word
+    assert names.pinyin_forms("Li Bai") == frozenset()
+
+
+def test_sound_similarity_ranks_the_right_name_first():
+    for han, right, wrong in [("阿姆斯特朗", "armstrong", "aldrin"), ("哈贝马斯", "habermas", "foucault"),
+                              ("华盛顿", "washington", "jefferson"), ("牛顿", "newton", "einstein"),
+                              ("莎士比亚", "shakespeare", "dickens")]:
+        assert names.sound_similarity(han, right) >= names.SOUND_ALIKE > names.sound_similarity(han, wrong)
+
+
+# Transliterations written from general knowledge (people, cities, countries): Chinese name, Latin name (_ for a
+# space). SOUND_ALIKE was chosen on them.
+TRANSLITERATIONS = [tuple(pair.split()) for pair in """
+    阿姆斯特朗 Armstrong, 莎士比亚 Shakespeare, 牛顿 Newton, 华盛顿 Washington, 哈贝马斯 Habermas, 伦敦 London,
+    爱因斯坦 Einstein, 达尔文 Darwin, 巴黎 Paris, 柏林 Berlin, 罗马 Rome, 纽约 New_York, 狄更斯 Dickens, 贝多芬 Beethoven,
+    莫扎特 Mozart, 巴赫 Bach, 肖邦 Chopin, 托尔斯泰 Tolstoy, 普希金 Pushkin, 雨果 Hugo, 歌德 Goethe, 康德 Kant, 黑格尔 Hegel,
+    马克思 Marx, 尼采 Nietzsche, 柏拉图 Plato, 亚里士多德 Aristotle, 苏格拉底 Socrates, 哥白尼 Copernicus, 伽利略 Galileo,
+    开普勒 Kepler, 居里 Curie, 诺贝尔 Nobel, 爱迪生 Edison, 特斯拉 Tesla, 林肯 Lincoln, 丘吉尔 Churchill, 拿破仑 Napoleon,
+    凯撒 Caesar, 哥伦布 Columbus, 麦哲伦 Magellan, 弗莱明 Fleming, 巴斯德 Pasteur, 孟德尔 Mendel, 门捷列夫 Mendeleev,
+    海明威 Hemingway, 马克吐温 Mark_Twain, 乔治华盛顿 George_Washington, 亚历山大弗莱明 Alexander_Fleming, 日内瓦 Geneva,
+    维也纳 Vienna, 莫斯科 Moscow, 悉尼 Sydney, 墨尔本 Melbourne, 多伦多 Toronto, 温哥华 Vancouver, 洛杉矶 Los_Angeles,
+    波士顿 Boston, 西雅图 Seattle, 迈阿密 Miami, 伊斯坦布尔 Istanbul, 开罗 Cairo, 雅典 Athens, 马德里 Madrid,
+    巴塞罗那 Barcelona, 阿姆斯特丹 Amsterdam, 布鲁塞尔 Brussels, 斯德哥尔摩 Stockholm, 哥本哈根 Copenhagen, 赫尔辛基 Helsinki,
+    华沙 Warsaw, 布拉格 Prague, 布达佩斯 Budapest, 里斯本 Lisbon, 加拿大 Canada, 澳大利亚 Australia, 意大利 Italy, 西班牙 Spain,
+    葡萄牙 Portugal, 墨西哥 Mexico, 巴西 Brazil, 阿根廷 Argentina, 智利 Chile, 埃及 Egypt, 肯尼亚 Kenya, 伊朗 Iran, 伊拉克 Iraq,
+    印度 India, 古巴 Cuba, 秘鲁 Peru, 瑞典 Sweden, 挪威 Norway, 丹麦 Denmark, 波兰 Poland, 乌克兰 Ukraine, 比利时 Belgium,
+    奥地利 Austria, 匈牙利 Hungary, 罗素 Russell, 霍金 Hawking, 图灵 Turing, 诺伊曼 Neumann, 香农 Shannon, 费曼 Feynman,
+    玻尔 Bohr, 普朗克 Planck, 薛定谔 Schrodinger, 海森堡 Heisenberg, 狄拉克 Dirac, 麦克斯韦 Maxwell, 法拉第 Faraday, 欧拉 Euler,
+    高斯 Gauss, 莱布尼茨 Leibniz, 笛卡尔 Descartes, 帕斯卡 Pascal, 卢梭 Rousseau, 伏尔泰 Voltaire, 孟德斯鸠 Montesquieu,
+    梵高 van_Gogh, 毕加索 Picasso, 达芬奇 da_Vinci, 米开朗基罗 Michelangelo, 拉斐尔 Raphael, 莫奈 Monet, 罗丹 Rodin,
+    但丁 Dante, 塞万提斯 Cervantes, 荷马 Homer, 奥斯汀 Austen, 勃朗特 Bronte, 乔伊斯 Joyce, 卡夫卡 Kafka, 加缪 Camus,
+    萨特 Sartre, 福克纳 Faulkner, 斯坦贝克 Steinbeck, 奥威尔 Orwell, 尤尔根哈贝马斯 Jurgen_Habermas, 阿恩奈斯 Arne_Naess,
+    尼尔阿姆斯特朗 Neil_Armstrong, 奥尔德林 Aldrin, 加加林 Gagarin, 弗洛伊德 Freud, 荣格 Jung, 亚当斯密 Adam_Smith, 凯恩斯 Keynes,
+    林奈 Linnaeus, 巴甫洛夫 Pavlov, 瓦特 Watt, 焦耳 Joule, 安培 Ampere, 欧姆 Ohm, 伏特 Volta, 哈勃 Hubble, 开尔文 Kelvin,
+    卢瑟福 Rutherford, 汤姆孙 Thomson, 道尔顿 Dalton, 拉瓦锡 Lavoisier, 阿基米德 Archimedes, 毕达哥拉斯 Pythagoras,
+    欧几里得 Euclid, 托勒密 Ptolemy, 希特勒 Hitler, 斯大林 Stalin, 列宁 Lenin, 肯尼迪 Kennedy, 奥巴马 Obama, 特朗普 Trump,
+    撒切尔 Thatcher, 甘地 Gandhi, 曼德拉 Mandela, 乔布斯 Jobs, 比尔盖茨 Bill_Gates, 马斯克 Musk, 迪士尼 Disney, 卓别林 Chaplin,
+    希区柯克 Hitchcock, 斯皮尔伯格 Spielberg, 披头士 Beatles, 堂吉诃德 Don_Quixote, 鲁滨逊 Robinson, 福尔摩斯 Holmes,
+    俄罗斯 Russia, 芬兰 Finland, 爱尔兰 Ireland, 苏格兰 Scotland, 威尔士 Wales, 荷兰 Holland, 土耳其 Turkey, 叙利亚 Syria,
+    以色列 Israel, 约旦 Jordan, 黎巴嫩 Lebanon, 利比亚 Libya, 突尼斯 Tunisia, 阿尔及利亚 Algeria, 摩洛哥 Morocco,
+    尼日利亚 Nigeria, 埃塞俄比亚 Ethiopia, 索马里 Somalia, 坦桑尼亚 Tanzania, 赞比亚 Zambia, 津巴布韦 Zimbabwe,
+    马达加斯加 Madagascar, 斐济 Fiji, 菲律宾 Philippines, 印度尼西亚 Indonesia, 马来西亚 Malaysia, 柬埔寨 Cambodia, 老挝 Laos,
+    尼泊尔 Nepal, 巴基斯坦 Pakistan, 阿富汗 Afghanistan, 孟加拉 Bengal, 斯里兰卡 Sri_Lanka, 哈萨克斯坦 Kazakhstan,
+    乌兹别克斯坦 Uzbekistan, 蒙古 Mongolia, 哥伦比亚 Colombia, 委内瑞拉 Venezuela, 玻利维亚 Bolivia, 乌拉圭 Uruguay,
+    巴拉圭 Paraguay, 牙买加 Jamaica, 海地 Haiti, 巴拿马 Panama, 危地马拉 Guatemala, 尼加拉瓜 Nicaragua, 底特律 Detroit,
+    休斯敦 Houston, 达拉斯 Dallas, 丹佛 Denver, 亚特兰大 Atlanta, 拉斯维加斯 Las_Vegas, 慕尼黑 Munich, 汉堡 Hamburg,
+    法兰克福 Frankfurt, 科隆 Cologne, 米兰 Milan, 威尼斯 Venice, 佛罗伦萨 Florence, 那不勒斯 Naples, 马赛 Marseille, 里昂 Lyon,
+    曼彻斯特 Manchester, 利物浦 Liverpool, 爱丁堡 Edinburgh, 都柏林 Dublin, 奥斯陆 Oslo, 基辅 Kyiv, 德黑兰 Tehran,
+    巴格达 Baghdad, 迪拜 Dubai, 孟买 Mumbai, 加尔各答 Kolkata, 雅加达 Jakarta, 马尼拉 Manila, 乌兰巴托 Ulaanbaatar,
+    内罗毕 Nairobi, 开普敦 Cape_Town, 约翰内斯堡 Johannesburg, 布宜诺斯艾利斯 Buenos_Aires, 利马 Lima, 圣地亚哥 Santiago,
+    渥太华 Ottawa, 蒙特利尔 Montreal, 惠灵顿 Wellington, 堪培拉 Canberra
+""".split(",")]
+
+
+def test_sound_alike_finds_most_transliterations_and_few_wrong_pairs():
+    """Each Chinese name against its Latin name, and against the Latin names of the next 40 pairs (wrong)."""
+    n = len(TRANSLITERATIONS)
+    right = [names.sound_similarity(han, latin.replace("_", "")) for han, latin in TRANSLITERATIONS]
+    wrong = [names.sound_similarity(han, TRANSLITERATIONS[(i + k) % n][1].replace("_", ""))
+             for i, (han, _) in enumerate(TRANSLITERATIONS) for k in range(1, 41)]
+    assert sum(s >= names.SOUND_ALIKE for s in right) / n >= 0.75
+    assert sum(s >= names.SOUND_ALIKE for s in wrong) / len(wrong) <= 0.02
+
+
+def test_is_pinyin_tells_romanized_chinese_from_other_latin_words():
+    assert names.is_pinyin("zhouenlai") and names.is_pinyin("beijing")
+    assert not names.is_pinyin("london") and not names.is_pinyin("shakespeare")
+
+
+def test_the_signature_names_the_name_tables():
+    assert "+pypinyin-" in NORMALIZER_VERSION and "+babel-" in NORMALIZER_VERSION
