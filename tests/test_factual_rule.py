@@ -715,3 +715,22 @@ def test_ordinals_asked_regions_halves_of_dynasties_and_parts_of_periods(answer,
 def test_latin_cores_first_decades_and_turns(answer, reference, question, verdict):
     v = judge_answer(answer, reference, question)
     assert (v.grade, v.certain) == verdict, v
+
+
+@pytest.mark.parametrize("answer, reference, question, verdict", [
+    # counts said vaguely are ranges or bounds
+    ("几千人。", "3500人", "有多少人参加？", ("NA", True)), ("几千人。", "350人", "有多少人参加？", ("IN", True)),
+    ("十几个。", "15个", "有几个？", ("NA", True)), ("上万人。", "12000人", "有多少人参加？", ("NA", True)),
+    ("好几百米。", "350米", "它有多高？", ("NA", True)),
+    # years ago are no years; before a year is a bound
+    ("两千多年前。", "公元前221年", "这是哪一年的事？", ("NA", False)),
+    ("2000年前就建成了。", "1998年", "它是哪一年建成的？", ("NA", True)),
+    ("大约5万年前。", "43,000年前", "现代人是什么时候到达这里的？", ("IN", True)),  # 4万 at its precision
+    ("于1965年前往美国纽约。", "1964", "他哪一年去的美国？", ("IN", True)),  # 前往 is no 前
+    # periods without numbers for a year
+    ("是在第二次世界大战期间建立的。", "1943", "实验室是哪一年建立的？", ("NA", False)),
+    ("近代。", "1895年", "这是哪一年的事？", ("NA", False)),
+])
+def test_vague_counts_years_ago_and_periods(answer, reference, question, verdict):
+    v = judge_answer(answer, reference, question)
+    assert (v.grade, v.certain) == verdict, v

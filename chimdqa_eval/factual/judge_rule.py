@@ -137,7 +137,7 @@ _CONCLUSION = re.compile(r"(即|所以|因此|故|答案|最终|结果|=|≈|也
                          r"[^,;。\d]{0,4}$")
 # A period without a number instead of a year (永乐年间): less specific, not a wrong year. Periods that are
 # ranges (明朝, 19世纪) are read as numbers by rules.find_numbers.
-_ERA = re.compile(r"年间|时期|初年|末年|年代")
+_ERA = re.compile(r"年间|时期|初年|末年|年代|近代|现代|古代|当代|上个?世纪|战后|战前|期间|年前|前后|早年|晚年")
 # A clause that negates (沈括并没有写过…), leaving out 不 in words that do not (不仅, 不断, 不过, 不得早于) and the
 # refusals and hedges that other rules read; a sentence saying something has not happened.
 _NEGATION = re.compile(r"(?<!是)不(?!仅|久|断|少|同|过|但|管|论|如|得|只|光|单|能|确定|清楚|太|知道)|没有?(?!错)|尚未|并未|从未"
@@ -669,6 +669,34 @@ def _doubt(text: str, form: str, holds, question: str, years: bool) -> str:
     return ""
 
 
+_RELATIVE = re.compile(r"的(?:儿子|女儿|父亲|母亲|妻子|丈夫|学生|弟子|门生|老师|导师|师父|徒弟|助手|同事|哥哥|弟弟|姐姐|妹妹"
+                       r"|兄长|前身|继任者|继承者|后继者|前任|下属|上司|孙子|后代|祖父|对手|部下|副手|合作者|搭档)")
+_LATER_TURN = re.compile(r"(?:但是?|不过|然而|可是|其实|实际上|事实上|真正|而是)")
+
+
+def _frame(answer: _Answer, form: str, question: str) -> str:
+    """Why a plain match is not sure ('' if none): every mention of the reference names someone's relative or
+    predecessor (恩斯特·马赫的儿子, 京师大学堂的前身), or a clause after the last mention turns (但/其实/不过…) to
+    another claim that does not repeat it."""
+    text = answer.affirmed
+    cleaned_key = rules.key(text)
+    spots = [m.end() for m in re.finditer(re.escape(form), cleaned_key)]
+    if spots and all(_RELATIVE.match(cleaned_key, i) and not _RELATIVE.search(rules.key(question)) for i in spots):
+        return "relative_of"
+    clauses = _CLAUSE_END.split(text)
+    last = max((i for i, c in enumerate(clauses) if form in rules.key(c)), default=None)
+    if last is None:
+        return ""
+    later = clauses[last + 1:]
+    turn = next((i for i, c in enumerate(later) if _LATER_TURN.match(c.strip())), None)
+    if turn is None:
+        return ""
+    rest = "".join(later[turn:])
+    if REFUSAL.search(rest) or not _has_content(rules.key(_LATER_TURN.sub("", rest)), question):
+        return ""
+    return "turn_after"
+
+
 def _opposite_direction(hits: list[Number], text: str, question: str) -> str:
     """'opposite_direction' when the question asks how much something rose and the answer says it fell by the
     value (同比下降12.5% for 增长了多少), or the other way round."""
@@ -725,6 +753,10 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
         if others:  # MedGuide和DocQA-Fin: several answers; 锡伯族…与满族也有渊源: context
             return Verdict("IN" if others == "listed_with_others" and not bolded else "CO", False, others)
         doubt = _doubt(answer.affirmed, form, lambda part, f=form: f in rules.key(part), question, years=True)
+        if not doubt and not bolded:
+            frame = _frame(answer, form, question)
+            if frame:  # 恩斯特·马赫的儿子…; …，但真正…: the reference may be context, not the answer
+                return Verdict("IN" if frame == "relative_of" else "CO", False, frame)
         # a doubt: likelier not the answer, unless the answer sets it in bold
         return Verdict("IN" if doubt and not bolded else "CO", not doubt, doubt or "match")
     if answer.alternative and _text_match(ref, rules.key(answer.alternative), answer.alternative):
@@ -970,7 +1002,8 @@ def _judge_numeric(ref: Reference, answer: _Answer, question: str, question_numb
     unsure_unit = any(n.unknown_unit and not any(n.unknown_unit == r.unknown_unit for r in ref.numbers)
                       for n in hits + stray)
     clauses = _clauses_with(answer.affirmed, lambda c: any(ch.isdigit() for ch in c))
-    if hits and _refusal(answer) == "refusal" and all(_SCOPE.search(_clause_at(answer.affirmed, h.start)) for h in hits):
+    if candidates and _refusal(answer) == "refusal" \
+            and all(_SCOPE.search(_clause_at(answer.affirmed, n.start)) for n in candidates):
         return Verdict("NA", False, "refusal_with_numbers")  # 截至2023年的资料中没有记载: the year scopes the refusal
     if all(matched):
         if _competing(ref, clauses):

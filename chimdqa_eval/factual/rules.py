@@ -405,6 +405,40 @@ def _year_ranges(cleaned: str, periods: bool = True) -> list[tuple[Number, int]]
     return out
 
 
+# 前 or 以前 after a year: before it, or years ago (not 前后 = about, nor 前往, 前身, 前夕 …).
+_BEFORE_YEAR = re.compile(r"以?前(?![后往进来夕身任期半者面方线沿列台景提途辈人奏锋卫额哨缀置])")
+_PLACE_VALUES = {"十": 10, "百": 100, "千": 1000, "万": 10 ** 4, "亿": 10 ** 8}
+# Counts said vaguely: 几千 / 数百 / 好几百 (1000..9999, 100..999), 十几 (11..19), 20几 (21..29), 上万 (10000 or more);
+# clean() has already written some numerals as digits (几10, 20几, 几100000).
+_VAGUE_COUNT = re.compile(r"(?:好)?(?:几|数)((?:[十百千万亿]|10+)+)|(十|(?<![\d.])[1-9]0)几(?![十百千万亿\d])|上([百千万亿])")
+
+
+def _vague_counts(cleaned: str) -> list[tuple[Number, int]]:
+    """(range or bound, end) for 几千人, 数百米, 十几个, 20几岁, 上万人, in the unit written after them."""
+    out = []
+    for m in _VAGUE_COUNT.finditer(cleaned):
+        places, tens, floor = m.groups()
+        if places:
+            low = 1
+            for part in re.findall(r"[十百千万亿]|10+", places):
+                low *= _PLACE_VALUES.get(part) or int(part)
+            value, high, kind = Decimal(low), Decimal(low * 10 - 1), "range"
+        elif tens:
+            base = 10 if tens == "十" else int(tens)
+            value, high, kind = Decimal(base + 1), Decimal(base + 9), "range"
+        else:
+            value, high, kind = Decimal(_PLACE_VALUES[floor]), None, "lower"
+        spelled = _UNIT.match(cleaned, m.end())
+        unit, factor, end = None, Decimal(1), m.end()
+        if spelled:
+            unit, factor_, *offset = _UNITS[spelled.group(1)]
+            factor, end = Decimal(factor_), spelled.end()
+        counter = "" if spelled else cleaned[m.end():_COUNTERS.match(cleaned, m.end()).end()].strip()
+        out.append((Number(value * factor, factor, kind, unit, factor, factor, high * factor if high is not None else None,
+                           start=m.start(), counter=counter, factor=factor), end))
+    return out
+
+
 def _durations(cleaned: str) -> list[tuple[Number, int]]:
     """(seconds, end) for durations in two or three parts: 2小时08分36秒 -> 7716, 1分15秒 -> 75."""
     out = []
@@ -432,6 +466,7 @@ def find_numbers(cleaned: str, framing: str = "", periods: bool = True) -> list[
     ranges = _year_ranges(cleaned, periods) if _ERA_HINT.search(cleaned) else []
     ranges = reigns + [(n, end) for n, end in ranges if not any(r.start <= n.start < r_end for r, r_end in reigns)]
     ranges += _durations(cleaned) if "分" in cleaned or ":" in cleaned else []
+    ranges += _vague_counts(cleaned) if "几" in cleaned or "数" in cleaned or "上" in cleaned else []
     out = [n for n, _ in ranges]
     spans = [(n.start, end) for n, end in ranges]
     for m in _ARABIC.finditer(cleaned):
@@ -467,7 +502,13 @@ def find_numbers(cleaned: str, framing: str = "", periods: bool = True) -> list[
                 unknown = latin.group(1)  # 100 MW, 2.4 GHz
             elif "\u4e00" <= follower <= "\u9fff" and follower not in _PLAIN_FOLLOWERS:
                 unknown = _UNKNOWN_UNIT.match(cleaned, m.end()).group(0)  # 500兆瓦, 2250万千瓦时
-        if unit == "年" and not fraction and value < 100 and _maybe_era(cleaned, m.start()):
+        side = None
+        if unit == "年" and _BEFORE_YEAR.match(cleaned, unit_end):
+            if "多" in cleaned[m.end():unit_end] or value < 1000 or value > 2100:
+                unit, unknown = None, "年前"  # 两千多年前, 300年前: years ago, a span back from today, not a year
+            else:
+                side = "upper"  # 2000年前建成, 1900年以前: before that year
+        elif unit == "年" and not fraction and value < 100 and _maybe_era(cleaned, m.start()):
             unknown = "年号"  # 太平3年, 至元8年: a year of an era we do not list, not the year 8
         if sign or _negative(cleaned, m.start(), unit):
             value = -value
@@ -476,6 +517,7 @@ def find_numbers(cleaned: str, framing: str = "", periods: bool = True) -> list[
             value, step, scale, loose = (x * Decimal(factor) for x in (value, step, scale, loose))
         counter = cleaned[m.end():unit_end].strip() if unit is None else ""
         kind = _qualifier(cleaned, m.start(), m.end(), unit_end, framing)
+        kind = side if side and kind == "exact" else kind
         high = None
         if kind == "some_more":  # 3000多 is 3000 to 4000, 500多米 500 to 600 metres, 两个多小时 2 to 3 hours
             kind, high = "range", value + max(loose, step)
