@@ -28,6 +28,8 @@ FIELDS = ("id", "source", "question", "reference", "answer", "label", "class", "
 # simpleqa: an answer to a real Chinese SimpleQA question, which the record names by `simpleqa_id` only; the
 # question and reference come from the Chinese SimpleQA file given with --simpleqa.
 SOURCES = ("sample", "simpleqa-style", "simpleqa")
+# dev: answers looked at while the rules were written; test: measured only in aggregate (see the set's README).
+SPLITS = ("dev", "test")
 CLASSES = ("plain", "verbose", "hedged", "reference_not_answer", "refusal", "clarification", "less_specific",
            "too_tolerant", "units", "surface_forms", "candidates", "partial")
 
@@ -62,6 +64,8 @@ def load_validation_set(path=VALIDATION_SET, simpleqa=None) -> list[dict]:
         for field in FIELDS + (("question_id",) if record.get("source") == "sample" else ()):
             if not isinstance(record.get(field), str) or not record[field].strip():
                 raise InputError(f"{location}: field {field} missing or not a non-empty string")
+        if record.get("split", "dev") not in SPLITS:
+            raise InputError(f"{location}: split {record['split']!r} is not one of {', '.join(SPLITS)}")
         for field, allowed in (("source", SOURCES), ("label", GRADES), ("class", CLASSES)):
             if record[field] not in allowed:
                 raise InputError(f"{location}: {field} {record[field]!r} is not one of {', '.join(allowed)}")
@@ -136,6 +140,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--set", default=str(VALIDATION_SET), help="validation jsonl (default: the shipped set; "
                         f"the held-out answers to real Chinese SimpleQA questions are {HELDOUT_SET.name})")
+    parser.add_argument("--split", choices=SPLITS, help="only the records of this split (records without one are dev)")
     parser.add_argument("--simpleqa", help="the Chinese SimpleQA jsonl (id, question, answer) that records of "
                         "source simpleqa name by simpleqa_id")
     parser.add_argument("--judge", default="rule", choices=JUDGES)
@@ -149,6 +154,10 @@ def main(argv=None) -> int:
 
     try:
         records = load_validation_set(args.set, args.simpleqa)
+        if args.split:
+            records = [r for r in records if r.get("split", "dev") == args.split]
+            if not records:
+                raise InputError(f"{args.set}: no records of split {args.split}")
         kwargs = {}
         if args.judge != "rule":
             kwargs = dict(judge_model=args.judge_model, api_base=args.api_base, api_key_env=args.api_key_env,

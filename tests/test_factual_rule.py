@@ -734,3 +734,14 @@ def test_latin_cores_first_decades_and_turns(answer, reference, question, verdic
 def test_vague_counts_years_ago_and_periods(answer, reference, question, verdict):
     v = judge_answer(answer, reference, question)
     assert (v.grade, v.certain) == verdict, v
+
+
+@pytest.mark.parametrize("answer, reference, question, grade", [
+    ("是英国作家。", "狄更斯", "《雾都孤儿》的作者是谁？", "NA"),   # a kind of person, no name
+    ("德国化学家。", "李比希", "这条定律是谁提出的？", "NA"),
+    ("是狄更斯，一位英国作家。", "莎士比亚", "《哈姆雷特》的作者是谁？", "IN"),  # describes the name it gives
+    ("吉林大学。", "北京大学", "他毕业于哪所大学？", "IN"),  # a name made of a kind word is still a name
+    ("《摩天动物园》。", "《潇湘晨光》", "这个节目叫什么？", "IN"),
+])
+def test_a_kind_without_a_name_is_less_specific_and_a_name_with_a_kind_is_a_name(answer, reference, question, grade):
+    assert judge_answer(answer, reference, question).grade == grade

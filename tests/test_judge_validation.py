@@ -155,3 +155,28 @@ def test_a_simpleqa_record_without_its_question_is_refused_by_name(tmp_path, cha
     with pytest.raises(InputError) as err:
         load_validation_set(path, simpleqa_path if simpleqa else None)
     assert message in str(err.value)
+
+
+def test_the_held_out_simpleqa_answers_are_complete_and_name_their_questions():
+    """data/judge_validation/simpleqa_heldout.jsonl keeps only our answers and labels; questions and references
+    come from Chinese SimpleQA by id (bench --simpleqa). Checked here without that file."""
+    from judge_accuracy import HELDOUT_SET, SPLITS
+    rows = [json.loads(line) for line in HELDOUT_SET.read_text(encoding="utf-8").splitlines() if line.strip()]
+    assert len(rows) >= 1000 and len({r["id"] for r in rows}) == len(rows)
+    for r in rows:
+        assert r["source"] == "simpleqa" and r["split"] in SPLITS, r["id"]
+        assert r["label"] in ("CO", "NA", "IN") and r["class"] in CLASSES, r["id"]
+        assert all(isinstance(r[k], str) and r[k].strip() for k in ("simpleqa_id", "answer", "reason")), r["id"]
+        assert "question" not in r and "reference" not in r, r["id"]
+    counts = Counter((r["split"], r["label"]) for r in rows)
+    assert all(counts[(split, label)] >= 50 for split in SPLITS for label in ("CO", "NA", "IN")), counts
+
+
+SIMPLEQA_FILE = Path(__file__).resolve().parents[2] / "shared" / "data" / "chinese_simpleqa" / "chinese_simpleqa.jsonl"
+
+
+@pytest.mark.skipif(not SIMPLEQA_FILE.exists(), reason="the Chinese SimpleQA file is not next to the project")
+def test_every_held_out_answer_joins_a_real_chinese_simpleqa_question():
+    from judge_accuracy import HELDOUT_SET
+    records = load_validation_set(HELDOUT_SET, SIMPLEQA_FILE)
+    assert all(r["question"] and r["reference"] for r in records)

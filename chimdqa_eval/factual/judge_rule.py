@@ -674,6 +674,35 @@ _RELATIVE = re.compile(r"的(?:儿子|女儿|父亲|母亲|妻子|丈夫|学生|
 _LATER_TURN = re.compile(r"(?:但是?|不过|然而|可是|其实|实际上|事实上|真正|而是)")
 
 
+# Words that name a kind of person or thing, not one of them (作家, 化学家, 哺乳动物, 自然灾害).
+_KIND_WORDS = re.compile(r"[\u4e00-\u9fff]{0,3}(?:学家|作家|诗人|画家|词人|音乐家|作曲家|艺术家|思想家|政治家|军事家|发明家"
+                         r"|企业家|探险家|演员|歌手|导演|学者|教授|工程师|医生|运动员)"
+                         r"|动物|植物|鸟类|鱼类|昆虫|细菌|病毒|真菌|灾害|疾病|矿物|化合物|乐器|武器")
+_NATIONALITY = re.compile(r"[\u4e00-\u9fff]{1,4}(?:国|洲)(?:的)?|[东西南北中]部|古代|现代|当代|近代|著名的?|知名的?|一位|某位|某个|一种|某种")
+
+
+def _nothing_else(answer: _Answer, question: str) -> bool:
+    """Every clause without a description says nothing of its own or refuses (是一位奥地利摄影师，姓我记不住了);
+    not 是狄更斯，一位英国作家, which names someone besides describing him."""
+    return all(_DESCRIPTION.search(c) or REFUSAL.search(c) or not _has_content(rules.key(c), question)
+               for c in _CLAUSE_END.split(answer.affirmed))
+
+
+def _kind_only(answer: _Answer, question: str) -> bool:
+    """The answer names a kind of person or thing and perhaps where it is from, and nothing else (是英国作家,
+    德国化学家): less specific than a name. Not for a title (《…》), which is a name whatever its words."""
+    if "《" in answer.affirmed:
+        return False
+    text = rules.key(answer.affirmed)
+    rest = _KIND_WORDS.sub("", text)
+    if rest == text:
+        return False
+    rest = _NATIONALITY.sub("", rest)
+    for name in places.places_in(rest):
+        rest = rest.replace(name, "")
+    return not _has_content(rest, question)
+
+
 def _frame(answer: _Answer, form: str, question: str) -> str:
     """Why a plain match is not sure ('' if none): every mention of the reference names someone's relative or
     predecessor (恩斯特·马赫的儿子, 京师大学堂的前身), or a clause after the last mention turns (但/其实/不过…) to
@@ -794,11 +823,14 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
     if _PLACE_QUESTION.search(question) and _REGION.search(answer.affirmed) and not _refusal(answer) == "guess":
         return Verdict("NA", False, "broader_place")  # 中国西北地区, 青藏高原上 for a city
     if any(not _NAMING.search(m.group(0)) for m in _DESCRIPTION.finditer(re.sub(r"《[^》]*》", "", answer.affirmed))) \
+            and _nothing_else(answer, question) \
             and _refusal(answer) != "refusal":  # 一位英国剧作家 for 莎士比亚: the kind of thing, not which one
         return Verdict("NA", False, "description")
     alias = _script_alias(ref, answer, question)
     if alias == "transliteration_alias":
         return Verdict("CO", False, alias)
+    if _kind_only(answer, question) and _refusal(answer) != "refusal":
+        return Verdict("NA", False, "kind_only")  # 是英国作家, 属于气象灾害: a kind of thing and where, no name
     core = _LATIN_RUN.findall(ref.main)
     if core and _CJK.search(ref.main) and core[-1] in _LATIN_RUN.findall(answer_key) \
             and _refusal(answer) not in ("refusal", "guess"):
@@ -903,7 +935,8 @@ def _likeliest(candidates: list[Number], hits: list[Number], text: str, question
         定在9月28日) and no other candidate of the sentence stands between that turn and n."""
         start = max(b for b in sentences if b <= n.start)
         turn = max((t for t in turns if start <= t <= n.start), default=None)
-        return int(turn is not None and not any(turn <= m.start < n.start for m in candidates))
+        return int(turn is not None and not any(turn <= m.start < n.start and around(m, clauses) != around(n, clauses)
+                                                for m in candidates))  # 9月 of n's own date does not count
 
     def segment(n: Number) -> str:
         """n's clause, reaching back to the previous candidate of its sentence (而台湾以孔子诞辰为教师节，定在9月28日)."""
