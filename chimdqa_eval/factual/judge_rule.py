@@ -350,7 +350,7 @@ def _stands_alone(cleaned: str, form: str) -> bool:
     """A one-character answer (清, 锡, J) inside a sentence counts only as its own word: after 是/为 or
     punctuation and before punctuation, a final particle (吧, 呢) or the end, never inside another word (汉 in
     东汉)."""
-    return re.search(rf"(^|[是为作叫\W]){re.escape(form)}($|\W|[吧呢啊呀啦哦嘛吗了])", cleaned) is not None
+    return _alone(form).search(cleaned) is not None
 
 
 def _text_match(ref: Reference, answer_key: str, cleaned: str) -> tuple[str, bool] | None:
@@ -564,10 +564,30 @@ def _inside_other_place(ref: Reference, text: str, form: str) -> bool:
     target = places.place(ref.main) if not ref.items else None
     if target is None:
         return False
-    starts = [m.start() for m in re.finditer(re.escape(form), text)]
+    starts = _starts(text, form)
     spans = [(s, e, places.place(n)) for s, e, n in places.place_spans(text) if e - s > len(form)] if starts else []
     return bool(starts) and all(any(s <= i and i + len(form) <= e and p is not None and not places.within(target, p)
                                     for s, e, p in spans) for i in starts)
+
+
+def _starts(text: str, sub: str) -> list[int]:
+    """Where sub starts in text, without overlaps (str.find: no regex compiled per reference)."""
+    out, i = [], text.find(sub) if sub else -1
+    while i >= 0:
+        out.append(i)
+        i = text.find(sub, i + len(sub))
+    return out
+
+
+@lru_cache(maxsize=4096)
+def _anchored(form: str) -> re.Pattern:
+    """The reference as a point of comparison: 仅次于俄罗斯, 比俄罗斯还大."""
+    return re.compile(rf"(?:{_BEFORE_ANCHOR}){re.escape(form)}|{re.escape(form)}(?:{_AFTER_ANCHOR})")
+
+
+@lru_cache(maxsize=4096)
+def _alone(form: str) -> re.Pattern:
+    return re.compile(rf"(^|[是为作叫\W]){re.escape(form)}($|\W|[吧呢啊呀啦哦嘛吗了])")
 
 
 def _positions(text: str, ch: str) -> list[int]:
@@ -580,7 +600,7 @@ def _others_of_kind(ref: Reference, answer: _Answer, form: str, question: str) -
     same kind suffix: another 寺, another 奖); '' when neither."""
     text = answer.affirmed
     listed = rules.key(re.sub(r"[、/]", "和", text))
-    spots = [m.start() for m in re.finditer(re.escape(form), listed)]
+    spots = _starts(listed, form)
     if ref.listed == 1 and spots and all(listed[i - 1:i] in ("和", "与", "及") or
                                          (listed[i + len(form):i + len(form) + 1] in ("和", "与", "及")
                                           and listed[i + len(form) + 1:i + len(form) + 2] != "其") for i in spots):
@@ -654,8 +674,7 @@ def _doubt(text: str, form: str, holds, question: str, years: bool) -> str:
 
     if clauses and all(negated(c, _NEGATION) for c in clauses):
         return "negated_clause"
-    if form and clauses and all(re.search(rf"(?:{_BEFORE_ANCHOR}){re.escape(form)}|{re.escape(form)}(?:{_AFTER_ANCHOR})",
-                                          rules.key(c)) for c in clauses):
+    if form and clauses and all(_anchored(form).search(rules.key(c)) for c in clauses):
         return "compared_to"  # 仅次于俄罗斯, 比俄罗斯还大: the reference as a point of comparison
     if sentences and all(negated(s, _NOT_HAPPENED) for s in sentences):
         return "negated_sentence"
@@ -709,7 +728,7 @@ def _frame(answer: _Answer, form: str, question: str) -> str:
     another claim that does not repeat it."""
     text = answer.affirmed
     cleaned_key = rules.key(text)
-    spots = [m.end() for m in re.finditer(re.escape(form), cleaned_key)]
+    spots = [i + len(form) for i in _starts(cleaned_key, form)]
     if spots and all(_RELATIVE.match(cleaned_key, i) and not _RELATIVE.search(rules.key(question)) for i in spots):
         return "relative_of"
     clauses = _CLAUSE_END.split(text)
