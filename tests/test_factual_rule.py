@@ -678,7 +678,7 @@ def test_bold_answers_list_numbering_and_naming_descriptions(answer, reference, 
     # 真正…的人是 supersedes what came first
     ("张三参与了考试的设计，但第一个真正通过考试拿到认证的人是李四。", "张三", "第一个获得该认证的人是谁？", ("IN", True)),
     # another person of the reference's surname is another candidate, not the reference
-    ("马赫环是以路德维希·马赫命名的，他是恩斯特·马赫的儿子。", "恩斯特·马赫", "马赫环是以谁命名的？", ("CO", False)),
+    ("马赫环是以路德维希·马赫命名的，他是恩斯特·马赫的儿子。", "恩斯特·马赫", "马赫环是以谁命名的？", ("IN", False)),
     ("公元十一世纪。", "11", "这座城市始建于哪个世纪？", ("CO", True)),
     ("每人每日约0.28立方米。", "280", "每人每日用水量是多少公升？", ("CO", True)),
     ("大约74美制加仑。", "290", "每人每日用水量是多少公升？", ("IN", False)),
@@ -745,3 +745,21 @@ def test_vague_counts_years_ago_and_periods(answer, reference, question, verdict
 ])
 def test_a_kind_without_a_name_is_less_specific_and_a_name_with_a_kind_is_a_name(answer, reference, question, grade):
     assert judge_answer(answer, reference, question).grade == grade
+
+
+@pytest.mark.parametrize("answer, reference, question, verdict", [
+    # another clause shares much more of the question: it holds the answer, the reference is context
+    ("李元吉是当时的太子，被尉迟敬德射杀的齐王是李建成。", "李元吉", "玄武门之变中被尉迟敬德射杀的齐王是谁？",
+     ("IN", False)),
+    ("虞茂是他的族兄，虞预本名虞豫。", "虞茂", "虞预本名是什么？", ("IN", False)),
+    # a bare answer first, or contrast clauses after it, keep the match sure
+    ("杜甫，字子美；李白则被称为诗仙。", "杜甫", "被称为诗圣的唐代诗人是谁？", ("CO", True)),
+    ("杨利伟，2003年乘神舟五号进入太空；翟志刚则是中国第一位出舱行走的航天员。", "杨利伟",
+     "第一位进入太空的中国航天员是谁？", ("CO", True)),
+    # a turn to another claim that is new besides the question (FDA) makes the match unsure
+    ("DailyMed现在由美国国家医学图书馆维护，但最初是由FDA运营的。", "美国国家医学图书馆",
+     "DailyMed最初是由哪个机构运营的？", ("CO", False)),
+])
+def test_a_clause_closer_to_the_question_holds_the_answer(answer, reference, question, verdict):
+    v = judge_answer(answer, reference, question)
+    assert (v.grade, v.certain) == verdict, v

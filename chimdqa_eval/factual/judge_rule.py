@@ -647,6 +647,30 @@ def _parallel(answer: _Answer, form: str, question: str) -> str:
     return "IN" if best_other > len(_bigrams(own.replace(form, "|")) & asked) else "CO"
 
 
+_CONTRAST = re.compile(r"虽|则|但|不过|然而|而|也|另|其他|其余|对照|相比|只有|仅")  # 李白则被称为诗仙: context by contrast
+
+
+def _closer_clause(answer: _Answer, form: str, question: str) -> str:
+    """'closer_clause' when a clause without the reference shares at least two more character bigrams with the
+    question than the reference's own clause (虞茂是他的族兄，虞预本名虞豫 for 虞预本名什么): that clause is the
+    answer and the reference only context; 'competing_clause' when one shares as many, two or more; '' else.
+    Negated clauses and clauses that restate the question only (它是…) do not compete."""
+    asked = {b for b in _bigrams(rules.key(question)) if not set(b) & set(form)}
+    clauses = [rules.key(c) for c in _CLAUSE_END.split(_PARENS.sub("", answer.affirmed))]
+    if clauses and form in clauses[0] and len(clauses[0]) <= len(form) + 4:
+        return ""  # 杜甫，字子美…: a bare answer first; what follows is about it or about others
+    own = [len(_bigrams(c.replace(form, "|")) & asked) for c in clauses if form in c]
+    others = [len(_bigrams(c) & asked) for c in clauses if c and form not in c and not _NEGATION.search(c)
+              and not _CONTRAST.search(c) and c[0] not in "它他她其该这此"
+              and any(ch not in question and ch not in _FILLER for ch in c)]  # 虞预本名虞豫: 豫 is new
+    if not own or not others:
+        return ""
+    best, mine = max(others), max(own)
+    if best >= mine + 2:
+        return "closer_clause"
+    return "competing_clause" if best >= 2 and best >= mine else ""
+
+
 def _extra_items(ref: Reference, answer: _Answer, form: str) -> bool:
     """A list answer with more items than the reference (造纸术、印刷术、火药、指南针，还有瓷器; 魏、蜀、吴、晋)."""
     first = ref.items[0] if ref.items else (form,)
@@ -740,7 +764,8 @@ def _frame(answer: _Answer, form: str, question: str) -> str:
     if turn is None:
         return ""
     rest = "".join(later[turn:])
-    if REFUSAL.search(rest) or not _has_content(rules.key(_LATER_TURN.sub("", rest)), question):
+    latin = set(_LATIN_WORDS.findall(rest)) - set(_LATIN_WORDS.findall(question))  # FDA is new beside DailyMed
+    if REFUSAL.search(rest) or not (latin or _has_content(rules.key(_LATER_TURN.sub("", rest)), question)):
         return ""
     return "turn_after"
 
@@ -792,6 +817,9 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
                            else "partial_name")
         bold = [rules.key(b) for b in _BOLD.findall(answer.affirmed)]
         bolded = 0 < len(bold) <= 2 and any(form in b for b in bold)  # 但直到**《里斯本条约》**生效后…
+        closer = "" if bolded else _closer_clause(answer, form, question)
+        if closer == "closer_clause":  # 李元吉是当时的太子，被射杀的齐王是李建成: another clause answers the question
+            return Verdict("IN", False, closer)
         parallel = _parallel(answer, form, question)
         if parallel:  # 李白被称为诗圣，杜甫被称为诗仙: the clause most like the question holds the answer
             return Verdict("CO" if bolded else parallel, False, "parallel_claims")
@@ -802,7 +830,7 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
             return Verdict("IN" if others == "listed_with_others" and not bolded else "CO", False, others)
         doubt = _doubt(answer.affirmed, form, lambda part, f=form: f in rules.key(part), question, years=True)
         if not doubt and not bolded:
-            frame = _frame(answer, form, question)
+            frame = _frame(answer, form, question) or closer  # competing_clause: another clause is as close
             if frame:  # 恩斯特·马赫的儿子…; …，但真正…: the reference may be context, not the answer
                 return Verdict("IN" if frame == "relative_of" else "CO", False, frame)
         # a doubt: likelier not the answer, unless the answer sets it in bold
