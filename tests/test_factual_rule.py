@@ -756,10 +756,27 @@ def test_a_kind_without_a_name_is_less_specific_and_a_name_with_a_kind_is_a_name
     ("杜甫，字子美；李白则被称为诗仙。", "杜甫", "被称为诗圣的唐代诗人是谁？", ("CO", True)),
     ("杨利伟，2003年乘神舟五号进入太空；翟志刚则是中国第一位出舱行走的航天员。", "杨利伟",
      "第一位进入太空的中国航天员是谁？", ("CO", True)),
-    # a turn to another claim that is new besides the question (FDA) makes the match unsure
+    # a turn to another claim that is new besides the question (FDA): likelier that claim answers
     ("DailyMed现在由美国国家医学图书馆维护，但最初是由FDA运营的。", "美国国家医学图书馆",
-     "DailyMed最初是由哪个机构运营的？", ("CO", False)),
+     "DailyMed最初是由哪个机构运营的？", ("IN", False)),
 ])
 def test_a_clause_closer_to_the_question_holds_the_answer(answer, reference, question, verdict):
+    v = judge_answer(answer, reference, question)
+    assert (v.grade, v.certain) == verdict, v
+
+
+@pytest.mark.parametrize("answer, reference, question, verdict", [
+    ("不是2001年就是2006年。", "2006", "这项纪录是哪一年创下的？", ("IN", True)),
+    ("NLM和FDA二者之一，具体是哪个我记不清了。", "美国国家医学图书馆", "它最初由哪个机构运营？", ("IN", False)),
+    ("弗朗西斯·蒲福，也有人认为是他的兄长丹尼尔·蒲福。", "弗朗西斯·蒲福", "这种风级是以谁命名的？", ("IN", False)),
+    ("K0IIIp，另有星表给的是K1III，两个都有可能。", "K0IIIp", "它的光谱类型是什么？", ("IN", False)),
+    ("属于锥体的一种。", "正棱锥", "这种几何体叫什么？", ("NA", False)),
+    ("属于被子植物门。", "木兰纲", "它属于哪个纲？", ("NA", False)),
+    ("欧芹属于伞形目。", "伞形科", "欧芹属于哪个科？", ("NA", False)),
+    ("属于伞形科。", "伞形科", "欧芹属于哪个科？", ("CO", True)),
+    ("在欧洲。", "意大利", "这座城市位于哪个国家？", ("NA", False)),
+    ("抱歉，我没有找到可靠记录，建议查阅厂商或社区的资料。", "2010", "它哪一年开售？", ("NA", True)),
+])
+def test_candidate_pairs_other_candidates_kinds_of_things_and_ranks(answer, reference, question, verdict):
     v = judge_answer(answer, reference, question)
     assert (v.grade, v.certain) == verdict, v

@@ -67,14 +67,15 @@ _PERIOD_PART = re.compile(r"(.{2,}?)(?:早期|中期|晚期|末期|初期|后期
 _KIND_SUFFIXES = frozenset("省市县区州国山河江湖海岛寺庙宫殿塔桥楼馆院校奖经书传记论集诗词曲赋派宗教族语星座门科属"
                            "病症素酸盐团队党会社司局厂站港湾峰岭峡谷关城镇村朝剧")
 _BROADER_PLACE = re.compile(r"[\u4e00-\u9fff]{2,}(?:省|自治区)")
-_REGION = re.compile(r"地区|一带|境内|附近|沿海|流域|高原|盆地|平原|[东南西北中]部|北非|东非|西非|中非|东南亚|东亚|南亚|西亚|中亚"
+_REGION = re.compile(r"地区|一带|境内|附近|沿海|流域|高原|盆地|平原|山区|[东南西北中]部|欧洲|亚洲|非洲|美洲|大洋洲|北非|东非|西非|中非|东南亚|东亚|南亚|西亚|中亚"
                      r"|中东|近东|远东|东欧|西欧|北欧|南欧|中欧|拉美|拉丁美洲|南美|北美|中美洲|加勒比|巴尔干|大洋洲")
 # An indefinite description instead of a name (一位俄国化学家, 某位作家, 一座城市, 一种啮齿类动物, 一场工人运动来命名的;
 # clean() writes 一 as 1): an indefinite kind of thing, then at most a verb phrase to the clause's end (…在20世纪初提出
 # 的, …上连载的), so that no name follows it (一家公司西门子, 一位叫…的 name someone).
 _KIND = ("家|人|者|师|员|手|士|匠|官|帝|王|物|国|城市|地方|地区|港口|岛|山|河|湖|运动|杂志|刊物|报纸|传说|故事|组织|机构"
          "|公司|团体|乐队|作品|小说|书|电影|游戏|歌曲|疾病|病|药|物质|元素|语言|宗教|节目|频道|网站|软件|学派|流派|菌|病毒"
-         "|技术|方法|理论|学说|制度|法律|条约|事件|战争|会议|活动|节日|习俗|民族|部落|朝代|政权|根|茎|叶|花|果")
+         "|技术|方法|理论|学说|制度|法律|条约|事件|战争|会议|活动|节日|习俗|民族|部落|朝代|政权|根|茎|叶|花|果"
+         "|王朝|坝|志|录|峰|码|队|刊|星|界|兄弟|器|具|品|种|型|篇|卷|集|字|词|号")
 _DESCRIPTION = re.compile(r"(?<![第\d.])(?:一|1|某)(?:位|个|座|种|名|家|部|本|类|场|项|则|款|所|条|支|首|篇|门|件|只|头|批)"
                           r"[^,;。!?\n]{0,12}?(?:" + _KIND + r")(?:(?:的|在|于|所|上|里|中|来|为|被|之|有关|相关|提出|命名|写|作|创|发明|发现|设计|建"
                           r"|开发|推出|主持|领导|拍|唱|演)"
@@ -115,7 +116,7 @@ _ATTRIBUTED = re.compile(
     r"(?:(?:也|还|常|经常|常常|曾)?(?:有人|有些人|很多人|许多人|不少人|一些人|部分人|民间|坊间|网上|有的?资料|有学者"
     r"|(?:很多|许多|不少|一些|有些|部分|多数|有的)(?:资料|文献|书|教材|文章|网站|媒体|报道))"
     r"(?:会|都|也|常|往往)?(?:说|认为|称|以为|觉得|误认为|误以为|流传|传说|提出|记载|写)|也有(?:说法|观点|资料)|一说"
-    r"|常见的?说法|通常的说法|流行的说法|另一?种?说法|另有一说|据说|据传"
+    r"|常见的?说法|通常的说法|流行的说法|另一?种?说法|另有一说|另有[^,;。!?\n]{0,8}(?:给|说|称|认为|记载|写)|据说|据传"
     r"|误认为|误以为|误传|讹传|常被误|被误认为)[^,;。!?\n]*")
 # What turns an attributed claim down: the next clause opens with it, or the claim itself calls it mistaken.
 _REJECTS = re.compile(r"[,;。\s]*(?:其实|实际上|事实上|但|然而|不过|可是|正确|真正)")
@@ -456,6 +457,10 @@ def _claim_before_refusal(answer: _Answer, question: str) -> bool:
         and not _ASKS.search(first) and not _DESCRIPTION.search(first)  # 是一种菊科植物的根，具体是哪种我不确定
 
 
+# Two named candidates for the slot (A和B二者之一, 两个都有可能, 不是A就是B), not a mere 或 (请咨询医生或药师).
+_CANDIDATE_PAIR = re.compile(r"[、和与或][^,;。]{1,12}之一|(?:两|二|2)(?:个|者)?都有可能|不是[^,;。]{1,12}就是")
+
+
 def _unmatched(ref: Reference, answer: _Answer, question: str, risk: str) -> Verdict:
     """An answer without the reference's content: a refusal is NA, a guess or any other answer is IN."""
     answer_key = answer.affirmed_key
@@ -464,6 +469,8 @@ def _unmatched(ref: Reference, answer: _Answer, question: str, risk: str) -> Ver
     refusal = _refusal(answer)
     if refusal == "apology":  # 抱歉，… with something else said: most likely a refusal in words we do not list
         return Verdict("NA", False, refusal)
+    if refusal == "refusal" and _CANDIDATE_PAIR.search(answer.affirmed) and _has_content(answer_key, question):
+        return Verdict("IN", False, "candidates_then_refusal")  # NLM和FDA二者之一，具体是哪个我记不清了
     if refusal == "refusal" and _claim_before_refusal(answer, question):
         return Verdict("IN", False, "claim_then_refusal")
     if refusal == "refusal" or (not answer_key and answer.asked):
@@ -724,6 +731,21 @@ _KIND_WORDS = re.compile(r"[\u4e00-\u9fff]{0,3}(?:学家|作家|诗人|画家|�
 _NATIONALITY = re.compile(r"[\u4e00-\u9fff]{1,4}(?:国|洲)(?:的)?|[东西南北中]部|古代|现代|当代|近代|著名的?|知名的?|一位|某位|某个|一种|某种")
 
 
+_KIND_OF = re.compile(r"(?:的|之)(?:一|1)(?:种|类|个分支|个品种)(?=[,;。!?\n]|$)")
+_RANKS = "界门纲目科属"  # taxonomic ranks, broadest first
+
+
+def _broader_rank(reference: str, answer_key: str) -> bool:
+    """The reference names a taxon of one rank (木兰纲, 伞形科) and the answer one of a broader rank only
+    (被子植物门, 伞形目): what it belongs to, less specific."""
+    rank = reference[-1:] if len(reference) >= 2 else ""
+    if not rank or rank not in _RANKS:
+        return False
+    narrower = _RANKS[_RANKS.index(rank):]
+    found = {m.group(1) for m in re.finditer(rf"[\u4e00-\u9fff]{{2,}}?([{_RANKS}])(?![\u4e00-\u9fff])", answer_key)}
+    return bool(found) and not found & set(narrower)
+
+
 def _nothing_else(answer: _Answer, question: str) -> bool:
     """Every clause without a description says nothing of its own or refuses (是一位奥地利摄影师，姓我记不住了);
     not 是狄更斯，一位英国作家, which names someone besides describing him."""
@@ -763,6 +785,9 @@ def _frame(answer: _Answer, form: str, question: str) -> str:
     turn = next((i for i, c in enumerate(later) if _LATER_TURN.match(c.strip())), None)
     if turn is None:
         return ""
+    at = text.find(later[turn].strip())
+    if re.search(r"虽|尽管", text[max(text.rfind(ch, 0, at) for ch in "。;!?\n") + 1:at]):
+        return ""  # …虽然有1,200个问题，但平均长度15.6万字: a concession about something else
     rest = "".join(later[turn:])
     latin = set(_LATIN_WORDS.findall(rest)) - set(_LATIN_WORDS.findall(question))  # FDA is new beside DailyMed
     if REFUSAL.search(rest) or not (latin or _has_content(rules.key(_LATER_TURN.sub("", rest)), question)):
@@ -807,8 +832,9 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
         if _competing(ref, clauses):
             short = len(answer_key) <= SHORT_ANSWER  # 陶渊明或李白: several candidates, a wrong answer
             return Verdict("IN" if short else "CO", short, "alternatives")
+        named = answer.alternative and _text_match(ref, rules.key(answer.alternative), answer.alternative)
         if answer.alternative and _has_content(rules.key(answer.alternative), question) \
-                and not _text_match(ref, rules.key(answer.alternative), answer.alternative):
+                and not (named and named[1]):  # 也有人认为是他的兄长丹尼尔·蒲福: the surname alone is not him
             return Verdict("IN", False, "attributed_alternative")
         if HEDGE.search(answer.whole):  # 应该是杜甫: one candidate, hedged; sure unless it also refuses
             return Verdict("CO", not REFUSAL.search(answer.whole), "hedged_match")
@@ -832,7 +858,7 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
         if not doubt and not bolded:
             frame = _frame(answer, form, question) or closer  # competing_clause: another clause is as close
             if frame:  # 恩斯特·马赫的儿子…; …，但真正…: the reference may be context, not the answer
-                return Verdict("IN" if frame == "relative_of" else "CO", False, frame)
+                return Verdict("CO" if frame == "competing_clause" else "IN", False, frame)
         # a doubt: likelier not the answer, unless the answer sets it in bold
         return Verdict("IN" if doubt and not bolded else "CO", not doubt, doubt or "match")
     if answer.alternative and _text_match(ref, rules.key(answer.alternative), answer.alternative):
@@ -876,6 +902,8 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
     alias = _script_alias(ref, answer, question)
     if alias == "transliteration_alias":
         return Verdict("CO", False, alias)
+    if (_KIND_OF.search(answer.affirmed) or _broader_rank(ref.main, answer_key)) and _refusal(answer) != "refusal":
+        return Verdict("NA", False, "kind_of")  # 属于锥体的一种, 被子植物门 for 木兰纲: what it is a kind of
     if _kind_only(answer, question) and _refusal(answer) != "refusal":
         return Verdict("NA", False, "kind_only")  # 是英国作家, 属于气象灾害: a kind of thing and where, no name
     core = _LATIN_RUN.findall(ref.main)
