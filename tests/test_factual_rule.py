@@ -780,3 +780,13 @@ def test_a_clause_closer_to_the_question_holds_the_answer(answer, reference, que
 def test_candidate_pairs_other_candidates_kinds_of_things_and_ranks(answer, reference, question, verdict):
     v = judge_answer(answer, reference, question)
     assert (v.grade, v.certain) == verdict, v
+
+
+@pytest.mark.parametrize("answer, verdict", [
+    ("中国的中古时期。", ("NA", False)),
+    ("唐朝。", ("CO", True)),
+    ("宋朝时期。", ("IN", True)),
+])
+def test_an_age_without_a_dynasty_is_less_specific_than_the_dynasty(answer, verdict):
+    v = judge_answer(answer, "唐朝", "这种制度始于哪个朝代？")
+    assert (v.grade, v.certain) == verdict, v

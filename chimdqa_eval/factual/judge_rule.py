@@ -61,6 +61,7 @@ _DYNASTY = re.compile(r"^(.+?)(代|朝)$")
 _DYNASTY_NAMES = frozenset("夏商周秦汉晋隋唐宋辽金元明清")  # one character: 清 = 清代 = 清朝
 _SPLIT_DYNASTY = re.compile(r"^([东西南北前后])([夏商周秦汉晋隋唐宋辽金元明清])(?:代|朝)?")  # 西汉, 西晋太始年间
 # A part of a period (新石器时代晚期, 明朝末年): the period without it is less specific.
+_AGE = re.compile(r"时期|年代|世纪|古代|中古|上古|近古|远古")
 _PERIOD_PART = re.compile(r"(.{2,}?)(?:早期|中期|晚期|末期|初期|后期|前期|中叶|年间|时期|末年|初年)$")
 # Last characters that name a kind of thing (a river, a temple, a prize): another word ending in the same
 # character beside the reference is another candidate of the asked kind.
@@ -668,7 +669,7 @@ def _closer_clause(answer: _Answer, form: str, question: str) -> str:
         return ""  # 杜甫，字子美…: a bare answer first; what follows is about it or about others
     own = [len(_bigrams(c.replace(form, "|")) & asked) for c in clauses if form in c]
     others = [len(_bigrams(c) & asked) for c in clauses if c and form not in c and not _NEGATION.search(c)
-              and not _CONTRAST.search(c) and c[0] not in "它他她其该这此"
+              and not _CONTRAST.search(c) and (c[0] not in "它他她其该这此" or c[1:3] == "本人")
               and any(ch not in question and ch not in _FILLER for ch in c)]  # 虞预本名虞豫: 豫 is new
     if not own or not others:
         return ""
@@ -882,6 +883,9 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
         return Verdict("IN", False, "other_period")  # 西晋咸宁年间 for 西晋太始年间: a period of its own
     if halves or _less_specific_dynasty(ref, answer):  # 西晋 or 晋朝 for 西晋太始年间, 汉代 for 西汉
         return Verdict("NA", True, "less_specific")
+    if (_DYNASTY.match(ref.main) or ref.main in _DYNASTY_NAMES) and _AGE.search(answer.affirmed) \
+            and not re.search(r"[\u4e00-\u9fff](?:代|朝)", answer.affirmed) and _refusal(answer) != "guess":
+        return Verdict("NA", False, "less_specific")  # 中国的中古时期, 公元7世纪 for 唐朝: an age, not the dynasty
     part = _PERIOD_PART.match(ref.main)
     if part and part.group(1) in answer_key and _refusal(answer) != "guess":  # 新石器时代 for 新石器时代晚期
         return Verdict("NA", False, "less_specific")
