@@ -491,7 +491,9 @@ def test_what_the_rules_cannot_read_is_not_certain(question, reference, answer, 
 REFUSALS = ["我不确定。", "不太清楚。", "I'm not sure.", "这个我真不知道。", "不好说。", "很难说。", "记不清了。",
             "I don't know.", "Sorry, I can't answer that.", "这超出了我的知识范围。", "我对此没有把握。",
             "我查不到相关资料。", "暂时无法回答。", "我没有足够的信息来回答这个问题。", "我需要更多信息才能回答。",
-            "无可奉告。", "没听说过。", "我没有这方面的知识。", "作为一个AI，我无法核实这一点。", "您指的是哪一个？"]
+            "无可奉告。", "没听说过。", "我没有这方面的知识。", "作为一个AI，我无法核实这一点。", "您指的是哪一个？",
+            "恕我无法作答。", "对此我一无所知。", "不晓得。", "具体是谁我说不上来。", "这题超纲了，我不会。",
+            "我印象里没有相关内容。", "这方面的信息我并不掌握。", "I have no idea.", "I don't recall."]
 
 
 @pytest.mark.skipif(not SIMPLEQA.exists(), reason="Chinese SimpleQA file not available")
