@@ -2,10 +2,12 @@
 are sure of it.
 
 First the answer is read for what it asserts. Text it takes back does not count as its answer: what comes
-before a self-correction (1420年，不对，是1421年: the final answer wins) or an explicit final answer (所以答案是…),
-a claim it attributes to others and then
-rejects (常有人说是沈括，其实是苏轼), a denial (不是北京，而是上海), a question back to the user. A claim attributed
-to others and left standing (也有人说…, 据说…) is an alternative candidate.
+before a self-correction (1420年，不对，是1421年: the final answer wins) or an explicit final or true answer
+(所以答案是…, 但最终当选的是…, 真正的导演是…), a claim it attributes to others and then rejects (常有人说是沈括，其实是
+苏轼; 很多资料说…), a denial (不是北京，而是上海), a question back to the user. A claim attributed to others and left
+standing (也有人说…, 据说…, 另有…给的是) is an alternative candidate; 不是A就是B and A和B二者之一 name two. A short claim
+before a disclaimer (王晶。不过我不太确定) is a hedged guess, not a refusal; a year inside a refusal's scope
+(截至2023年的资料中没有记载) is no answer.
 
 A reference is read in one of three ways:
 - numeric (the reference is numbers plus a few characters: 3518.17, 1919年, 15英镑, 2023年9月4日): a bare
@@ -16,14 +18,20 @@ A reference is read in one of three ways:
   agrees with it and IN when not: a bound (超过3000), a range (1850到1860年, 19世纪90年代) containing the
   reference (明朝 for 1420, 500多米 = 500 to 600 m), or an approximate value (约3500) that rounds to the
   reference at its own written precision (约3.6万 is not 39000, 1850年左右 is not 1856). Among several values for
-  the slot, a concluded one (所以…, =), a bare first sentence, or the one in the clause most like the question
-  is the answer (never certain).
+  the slot, the one set in **bold**, a concluded one (所以…, =), a bare first sentence, or the one whose clause
+  is most like the question (the question's own year, event words and a turn such as 但/其实 weigh in) is the
+  answer (never certain). Years of reign eras (洪武8年 = 1375, 民国35年), centuries and their parts (21世纪头十年),
+  vague counts (几千, 十几, 上万), 2000年前 (before a year) and 两千多年前 (years ago, no year) are read as such.
 - short text (names, terms, places): the answer must contain one of the reference's forms (the whole
   reference, either side of a parenthesis, a name's surname, the reference without a suffix such as 市/省,
   all items of a list, a division's short name or a person's other name from aliases.py: 新疆 for 新疆维吾尔自治区,
   关云长 for 关羽, each only as a word of its own), compared after normalization and, for transliterated names,
   after folding common transliteration variants. A dynasty without the reference's 东/西/南/北 (汉代 for 西汉),
-  a description (一位英国剧作家) or a region (中国西北地区) instead of a name is less specific: NA. For a place in data/places.tsv, an
+  a period without its part (新石器时代 for 新石器时代晚期), a description or a kind without a name (一位英国剧作家,
+  是英国作家, 属于锥体的一种, 被子植物门 for 木兰纲) or a region (中国西北地区, 北非) instead of a name is less
+  specific: NA. A match is not sure when the reference only names someone's relative (X的儿子), when a later
+  clause turns to another claim (…，但最初是由FDA运营的), or when another clause is as close to the question; a
+  clause much closer to the question than the reference's own holds the answer (IN, not sure). For a place in data/places.tsv, an
   answer naming only places that contain it is NA, one naming another place of its size or broader IN.
   In the other script by pinyin and CLDR names (factual/names.py: Yang Liwei for 杨利伟, Switzerland for
   瑞士); a sound-alike transliteration (Newton for 牛顿) is CO, never certain.
