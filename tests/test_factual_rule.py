@@ -792,3 +792,9 @@ def test_candidate_pairs_other_candidates_kinds_of_things_and_ranks(answer, refe
 def test_an_age_without_a_dynasty_is_less_specific_than_the_dynasty(answer, verdict):
     v = judge_answer(answer, "唐朝", "这种制度始于哪个朝代？")
     assert (v.grade, v.certain) == verdict, v
+
+
+def test_a_question_in_millions_of_a_unit_gives_a_bare_reference_that_unit():
+    question = "2014年全世界核桃（含壳）的总产量是多少百万公吨？"
+    assert judge_answer("产量是346万吨，也就是3.46百万公吨。", "3.46", question).grade == "CO"
+    assert judge_answer("3.64百万公吨。", "3.46", question).grade == "IN"

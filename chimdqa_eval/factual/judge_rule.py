@@ -278,7 +278,7 @@ def _bigrams(text: str) -> set[str]:
     return {text[i:i + 2] for i in range(len(text) - 1)}
 
 
-_QUESTION_UNIT = re.compile(r"(?:多少|几个?|哪一?个?|何)\s*((?:万亿|亿|万|千|百)?(?:" + rules._UNIT_WORDS + "))"
+_QUESTION_UNIT = re.compile(r"(?:多少|几个?|哪一?个?|何)\s*((?:万亿|千万|百万|十万|亿|万|千|百)?(?:" + rules._UNIT_WORDS + "))"
                             r"|单位[是为:\s(]*(" + rules._UNIT_WORDS + ")")
 
 
