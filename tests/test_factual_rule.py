@@ -798,3 +798,10 @@ def test_a_question_in_millions_of_a_unit_gives_a_bare_reference_that_unit():
     question = "2014年全世界核桃（含壳）的总产量是多少百万公吨？"
     assert judge_answer("产量是346万吨，也就是3.46百万公吨。", "3.46", question).grade == "CO"
     assert judge_answer("3.64百万公吨。", "3.46", question).grade == "IN"
+
+
+def test_a_hedge_on_another_candidate_does_not_vouch_for_the_reference():
+    """应该是cF16 hedges cF16, not the cF8 named for copper in the clause before."""
+    v = judge_answer("cF8 对应的是铜那样的面心立方结构，金刚石型应该是 cF16。", "cF8", "金刚石型结构的皮尔逊符号是什么？")
+    assert (v.grade, v.certain) == ("IN", False)
+    assert tuple(judge_answer("应该是cF8吧。", "cF8", "金刚石型结构的皮尔逊符号是什么？"))[:2] == ("CO", True)

@@ -845,7 +845,9 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
         if answer.alternative and _has_content(rules.key(answer.alternative), question) \
                 and not (named and named[1]):  # 也有人认为是他的兄长丹尼尔·蒲福: the surname alone is not him
             return Verdict("IN", False, "attributed_alternative")
-        if HEDGE.search(answer.whole):  # 应该是杜甫: one candidate, hedged; sure unless it also refuses
+        hedge = HEDGE.search(answer.whole)
+        if hedge and form in rules.key(_clause_at(answer.whole, hedge.start())):
+            # 应该是杜甫: one candidate, hedged; sure unless it also refuses
             return Verdict("CO", not REFUSAL.search(answer.whole), "hedged_match")
         if not full:
             return Verdict("CO", False, "latin_sentence" if form not in ref.forms and _LATIN.search(form)
@@ -868,8 +870,9 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
             frame = _frame(answer, form, question) or closer  # competing_clause: another clause is as close
             if frame:  # 恩斯特·马赫的儿子…; …，但真正…: the reference may be context, not the answer
                 return Verdict("CO" if frame == "competing_clause" else "IN", False, frame)
-        # a doubt: likelier not the answer, unless the answer sets it in bold
-        return Verdict("IN" if doubt and not bolded else "CO", not doubt, doubt or "match")
+        # a doubt: likelier not the answer, unless the answer sets it in bold; a hedge elsewhere: not sure
+        return Verdict("IN" if doubt and not bolded else "CO", not doubt and not hedge,
+                       doubt or ("hedged_elsewhere" if hedge else "match"))
     if answer.alternative and _text_match(ref, rules.key(answer.alternative), answer.alternative):
         return Verdict("IN" if _has_content(answer_key, question) else "CO", False, "attributed_match")
     if answer.rejected and _text_match(ref, rules.key(answer.rejected), answer.rejected):
