@@ -805,3 +805,16 @@ def test_a_hedge_on_another_candidate_does_not_vouch_for_the_reference():
     v = judge_answer("cF8 对应的是铜那样的面心立方结构，金刚石型应该是 cF16。", "cF8", "金刚石型结构的皮尔逊符号是什么？")
     assert (v.grade, v.certain) == ("IN", False)
     assert tuple(judge_answer("应该是cF8吧。", "cF8", "金刚石型结构的皮尔逊符号是什么？"))[:2] == ("CO", True)
+
+
+@pytest.mark.parametrize("answer, reference, question, verdict", [
+    ("他是在20世纪60年代获封爵士的，那时他已年过七十。", "1966", "他是哪一年获封爵士的？", ("NA", True)),  # 70 is an age
+    ("L2是1227.60 MHz，L1是1575.42 MHz，所以你问的这个载波应该是1227.60 MHz。", "1575.42 MHz",
+     "GPS的L1载波频率是多少？", ("IN", False)),
+    ("是浙江省的一所高校。", "绍兴文理学院", "他毕业于哪所学校？", ("NA", False)),
+    ("I don't have the founding year of this party at hand, unfortunately.", "1905", "该党哪一年成立？", ("NA", True)),
+    ("这类展览的历届获奖记录我没有掌握，不好回答。", "第七届", "他在第几届获奖？", ("NA", True)),
+])
+def test_ages_beside_years_concluded_values_schools_and_more_refusals(answer, reference, question, verdict):
+    v = judge_answer(answer, reference, question)
+    assert (v.grade, v.certain) == verdict, v

@@ -84,7 +84,7 @@ _REGION = re.compile(r"地区|一带|境内|附近|沿海|流域|高原|盆地|�
 _KIND = ("家|人|者|师|员|手|士|匠|官|帝|王|物|国|城市|地方|地区|港口|岛|山|河|湖|运动|杂志|刊物|报纸|传说|故事|组织|机构"
          "|公司|团体|乐队|作品|小说|书|电影|游戏|歌曲|疾病|病|药|物质|元素|语言|宗教|节目|频道|网站|软件|学派|流派|菌|病毒"
          "|技术|方法|理论|学说|制度|法律|条约|事件|战争|会议|活动|节日|习俗|民族|部落|朝代|政权|根|茎|叶|花|果"
-         "|王朝|坝|志|录|峰|码|队|刊|星|界|兄弟|器|具|品|种|型|篇|卷|集|字|词|号")
+         "|王朝|坝|志|录|峰|码|队|刊|星|界|兄弟|器|具|品|种|型|篇|卷|集|字|词|号|校|院|大学|学院|高校|奖|奖项")
 _DESCRIPTION = re.compile(r"(?<![第\d.])(?:一|1|某)(?:位|个|座|种|名|家|部|本|类|场|项|则|款|所|条|支|首|篇|门|件|只|头|批)"
                           r"[^,;。!?\n]{0,12}?(?:" + _KIND + r")(?:(?:的|在|于|所|上|里|中|来|为|被|之|有关|相关|提出|命名|写|作|创|发明|发现|设计|建"
                           r"|开发|推出|主持|领导|拍|唱|演)"
@@ -144,7 +144,7 @@ _ASSERTION = re.compile(r"是|(?<![作成因认以称行])为")
 _FILLER = frozenset("的是了在和与及或也都就还我您你他她它这那个一有为被把对于从以其之所而但因此所以如果可能应该大概答案"
                     "回问题根据资料信息查阅建议具体相关方面目前可以请说知道确定清楚")
 _CONCLUSION = re.compile(r"(即|所以|因此|故|答案|最终|结果|=|≈|也就是|就是|相当于|(降|升|增|减|涨|跌|提高|下降|上升|增长|减少)[至到])"
-                         r"[^,;。\d]{0,4}$")
+                         r"[^,;。\d]{0,4}$|(?:所以|因此|因而)[^,;。\d]{0,12}(?:应该|应)?(?:是|为)\s*$")  # 所以你问的这个载波应该是…
 # A period without a number instead of a year (永乐年间): less specific, not a wrong year. Periods that are
 # ranges (明朝, 19世纪) are read as numbers by rules.find_numbers.
 _ERA = re.compile(r"年间|时期|初年|末年|年代|近代|现代|古代|当代|上个?世纪|战后|战前|期间|年前|前后|早年|晚年")
@@ -957,6 +957,8 @@ def _comparable(n: Number, r: Number) -> bool:
     the same unit, not a counted thing (3个) for a value with a unit, no date for a plain count."""
     if n.ordinal != r.ordinal and n.ordinal:
         return False
+    if r.unit == "年" and r.kind == "exact" and n.unit is None and abs(r.value) >= 1000 and abs(n.value) < 100:
+        return False  # 年过七十 beside 20世纪60年代: an age, not a year
     if r.unit is not None:  # 0 K beside -273.15°C: another unit
         return n.unit == r.unit or (n.unit is None and not n.counter and not n.unknown_unit)
     if n.unit in _DATE_UNITS:
@@ -993,7 +995,7 @@ def _likeliest(candidates: list[Number], hits: list[Number], text: str, question
     bolded = [n for n in candidates if any(lo <= n.start < hi for lo, hi in bold)]
     if bolded and len(bold) <= 2:  # 参数量为**110亿**: the value a chat model sets in bold is its answer
         return bolded[-1]
-    concluded = [n for n in candidates if _CONCLUSION.search(text[max(0, n.start - 6):n.start])]
+    concluded = [n for n in candidates if _CONCLUSION.search(text[max(0, n.start - 16):n.start])]
     if concluded:
         return concluded[-1]
     lead = re.split(r"[;。!?\n]", text, maxsplit=1)[0]
