@@ -818,3 +818,15 @@ def test_a_hedge_on_another_candidate_does_not_vouch_for_the_reference():
 def test_ages_beside_years_concluded_values_schools_and_more_refusals(answer, reference, question, verdict):
     v = judge_answer(answer, reference, question)
     assert (v.grade, v.certain) == verdict, v
+
+
+@pytest.mark.parametrize("answer, reference, question, verdict", [
+    ("上世纪50年代初。", "1959", "这家厂是哪一年建成的？", ("IN", True)),
+    ("上世纪50年代初。", "1952", "这家厂是哪一年建成的？", ("NA", True)),
+    ("1980年代末。", "1988", "这家厂是哪一年建成的？", ("NA", True)),
+    ("28对。", "28", "东方草莓的染色体数目是多少？", ("IN", False)),  # pairs: 56 chromosomes
+    ("应该是执行豁免或者作证义务的豁免。", "执行豁免", "这属于哪种豁免？", ("IN", True)),  # 或者作证 is no alias
+])
+def test_parts_of_decades_pairs_and_or_before_a_word(answer, reference, question, verdict):
+    v = judge_answer(answer, reference, question)
+    assert (v.grade, v.certain) == verdict, v

@@ -957,6 +957,8 @@ def _comparable(n: Number, r: Number) -> bool:
     the same unit, not a counted thing (3个) for a value with a unit, no date for a plain count."""
     if n.ordinal != r.ordinal and n.ordinal:
         return False
+    if n.counter[:1] in ("对", "双") and n.counter[:1] != r.counter[:1]:
+        return False  # 28对 for 28 (染色体): pairs are twice as many
     if r.unit == "年" and r.kind == "exact" and n.unit is None and abs(r.value) >= 1000 and abs(n.value) < 100:
         return False  # 年过七十 beside 20世纪60年代: an age, not a year
     if r.unit is not None:  # 0 K beside -273.15°C: another unit

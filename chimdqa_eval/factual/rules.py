@@ -89,7 +89,7 @@ _LATIN_UNIT = re.compile(r"(?<=\d)\s*(" + "|".join(_LATIN_UNITS) + r")(?![a-z])"
                          r"|(?<=\d)\s+(m|g|k|w)(?![a-z/])")  # one letter only after a space: 5g is a code
 _ONE_LETTER_UNITS = {"m": "米", "g": "克", "k": "开尔文", "w": "瓦"}
 # Counters between a number and its qualifier (3500人左右, 3000名以上).
-_COUNTERS = re.compile(r"\s*[个多余人名位次件家座所条本台辆只种项篇部届倍任]{0,2}")
+_COUNTERS = re.compile(r"\s*[个多余人名位次件家座所条本台辆只种项篇部届倍任对双]{0,2}")
 _UNIT = re.compile(r"\s*[个多余]{0,2}(" + _UNIT_WORDS + ")")
 _UNIT_AHEAD = re.compile(_UNIT_WORDS)
 # What may follow a plain number without being a unit we do not know: counters, qualifiers, particles, verbs
@@ -112,7 +112,10 @@ _UPPER_AFTER = re.compile(r"^\s*(以下|以内)")
 _RANGE_JOIN = re.compile(r"\s*(到|至|~|～|-|—|–)\s*")
 _RANGE_BETWEEN = re.compile(r"-?[\d.,]+\s*(?:万亿|千万|百万|亿|万|千|百)?\s*(?:%|" + _UNIT_WORDS + r")?\s*[到至~～\-—–]\s*")
 _DECADE = re.compile(r"(?<!\d)(?:(公元前)?(\d{1,2})世纪(?:(\d)0年代|(头10年|最初10年|头十年|最初十年|初期|初|前期|上半叶|中叶|中期|下半叶|后期|末期|末))?"
-                     r"|(\d{2,3}0)年代|(上个?世纪)?(\d)0年代)")
+                     r"|(\d{2,3}0)年代|(上个?世纪)?(\d)0年代)(初期|初|前期|中期|中叶|后期|末期|末)?")
+# Parts of a decade, generous at their edges (readers differ on whether 1954 is 50年代初): 50年代初 = 1950..1954.
+_DECADE_PART = {"初": (0, 4), "初期": (0, 4), "前期": (0, 4), "中期": (2, 7), "中叶": (2, 7), "后期": (5, 9),
+                "末期": (5, 9), "末": (5, 9)}
 _CENTURY_PART = {"头10年": (0, 10), "最初10年": (0, 10), "头十年": (0, 10), "最初十年": (0, 10), "初": (0, 30), "初期": (0, 30), "前期": (0, 40), "上半叶": (0, 50), "中叶": (30, 70),
                  "中期": (30, 70), "下半叶": (50, 100), "后期": (60, 100), "末": (70, 100), "末期": (70, 100)}
 
@@ -149,7 +152,7 @@ GUESS = re.compile(r"(可能|也许|或许|大概|应该|估计|似乎|好像|�
 HEDGE = re.compile(GUESS.pattern + r"|不(太|很|大)?(确定|肯定)|据我所知|如果我没记错|not sure|not certain")
 # 或 starting an alias (或称, 或译), meaning "perhaps" (或许) or opening a bound (或以上, 或更早) does not offer a
 # second candidate.
-ALTERNATIVES = re.compile(r"或是|抑或|亦或|还是|也可能|或(?!者?(?:[称译作名叫许]|以上|以下|更))|\bor\b"
+ALTERNATIVES = re.compile(r"或是|抑或|亦或|还是|也可能|或(?!(?:[称译作名叫许]|者[称译名叫许]|者?以上|者?以下|者?更))|\bor\b"
                           r"|[、和与或][^,;。]{1,12}之一|(?<=[\u4e00-\u9fff]{2})/(?=[\u4e00-\u9fff]{2})(?!小时|分钟|公里)"
                           r"|(?<=\d{4})/(?=\d{4}(?![\d/]))"
                           r"|不是[^,;。]{1,12}就是|(?:两|二|2)(?:个|者)?都有可能|(?:都|皆)有可能")  # 不是2001年就是2006年
@@ -386,7 +389,7 @@ def _year_ranges(cleaned: str, periods: bool = True) -> list[tuple[Number, int]]
     上世纪90年代 / 90年代 -> 1890..1899 / 1990..1999, 公元前3世纪 -> -300..-201."""
     out = []
     for m in _DECADE.finditer(cleaned):
-        bce, century, decade, part, decade_only, last_century, short_decade = m.groups()
+        bce, century, decade, part, decade_only, last_century, short_decade, decade_part = m.groups()
         if decade_only:
             low = int(decade_only)
         elif short_decade:
@@ -402,6 +405,9 @@ def _year_ranges(cleaned: str, periods: bool = True) -> list[tuple[Number, int]]
                 low, high = base + span[0], base + span[1] - (0 if span[1] == 100 and not decade else 1)
         if decade_only or short_decade:
             high = low + 9
+        if decade_part and (decade or decade_only or short_decade):  # 50年代初 = 1950..1953, 80年代末 = 1986..1989
+            first, last = _DECADE_PART[decade_part]
+            low, high = low + first, low + last
         out.append((Number(Decimal(low), Decimal(1), "range", "年", high=Decimal(high), start=m.start()), m.end()))
     for m in _DYNASTY_PERIOD.finditer(cleaned) if periods else ():
         low, high = _DYNASTY_YEARS[next(g for g in m.groups() if g)]
