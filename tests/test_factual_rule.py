@@ -835,7 +835,12 @@ def test_parts_of_decades_pairs_and_or_before_a_word(answer, reference, question
 @pytest.mark.parametrize("answer, reference, question, grade", [
     ("这属于康复治疗的操作细节，我不太敢乱讲，最好当面问一下你的物理治疗师。", "骨头突出处", "冰敷时应避开哪里？", "NA"),
     ("这个问题比较冷门，我不想给你一个可能有误的年份，建议直接看官网的介绍页面。", "1990", "它哪一年成立？", "NA"),
-    ("他练的是一门北派拳术，后来带到了南方。", "迷踪罗汉拳", "他练的是什么拳？", "NA"),
+    ("他练的是一门北派拳术，后来带到了南方，具体拳种名称我就说不准了。", "迷踪罗汉拳", "他练的是什么拳？", "NA"),
 ])
 def test_more_refusals_and_descriptions(answer, reference, question, grade):
     assert judge_answer(answer, reference, question).grade == grade
+
+
+def test_a_description_beside_other_statements_is_not_a_sure_wrong_answer():
+    v = judge_answer("他练的是一门北派拳术，后来带到了南方。", "迷踪罗汉拳", "他练的是什么拳？")
+    assert (v.grade, v.certain) == ("IN", False)

@@ -911,8 +911,9 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
         return Verdict("NA", False, "broader_place")
     if _PLACE_QUESTION.search(question) and _REGION.search(answer.affirmed) and not _refusal(answer) == "guess":
         return Verdict("NA", False, "broader_place")  # 中国西北地区, 青藏高原上 for a city
-    if any(not _NAMING.search(m.group(0)) for m in _DESCRIPTION.finditer(re.sub(r"《[^》]*》", "", answer.affirmed))) \
-            and _nothing_else(answer, question) \
+    described = any(not _NAMING.search(m.group(0))
+                    for m in _DESCRIPTION.finditer(re.sub(r"《[^》]*》", "", answer.affirmed)))
+    if described and _nothing_else(answer, question) \
             and _refusal(answer) != "refusal":  # 一位英国剧作家 for 莎士比亚: the kind of thing, not which one
         return Verdict("NA", False, "description")
     alias = _script_alias(ref, answer, question)
@@ -926,7 +927,8 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
     if core and _CJK.search(ref.main) and core[-1] in _LATIN_RUN.findall(answer_key) \
             and _refusal(answer) not in ("refusal", "guess"):
         return Verdict("CO", False, "latin_core")  # tvN for tvN频道, AV.link协议 for CENELEC标准的AV.link协议
-    return _unmatched(ref, answer, question, alias or _alias_risk(ref, answer, question))
+    return _unmatched(ref, answer, question, alias or _alias_risk(ref, answer, question)
+                      or ("described_with_more" if described else ""))  # 一门北派拳术，后来带到了南方: not sure
 
 
 def _script_alias(ref: Reference, answer: _Answer, question: str) -> str:
