@@ -37,10 +37,14 @@ def test_a_name_in_another_script_is_certainly_correct(answer, reference, questi
 @pytest.mark.parametrize("answer, reference, question", [
     ("China, Japan and Korea", "中国和日本", "《马关条约》是哪两个国家签订的？"),     # a list with more
     ("The capital is Beijing.", "北京", "中华人民共和国的首都是哪里？"),
-    ("Not Beijing, it is Shanghai.", "北京", "中华人民共和国的首都是哪里？"),  # English the rules cannot read
 ])
 def test_a_romanized_name_in_an_english_sentence_is_not_certain(answer, reference, question):
     assert tuple(judge_answer(answer, reference, question)) == ("CO", False, "latin_sentence")
+
+
+def test_an_english_denial_takes_the_name_back():
+    assert judge_answer("Not Beijing, it is Shanghai.", "北京", "中华人民共和国的首都是哪里？").grade == "IN"
+    assert judge_answer("It is not in Shanghai but in Beijing.", "北京", "中华人民共和国的首都是哪里？").grade == "CO"
 
 
 def test_a_name_cldr_gives_two_places_adds_no_forms():

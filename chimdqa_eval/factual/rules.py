@@ -159,7 +159,9 @@ ALTERNATIVES = re.compile(r"或是|抑或|亦或|还是|也可能|或(?!(?:[称�
                           r"|不是[^,;。]{1,12}就是|(?:两|二|2)(?:个|者)?都有可能|(?:都|皆)有可能")  # 不是2001年就是2006年
 # A denial: 不是 / 并非 / 而非 / 不在 / 不属于 up to the end of its clause or the 而是 / 但 / 是 that turns it
 # (他并不是北京人，而是上海人). 是不是 asks, it does not deny.
-DENIAL = re.compile(r"(?<!是)(不是(?![^,;!?:、。\n]*就是)|并非|而非|不在|不属于)(?:(?!而|但|是)[^,;!?:、。\n])+")
+DENIAL = re.compile(r"(?<!是)(不是(?![^,;!?:、。\n]*就是)|并非|而非|不在|不属于)(?:(?!而|但|是)[^,;!?:、。\n])+"
+                    r"|(?<![a-z])(?:not|isn'?t|wasn'?t)\s+(?!sure|certain|entirely|quite|fully|familiar|able|aware|confident"
+                    r"|100%|only|just)[^,;!?:。.—\n]+?(?=\s+(?:but|rather)\b|[,;!?:。.—\n]|$)")  # Not Bsharri — …
 LIST_SEPARATORS = re.compile(r"以及|和|与|及|、|,|;")
 
 
