@@ -187,3 +187,13 @@ def test_is_pinyin_tells_romanized_chinese_from_other_latin_words():
 
 def test_the_signature_names_the_name_tables():
     assert "+pypinyin-" in NORMALIZER_VERSION and "+babel-" in NORMALIZER_VERSION
+
+
+@pytest.mark.parametrize("answer, reference, grade", [
+    ("Fields Medal.", "菲尔兹奖", "CO"), ("Poisson distribution.", "泊松分布", "CO"),
+    ("University of Groningen", "格罗宁根大学", "CO"),
+    ("Wolf Prize", "菲尔兹奖", "IN"), ("Gaussian distribution", "泊松分布", "IN"),
+])
+def test_a_latin_word_that_sounds_like_part_of_the_reference_is_a_likely_alias(answer, reference, grade):
+    verdict = judge_answer(answer, reference, "这是什么？")
+    assert (verdict.grade, verdict.certain) == (grade, False)

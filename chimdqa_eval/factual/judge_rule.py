@@ -61,6 +61,7 @@ from chimdqa_eval.factual.rules import ALTERNATIVES, DENIAL, GUESS, HEDGE, LIST_
 LONG_REFERENCE = 30          # characters of comparison key
 LONG_COVERAGE = 0.6          # share of a long reference's bigrams an answer must contain
 SHORT_ANSWER = 40            # competing candidates make an answer this short IN (key characters)
+PARTIAL_SOUND_ALIKE = 0.85   # a Latin word against a part of a Chinese reference: stricter than names.SOUND_ALIKE
 NUMERIC_RESIDUE = 4          # a reference with numbers and at most this many other key characters is numeric
 
 # Suffixes a question usually implies (哪个市 -> 长崎 for 长崎市); 代/朝 name the same dynasty.
@@ -919,6 +920,8 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
     alias = _script_alias(ref, answer, question)
     if alias == "transliteration_alias":
         return Verdict("CO", False, alias)
+    if not alias and not ref.items and _partly_sounds_like(ref.main, answer) and _refusal(answer) != "refusal":
+        return Verdict("CO", False, "partial_transliteration")  # Fields Medal for 菲尔兹奖, Groningen for 格罗宁根大学
     if (_KIND_OF.search(answer.affirmed) or _broader_rank(ref.main, answer_key)) and _refusal(answer) != "refusal":
         return Verdict("NA", False, "kind_of")  # 属于锥体的一种, 被子植物门 for 木兰纲: what it is a kind of
     if _kind_only(answer, question) and _refusal(answer) != "refusal":
@@ -929,6 +932,15 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
         return Verdict("CO", False, "latin_core")  # tvN for tvN频道, AV.link协议 for CENELEC标准的AV.link协议
     return _unmatched(ref, answer, question, alias or _alias_risk(ref, answer, question)
                       or ("described_with_more" if described else ""))  # 一门北派拳术，后来带到了南方: not sure
+
+
+def _partly_sounds_like(main: str, answer: _Answer) -> bool:
+    """A Latin word of the answer sounds like a transliterated part (three to five characters) of a Chinese
+    reference: 菲尔兹 in 菲尔兹奖 and Fields, 格罗宁根 in 格罗宁根大学 and Groningen, 泊松 in 泊松分布 and Poisson."""
+    if not re.fullmatch(r"[\u4e00-\u9fff]{3,12}", main) or not _LATIN_WORD.search(answer.affirmed_key):
+        return False
+    parts = {main[i:j] for i in range(len(main)) for j in range(i + 3, min(i + 5, len(main)) + 1)}
+    return names.latin_sound_match(sorted(parts), answer.affirmed, True) >= PARTIAL_SOUND_ALIKE
 
 
 def _script_alias(ref: Reference, answer: _Answer, question: str) -> str:
