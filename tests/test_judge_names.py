@@ -190,9 +190,9 @@ def test_the_signature_names_the_name_tables():
 
 
 @pytest.mark.parametrize("answer, reference, grade", [
-    ("Fields Medal.", "菲尔兹奖", "CO"), ("Poisson distribution.", "泊松分布", "CO"),
+    ("Fields Medal.", "菲尔兹奖", "CO"), ("Kepler's laws", "开普勒定律", "CO"),
     ("University of Groningen", "格罗宁根大学", "CO"),
-    ("Wolf Prize", "菲尔兹奖", "IN"), ("Gaussian distribution", "泊松分布", "IN"),
+    ("Wolf Prize", "菲尔兹奖", "IN"), ("Newton laws", "开普勒定律", "IN"),
 ])
 def test_a_latin_word_that_sounds_like_part_of_the_reference_is_a_likely_alias(answer, reference, grade):
     verdict = judge_answer(answer, reference, "这是什么？")
