@@ -841,6 +841,12 @@ def test_more_refusals_and_descriptions(answer, reference, question, grade):
     assert judge_answer(answer, reference, question).grade == grade
 
 
-def test_a_description_beside_other_statements_is_not_a_sure_wrong_answer():
-    v = judge_answer("他练的是一门北派拳术，后来带到了南方。", "迷踪罗汉拳", "他练的是什么拳？")
-    assert (v.grade, v.certain) == ("IN", False)
+@pytest.mark.parametrize("answer, reference, verdict", [
+    ("他练的是一门北派拳术，后来带到了南方。", "迷踪罗汉拳", ("NA", False)),  # more about it, no other name
+    ("是一位德国社会学家，古典社会学的奠基人之一。", "斐迪南·滕尼斯", ("NA", False)),
+    ("是一张关于欧洲难民危机的新闻照片。", "艾兰·库尔迪的照片", ("NA", False)),
+    ("是狄更斯，一位英国作家。", "莎士比亚", ("IN", False)),  # a name beside the description
+])
+def test_a_description_with_more_about_it_is_less_specific_and_one_beside_a_name_is_not(answer, reference, verdict):
+    v = judge_answer(answer, reference, "是谁/是什么？")
+    assert (v.grade, v.certain) == verdict, v

@@ -86,8 +86,9 @@ _KIND = ("家|人|者|师|员|手|士|匠|官|帝|王|物|国|城市|地方|地�
          "|公司|团体|乐队|作品|小说|书|电影|游戏|歌曲|疾病|病|药|物质|元素|语言|宗教|节目|频道|网站|软件|学派|流派|菌|病毒"
          "|技术|方法|理论|学说|制度|法律|条约|事件|战争|会议|活动|节日|习俗|民族|部落|朝代|政权|根|茎|叶|花|果"
          "|王朝|坝|志|录|峰|码|队|刊|星|界|兄弟|器|具|品|种|型|篇|卷|集|字|词|号|校|院|大学|学院|高校|奖|奖项"
-         "|术|派|教|树|木|草|鸟|鱼|虫|兽")
-_DESCRIPTION = re.compile(r"(?<![第\d.])(?:一|1|某)(?:位|个|座|种|名|家|部|本|类|场|项|则|款|所|条|支|首|篇|门|件|只|头|批)"
+         "|术|派|教|树|木|草|鸟|鱼|虫|兽|照片|图|画|基地|馆|厂|站|港|城|镇|村|岛|湖|山|河")
+_DESCRIPTION = re.compile(r"(?<![第\d.])(?:一|1|某)(?:位|个|座|种|名|家|部|本|类|场|项|则|款|所|条|支|首|篇|门|件|只|头|批"
+                          r"|张|幅|颗|枚|块|片|艘|架|辆|台|间|栋|处|尊|把|根|匹|口|封)"
                           r"[^,;。!?\n]{0,12}?(?:" + _KIND + r")(?:(?:的|在|于|所|上|里|中|来|为|被|之|有关|相关|提出|命名|写|作|创|发明|发现|设计|建"
                           r"|开发|推出|主持|领导|拍|唱|演)"
                           r"[^,;。!?\n]{0,10})?(?=[,;。!?\n]|$)")
@@ -465,7 +466,8 @@ def _claim_before_refusal(answer: _Answer, question: str) -> bool:
     claim = end.group(0) in "。!\n" or _ASSERTION.search(first)
     key = rules.key(first)
     return bool(claim) and 0 < len(key) <= 10 and _has_content(key, question) and not REFUSAL.search(first) \
-        and not _ASKS.search(first) and not _DESCRIPTION.search(first)  # 是一种菊科植物的根，具体是哪种我不确定
+        and not _ASKS.search(first) and not _DESCRIPTION.search(answer.whole) \
+        and not re.search(r"虽|尽管", first)  # 是一种菊科植物的根，具体是哪种我不确定; 他虽然是英国人，…
 
 
 # Two named candidates for the slot (A和B二者之一, 两个都有可能, 不是A就是B), not a mere 或 (请咨询医生或药师).
@@ -758,10 +760,15 @@ def _broader_rank(reference: str, answer_key: str) -> bool:
 
 
 def _nothing_else(answer: _Answer, question: str) -> bool:
-    """Every clause without a description says nothing of its own or refuses (是一位奥地利摄影师，姓我记不住了);
-    not 是狄更斯，一位英国作家, which names someone besides describing him."""
-    return all(_DESCRIPTION.search(c) or REFUSAL.search(c) or not _has_content(rules.key(c), question)
-               for c in _CLAUSE_END.split(answer.affirmed))
+    """No clause besides the description reads as a name of its own: a short clause (是狄更斯，一位英国作家), a
+    Latin word, a 《title》 or a foreign name with ·. Longer clauses that say more about it (古典社会学的奠基人之一,
+    卢瑟福的学生, 姓我记不住了) leave it a description."""
+    def names_one(clause: str) -> bool:
+        key = "".join(ch for ch in rules.key(clause) if ch not in _FILLER and ch not in question)
+        return 0 < len(key) <= 4 or bool(re.search(r"[a-z]{2}|《|·", clause))
+
+    return not any(names_one(c) for c in _CLAUSE_END.split(answer.affirmed)
+                   if not _DESCRIPTION.search(c) and not REFUSAL.search(c))
 
 
 def _kind_only(answer: _Answer, question: str) -> bool:
