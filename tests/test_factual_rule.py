@@ -850,3 +850,18 @@ def test_more_refusals_and_descriptions(answer, reference, question, grade):
 def test_a_description_with_more_about_it_is_less_specific_and_one_beside_a_name_is_not(answer, reference, verdict):
     v = judge_answer(answer, reference, "是谁/是什么？")
     assert (v.grade, v.certain) == verdict, v
+
+
+@pytest.mark.parametrize("answer, reference, question, verdict", [
+    ("第VII届。", "7", "他在第几届双年展上获奖？", ("CO", True)),
+    ("第VIII届。", "7", "他在第几届双年展上获奖？", ("IN", True)),
+    ("Xibe（锡伯人）的节日。", "锡伯族", "这是哪个民族的节日？", ("CO", True)),
+    ("他早年赴日本留学，在**国立筑波大学**取得硕士学位。", "日本国立筑波大学", "他在哪所大学取得硕士学位？",
+     ("CO", False)),
+    ("陈靖姑信俗以福建**古田县的临水宫**祖庙为发祥地。", "古田临水宫", "陈靖姑信俗的发祥地是哪里？", ("CO", False)),
+    ("他长期任教于荷兰的University of Groningen，也就是格罗宁根大学。", "格罗宁根大学", "他长期任教于哪所大学？",
+     ("CO", True)),
+])
+def test_roman_numerals_peoples_bold_near_matches_and_restatements(answer, reference, question, verdict):
+    v = judge_answer(answer, reference, question)
+    assert (v.grade, v.certain) == verdict, v

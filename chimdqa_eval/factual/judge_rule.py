@@ -236,6 +236,9 @@ def _forms(cleaned: str) -> tuple[set[str], set[str], set[str]]:
                 forms.add(name)
     other_names -= forms
     forms |= other_names
+    for form in list(forms):  # 锡伯族 = 锡伯人: a people by either word
+        if len(form) >= 3 and form.endswith("族") and not form.endswith(("家族", "民族", "贵族", "王族")):
+            forms.add(form[:-1] + "人")
     forms.discard("")
     return forms, weak - {rules.key(cleaned), rules.key(outside)}, other_names
 
@@ -667,6 +670,7 @@ def _parallel(answer: _Answer, form: str, question: str) -> str:
     return "IN" if best_other > len(_bigrams(own.replace(form, "|")) & asked) else "CO"
 
 
+_RESTATES = re.compile(r"也就是|即|就是|亦即|又称|或称|也叫|俗称|简称")
 _CONTRAST = re.compile(r"虽|则|但|不过|然而|而|也|另|其他|其余|对照|相比|只有|仅")  # 李白则被称为诗仙: context by contrast
 
 
@@ -679,8 +683,11 @@ def _closer_clause(answer: _Answer, form: str, question: str) -> str:
     clauses = [rules.key(c) for c in _CLAUSE_END.split(_PARENS.sub("", answer.affirmed))]
     if clauses and form in clauses[0] and len(clauses[0]) <= len(form) + 4:
         return ""  # 杜甫，字子美…: a bare answer first; what follows is about it or about others
+    if any(form in c and _RESTATES.match(c) for c in clauses):
+        return ""  # …任教于University of Groningen，也就是格罗宁根大学: the reference restates that clause
     own = [len(_bigrams(c.replace(form, "|")) & asked) for c in clauses if form in c]
     others = [len(_bigrams(c) & asked) for c in clauses if c and form not in c and not _NEGATION.search(c)
+              and not _DESCRIPTION.search(c)  # 钇铁石榴石是一种亚铁磁性材料: describes what is asked about
               and not _CONTRAST.search(c) and (c[0] not in "它他她其该这此" or c[1:3] == "本人")
               and any(ch not in question and ch not in _FILLER for ch in c)]  # 虞预本名虞豫: 豫 is new
     if not own or not others:
@@ -927,6 +934,8 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
     alias = _script_alias(ref, answer, question)
     if alias == "transliteration_alias":
         return Verdict("CO", False, alias)
+    if _bold_near(ref.main, answer) and _refusal(answer) != "refusal":
+        return Verdict("CO", False, "bold_near_match")  # **国立筑波大学** for 日本国立筑波大学: its answer, reworded
     if not alias and not ref.items and _partly_sounds_like(ref.main, answer) and _refusal(answer) != "refusal":
         return Verdict("CO", False, "partial_transliteration")  # Fields Medal for 菲尔兹奖, Groningen for 格罗宁根大学
     if (_KIND_OF.search(answer.affirmed) or _broader_rank(ref.main, answer_key)) and _refusal(answer) != "refusal":
@@ -939,6 +948,17 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
         return Verdict("CO", False, "latin_core")  # tvN for tvN频道, AV.link协议 for CENELEC标准的AV.link协议
     return _unmatched(ref, answer, question, alias or _alias_risk(ref, answer, question)
                       or ("described_with_more" if described else ""))  # 一门北派拳术，后来带到了南方: not sure
+
+
+def _bold_near(main: str, answer: _Answer) -> bool:
+    """The answer sets in bold (one or two spans) something that holds at least 60% of a reference's character
+    bigrams, at least four characters long: the answer it gives, in other words (**古田县的临水宫** for 古田临水宫,
+    **1054年东西教会大分裂** for 1054年的教会大分裂)."""
+    spans = [rules.key(b) for b in _BOLD.findall(answer.affirmed)]
+    wanted = _bigrams(re.sub(r"\d", "", main))
+    if not 0 < len(spans) <= 2 or len(main) < 4 or not wanted:
+        return False
+    return any(len(_bigrams(b) & wanted) >= 0.6 * len(wanted) for b in spans)
 
 
 def _partly_sounds_like(main: str, answer: _Answer) -> bool:

@@ -375,6 +375,22 @@ def _maybe_era(cleaned: str, start: int) -> bool:
     return len(before) == 2 and all("\u4e00" <= ch <= "\u9fff" and ch not in _NOT_ERA for ch in before)
 
 
+_ROMAN = re.compile(r"(?:(?<=第)|(?<![a-z]))([ivxl]{1,7})(?=[届章条卷号代期任次世])")
+_ROMAN_VALUES = {"i": 1, "v": 5, "x": 10, "l": 50}
+
+
+def _roman_numbers(cleaned: str) -> list[tuple[Number, int]]:
+    """(number, end) for Roman numerals before a counter: 第vii届 -> 第7届, xiv世 -> 14 (clean() lower-cases)."""
+    out = []
+    for m in _ROMAN.finditer(cleaned):
+        digits = [_ROMAN_VALUES[ch] for ch in m.group(1)]
+        value = sum(-d if i + 1 < len(digits) and d < digits[i + 1] else d for i, d in enumerate(digits))
+        if value > 0:
+            out.append((Number(Decimal(value), Decimal(1), start=m.start(), ordinal=cleaned[m.start() - 1:m.start()] == "第",
+                               counter=cleaned[m.end():m.end() + 1]), m.end()))
+    return out
+
+
 def _reign_years(cleaned: str) -> list[tuple[Number, int]]:
     """(year, end) for 洪武8年 -> 1375, 雍正元年 -> 1723, 民国35年 -> 1946, 昭和61年 -> 1986: a year of a reign era
     it ran (洪武40年 is no year: 洪武 ran 31)."""
@@ -480,6 +496,7 @@ def find_numbers(cleaned: str, framing: str = "", periods: bool = True) -> list[
     ranges = reigns + [(n, end) for n, end in ranges if not any(r.start <= n.start < r_end for r, r_end in reigns)]
     ranges += _durations(cleaned) if "分" in cleaned or ":" in cleaned else []
     ranges += _vague_counts(cleaned) if "几" in cleaned or "数" in cleaned or "上" in cleaned else []
+    ranges += _roman_numbers(cleaned) if _ROMAN.search(cleaned) else []
     out = [n for n, _ in ranges]
     spans = [(n.start, end) for n, end in ranges]
     for m in _ARABIC.finditer(cleaned):
