@@ -865,3 +865,14 @@ def test_a_description_with_more_about_it_is_less_specific_and_one_beside_a_name
 def test_roman_numerals_peoples_bold_near_matches_and_restatements(answer, reference, question, verdict):
     v = judge_answer(answer, reference, question)
     assert (v.grade, v.certain) == verdict, v
+
+
+@pytest.mark.parametrize("answer, reference, question, grade", [
+    # a Latin name shared with the question counts as one word, so the turn decides
+    ("Consolas虽然在2006年才随Vista公开发布，但它的设计其实是在2004年完成的。", "2006", "Consolas字体是哪一年设计出来的？", "IN"),
+    # the value in a negated clause is what it is not
+    ("甘肃省1981年公布的第一批名单里并没有这座石窟，它要到1993年那一批才入选。", "1981", "这座石窟哪一年被列入省保名单？", "IN"),
+    ("甘肃省1981年公布的第一批名单里并没有这座石窟，它要到1993年那一批才入选。", "1993", "这座石窟哪一年被列入省保名单？", "CO"),
+])
+def test_latin_words_count_once_and_negated_values_lose(answer, reference, question, grade):
+    assert judge_answer(answer, reference, question).grade == grade

@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import bisect
 import re
+import zlib
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import NamedTuple
@@ -105,6 +106,7 @@ _TRANSLIT_CLASSES = ("马玛", "里利立丽莉俐", "娜纳那", "斯丝思", "
 _TRANSLIT = str.maketrans({ch: group[0] for group in _TRANSLIT_CLASSES for ch in group[1:]})
 _LATIN = re.compile(r"[a-z]")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
+_LATIN_TOKEN = re.compile(r"[a-z0-9.]+")
 _LATIN_RUN = re.compile(r"(?=[a-z0-9]*[a-z][a-z0-9]*[a-z])[a-z0-9]+")  # a Latin word of two letters or more: tvn, avlink
 _HAN = re.compile(r"[\u4e00-\u9fff]{2}")
 _ANSWER_LEAD = re.compile(r"答案(?:应该)?(?:是|为)|我认为|我觉得|应该是|可能是|大概是")
@@ -278,6 +280,14 @@ def parse_reference(reference: str) -> Reference:
 def _item_forms(item: str) -> tuple[str, ...]:
     """A list item and its other names: without a suffix its kind implies (北山县 -> 北山), a person's (韩退之)."""
     return (item, *aliases.division_short_names(item), *aliases.person_aliases(item))
+
+
+def _word_bigrams(text: str) -> set[str]:
+    """Character bigrams with each Latin word or number as one token (consolas counts once, not as 7 bigrams),
+    plus each Latin word of two letters or more twice over (a shared name such as HD 19789 weighs 2)."""
+    words = {w for w in _LATIN_TOKEN.findall(text) if sum(ch.isalpha() for ch in w) >= 2}
+    return _bigrams(_LATIN_TOKEN.sub(lambda m: chr(0xE000 + zlib.crc32(m.group(0).encode()) % 6000), text)) \
+        | {f"<{w}>" for w in words} | {f"<<{w}>>" for w in words}
 
 
 def _bigrams(text: str) -> set[str]:
@@ -679,16 +689,17 @@ def _closer_clause(answer: _Answer, form: str, question: str) -> str:
     question than the reference's own clause (虞茂是他的族兄，虞预本名虞豫 for 虞预本名什么): that clause is the
     answer and the reference only context; 'competing_clause' when one shares as many, two or more; '' else.
     Negated clauses and clauses that restate the question only (它是…) do not compete."""
-    asked = {b for b in _bigrams(rules.key(question)) if not set(b) & set(form)}
+    asked = {b for b in _word_bigrams(rules.key(question)) if not set(b) & set(form)}
     clauses = [rules.key(c) for c in _CLAUSE_END.split(_PARENS.sub("", answer.affirmed))]
     if clauses and form in clauses[0] and len(clauses[0]) <= len(form) + 4:
         return ""  # 杜甫，字子美…: a bare answer first; what follows is about it or about others
     if any(form in c and _RESTATES.match(c) for c in clauses):
         return ""  # …任教于University of Groningen，也就是格罗宁根大学: the reference restates that clause
-    own = [len(_bigrams(c.replace(form, "|")) & asked) for c in clauses if form in c]
-    others = [len(_bigrams(c) & asked) for c in clauses if c and form not in c and not _NEGATION.search(c)
+    own = [len(_word_bigrams(c.replace(form, "|")) & asked) for c in clauses if form in c]
+    others = [len(_word_bigrams(c) & asked) - (1 if _CONTRAST.search(c) else 0)  # 导演则是…: a contrast must be
+              for c in clauses if c and form not in c and not _NEGATION.search(c)  # clearly closer to count
               and not _DESCRIPTION.search(c)  # 钇铁石榴石是一种亚铁磁性材料: describes what is asked about
-              and not _CONTRAST.search(c) and (c[0] not in "它他她其该这此" or c[1:3] == "本人")
+              and (c[0] not in "它他她其该这此" or c[1:3] == "本人")
               and any(ch not in question and ch not in _FILLER for ch in c)]  # 虞预本名虞豫: 豫 is new
     if not own or not others:
         return ""
@@ -956,8 +967,8 @@ def _bold_near(main: str, answer: _Answer) -> bool:
     **1054年东西教会大分裂** for 1054年的教会大分裂)."""
     spans = [rules.key(b) for b in _BOLD.findall(answer.affirmed)]
     wanted = _bigrams(re.sub(r"\d", "", main))
-    if not 0 < len(spans) <= 2 or len(main) < 4 or not wanted:
-        return False
+    if not 0 < len(spans) <= 2 or len(main) < 4 or not wanted or "《" in answer.affirmed:
+        return False  # a title is a name: 《中国哲学史》 is not 《中国哲学简史》
     return any(len(_bigrams(b) & wanted) >= 0.6 * len(wanted) for b in spans)
 
 
@@ -1045,7 +1056,7 @@ def _likeliest(candidates: list[Number], hits: list[Number], text: str, question
     lead = re.split(r"[;。!?\n]", text, maxsplit=1)[0]
     if len(re.sub(rf"[\d.,%]|{rules._UNIT_WORDS}|[{rules.MEASURE_CHARS}]", "", rules.key(lead))) <= 1:
         return candidates[0]  # 8颗。冥王星…此前是9颗: a bare first sentence is the answer
-    asked, events = _bigrams(rules.key(question)), _events(question)
+    asked, events = _word_bigrams(rules.key(question)), _events(question)
     clauses = [0] + [m.end() for m in _CLAUSE_END.finditer(text)] + [len(text) + 1]
     sentences = [0] + [m.end() for m in re.finditer(r"[;。!?\n]", text)] + [len(text) + 1]
 
@@ -1082,10 +1093,14 @@ def _likeliest(candidates: list[Number], hits: list[Number], text: str, question
         start = min(max(max(b for b in sentences if b <= n.start), after_previous), own)
         return rules.key(text[start:min(b for b in clauses if b > n.start)])
 
+    def negated(n: Number) -> int:
+        """1 when n's clause negates (1981年公布的名单里并没有它): that value is what it is not."""
+        return int(_NEGATION.search(around_raw(n, clauses)) is not None)
+
     def overlap(n: Number) -> int:
         clause = segment(n)
-        return (len(_bigrams(clause) & asked) + len(_bigrams(around(n, sentences)) & asked)
-                + 2 * len(_events(clause) & events) + 3 * dated(n) + 3 * turned(n))
+        return (len(_word_bigrams(clause) & asked) + len(_word_bigrams(around(n, sentences)) & asked)
+                + 2 * len(_events(clause) & events) + 3 * dated(n) + 3 * turned(n) - 6 * negated(n))
 
     best = max(overlap(n) for n in candidates)
     tied = [n for n in candidates if overlap(n) == best]
