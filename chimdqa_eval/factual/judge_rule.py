@@ -142,7 +142,10 @@ _POLITE = re.compile(r"抱歉|对不起|请问")
 _TURN = re.compile(r"(?:但|不过|可是|然而|\bbut\b|\bhowever\b)(?:是|我)?|答案(?:应该)?(?:是|为)")
 _TO_USER = re.compile(r"您|你|请问|告诉我|能否|可否|\byou\b")
 _CLAUSE_END = re.compile(r"[,;。!?\n:]")
-_TURN_CLAUSE = re.compile(r"(?:^|[,;:])\s*(?:但是?|不过|然而|可是|其实|实际上|事实上)")  # not 而: a contrast, no correction
+# Words that turn from what came before to another claim (not 而: a contrast, no correction); at a clause's start
+# they mark the value after them (_likeliest) or a claim that may supersede the reference (_frame).
+_TURN_WORDS = "但是?|不过|然而|可是|其实|实际上|事实上"
+_TURN_CLAUSE = re.compile(rf"(?:^|[,;:])\s*(?:{_TURN_WORDS})")
 _BOLD = re.compile(r"\*\*([^*]+)\*\*")  # Markdown bold, which clean() keeps
 _ASSERTION = re.compile(r"是|(?<![作成因认以称行])为")
 # Characters that carry no candidate of their own (for "does the answer assert anything besides this").
@@ -752,7 +755,7 @@ def _doubt(text: str, form: str, holds, question: str, years: bool) -> str:
 
 _RELATIVE = re.compile(r"的(?:儿子|女儿|父亲|母亲|妻子|丈夫|学生|弟子|门生|老师|导师|师父|徒弟|助手|同事|哥哥|弟弟|姐姐|妹妹"
                        r"|兄长|前身|继任者|继承者|后继者|前任|下属|上司|孙子|后代|祖父|对手|部下|副手|合作者|搭档)")
-_LATER_TURN = re.compile(r"(?:但是?|不过|然而|可是|其实|实际上|事实上|真正|而是)")
+_LATER_TURN = re.compile(rf"(?:{_TURN_WORDS}|真正|而是)")
 
 
 # Words that name a kind of person or thing, not one of them (作家, 化学家, 哺乳动物, 自然灾害).
