@@ -504,6 +504,85 @@ def test_refusals_in_many_phrasings_are_certain_na_for_every_real_reference():
         assert all(v.grade == "NA" and v.certain for v in verdicts), (phrase, next(
             (r["answer"], v) for r, v in zip(rows, verdicts) if v.grade != "NA" or not v.certain))
 
+# Refusals built from the grammar of not knowing rather than listed phrases: a verb with a negated result
+# (查不出来), knowledge said to be thin (了解得很有限), confidence or grounds lacking (没有十足把握), beyond what one
+# knows, English forms. Written for this test, none taken from a validation set.
+REFUSALS_BY_GRAMMAR = [
+    "这个我真答不好，怕误导你。",
+    "说实话，这题把我难倒了。",
+    "这一点我没有十足把握，就不随便回答了。",
+    "这个问题我没法给出确切的回答，建议去查官方网站。",
+    "这方面的信息我了解得很有限，没办法告诉你具体是谁。",
+    "我不记得了，抱歉。",
+    "恕我无法提供这个信息。",
+    "我没能找到相关的记录。",
+    "我对此没有印象。",
+    "这个得查一下资料才能确定，我现在答不出。",
+    "我对这家公司的历史不是很了解。",
+    "我印象里没有相关内容。",
+    "这超出了我目前的知识。",
+    "老实讲，我不太了解这个奖项的来历。",
+    "这个我没办法准确回答。",
+    "我想不起来他具体是在哪一年去世的。",
+    "我所知道的资料里没有提到这一点。",
+    "这个我说不清楚。",
+    "你问的这个我没有准确信息，可能需要查阅专业文献。",
+    "I'm not able to answer that reliably.",
+    "I'm afraid I don't know.",
+    "I have no reliable data on this.",
+    "Unfortunately I can't help with this one.",
+    "I don't remember the exact year.",
+    "No clue, sorry.",
+    "Hmm, I genuinely don't know.",
+    "这个我不太敢下结论。",
+    "这个问题我回答不上。",
+    "这个我无从得知。",
+    "我也说不准是哪个。",
+    "我对他的生平知之甚少。",
+    "我没查到确切的说法。",
+    "我一时想不出来。",
+    "这个问题有点冷门，我不敢乱讲。",
+    "我脑子里没有这个信息。",
+    "这事儿我真不太清楚，你可以去维基百科看看。",
+    "这个问题我无法准确作答，因为不同来源说法不一。",
+    "这一问题目前学界尚无定论。",
+    "这个人名我完全陌生。",
+    "我并不掌握这方面的统计。",
+    "这个我答不上来，不好意思。",
+    "我不太能确定是哪一年。",
+    "目前没有公开的可靠数据。",
+    "很抱歉，这个超出我的能力范围了。",
+    "I'm unsure about this one.",
+    "I don't have enough knowledge to answer accurately.",
+    "Can't recall, unfortunately.",
+    "我不是很确定，可能需要你自己查一下。",
+    "我连这个人是谁都不知道。",
+    "这个问题对我来说太难了。",
+]
+
+
+@pytest.mark.skipif(not SIMPLEQA.exists(), reason="Chinese SimpleQA file not available")
+def test_refusals_by_the_grammar_of_not_knowing_are_certain_na_for_every_real_reference():
+    rows = [json.loads(line) for line in SIMPLEQA.read_text(encoding="utf-8").splitlines() if line.strip()]
+    for phrase in REFUSALS_BY_GRAMMAR:
+        verdicts = [judge_answer(phrase, r["answer"], r["question"]) for r in rows]
+        assert all(v.grade == "NA" and v.certain for v in verdicts), (phrase, next(
+            (r["answer"], v) for r, v in zip(rows, verdicts) if v.grade != "NA" or not v.certain))
+
+
+@pytest.mark.parametrize("answer, reference, question, verdict", [
+    ("是指二维定位还是三维定位呢？", "4", "GPS单点定位至少需要几颗卫星？", ("NA", True)),  # only asks back
+    ("是问主桥长度吗？", "1200米", "该桥全长多少米？", ("NA", True)),
+    ("你是说单系统吗？如果是单系统，至少需要4颗。", "4", "GPS单点定位至少需要几颗卫星？", ("CO", False)),
+    ("你指的是《茶馆》吗？那是老舍写的。", "老舍", "这部作品的作者是谁？", ("CO", True)),
+    # a wrong value after a question back: its grade hangs on the reply, so it is never sure
+    ("你说的是主桥还是包括引桥在内的全长？主桥大约800米。", "1200米", "该桥全长多少米？", ("IN", False)),
+])
+def test_answers_that_ask_back(answer, reference, question, verdict):
+    v = judge_answer(answer, reference, question)
+    assert (v.grade, v.certain) == verdict, v
+
+
 
 @pytest.mark.skipif(not SIMPLEQA.exists(), reason="Chinese SimpleQA file not available")
 @pytest.mark.parametrize("template", ["应该是{}吧。", "The answer is {}.", "关于这个问题，答案是：{}。希望对你有帮助！",

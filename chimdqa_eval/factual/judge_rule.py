@@ -338,6 +338,7 @@ def _read_answer(cleaned: str) -> _Answer:
             asked = asked or bool(_TO_USER.search(sentence))  # 您是问…？ asks the user; A还是B？ asks itself
         else:
             kept.append(sentence)
+    asked = asked or (len(kept) < len(_SENTENCE.findall(text)) and not rules.key("".join(kept)))  # 是指A还是B？
     text = "".join(kept)
 
     def attributed(m: re.Match) -> str:
@@ -1299,6 +1300,8 @@ def judge_answer(prediction: str, reference: str, question: str = "") -> Verdict
         return best._replace(certain=False)  # one reading of the reference is unsure: so is a grade short of CO
     if best.certain and best.grade != "NA" and _unreadable(reference):
         return best._replace(certain=False)  # only symbols or emoji: the rules had nothing to compare
+    if best.certain and best.grade == "IN" and answer.asked:
+        return best._replace(certain=False)  # 你说的是主桥还是全长？主桥约800米: what it answers depends on the reply
     return best
 
 

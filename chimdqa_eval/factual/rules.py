@@ -18,7 +18,7 @@ from chimdqa_eval.factual.aliases import TABLE_VERSION  # the alias table that g
 from chimdqa_eval.factual.places import TABLE_VERSION as _PLACES_VERSION
 
 # pypinyin's readings and babel's CLDR names (factual/names.py) are tables too: their versions say which graded.
-NORMALIZER_VERSION = (f"zh-rule-5+opencc-{opencc.__version__}+pypinyin-{version('pypinyin')}+babel-{version('babel')}"
+NORMALIZER_VERSION = (f"zh-rule-6+opencc-{opencc.__version__}+pypinyin-{version('pypinyin')}+babel-{version('babel')}"
                       f"+{TABLE_VERSION}+places-{_PLACES_VERSION}")
 
 # Traditional -> simplified by OpenCC's maintained phrase tables (t2s), on answers and references alike.
@@ -144,7 +144,27 @@ REFUSAL = re.compile(
     r"|请问|(您|你)(指的是|是指|说的是|问的是)|具体一(些|点)|建议(您|你)?(直接|最好|再)?(查阅|查询|咨询|参考|核实|查看|核对|查证|看)"
     r"|抱歉|对不起|暂(时)?(无|没有)|i don'?t know|i do not know|not sure|cannot|can'?t|unknown|no information"
     r"|(do not|don'?t) have (any )?(information|data|details|knowledge)|unable to|not (able to|aware|certain)|^n/?a$"
-    r"|not (entirely |completely |totally |quite |fully |100% )?(sure|certain|confident)")
+    r"|not (entirely |completely |totally |quite |fully |100% )?(sure|certain|confident)"
+    # The grammar of not knowing, beside the phrases: a verb with a negated result (查不出来, 答不好, 想不起),
+    # knowledge said to be thin (了解得很有限, 知之甚少, 记忆模糊), confidence or grounds lacking (没有十足把握,
+    # 缺少足够的依据), being beyond what one knows (超出了我目前的知识), and the English forms of the same.
+    r"|(?:答|说|讲|查|找|搜|记|回忆|给)不(?:出|到|上|了|好|清|准|起|住)|想不(?:出|起)|难(?:倒|住)"
+    r"|(?:了解|掌握|知道|所知|认识|印象|记忆)(?:得|的)?(?:很|非常|十分|比较|实在|太|极其|相当)?"
+    r"(?:有限|不多|甚少|很少|太少|不深|模糊)|知之(?:甚少|不多)"
+    r"|没有?(?:十足|足够|太大|很大|多大|完全|绝对)?的?把握|不(?:太|大)?敢[^,.;!?，。；！？]{0,3}(?:下结论|断定|保证|妄言)"
+    r"|缺(?:少|乏)[^,.;!?，。；！？]{0,8}(?:依据|根据|资料|材料|信息|数据|知识|证据)"
+    r"|超出[^,.;!?，。；！？]{0,8}(?:知识|能力|所知|了解|掌握)|不(?:太|大|是很)?好(?:讲|判断|答)"
+    r"|没有?(?:任何|什么)?印象|没有?听(?:说)?过|(?:没有?|未)收录"
+    r"|(?:无法|不能|未能|难以|没法|没办法)[^,.;!?，。；！？]{0,12}?(?:告诉|说出|说清|回忆|想起|下结论|断言)"
+    r"|\b(?:don['’]?t|do not|doesn['’]?t|didn['’]?t|can['’]?t|cannot|couldn['’]?t|could not|not)\s+"
+    r"(?:[a-z]+\s+){0,2}?(?:know|recall|remember|find|answer|say|tell|confirm|verify|sure|certain|confident|able)\b"
+    r"|\b(?:beyond|outside) (?:my|what i)\b|\bno (?:clue|idea|record|records)\b|\brather not (?:guess|answer|say)"
+    r"|\black(?:ing)? (?:the |any |enough |reliable )*(?:information|data|knowledge|details|sources)"
+    r"|(?:记|记得|印象|记忆)(?:得)?不(?:太|很|大)?(?:准|清|牢)|不(?:太|很|大|是很)能(?:确定|肯定|回答|说清|判断)"
+    r"|不(?:太|大|是很)?好(?:下判断|下结论|确定)|不在我的[^,.;!?，。；！？]{0,6}(?:知识|记忆|资料|数据|范围)"
+    r"|(?:很|完全|比较|有些|有点|十分)陌生|没有?(?:研究|了解|接触|关注|读|看)过|尚无定论|没有定论|莫衷一是"
+    r"|(?:对我来说|对我而言)[^,.;!?，。；！？]{0,4}太难|太难了"
+    r"|\bnot in a position to\b|\bunsure\b|\bnot something i\b|\b(?:need|needs|have) to (?:check|verify|look it up)")
 # A guess: the answer leans towards a candidate (可能是, 我记得是, 应该在).
 _NOT_GUESSING = r"(?<![不别])(?<!不乱)(?<!不瞎)(?<!别乱)(?<!别瞎)(?<!不敢)"  # 不乱猜, 不瞎猜 refuse to guess
 GUESS = re.compile(r"(可能|也许|或许|大概|应该|估计|似乎|好像|印象中|记得|" + _NOT_GUESSING + r"猜测?|疑似)"
