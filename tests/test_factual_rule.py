@@ -955,3 +955,19 @@ def test_roman_numerals_peoples_bold_near_matches_and_restatements(answer, refer
 ])
 def test_latin_words_count_once_and_negated_values_lose(answer, reference, question, grade):
     assert judge_answer(answer, reference, question).grade == grade
+
+
+@pytest.mark.parametrize("answer, reference, question, verdict", [
+    ("鲁迅是他的老师，他本人是作家萧红的同学。", "鲁迅", "他的老师是谁？", ("CO", True)),  # nothing set against it
+    ("A0V 是它伴星的光谱型，这颗恒星本身是 F5V。", "A0V", "这颗恒星的光谱型是什么？", ("IN", False)),
+    ("他的哥哥是空军出身，他本人原属于海军陆战队。", "空军", "他原本属于哪个军种？", ("IN", False)),
+    ("他父亲是医生，他本人也是医生。", "医生", "他的职业是什么？", ("CO", True)),  # the reference again, last
+])
+def test_the_asked_thing_itself_set_against_the_reference(answer, reference, question, verdict):
+    v = judge_answer(answer, reference, question)
+    assert (v.grade, v.certain) == verdict, v
+
+
+def test_the_asked_thing_itself_after_a_relative_the_question_asks_about():
+    v = judge_answer("他的父亲是画家齐白石，他本人是一位雕塑家。", "齐白石", "他的父亲是谁？")
+    assert (v.grade, v.certain) == ("CO", True), v

@@ -757,6 +757,9 @@ def _doubt(text: str, form: str, holds, question: str, years: bool) -> str:
 _RELATIVE = re.compile(r"的(?:儿子|女儿|父亲|母亲|妻子|丈夫|学生|弟子|门生|老师|导师|师父|徒弟|助手|同事|哥哥|弟弟|姐姐|妹妹"
                        r"|兄长|前身|继任者|继承者|后继者|前任|下属|上司|孙子|后代|祖父|对手|部下|副手|合作者|搭档)")
 _LATER_TURN = re.compile(rf"(?:{_TURN_WORDS}|真正|而是)")
+# The asked thing itself, set against what the reference was said of (…是它伴星的分类，HD 19789 本身是 G8III; 他的
+# 战友是海豹部队出身，他本人原属于游骑兵): a turn inside the clause.
+_SELF_CONTRAST = re.compile(r"(?:本身|本人|自身|自己)(?:则|却|其实|实际上|倒)?(?:原本|原来|原|最初)?(?:是|为|属于|来自|出自|叫)")
 
 
 # Words that name a kind of person or thing, not one of them (作家, 化学家, 哺乳动物, 自然灾害).
@@ -822,7 +825,9 @@ def _frame(answer: _Answer, form: str, question: str) -> str:
     if last is None:
         return ""
     later = clauses[last + 1:]
-    turn = next((i for i, c in enumerate(later) if _LATER_TURN.match(c.strip())), None)
+    about_relative = _RELATIVE.search(rules.key(question))  # 他的老师是谁？…，他本人是…: about someone else
+    turn = next((i for i, c in enumerate(later)
+                 if _LATER_TURN.match(c.strip()) or (_SELF_CONTRAST.search(c) and not about_relative)), None)
     if turn is None:
         return ""
     at = text.find(later[turn].strip())
