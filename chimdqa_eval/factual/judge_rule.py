@@ -53,7 +53,7 @@ import bisect
 import re
 import zlib
 from dataclasses import dataclass, replace
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import NamedTuple
 
 from chimdqa_eval.factual import aliases, names, places, rules
@@ -208,7 +208,7 @@ class _Answer:
     alternative: str     # attributed to others and left standing
     asked: bool          # it asks the user something back
 
-    @property
+    @cached_property  # asked for many times by the rules; frozen dataclasses allow cached_property
     def affirmed_key(self) -> str:
         return rules.key(self.affirmed)
 
@@ -448,6 +448,7 @@ def _has_content(answer_key: str, question: str) -> bool:
     return bool(answer_key) and sum(ch not in question and ch not in _FILLER for ch in answer_key) >= min(2, len(answer_key))
 
 
+@lru_cache(maxsize=4096)  # asked for by many rules of one answer, and once per reading of its reference
 def _refusal(answer: _Answer) -> str:
     """'' when the answer does not refuse; 'refusal' when it does and offers no candidate; 'refusal_then_claim'
     when a claim follows the refusal (我不确定，但…是苏轼; 抱歉，答案是孙思邈); 'guess' when it leans to a candidate
@@ -1077,12 +1078,9 @@ def _likeliest(candidates: list[Number], hits: list[Number], text: str, question
     def dated(n: Number) -> int:
         """+1 when n's clause names a year the question names (2022年是55.9% for 2022年的近视率), -1 when it
         names only other years (2023年的近视率是54.1%), 0 when the question names none or the clause has none."""
-        found = {m.value for m in rules.find_numbers(around_raw(n, clauses)) if m.unit == "年" and m.kind == "exact"}
+        found = {m.value for m in rules.find_numbers(_clause_at(text, n.start)) if m.unit == "年" and m.kind == "exact"}
         found -= {n.value} if n.unit == "年" else set()
         return 0 if not years or not found else 1 if found & years else -1
-
-    def around_raw(n: Number, bounds: list[int]) -> str:
-        return text[max(b for b in bounds if b <= n.start):min(b for b in bounds if b > n.start)]
 
     turns = [m.end() for m in _TURN_CLAUSE.finditer(text)]
 
@@ -1104,7 +1102,7 @@ def _likeliest(candidates: list[Number], hits: list[Number], text: str, question
 
     def negated(n: Number) -> int:
         """1 when n's clause negates (1981年公布的名单里并没有它): that value is what it is not."""
-        return int(_NEGATION.search(around_raw(n, clauses)) is not None)
+        return int(_NEGATION.search(_clause_at(text, n.start)) is not None)
 
     def overlap(n: Number) -> int:
         clause = segment(n)
