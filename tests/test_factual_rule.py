@@ -189,7 +189,7 @@ VERBOSE_CASES = [
     ("伯利兹在何年正式独立？", "1981", "作为一个AI，我无法确定伯利兹独立的具体年份。", "NA", True),
     ("伯利兹在何年正式独立？", "1981", "这个问题我答不上来，可以参考第3条注释里的资料。", "NA", True),
     ("该桥共有几座桥塔？", "3", "不止一座，但具体数量我不清楚。", "NA", True),
-    ("伯利兹在何年正式独立？", "1981", "我不太确定，可能是1980年前后吧。", "NA", False),  # 1981 rounds to it
+    ("伯利兹在何年正式独立？", "1981", "我不太确定，可能是1980年前后吧。", "IN", False),  # a guess at 1980; 1981 rounds to it: not sure
     ("伯利兹在何年正式独立？", "1981", "我不太确定，可能是1980年。", "IN", True),
     ("伯利兹在何年正式独立？", "1981", "我不太确定，但我记得是1981年。", "CO", False),
     ("《千字文》的作者是谁？", "周兴嗣", "我不确定，但《千字文》的作者是王羲之。", "IN", False),
@@ -198,7 +198,7 @@ VERBOSE_CASES = [
     ("水排是在哪个朝代由杜诗发明的？", "东汉", "水排发明于西汉时期。", "IN", True),
     ("杜兰戈与锡尔弗顿窄轨铁路建于哪一年？", "1882", "这条铁路建于19世纪80年代。", "NA", True),
     # an approximate value that rounds to the reference is vague, but a reader may take it for a wrong guess
-    ("杜兰戈与锡尔弗顿窄轨铁路建于哪一年？", "1882", "这条铁路大约在1880年左右建成。", "NA", False),
+    ("杜兰戈与锡尔弗顿窄轨铁路建于哪一年？", "1882", "这条铁路大约在1880年左右建成。", "IN", False),  # a guess at 1880, which 1882 rounds to: not sure
     ("杜兰戈与锡尔弗顿窄轨铁路建于哪一年？", "1882", "这条铁路建于1870年到1890年之间。", "NA", True),
     ("杜兰戈与锡尔弗顿窄轨铁路建于哪一年？", "1882", "这条铁路建于20世纪初。", "IN", True),
     ("该条约签订于哪一年？", "1856", "大约是1850年左右签订的。", "IN", True),
@@ -508,6 +508,8 @@ def test_refusals_in_many_phrasings_are_certain_na_for_every_real_reference():
 # (查不出来), knowledge said to be thin (了解得很有限), confidence or grounds lacking (没有十足把握), beyond what one
 # knows, English forms. Written for this test, none taken from a validation set.
 REFUSALS_BY_GRAMMAR = [
+    "各家说法不一，我不好给出确定的答案。", "这串编码我没法逐位背出来。", "为了不误导你，建议到官网核对一下。",
+    "你能多给我一点背景信息吗？", "我记不清了，不想瞎猜，你可以到官网查一下原文。",
     "这个我真答不好，怕误导你。",
     "说实话，这题把我难倒了。",
     "这一点我没有十足把握，就不随便回答了。",
@@ -971,3 +973,28 @@ def test_the_asked_thing_itself_set_against_the_reference(answer, reference, que
 def test_the_asked_thing_itself_after_a_relative_the_question_asks_about():
     v = judge_answer("他的父亲是画家齐白石，他本人是一位雕塑家。", "齐白石", "他的父亲是谁？")
     assert (v.grade, v.certain) == ("CO", True), v
+
+
+@pytest.mark.parametrize("answer, reference, question, verdict", [
+    # an approximate calendar year is a guess at that year (people grade 2000年前后 for 2006 wrong)
+    ("大约是2000年前后成立的。", "2006", "该公司成立于哪一年？", ("IN", False)),
+    ("大概1990年左右启用的。", "1994", "车站是哪一年启用的？", ("IN", False)),
+    ("大约是1994年启用的。", "1994", "车站是哪一年启用的？", ("CO", True)),
+    ("上世纪90年代。", "1994", "车站是哪一年启用的？", ("NA", True)),  # a decade is a range, not a guess
+    ("大约400人。", "412人", "共有多少人参加？", ("NA", False)),  # a count still rounds at its precision
+    # a guess that ends in a question is still a guess; only asking back is a clarification
+    ("我记得好像是吴作栋提出的，那时候他还是总理吧？", "李显龙", "这是哪位领导人提出的？", ("IN", False)),
+    # 北部省 names a province; 北部 alone is a region
+    ("北部省。", "铜带省", "该市位于赞比亚的哪个省？", ("IN", True)),
+    # a range the question already gives (2011-2020年) is not the answer's value
+    ("按照《纲要（2011-2020年）》，要到**2020年**实现。", "2015", "《纲要（2011-2020年）》要求在哪一年实现该目标？",
+     ("IN", True)),
+    # the question offers two options: the other one is a contradiction
+    ("假体腔动物。", "无体腔动物", "吸虫是无体腔动物还是假体腔动物？", ("IN", True)),
+    ("吸虫属于无体腔动物，不是假体腔动物。", "无体腔动物", "吸虫是无体腔动物还是假体腔动物？", ("CO", True)),
+    ("我觉得应该是火成岩吧。", "沉积岩", "这种岩石属于火成岩还是沉积岩？", ("IN", False)),
+    ("这个我不确定是火成岩还是沉积岩。", "沉积岩", "这种岩石属于火成岩还是沉积岩？", ("NA", True)),
+])
+def test_approximate_years_guesses_asking_provinces_and_the_questions_own_options(answer, reference, question, verdict):
+    v = judge_answer(answer, reference, question)
+    assert (v.grade, v.certain) == verdict, v

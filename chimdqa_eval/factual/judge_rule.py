@@ -78,7 +78,7 @@ _PERIOD_PART = re.compile(r"(.{2,}?)(?:早期|中期|晚期|末期|初期|后期
 _KIND_SUFFIXES = frozenset("省市县区州国山河江湖海岛寺庙宫殿塔桥楼馆院校奖经书传记论集诗词曲赋派宗教族语星座门科属"
                            "病症素酸盐团队党会社司局厂站港湾峰岭峡谷关城镇村朝剧")
 _BROADER_PLACE = re.compile(r"[\u4e00-\u9fff]{2,}(?:省|自治区)")
-_REGION = re.compile(r"地区|一带|境内|附近|沿海|流域|高原|盆地|平原|山区|[东南西北中]部|欧洲|亚洲|非洲|美洲|大洋洲|北非|东非|西非|中非|东南亚|东亚|南亚|西亚|中亚"
+_REGION = re.compile(r"地区|一带|境内|附近|沿海|流域|高原|盆地|平原|山区|[东南西北中]部(?![省州区市县])|欧洲|亚洲|非洲|美洲|大洋洲|北非|东非|西非|中非|东南亚|东亚|南亚|西亚|中亚"
                      r"|中东|近东|远东|东欧|西欧|北欧|南欧|中欧|拉美|拉丁美洲|南美|北美|中美洲|加勒比|巴尔干|大洋洲")
 # An indefinite description instead of a name (一位俄国化学家, 某位作家, 一座城市, 一种啮齿类动物, 一场工人运动来命名的;
 # clean() writes 一 as 1): an indefinite kind of thing, then at most a verb phrase to the clause's end (…在20世纪初提出
@@ -338,7 +338,8 @@ def _read_answer(cleaned: str) -> _Answer:
             asked = asked or bool(_TO_USER.search(sentence))  # 您是问…？ asks the user; A还是B？ asks itself
         else:
             kept.append(sentence)
-    asked = asked or (len(kept) < len(_SENTENCE.findall(text)) and not rules.key("".join(kept)))  # 是指A还是B？
+    asked = asked or (len(kept) < len(_SENTENCE.findall(text)) and not rules.key("".join(kept))  # 是指A还是B？
+                      and not GUESS.search(text))  # 我记得好像是吴作栋，那时候他还是总理吧？ guesses
     text = "".join(kept)
 
     def attributed(m: re.Match) -> str:
@@ -874,6 +875,9 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
         found = None  # 吉林省 for 吉林市, 印度尼西亚 for 印度: another place's name, not the reference's
     if found:
         form, full = found
+        other = _other_option(ref, question)
+        if other and other in answer_key and _refusal(answer) == "refusal":
+            return Verdict("NA", True, "refusal")  # 我不确定是火成岩还是沉积岩: the question's options, repeated
         clauses = _clauses_with(answer.affirmed, lambda c, f=form: f in rules.key(c)) or [answer.affirmed]
         if _competing(ref, clauses):
             short = len(answer_key) <= SHORT_ANSWER  # 陶渊明或李白: several candidates, a wrong answer
@@ -910,6 +914,9 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
         # a doubt: likelier not the answer, unless the answer sets it in bold; a hedge elsewhere: not sure
         return Verdict("IN" if doubt and not bolded else "CO", not doubt and not hedge,
                        doubt or ("hedged_elsewhere" if hedge else "match"))
+    other = _other_option(ref, question)
+    if other and other in answer_key and _refusal(answer) not in ("refusal", "apology"):
+        return Verdict("IN", not HEDGE.search(answer.whole), "other_option")  # 假体腔动物 for A还是B？ asking A
     if answer.alternative and _text_match(ref, rules.key(answer.alternative), answer.alternative):
         return Verdict("IN" if _has_content(answer_key, question) else "CO", False, "attributed_match")
     if answer.rejected and _text_match(ref, rules.key(answer.rejected), answer.rejected):
@@ -969,6 +976,26 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
         return Verdict("CO", False, "latin_core")  # tvN for tvN频道, AV.link协议 for CENELEC标准的AV.link协议
     return _unmatched(ref, answer, question, alias or _alias_risk(ref, answer, question)
                       or ("described_with_more" if described else ""))  # 一门北派拳术，后来带到了南方: not sure
+
+
+_OPTIONS = re.compile(r"(?:是|为|在|属于|用|选)([^,;。?是为]{1,16}?)还是([^,;。?]{1,16}?)(?:呢)?\?")
+
+
+def _other_option(ref: Reference, question: str) -> str:
+    """The key of the option a question offers besides the reference (吸虫是无体腔动物还是假体腔动物？ for
+    无体腔动物: 假体腔动物); '' when it offers none or the reference is not one of them."""
+    m = _OPTIONS.search(question)
+    if m is None:
+        return ""
+    first, second = rules.key(m.group(1)), rules.key(m.group(2))
+    if not first or not second or first in second or second in first:
+        return ""
+    forms = ref.forms or (ref.main,)
+    if any(f and f in first for f in forms) and not any(f and f in second for f in forms):
+        return second
+    if any(f and f in second for f in forms) and not any(f and f in first for f in forms):
+        return first
+    return ""
 
 
 def _bold_near(main: str, answer: _Answer) -> bool:
@@ -1169,7 +1196,8 @@ def _judge_numeric(ref: Reference, answer: _Answer, question: str, question_numb
 
     found = [_as_percent(n) if percent else n for n in rules.find_numbers(answer.affirmed, question)]
     # Numbers the answer repeats from the question (根据2010年普查...) are context, not its answer.
-    found = [n for n in found if hit(n) or not any(n.matches(q) and n.kind == "exact" for q in question_numbers)]
+    found = [n for n in found if hit(n) or not any(n.matches(q) and n.kind == q.kind in ("exact", "range")
+                                                   for q in question_numbers)]  # …规划（2014-2020年） again
     candidates = [n for n in found if any(_comparable(n, r) for r in ref.numbers)]
     hits = [n for n in candidates if hit(n)]
     matched = [any(n.matches(target(n, p)) for n in hits) for p in pairs]
@@ -1240,8 +1268,9 @@ def _judge_numeric(ref: Reference, answer: _Answer, question: str, question_numb
         if not consistent:
             odd_unit = any(n.unknown_unit and not any(n.unknown_unit == r.unknown_unit for r in ref.numbers)
                            for n in vague)  # 大约74美制加仑: a unit we do not read
-            return Verdict("IN", not unsure_unit and not odd_unit and not any(n.converted for n in vague),
-                           "vague_wrong")
+            rounded = any(n.guesses_a_year and n.rounds_to(target(n, p)) for n in vague for p in pairs)
+            return Verdict("IN", not unsure_unit and not odd_unit and not any(n.converted for n in vague)
+                           and not rounded, "vague_wrong")  # 1980年前后 for 1981: wrong to most readers, not all
         # a bound or range is sure; an approximate value only rounds to the reference (约3500 for 3518): a
         # reader may take it for a wrong guess (约210 for 206)
         return Verdict("NA", not unsure_unit and all(n.kind != "approx" and not n.converted for n in vague),

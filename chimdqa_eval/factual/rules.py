@@ -164,9 +164,12 @@ REFUSAL = re.compile(
     r"|不(?:太|大|是很)?好(?:下判断|下结论|确定)|不在我的[^,.;!?，。；！？]{0,6}(?:知识|记忆|资料|数据|范围)"
     r"|(?:很|完全|比较|有些|有点|十分)陌生|没有?(?:研究|了解|接触|关注|读|看)过|尚无定论|没有定论|莫衷一是"
     r"|(?:对我来说|对我而言)[^,.;!?，。；！？]{0,4}太难|太难了"
+    r"|不(?:太|大|是很)?好(?:给出|给|作答|下)|(?:无法|不能|没法|没办法)[^,.;!?，。；！？]{0,6}?(?:背出|背下|列出|记住)"
+    r"|(?:不|以免|避免|免得)(?:想)?误导|建议[^,.;!?，。；！？]{0,12}?(?:查阅|查询|核对|核实|查证|查看|确认一下|参考)"
+    r"|(?:提供|给我|补充|多给)[^,.;!?，。；！？]{0,8}(?:背景|上下文|线索|细节)"
     r"|\bnot in a position to\b|\bunsure\b|\bnot something i\b|\b(?:need|needs|have) to (?:check|verify|look it up)")
 # A guess: the answer leans towards a candidate (可能是, 我记得是, 应该在).
-_NOT_GUESSING = r"(?<![不别])(?<!不乱)(?<!不瞎)(?<!别乱)(?<!别瞎)(?<!不敢)"  # 不乱猜, 不瞎猜 refuse to guess
+_NOT_GUESSING = r"(?<![不别])(?<![不别没].)(?<![不别没]..)"  # 不乱猜, 不敢瞎猜, 不想瞎猜 refuse to guess
 GUESS = re.compile(r"(可能|也许|或许|大概|应该|估计|似乎|好像|印象中|记得|" + _NOT_GUESSING + r"猜测?|疑似)"
                    r"(是|为|在|于|叫|属于|位于)|" + _NOT_GUESSING + r"猜|倾向|i think|i believe|probably|maybe|perhaps|likely")
 # A hedge around an answer, even a right one.
@@ -319,6 +322,16 @@ class Number:
             return high <= self.value + self.step / 2
         if self.kind == "range":
             return self.value - self.step / 2 <= low and high <= self.high + self.step / 2
+        if self.guesses_a_year:  # 2000年前后, 1990年左右: a guess at one calendar year, not a range of years
+            return self.matches(reference)  # (people grade it so)
+        return self.rounds_to(reference)
+
+    @property
+    def guesses_a_year(self) -> bool:
+        return self.kind == "approx" and self.unit == "年" and 1000 <= self.value <= 2999
+
+    def rounds_to(self, reference: "Number") -> bool:
+        """The reference rounds to this approximate value at its written precision (约3500 for 3518)."""
         return abs(self.value - reference.value) <= self.loose / 2 or self.matches(reference)
 
 
