@@ -357,6 +357,9 @@ def _read_answer(cleaned: str) -> _Answer:
     return _Answer(cleaned, text, " ".join(rejected), " ".join(alternative), asked)
 
 
+_HYDRATE = re.compile(r"[·•][0-9a-z]")
+
+
 def _contains(answer_key: str, form: str, cleaned: str = "") -> bool:
     if len(form) < 2:
         return answer_key == form
@@ -364,6 +367,9 @@ def _contains(answer_key: str, form: str, cleaned: str = "") -> bool:
         return False
     if not cleaned or not _LATIN_FORM.fullmatch(form):
         return True
+    compact = cleaned.replace(" ", "")  # na2so4·10h2o is another formula than na2so4
+    if form in compact and all(_HYDRATE.match(compact, i + len(form)) for i in _starts(compact, form)):
+        return False
     # a Latin name or code is whole words of the answer: h2o is not in h2o2, nor bentham in benthamite
     words = _LATIN_WORDS.findall(cleaned)
     for i in range(len(words)):
@@ -490,7 +496,7 @@ def _claim_before_refusal(answer: _Answer, question: str) -> bool:
 
 
 # Two named candidates for the slot (A和B二者之一, 两个都有可能, 不是A就是B), not a mere 或 (请咨询医生或药师).
-_CANDIDATE_PAIR = re.compile(r"[、和与或][^,;。]{1,12}之一|(?:两|二|2)(?:个|者)?都有可能|不是[^,;。]{1,12}就是")
+_CANDIDATE_PAIR = re.compile(r"[、和与或][^,;。]{1,12}(?<![人家员士手师])(?<![^二两]者)之一|(?:两|二|2)(?:个|者)?都有可能|不是[^,;。]{1,12}就是")
 
 
 def _unmatched(ref: Reference, answer: _Answer, question: str, risk: str) -> Verdict:
@@ -686,7 +692,7 @@ def _parallel(answer: _Answer, form: str, question: str) -> str:
     return "IN" if best_other > len(_bigrams(own.replace(form, "|")) & asked) else "CO"
 
 
-_RESTATES = re.compile(r"也就是|即|就是|亦即|又称|或称|也叫|俗称|简称")
+_RESTATES = re.compile(r"也就是|即|就是|亦即|又称|或称|也叫|俗称|简称|笔名|本名|原名|又名|艺名|别名|化名|全称|英文名")
 _CONTRAST = re.compile(r"虽|则|但|不过|然而|而|也|另|其他|其余|对照|相比|只有|仅")  # 李白则被称为诗仙: context by contrast
 
 
