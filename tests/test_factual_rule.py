@@ -1012,3 +1012,21 @@ def test_approximate_years_guesses_asking_provinces_and_the_questions_own_option
 def test_hydrates_pen_names_and_one_of_the_founders(answer, reference, question, verdict):
     v = judge_answer(answer, reference, question)
     assert (v.grade, v.certain) == verdict, v
+
+
+@pytest.mark.parametrize("answer, reference, question, verdict", [
+    ("这是安全边际，盈亏平衡点只是用来计算它的中间量。", "盈亏平衡点", "哪项指标衡量总收入等于总成本的销量？",
+     ("IN", False)),
+    ("应该是EP《Deserve》。《Antares》其实是他2019年才推出的专辑。", "《Antares》", "他在2018年发行了哪张专辑？",
+     ("IN", False)),
+    ("是范·诺利（Fan Noli）。索古要到1928年以后才当上国王。", "索古", "1925-1928年阿尔巴尼亚总统是谁？", ("IN", False)),
+    # the reference after the first claim names what it described, restates it or refines it
+    ("是钱钟书，他的夫人杨绛也是作家。", "钱钟书", "这本书的作者是谁？", ("CO", True)),
+    ("是一位著名学者，也就是钱钟书。", "钱钟书", "这本书的作者是谁？", ("CO", True)),
+    ("是方鸿渐的创造者，钱钟书。", "钱钟书", "这本书的作者是谁？", ("CO", True)),
+    ("是在广东省，具体在深圳。", "深圳", "该公司总部在哪个城市？", ("CO", True)),
+    ("应该是李白吧，我记得这首收在《李太白全集》里。", "李白", "这首诗是哪位诗人所作？", ("CO", False)),
+])
+def test_a_first_claim_without_the_reference(answer, reference, question, verdict):
+    v = judge_answer(answer, reference, question)
+    assert (v.grade, v.certain) == verdict, v

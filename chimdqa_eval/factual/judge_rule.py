@@ -721,6 +721,28 @@ def _closer_clause(answer: _Answer, form: str, question: str) -> str:
     return "competing_clause" if best >= 2 and best >= mine else ""
 
 
+_LEAD_CLAIM = re.compile(r"(?:(?:应该|可能|大概|也许|我认为|我觉得|答案)(?:就)?|这|它|那)?(?:是|为)(?![一某]|不是)")
+
+
+def _other_lead_claim(ref: Reference, answer: _Answer, form: str, question: str) -> bool:
+    """The answer opens with a short claim of its own that does not hold the reference (是范·诺利。索古要到1928年
+    以后才当上国王; 应该是EP《Deserve》。《Antares》其实是…), and the reference comes later, not as a restatement
+    of it (也就是…, 笔名…) nor in brackets: what the answer gives is the first claim."""
+    text = _PARENS.sub("", answer.affirmed)
+    end = _CLAUSE_END.search(text)
+    lead = text[:end.start()] if end else text
+    lead_key = rules.key(lead)
+    if not lead_key or _text_match(ref, lead_key, lead) or not _LEAD_CLAIM.match(lead.strip()):
+        return False
+    new = "".join(ch for ch in lead_key if ch not in question and ch not in _FILLER)
+    if not 2 <= len(new) <= 12 or _DESCRIPTION.search(lead) or _KIND_WORDS.search(lead) or REFUSAL.search(lead):
+        return False
+    rest = [rules.key(c) for c in _CLAUSE_END.split(text[len(lead):])]
+    # …，钱钟书。 alone, or 具体在深圳: the reference names what the claim described
+    return not any(form in c and (_RESTATES.match(c) or len(c) <= len(form) + 1 or c.startswith("具体"))
+                   for c in rest) and form in "".join(rest)
+
+
 def _extra_items(ref: Reference, answer: _Answer, form: str) -> bool:
     """A list answer with more items than the reference (造纸术、印刷术、火药、指南针，还有瓷器; 魏、蜀、吴、晋)."""
     first = ref.items[0] if ref.items else (form,)
@@ -901,6 +923,8 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
                            else "partial_name")
         bold = [rules.key(b) for b in _BOLD.findall(answer.affirmed)]
         bolded = 0 < len(bold) <= 2 and any(form in b for b in bold)  # 但直到**《里斯本条约》**生效后…
+        if not bolded and _other_lead_claim(ref, answer, form, question):
+            return Verdict("IN", False, "other_lead_claim")  # 这是安全边际，盈亏平衡点只是…: the answer comes first
         closer = "" if bolded else _closer_clause(answer, form, question)
         if closer == "closer_clause":  # 李元吉是当时的太子，被射杀的齐王是李建成: another clause answers the question
             return Verdict("IN", False, closer)
