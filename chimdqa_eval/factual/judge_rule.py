@@ -496,7 +496,7 @@ def _claim_before_refusal(answer: _Answer, question: str) -> bool:
 
 
 # Two named candidates for the slot (A和B二者之一, 两个都有可能, 不是A就是B), not a mere 或 (请咨询医生或药师).
-_CANDIDATE_PAIR = re.compile(r"[、和与或][^,;。]{1,12}(?<![人家员士手师])(?<![^二两]者)之一|(?:两|二|2)(?:个|者)?都有可能|不是[^,;。]{1,12}就是")
+_CANDIDATE_PAIR = re.compile(r"[、和与或][^,;。]{1,12}(?<![家员士手师])(?<![^二两2]者)(?<![^二两2]人)之一|(?:两|二|2)(?:个|者)?都有可能|不是[^,;。]{1,12}就是")
 
 
 def _unmatched(ref: Reference, answer: _Answer, question: str, risk: str) -> Verdict:

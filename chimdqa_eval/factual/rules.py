@@ -177,7 +177,7 @@ HEDGE = re.compile(GUESS.pattern + r"|不(太|很|大)?(确定|肯定)|据我所
 # 或 starting an alias (或称, 或译), meaning "perhaps" (或许) or opening a bound (或以上, 或更早) does not offer a
 # second candidate.
 ALTERNATIVES = re.compile(r"或是|抑或|亦或|还是|也可能|或(?!(?:[称译作名叫许]|者[称译名叫许]|者?以上|者?以下|者?更))|\bor\b"
-                          r"|[、和与或][^,;。]{1,12}(?<![人家员士手师])(?<![^二两]者)之一|(?<=[\u4e00-\u9fff]{2})/(?=[\u4e00-\u9fff]{2})(?!小时|分钟|公里)"
+                          r"|[、和与或][^,;。]{1,12}(?<![家员士手师])(?<![^二两2]者)(?<![^二两2]人)之一|(?<=[\u4e00-\u9fff]{2})/(?=[\u4e00-\u9fff]{2})(?!小时|分钟|公里)"
                           r"|(?<=\d{4})/(?=\d{4}(?![\d/]))"
                           r"|不是[^,;。]{1,12}就是|(?:两|二|2)(?:个|者)?都有可能|(?:都|皆)有可能")  # 不是2001年就是2006年
 # A denial: 不是 / 并非 / 而非 / 不在 / 不属于 up to the end of its clause or the 而是 / 但 / 是 that turns it
