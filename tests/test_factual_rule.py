@@ -1030,3 +1030,16 @@ def test_hydrates_pen_names_and_one_of_the_founders(answer, reference, question,
 def test_a_first_claim_without_the_reference(answer, reference, question, verdict):
     v = judge_answer(answer, reference, question)
     assert (v.grade, v.certain) == verdict, v
+
+
+@pytest.mark.parametrize("answer, reference, question, verdict", [
+    ("是伊朗的一个左翼政党。", "人民党", "1954年被审判的组织是哪个？", ("NA", False)),
+    ("是1978年召开的一次中共中央的重要会议。", "十一届三中全会", "在1978年召开的哪次会议上作出了该决定？", ("NA", False)),
+    ("茨藻目的种类被并入了单子叶植物中的另一个目。", "泽泻目", "茨藻目被重新归入哪个目？", ("NA", False)),
+    ("是唐代的一位史学家奉诏编撰的。", "李百药", "《北齐书》的作者是哪位历史学家？", ("NA", False)),
+    ("是中国科学院下属的一个研究所。", "中国科学院上海有机化学研究所", "哪个机构的研究员做了这项研究？", ("NA", False)),
+    ("是伊朗的一个左翼政党，叫民族阵线。", "人民党", "1954年被审判的组织是哪个？", ("IN", False)),  # then a name
+])
+def test_descriptions_of_parties_meetings_taxa_and_institutes(answer, reference, question, verdict):
+    v = judge_answer(answer, reference, question)
+    assert (v.grade, v.certain) == verdict, v
