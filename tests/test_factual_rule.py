@@ -1043,3 +1043,20 @@ def test_a_first_claim_without_the_reference(answer, reference, question, verdic
 def test_descriptions_of_parties_meetings_taxa_and_institutes(answer, reference, question, verdict):
     v = judge_answer(answer, reference, question)
     assert (v.grade, v.certain) == verdict, v
+
+
+@pytest.mark.parametrize("answer, reference, question, verdict", [
+    # a bracketed attribution is a note on the word before it: a candidate only when that word is the answer
+    ("一般认为是东汉末年牟子（一说牟融）所撰的《理惑论》，又称《牟子理惑论》。", "牟子理惑论", "中国最早的佛教论书是什么？",
+     ("CO", False)),
+    ("质量数（有的教材也说表示相对原子质量）。", "质量数", "元素符号左上角的数字表示什么？", ("IN", False)),
+    # a long story told by 据说 offers no candidate; a short one does, a Latin gloss counting as one word
+    ("源于**北爱尔兰共和军**在北爱冲突期间的战术。据说得名于这种行动像老虎一样事先长时间潜伏跟踪猎物。", "北爱尔兰共和军",
+     "虎式绑架起源于哪个组织的战术？", ("CO", True)),
+    ("一般认为是巴斯德，也有人说是施旺（Theodor Schwann）。", "巴斯德", "谁最早将酵母与发酵联系起来？", ("IN", False)),
+    ("是1924年。虽然常有人提到1908年伦敦奥运会，但那次只算表演。", "1908", "花式滑冰最早在哪一年成为奥运正式项目？",
+     ("IN", True)),
+])
+def test_bracketed_notes_long_stories_and_what_people_mention(answer, reference, question, verdict):
+    v = judge_answer(answer, reference, question)
+    assert (v.grade, v.certain) == verdict, v

@@ -131,9 +131,9 @@ _CORRECTION = re.compile(r"不对|(?<=,)不(?=,)|更正|纠正一下|说错了|�
 _ATTRIBUTED = re.compile(
     r"(?:(?:也|还|常|经常|常常|曾)?(?:有人|有些人|很多人|许多人|不少人|一些人|部分人|民间|坊间|网上|有的?资料|有学者"
     r"|(?:很多|许多|不少|一些|有些|部分|多数|有的)(?:资料|文献|书|教材|文章|网站|媒体|报道))"
-    r"(?:会|都|也|常|往往)?(?:说|认为|称|以为|觉得|误认为|误以为|流传|传说|提出|记载|写)|也有(?:说法|观点|资料)|一说"
+    r"(?:会|都|也|常|往往)?(?:说|认为|称|以为|觉得|误认为|误以为|流传|传说|提出|提到|提及|记载|写)|也有(?:说法|观点|资料)|一说"
     r"|常见的?说法|通常的说法|流行的说法|另一?种?说法|另有一说|另有[^,;。!?\n]{0,8}(?:给|说|称|认为|记载|写)|据说|据传"
-    r"|误认为|误以为|误传|讹传|常被误|被误认为)[^,;。!?\n]*")
+    r"|误认为|误以为|误传|讹传|常被误|被误认为)[^,;。!?\n)]*")
 # What turns an attributed claim down: the next clause opens with it, or the claim itself calls it mistaken.
 _REJECTS = re.compile(r"[,;。\s]*(?:其实|实际上|事实上|但|然而|不过|可是|正确|真正)")
 # A sentence that asks something; as a question back to the user (您是指哪一年？) it asserts nothing.
@@ -209,6 +209,7 @@ class _Answer:
     rejected: str        # superseded, denied, or attributed and turned down
     alternative: str     # attributed to others and left standing
     asked: bool          # it asks the user something back
+    notes: tuple = ()    # (the key of the text before it, note): attributions in brackets (牟子(一说牟融))
 
     @cached_property  # asked for many times by the rules; frozen dataclasses allow cached_property
     def affirmed_key(self) -> str:
@@ -326,7 +327,7 @@ def reference_readings(reference: str, question_unit: str = "") -> tuple:
 
 
 def _read_answer(cleaned: str) -> _Answer:
-    rejected, alternative, asked = [], [], False
+    rejected, alternative, notes, asked = [], [], [], False
     text = cleaned
     last = None
     for last in _CORRECTION.finditer(text):
@@ -345,6 +346,9 @@ def _read_answer(cleaned: str) -> _Answer:
     text = "".join(kept)
 
     def attributed(m: re.Match) -> str:
+        if m.string[m.start() - 1:m.start()] == "(":  # 牟子(一说牟融)所撰: a note on the word before it
+            notes.append((rules.key(m.string[:m.start() - 1]), m.group(0)))
+            return " "
         turned_down = "误" in m.group(0) or _REJECTS.match(m.string, m.end()) is not None
         (rejected if turned_down else alternative).append(m.group(0))
         return " "
@@ -356,7 +360,7 @@ def _read_answer(cleaned: str) -> _Answer:
         return " "
 
     text = DENIAL.sub(denied, text)
-    return _Answer(cleaned, text, " ".join(rejected), " ".join(alternative), asked)
+    return _Answer(cleaned, text, " ".join(rejected), " ".join(alternative), asked, tuple(notes))
 
 
 _HYDRATE = re.compile(r"[·•][0-9a-z]")
@@ -913,9 +917,13 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
         if _competing(ref, clauses):
             short = len(answer_key) <= SHORT_ANSWER  # 陶渊明或李白: several candidates, a wrong answer
             return Verdict("IN" if short else "CO", short, "alternatives")
+        noted = " ".join(note for before, note in answer.notes if before.endswith(form))  # 质量数(也有教材说…)
+        if noted and _has_content(rules.key(noted), question) and not _long_story(noted, question):
+            return Verdict("IN", False, "attributed_alternative")
         named = answer.alternative and _text_match(ref, rules.key(answer.alternative), answer.alternative)
         if answer.alternative and _has_content(rules.key(answer.alternative), question) \
-                and not (named and named[1]):  # 也有人认为是他的兄长丹尼尔·蒲福: the surname alone is not him
+                and not (named and named[1]) and not _long_story(answer.alternative, question):
+            # 也有人认为是他的兄长丹尼尔·蒲福: the surname alone is not him
             return Verdict("IN", False, "attributed_alternative")
         hedge = HEDGE.search(answer.whole)
         if hedge and form in rules.key(_clause_at(answer.whole, hedge.start())):
@@ -1029,6 +1037,13 @@ def _other_option(ref: Reference, question: str) -> str:
     if any(f and f in second for f in forms) and not any(f and f in first for f in forms):
         return first
     return ""
+
+
+def _long_story(text: str, question: str) -> bool:
+    """An attribution too long to offer a candidate for the slot (据说得名于这种行动像老虎一样事先长时间潜伏跟踪猎物):
+    more than 15 characters besides the question's and filler."""
+    key = rules.key(_PARENS.sub("", text + ")"))  # 施旺(Theodor Schwann): a gloss adds nothing
+    return sum(ch not in question and ch not in _FILLER for ch in _LATIN_WORDS.sub("a", key)) > 15
 
 
 def _bold_near(main: str, answer: _Answer) -> bool:
