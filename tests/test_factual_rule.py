@@ -1,5 +1,6 @@
 """The rule judge on real Chinese short answers, one group of cases per rule of the grading definition."""
 import json
+import os
 from decimal import Decimal
 
 import pytest
@@ -1060,3 +1061,30 @@ def test_descriptions_of_parties_meetings_taxa_and_institutes(answer, reference,
 def test_bracketed_notes_long_stories_and_what_people_mention(answer, reference, question, verdict):
     v = judge_answer(answer, reference, question)
     assert (v.grade, v.certain) == verdict, v
+
+
+@pytest.mark.parametrize("answer, reference, verdict", [
+    ("是威廉·哈姆斯（William Hammes）。", "John W. Hammes", ("IN", False)),  # the surname, another given name
+    ("是威廉·道尔顿。", "约翰·道尔顿", ("IN", False)),
+    ("是哈姆斯（Hammes）。", "John W. Hammes", ("CO", False)),  # the surname alone, an initial, a title
+    ("是J. Hammes。", "John W. Hammes", ("CO", False)),
+    ("是Dr. Hammes。", "John W. Hammes", ("CO", False)),
+    ("是于尔根·哈贝马斯。", "尤尔根·哈贝马斯（Jürgen Habermas）", ("CO", False)),  # the given name spelt otherwise
+    ("是希罗尼穆斯·波希（Jheronimus Bosch）。", "耶罗尼米斯·博斯（Hieronymus Bosch）", ("CO", False)),
+    ("是英国化学家道尔顿，不是他的兄弟乔纳森·道尔顿。", "约翰·道尔顿", ("CO", False)),
+    ("作者是**巴鲁赫·斯宾诺莎**（Baruch Spinoza）。", "巴鲁赫·斯宾诺莎（Benedict De Spinoza）", ("CO", True)),
+])
+def test_a_surname_with_another_given_name_is_another_person(answer, reference, verdict):
+    v = judge_answer(answer, reference, "是谁提出的？")
+    assert (v.grade, v.certain) == verdict, v
+
+
+def test_reference_forms_are_in_a_fixed_order_whatever_the_hash_seed():
+    """Forms of one length were ordered by set iteration, so a grade could change with PYTHONHASHSEED."""
+    import subprocess
+    import sys
+    code = ("from chimdqa_eval.factual.judge_rule import parse_reference as p;"
+            "print(p('巴鲁赫·斯宾诺莎（Benedict De Spinoza）').forms)")
+    seen = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                           env={**os.environ, "PYTHONHASHSEED": str(seed)}).stdout for seed in (1, 2, 3, 4)}
+    assert len(seen) == 1, seen

@@ -199,6 +199,7 @@ class Reference:
     words: str = ""           # numeric: its characters besides numbers and units (阿卡汗 in 阿卡汗四世)
     aliases: frozenset = frozenset()  # text: forms that are other names (关云长 for 关羽, 新疆 for 新疆维吾尔自治区)
     level: str = ""           # text: the level word the reference ends with (自治州), which may follow its short name
+    given: frozenset = frozenset()  # text: the keys of a foreign name's parts before its surname (约翰, john, w)
 
 
 @dataclass(frozen=True)
@@ -216,20 +217,24 @@ class _Answer:
         return rules.key(self.affirmed)
 
 
-def _forms(cleaned: str) -> tuple[set[str], set[str], set[str]]:
+def _forms(cleaned: str) -> tuple[set[str], set[str], set[str], set[str]]:
     """Comparison keys of a short reference (whole, without the parenthesis, inside it, a division's short names,
-    a person's other names), those among them that name it only in part (a foreign name's surname), and those
-    that are other names (aliases.py)."""
+    a person's other names), those among them that name it only in part (a foreign name's surname), those
+    that are other names (aliases.py), and the keys of the name parts before a surname (约翰, john, w)."""
     outside = _PARENS.sub("", cleaned)
     forms = {rules.key(cleaned), rules.key(outside)}
     forms.update(rules.key(inner) for inner in _PARENS.findall(cleaned))
-    weak = set()
+    weak, given = set(), set()
     for part in (outside, *_PARENS.findall(cleaned)):
         if "·" in part or "•" in part:  # a foreign name: its surname alone is an accepted answer
-            weak.add(rules.key(re.split(r"[·•]", part)[-1]))
+            *first, last = re.split(r"[·•]", part)
+            weak.add(rules.key(last))
+            if "《" not in part:  # 《尚书·洪范》 is a book and its chapter, not a person
+                given.update(rules.key(x) for x in first)
         words = part.split()
         if len(words) > 1 and _LATIN.search(words[-1]) and len(words[-1]) >= 4 and not re.search(r"\d", part):
             weak.add(rules.key(words[-1]))
+            given.update(rules.key(x) for x in words[:-1])
     forms |= weak
     for form in list(forms - weak):  # the same country, language or currency by its other CLDR names
         forms |= names.chinese_names(form)
@@ -248,7 +253,7 @@ def _forms(cleaned: str) -> tuple[set[str], set[str], set[str]]:
         if len(form) >= 3 and form.endswith("族") and not form.endswith(("家族", "民族", "贵族", "王族")):
             forms.add(form[:-1] + "人")
     forms.discard("")
-    return forms, weak - {rules.key(cleaned), rules.key(outside)}, other_names
+    return forms, weak - {rules.key(cleaned), rules.key(outside)}, other_names, given - {""}
 
 
 @lru_cache(maxsize=65536)
@@ -275,11 +280,11 @@ def parse_reference(reference: str) -> Reference:
              if len(items) > 1 and (all(len(i) >= 2 for i in items) or "、" in cleaned) and "《" not in cleaned
              else ())
     foreign = "·" in cleaned or "•" in cleaned or bool(_LATIN.search(" ".join(_PARENS.findall(cleaned))))
-    forms, weak, other_names = _forms(cleaned)
+    forms, weak, other_names, given = _forms(cleaned)
     listed = len([p for p in LIST_SEPARATORS.split(_PARENS.sub("", cleaned)) if rules.key(p)])
-    return Reference("text", forms=tuple(sorted(forms, key=len, reverse=True)), items=items, foreign=foreign,
+    return Reference("text", forms=tuple(sorted(forms, key=lambda f: (f in weak, -len(f), f))), items=items, foreign=foreign,
                      listed=listed,
-                     has_alternatives=alternatives, main=main, weak=frozenset(weak),
+                     has_alternatives=alternatives, main=main, weak=frozenset(weak), given=frozenset(given),
                      aliases=frozenset(other_names), level=aliases.level_of(main))
 
 
@@ -930,6 +935,8 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
             # 应该是杜甫: one candidate, hedged; sure unless it also refuses
             return Verdict("CO", not REFUSAL.search(answer.whole), "hedged_match")
         if not full:
+            if form in ref.weak and _other_given_name(ref, answer, form):
+                return Verdict("IN", False, "other_given_name")  # 威廉·哈姆斯 for John W. Hammes
             return Verdict("CO", False, "latin_sentence" if form not in ref.forms and _LATIN.search(form)
                            else "partial_name")
         bold = [rules.key(b) for b in _BOLD.findall(answer.affirmed)]
@@ -1037,6 +1044,41 @@ def _other_option(ref: Reference, question: str) -> str:
     if any(f and f in second for f in forms) and not any(f and f in first for f in forms):
         return first
     return ""
+
+
+_HONORIFICS = frozenset({"mr", "mrs", "ms", "dr", "sir", "prof", "st", "saint", "lord", "lady"})
+
+
+def _other_given_name(ref: Reference, answer: _Answer, surname: str) -> bool:
+    """Every mention of the reference's surname comes with another given name or genus than the reference's
+    (威廉·道尔顿 or William Dalton for 约翰·道尔顿, Daphnia tibetana for Daphniopsis tibetana): another person or
+    species. Initials (J. Dalton) and titles (Dr. Dalton) are no other name."""
+    if not ref.given:
+        return False
+    if _LATIN.search(surname):
+        before = re.compile(rf"([a-z][a-z-]*)\.?\s+{re.escape(surname)}(?![a-z])")
+        bare = re.compile(rf"(?<![a-z.\s])\s*{re.escape(surname)}(?![a-z])|(?<![a-z])\s{re.escape(surname)}(?![a-z])")
+    else:
+        before = re.compile(rf"([\u4e00-\u9fff]{{1,5}})[·•]{re.escape(surname)}")
+        bare = re.compile(rf"(?<![·•]){re.escape(surname)}")
+    text = answer.affirmed.replace("*", "")
+    named = [m.group(1) for m in before.finditer(text)]
+    if not named or any(rules.key(n) in ref.given or len(n) < 2 or n in _HONORIFICS
+                        or any(_sounds_alike(rules.key(n), g) for g in ref.given) for n in named):
+        return False  # 于尔根 for 尤尔根, Jheronimus for Hieronymus: the same name, spelt otherwise
+    spots = {m.end() for m in before.finditer(text)}
+    return all(m.end() in spots for m in bare.finditer(text))
+
+
+def _sounds_alike(a: str, b: str, enough: float = 0.5) -> bool:
+    """Two keys of names that sound alike, in either script (于尔根 and 尤尔根, 于尔根 and jürgen)."""
+    latin_a, latin_b = bool(_LATIN.search(a)), bool(_LATIN.search(b))
+    if latin_a and latin_b:
+        return names._alike(names._latin_skeleton(names.fold(a)), names._latin_skeleton(names.fold(b))) >= enough
+    if not latin_a and not latin_b:
+        return names._alike(names._pinyin_skeleton(a), names._pinyin_skeleton(b)) >= enough
+    han, latin = (b, a) if latin_a else (a, b)
+    return names.sound_similarity(han, latin) >= enough - 0.1
 
 
 def _long_story(text: str, question: str) -> bool:
