@@ -1088,3 +1088,17 @@ def test_reference_forms_are_in_a_fixed_order_whatever_the_hash_seed():
     seen = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                            env={**os.environ, "PYTHONHASHSEED": str(seed)}).stdout for seed in (1, 2, 3, 4)}
     assert len(seen) == 1, seen
+
+
+@pytest.mark.parametrize("answer, reference, question, verdict", [
+    ("我印象中这本书是甘阳写的，不过不太确定。", "汪晖", "这本书的作者是谁？", ("IN", False)),  # a guess, at length
+    ("我不记得这本书是谁写的，不太确定。", "汪晖", "这本书的作者是谁？", ("NA", True)),
+    ("我印象中这本书是汪晖写的，不过不太确定。", "汪晖", "这本书的作者是谁？", ("CO", False)),
+    # the reference named as someone's relative, before it as after it
+    ("唯名论影响深远的是阿伯拉尔，他的老师罗瑟林也有类似倾向。", "罗瑟林", "中世纪唯名论的创始者是哪位哲学家？",
+     ("IN", False)),
+    ("他的老师罗瑟林。", "罗瑟林", "阿伯拉尔的老师是谁？", ("CO", True)),
+])
+def test_guesses_told_at_length_and_relatives_named_first(answer, reference, question, verdict):
+    v = judge_answer(answer, reference, question)
+    assert (v.grade, v.certain) == verdict, v

@@ -487,6 +487,9 @@ def _refusal(answer: _Answer) -> str:
     return "refusal"
 
 
+_LEANS = re.compile(r"(?<![不没])(?:印象中|记得|好像|似乎|大概|也许|或许|可能|应该)[^,;。]{0,8}?(?:是|为)")
+
+
 def _claim_before_refusal(answer: _Answer, question: str) -> bool:
     """The answer opens with a short claim of its own and only then refuses or disclaims (王晶。不过我不太确定;
     导演是王晶，建议查阅资料核实): a hedged guess, not a refusal. A preamble (关于这个问题，…; 这位学者的生平我了解
@@ -501,7 +504,8 @@ def _claim_before_refusal(answer: _Answer, question: str) -> bool:
     # a sentence of its own (王晶。) or an assertion (是王晶，…); not a lead-in (很遗憾，… / 说实话，… / 作为AI，…)
     claim = end.group(0) in "。!\n" or _ASSERTION.search(first)
     key = rules.key(first)
-    return bool(claim) and 0 < len(key) <= 10 and _has_content(key, question) and not REFUSAL.search(first) \
+    longest = 16 if _LEANS.search(first) else 10  # 我印象中这本书是甘阳写的，不过不太确定: a guess, told at length
+    return bool(claim) and 0 < len(key) <= longest and _has_content(key, question) and not REFUSAL.search(first) \
         and not _ASKS.search(first) and not _DESCRIPTION.search(answer.whole) \
         and not re.search(r"虽|尽管", first)  # 是一种菊科植物的根，具体是哪种我不确定; 他虽然是英国人，…
 
@@ -795,8 +799,10 @@ def _doubt(text: str, form: str, holds, question: str, years: bool) -> str:
     return ""
 
 
-_RELATIVE = re.compile(r"的(?:儿子|女儿|父亲|母亲|妻子|丈夫|学生|弟子|门生|老师|导师|师父|徒弟|助手|同事|哥哥|弟弟|姐姐|妹妹"
-                       r"|兄长|前身|继任者|继承者|后继者|前任|下属|上司|孙子|后代|祖父|对手|部下|副手|合作者|搭档)")
+_RELATIVES = ("儿子|女儿|父亲|母亲|妻子|丈夫|学生|弟子|门生|老师|导师|师父|徒弟|助手|同事|哥哥|弟弟|姐姐|妹妹"
+              "|兄长|前身|继任者|继承者|后继者|前任|下属|上司|孙子|后代|祖父|对手|部下|副手|合作者|搭档")
+_RELATIVE = re.compile(rf"的(?:{_RELATIVES})")
+_RELATIVE_BEFORE = re.compile(rf"(?:他|她|其|它)的?(?:{_RELATIVES})\Z")  # 他的老师罗瑟林
 _LATER_TURN = re.compile(rf"(?:{_TURN_WORDS}|真正|而是)")
 # The asked thing itself, set against what the reference was said of (…是它伴星的分类，HD 19789 本身是 G8III; 他的
 # 战友是海豹部队出身，他本人原属于游骑兵): a turn inside the clause.
@@ -859,8 +865,10 @@ def _frame(answer: _Answer, form: str, question: str) -> str:
     another claim that does not repeat it."""
     text = answer.affirmed
     cleaned_key = rules.key(text)
-    spots = [i + len(form) for i in _starts(cleaned_key, form)]
-    if spots and all(_RELATIVE.match(cleaned_key, i) and not _RELATIVE.search(rules.key(question)) for i in spots):
+    starts = _starts(cleaned_key, form)
+    if starts and not _RELATIVE.search(rules.key(question)) \
+            and all(_RELATIVE.match(cleaned_key, i + len(form)) or _RELATIVE_BEFORE.search(cleaned_key, 0, i)
+                    for i in starts):
         return "relative_of"
     clauses = _CLAUSE_END.split(text)
     last = max((i for i, c in enumerate(clauses) if form in rules.key(c)), default=None)

@@ -171,7 +171,7 @@ REFUSAL = re.compile(
 # A guess: the answer leans towards a candidate (可能是, 我记得是, 应该在).
 _NOT_GUESSING = r"(?<![不别])(?<![不别没].)(?<![不别没]..)"  # 不乱猜, 不敢瞎猜, 不想瞎猜 refuse to guess
 GUESS = re.compile(r"(可能|也许|或许|大概|应该|估计|似乎|好像|印象中|记得|" + _NOT_GUESSING + r"猜测?|疑似)"
-                   r"(是|为|在|于|叫|属于|位于)|" + _NOT_GUESSING + r"猜|倾向|i think|i believe|probably|maybe|perhaps|likely")
+                   r"(是|为|在|于|叫|属于|位于)|" + _NOT_GUESSING + r"猜|倾向于|i think|i believe|probably|maybe|perhaps|likely")
 # A hedge around an answer, even a right one.
 HEDGE = re.compile(GUESS.pattern + r"|不(太|很|大)?(确定|肯定)|据我所知|如果我没记错|not sure|not certain")
 # 或 starting an alias (或称, 或译), meaning "perhaps" (或许) or opening a bound (或以上, 或更早) does not offer a
