@@ -1102,3 +1102,17 @@ def test_reference_forms_are_in_a_fixed_order_whatever_the_hash_seed():
 def test_guesses_told_at_length_and_relatives_named_first(answer, reference, question, verdict):
     v = judge_answer(answer, reference, question)
     assert (v.grade, v.certain) == verdict, v
+
+
+@pytest.mark.parametrize("answer, reference, question, verdict", [
+    # 真正出名是在… is not a correction; 但真正面世是… and 真正…的是… are
+    ("Stability AI 大概是在2010年代末成立的，真正出名是在2022年发布 Stable Diffusion 之后。", "2019",
+     "Stability AI是在哪一年创立的？", ("IN", False)),  # a vague value that agrees beside an exact one: not sure
+    ("PAL虽然在1963年就提出了方案，但真正面世是1967年在西德开播的时候。", "1963", "PAL制式是哪一年面世的？",
+     ("IN", True)),
+    ("常被提到的有滕尼斯和韦伯；真正把社会学分为一般社会学和特殊社会学的是齐美尔。", "滕尼斯", "是谁把社会学分为两类的？",
+     ("IN", True)),
+])
+def test_what_counts_as_a_true_answer_after_others(answer, reference, question, verdict):
+    v = judge_answer(answer, reference, question)
+    assert (v.grade, v.certain) == verdict, v

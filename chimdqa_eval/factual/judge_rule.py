@@ -124,7 +124,8 @@ _PARENS = re.compile(r"\(([^()]*)\)")
 _CORRECTION = re.compile(r"不对|(?<=,)不(?=,)|更正|纠正一下|说错了|口误|我记错了|(?<=[,。!?—\s])等等(?=[,!])|重算|重新算|准确地说|确切地说|准确来说"
                          r"|确切来说|严格来说|严格说来|更准确的说法是"
                          # a final or true answer after what came first (但最终当选的是…, 真正的导演是…, 所以最早出处应该是…)
-                         r"|(?:但|而|可|不过)(?:是)?最终[^,;。!?]{0,8}的(?:是|为)|真正[^,;。!?]{0,14}?(?:的[^,;。!?]{0,4}?)?(?:是|为)"
+                         r"|(?:但|而|可|不过)(?:是)?最终[^,;。!?]{0,8}的(?:是|为)|真正的[^,;。!?]{0,12}?(?:是|为)|真正[^,;。!?]{0,20}?的[^,;。!?]{0,4}?(?:是|为)"
+                         r"|(?:但|而|可|不过)真正[^,;。!?]{0,8}?(?:是|为)"  # 但真正面世是1967年; not 真正出名是在…
                          r"|(?:所以|因此|因而|故)(?:最早|最终|正确|真正)[^,;。!?]{0,6}(?:应该|应)?(?:是|为)"
                          r"|(?:所以|因此|因而|故)(?:最终|正确)?(?:的)?答案(?:应该)?(?:是|为)")  # an explicit final answer
 # A claim attributed to others, up to the end of its clause.
@@ -1350,6 +1351,10 @@ def _judge_numeric(ref: Reference, answer: _Answer, question: str, question_numb
             if _claim_before_refusal(answer, question):  # 1963年。不过我不太确定: a hedged wrong guess
                 return Verdict("IN", False, "claim_then_refusal")
             return Verdict("NA", False, "refusal_with_numbers")  # 只给出了2023年的52.3%，我无法确定
+        if any(n.consistent_with(target(n, p)) for n in vague for p in pairs):
+            # 大概是2010年代末成立的，真正出名是在2022年: the vague value may be its answer, though an exact one
+            # beside it usually is (超过35°C，Genk站录得36.9°C)
+            return Verdict("IN", False, "vague_beside_other")
         sure = not unsure_unit and not _competing(ref, clauses) and not answer.alternative \
             and not any(n.converted for n in stray)
         return Verdict("IN", sure, "number_mismatch")
