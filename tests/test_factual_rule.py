@@ -1116,3 +1116,13 @@ def test_guesses_told_at_length_and_relatives_named_first(answer, reference, que
 def test_what_counts_as_a_true_answer_after_others(answer, reference, question, verdict):
     v = judge_answer(answer, reference, question)
     assert (v.grade, v.certain) == verdict, v
+
+
+@pytest.mark.parametrize("answer, reference, verdict", [
+    ("浙江省嘉兴市桐乡市乌镇。", "浙江乌镇", ("CO", False)),  # a known place and a smaller one, levels between
+    ("每年在浙江举办，永久会址设在杭州，活动集中在杭州国际博览中心一带。", "浙江乌镇", ("IN", False)),  # a city named
+    ("在浙江北部一带。", "浙江乌镇", ("NA", False)),  # only a region
+])
+def test_places_in_parts_and_a_city_beside_a_region(answer, reference, verdict):
+    v = judge_answer(answer, reference, "世界互联网大会的永久会址位于哪座城市？")
+    assert (v.grade, v.certain) == verdict, v

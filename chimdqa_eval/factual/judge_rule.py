@@ -619,6 +619,29 @@ def _place_verdict(ref: Reference, answer: _Answer, question: str) -> Verdict | 
     return None
 
 
+def _place_parts(ref: Reference, answer_key: str) -> bool:
+    """A reference made of a known place and a smaller one (浙江乌镇) whose parts the answer names in order,
+    perhaps with levels between them (浙江省嘉兴市桐乡市乌镇)."""
+    main = ref.main
+    if places.place(main):
+        return False
+    for cut in (2, 3, 4):
+        head, tail = places.place(main[:cut]), main[cut:]
+        if head is None or len(tail) < 2:
+            continue
+        at = [answer_key.find(n) for n in (head.name, *head.aliases) if n in answer_key]
+        if at and tail in answer_key[min(at):]:
+            return True
+    return False
+
+
+def _names_a_city(ref: Reference, answer_key: str, question: str) -> bool:
+    """The answer names a known city, county or district that is not in the question nor part of the reference."""
+    return any(p.level not in ("country", "province") and name not in question and name not in ref.main
+               and not any(a in ref.main for a in p.aliases)
+               for name in places.places_in(answer_key) for p in [places.place(name)] if p)
+
+
 def _inside_other_place(ref: Reference, text: str, form: str) -> bool:
     """Every mention of the reference's form is part of the name of another known place, one that does not lie
     within the reference (吉林省 for 吉林市, 纽约州 for 纽约, 印度尼西亚 for 印度, 河北区 for 河北省)."""
@@ -1009,7 +1032,10 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
             and _BROADER_PLACE.search(answer.affirmed) and not re.search(r"[\u4e00-\u9fff](?:市|县)", answer.affirmed) \
             and not _refusal(answer):
         return Verdict("NA", False, "broader_place")
-    if _PLACE_QUESTION.search(question) and _REGION.search(answer.affirmed) and not _refusal(answer) == "guess":
+    if _place_parts(ref, answer_key):
+        return Verdict("CO", False, "place_parts")  # 浙江省嘉兴市桐乡市乌镇 for 浙江乌镇
+    if _PLACE_QUESTION.search(question) and _REGION.search(answer.affirmed) and not _refusal(answer) == "guess" \
+            and not _names_a_city(ref, answer_key, question):  # …永久会址设在杭州，…一带: a city, not a region
         return Verdict("NA", False, "broader_place")  # 中国西北地区, 青藏高原上 for a city
     described = any(not _NAMING.search(m.group(0))
                     for m in _DESCRIPTION.finditer(re.sub(r"《[^》]*》", "", answer.affirmed)))
