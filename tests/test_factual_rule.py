@@ -1126,3 +1126,16 @@ def test_what_counts_as_a_true_answer_after_others(answer, reference, question, 
 def test_places_in_parts_and_a_city_beside_a_region(answer, reference, verdict):
     v = judge_answer(answer, reference, "世界互联网大会的永久会址位于哪座城市？")
     assert (v.grade, v.certain) == verdict, v
+
+
+@pytest.mark.parametrize("answer, reference, question, verdict", [
+    ("狄利克雷函数 D(x) 的定义是：x 为有理数时 D(x)=1，x 为无理数时 D(x)=0。", "1", "自变量为有理数时函数的值是多少？",
+     ("CO", False)),
+    ("狄利克雷函数 D(x) 的定义是：x 为有理数时 D(x)=1，x 为无理数时 D(x)=0。", "0", "自变量为有理数时函数的值是多少？",
+     ("IN", False)),
+    ("总价=3×4=12元，打八折后=12×0.8=9.6元。", "9.6元", "打八折后一共多少钱？", ("CO", False)),
+    ("总价=3×4=12元，打八折后=12×0.8=9.6元。", "12元", "打八折后一共多少钱？", ("IN", False)),
+])
+def test_values_side_by_side_after_equals_signs(answer, reference, question, verdict):
+    v = judge_answer(answer, reference, question)
+    assert (v.grade, v.certain) == verdict, v

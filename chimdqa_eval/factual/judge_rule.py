@@ -1204,6 +1204,9 @@ def _events(text: str) -> set[int]:
     return {i for i, pattern in _EVENTS if pattern.search(text)}
 
 
+_OPERAND = re.compile(r"[\d.,]+\s*[×*/÷+]")
+
+
 def _likeliest(candidates: list[Number], hits: list[Number], text: str, question: str) -> Number:
     """The answer's own value among several: the last one it concludes with (所以是50倍, 即86.4%, = 40元, 降至60.2);
     else a bare first sentence (8颗。…); else the one whose clause and sentence share the most character bigrams with the question, an event word of
@@ -1212,8 +1215,12 @@ def _likeliest(candidates: list[Number], hits: list[Number], text: str, question
     bolded = [n for n in candidates if any(lo <= n.start < hi for lo, hi in bold)]
     if bolded and len(bold) <= 2:  # 参数量为**110亿**: the value a chat model sets in bold is its answer
         return bolded[-1]
-    concluded = [n for n in candidates if _CONCLUSION.search(text[max(0, n.start - 16):n.start])]
-    if concluded:
+    operands = [n for n in candidates if _OPERAND.match(text, n.start)]  # 12 in 12×0.8=9.6: not a value given
+    candidates = [n for n in candidates if n not in operands] or candidates
+    cues = {n: _CONCLUSION.search(text[max(0, n.start - 16):n.start]) for n in candidates}
+    concluded = [n for n in candidates if cues[n]]
+    # several values each after = are side by side (有理数时D(x)=1，无理数时D(x)=0): the question tells them apart
+    if concluded and not (len(concluded) > 1 and all(cues[n].group(0) in "=≈" for n in concluded)):
         return concluded[-1]
     lead = re.split(r"[;。!?\n]", text, maxsplit=1)[0]
     if len(re.sub(rf"[\d.,%]|{rules._UNIT_WORDS}|[{rules.MEASURE_CHARS}]", "", rules.key(lead))) <= 1:
