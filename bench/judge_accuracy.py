@@ -106,7 +106,18 @@ def judge_accuracy(labels, grades, certain, classes) -> dict:
         idx = [i for i, c in enumerate(classes) if c == name]
         by_class[name] = _by_label([labels[i] for i in idx], [grades[i] for i in idx], [certain[i] for i in idx])
     confusion = {label: dict(Counter(g for x, g in zip(labels, grades) if x == label)) for label in GRADES}
-    return {"by_label": _by_label(labels, grades, certain), "by_class": by_class, "confusion": confusion}
+    return {"by_label": _by_label(labels, grades, certain), "by_class": by_class, "confusion": confusion,
+            "certain_grades": _certain_grades(labels, grades, certain)}
+
+
+def _certain_grades(labels, grades, certain) -> dict:
+    """Per grade the judge gave with certainty: how many, and how many of them the labels agree with (%): the
+    trust a cascade puts in a certain grade."""
+    out = {}
+    for grade in GRADES:
+        idx = [i for i, g in enumerate(grades) if g == grade and certain[i]]
+        out[grade] = {"n": len(idx), "right": _share(sum(labels[i] == grade for i in idx), len(idx))}
+    return out
 
 
 def _row(name: str, stats: dict) -> str:
@@ -125,6 +136,9 @@ def print_report(report: dict, wrong: list[dict], max_wrong: int) -> None:
     print(_row("all classes", report["by_label"]))
     for name, stats in report["by_class"].items():
         print(_row(name, stats))
+    sure = report["certain_grades"]
+    print("\ncertain grades right (per grade given): " + ", ".join(
+        f"{g} {sure[g]['right'] if sure[g]['right'] is not None else '-'}% of {sure[g]['n']}" for g in GRADES))
     grades_seen = sorted({g for row in report["confusion"].values() for g in row},
                          key=lambda g: (GRADES + (g,)).index(g))
     print("\nconfusion (rows: label, columns: judge)\n      " + "".join(f"{g:>9}" for g in grades_seen))

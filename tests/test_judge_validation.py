@@ -94,6 +94,12 @@ def test_accuracy_report_by_hand():
     assert report["by_class"]["candidates"]["IN"] == {"n": 1, "accuracy": 0.0, "certain_coverage": 0.0,
                                                       "certain_accuracy": None}
     assert report["confusion"] == {"CO": {"CO": 1, "IN": 1}, "NA": {"NA": 1}, "IN": {"IN": 1, "CO": 1}}
+    # certain grades given: CO once (right), NA once (right), IN once (right); the wrong IN and CO were unsure
+    assert report["certain_grades"] == {"CO": {"n": 1, "right": 100.0}, "NA": {"n": 1, "right": 100.0},
+                                        "IN": {"n": 1, "right": 100.0}}
+    mixed = judge_accuracy(["CO", "IN", "NA"], ["CO", "CO", "CO"], [True, True, False], ["plain"] * 3)
+    assert mixed["certain_grades"] == {"CO": {"n": 2, "right": 50.0}, "NA": {"n": 0, "right": None},
+                                       "IN": {"n": 0, "right": None}}
 
 
 def test_bench_runs_a_judge_and_lists_disagreements(tmp_path, capsys):
