@@ -1139,3 +1139,17 @@ def test_places_in_parts_and_a_city_beside_a_region(answer, reference, verdict):
 def test_values_side_by_side_after_equals_signs(answer, reference, question, verdict):
     v = judge_answer(answer, reference, question)
     assert (v.grade, v.certain) == verdict, v
+
+
+@pytest.mark.parametrize("answer, reference, question, verdict", [
+    # a first claim beats a later surname too; what a denial leaves is no first claim
+    ("是范·诺利（Fan Noli）。索古要到1928年以后才当上国王。", "艾哈迈德·索古（Ahmed Zogolli）", "1925-1928年的总统是谁？",
+     ("IN", False)),
+    ("不是霍布斯（他写的是《利维坦》），《神学政治论》是斯宾诺莎1670年匿名出版的。", "巴鲁赫·斯宾诺莎",
+     "《神学政治论》的作者是谁？", ("CO", False)),
+    # a long description of a kind of thing
+    ("它颁布的是一部限制外国船只参与英国及其殖民地贸易的航海类法令。", "《航海条例》", "英国颁布了什么？", ("NA", False)),
+])
+def test_first_claims_before_a_surname_and_long_descriptions(answer, reference, question, verdict):
+    v = judge_answer(answer, reference, question)
+    assert (v.grade, v.certain) == verdict, v

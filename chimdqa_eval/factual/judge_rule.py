@@ -92,7 +92,7 @@ _KIND = ("家|人|者|师|员|手|士|匠|官|帝|王|物|国|城市|地方|地�
          "|仪式|比赛|赛事|节|展|论|主义|思想")
 _DESCRIPTION = re.compile(r"(?<![第\d.])(?:一|1|某)(?:位|个|座|种|名|家|部|本|类|场|项|则|款|所|条|支|首|篇|门|件|只|头|批"
                           r"|张|幅|颗|枚|块|片|艘|架|辆|台|间|栋|处|尊|把|根|匹|口|封|次|届)"
-                          r"[^,;。!?\n]{0,12}?(?:" + _KIND + r")(?:(?:的|在|于|所|上|里|中|来|为|被|之|有关|相关|提出|命名|写|作|创|发明|发现|设计|建"
+                          r"[^,;。!?\n]{0,24}?(?:" + _KIND + r")(?:(?:的|在|于|所|上|里|中|来|为|被|之|有关|相关|提出|命名|写|作|创|发明|发现|设计|建"
                           r"|开发|推出|主持|领导|拍|唱|演|奉|编|撰|著)"
                           r"[^,;。!?\n]{0,10})?(?=[,;。!?\n]|$)")
 _NAMING = re.compile(r"叫|名为|称为|即|就是|是")
@@ -771,7 +771,8 @@ def _other_lead_claim(ref: Reference, answer: _Answer, form: str, question: str)
     end = _CLAUSE_END.search(text)
     lead = text[:end.start()] if end else text
     lead_key = rules.key(lead)
-    if not lead_key or _text_match(ref, lead_key, lead) or not _LEAD_CLAIM.match(lead.strip()):
+    if not lead_key or _text_match(ref, lead_key, lead) or not _LEAD_CLAIM.match(lead.strip()) \
+            or not rules.key(_PARENS.sub("", answer.whole)).startswith(lead_key):  # not what a denial left
         return False
     new = "".join(ch for ch in lead_key if ch not in question and ch not in _FILLER)
     if not 2 <= len(new) <= 12 or _DESCRIPTION.search(lead) or _KIND_WORDS.search(lead) or REFUSAL.search(lead):
@@ -966,6 +967,8 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
         if hedge and form in rules.key(_clause_at(answer.whole, hedge.start())):
             # 应该是杜甫: one candidate, hedged; sure unless it also refuses
             return Verdict("CO", not REFUSAL.search(answer.whole), "hedged_match")
+        if not _BOLD.search(answer.affirmed) and _other_lead_claim(ref, answer, form, question):
+            return Verdict("IN", False, "other_lead_claim")  # 这是安全边际，盈亏平衡点只是…: the answer comes first
         if not full:
             if form in ref.weak and _other_given_name(ref, answer, form):
                 return Verdict("IN", False, "other_given_name")  # 威廉·哈姆斯 for John W. Hammes
@@ -973,8 +976,6 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
                            else "partial_name")
         bold = [rules.key(b) for b in _BOLD.findall(answer.affirmed)]
         bolded = 0 < len(bold) <= 2 and any(form in b for b in bold)  # 但直到**《里斯本条约》**生效后…
-        if not bolded and _other_lead_claim(ref, answer, form, question):
-            return Verdict("IN", False, "other_lead_claim")  # 这是安全边际，盈亏平衡点只是…: the answer comes first
         closer = "" if bolded else _closer_clause(answer, form, question)
         if closer == "closer_clause":  # 李元吉是当时的太子，被射杀的齐王是李建成: another clause answers the question
             return Verdict("IN", False, closer)
