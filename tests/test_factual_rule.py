@@ -1153,3 +1153,25 @@ def test_values_side_by_side_after_equals_signs(answer, reference, question, ver
 def test_first_claims_before_a_surname_and_long_descriptions(answer, reference, question, verdict):
     v = judge_answer(answer, reference, question)
     assert (v.grade, v.certain) == verdict, v
+
+
+@pytest.mark.parametrize("answer, reference, question, verdict", [
+    # 不确定性 is a noun (uncertainty), no refusal and no hedge
+    ("1921年出版这本书的是英国经济学家凯恩斯，同年他还出版了《概率论》，两本书都讨论了不确定性问题。", "弗兰克·奈特",
+     "哪位经济学家在1921年出版了《风险、不确定性与利润》？", ("IN", False)),
+    ("这本的作者我一时对不上号，怕说错。", "顾栋高", "《春秋大事表》的作者是谁？", ("NA", True)),
+    ("我不太记得是谁合成的，可能需要查一下文献。", "Wudl", "它是由哪位科学家首次合成的？", ("NA", True)),
+    ("不超过50人。", "50", "股东人数限制是不超过多少人？", ("CO", True)),  # a bound the question uses
+    ("我记得是安德鲁·贝尔（Andrew Bell）。", "汤马斯·贝尔（Thomas Bell）", "专利是由哪位苏格兰人申请的？", ("IN", False)),
+    ("Ghazi al-Yawer（加齐·阿吉勒·亚瓦尔）。", "加齐·亚瓦尔", "2004年担任伊拉克临时政府总统的是谁？", ("CO", False)),
+    ("可能改成了安平县？这个我不是很确定。", "太平县", "永宁县在那一年改名为什么？", ("IN", False)),  # a guess
+    ("启功是康熙或雍正的九世孙，具体我记不太清。", "乾隆", "启功是哪位清朝皇帝的九世孙？", ("IN", False)),
+    ("zoome在2007年上线，后来用户流失，在2011年停止了服务。", "2011", "zoome网站是在哪一年结束运营的？", ("CO", False)),
+    ("2019年频道调整时天气台其实还保留着，真正停播是在2020年。", "2019", "天气台于哪一年停播?", ("IN", False)),
+    ("0.7 微秒。", "700纳秒", "它的寿命是多少？", ("CO", True)),
+    ("大约700微秒。", "700纳秒", "它的寿命是多少？", ("IN", True)),
+])
+def test_nouns_that_look_like_refusals_guesses_ending_in_questions_endings_and_small_times(answer, reference, question,
+                                                                                        verdict):
+    v = judge_answer(answer, reference, question)
+    assert (v.grade, v.certain) == verdict, v

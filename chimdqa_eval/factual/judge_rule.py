@@ -147,7 +147,7 @@ _TO_USER = re.compile(r"您|你|请问|告诉我|能否|可否|\byou\b")
 _CLAUSE_END = re.compile(r"[,;。!?\n:]")
 # Words that turn from what came before to another claim (not 而: a contrast, no correction); at a clause's start
 # they mark the value after them (_likeliest) or a claim that may supersede the reference (_frame).
-_TURN_WORDS = "但是?|不过|然而|可是|其实|实际上|事实上"
+_TURN_WORDS = "但是?|不过|然而|可是|其实|实际上|事实上|真正"
 _TURN_CLAUSE = re.compile(rf"(?:^|[,;:])\s*(?:{_TURN_WORDS})")
 _BOLD = re.compile(r"\*\*([^*]+)\*\*")  # Markdown bold, which clean() keeps
 _ASSERTION = re.compile(r"是|(?<![作成因认以称行])为")
@@ -161,7 +161,7 @@ _CONCLUSION = re.compile(r"(即|所以|因此|故|答案|最终|结果|=|≈|也
 _ERA = re.compile(r"年间|时期|初年|末年|年代|近代|现代|古代|当代|上个?世纪|战后|战前|期间|年前|前后|早年|晚年")
 # A clause that negates (沈括并没有写过…), leaving out 不 in words that do not (不仅, 不断, 不过, 不得早于) and the
 # refusals and hedges that other rules read; a sentence saying something has not happened.
-_NEGATION = re.compile(r"(?<!是)不(?!仅|久|断|少|同|过|但|管|论|如|得|只|光|单|能|确定|清楚|太|知道)|没有?(?!错)|尚未|并未|从未"
+_NEGATION = re.compile(r"(?<!是)不(?!仅|久|断|少|同|过|但|管|论|如|得|只|光|单|能|确定|清楚|太|知道|超过|低于|高于|多于|大于|小于|止)|没有?(?!错)|尚未|并未|从未"
                        r"|未曾|并非|绝非")
 _NOT_HAPPENED = re.compile(r"尚未|并没有|并未|从未|未曾|还没有?")
 _DIRECTIONS = {"up": re.compile(r"增长|增加|上升|提高|上涨|增幅|涨幅|多了"),
@@ -343,7 +343,7 @@ def _read_answer(cleaned: str) -> _Answer:
         text = text[last.end():]
     kept = []
     for sentence in _SENTENCE.findall(text):
-        if sentence.endswith("?") and _ASKS.search(sentence):
+        if sentence.endswith("?") and _ASKS.search(sentence) and not _LEANS.search(sentence):  # 可能改成了安平县？
             asked = asked or bool(_TO_USER.search(sentence))  # 您是问…？ asks the user; A还是B？ asks itself
         else:
             kept.append(sentence)
@@ -488,7 +488,7 @@ def _refusal(answer: _Answer) -> str:
     return "refusal"
 
 
-_LEANS = re.compile(r"(?<![不没])(?:印象中|记得|好像|似乎|大概|也许|或许|可能|应该)[^,;。]{0,8}?(?:是|为)")
+_LEANS = re.compile(r"(?<![不没])(?<![不没].)(?:印象中|记得|好像|似乎|大概|也许|或许|可能|应该)[^,;。?]{0,8}?(?:是|为|成|叫|在)")
 
 
 def _claim_before_refusal(answer: _Answer, question: str) -> bool:
@@ -503,7 +503,7 @@ def _claim_before_refusal(answer: _Answer, question: str) -> bool:
         return False
     first = answer.whole[:end.start()]
     # a sentence of its own (王晶。) or an assertion (是王晶，…); not a lead-in (很遗憾，… / 说实话，… / 作为AI，…)
-    claim = end.group(0) in "。!\n" or _ASSERTION.search(first)
+    claim = end.group(0) in "。!?\n" or _ASSERTION.search(first)
     key = rules.key(first)
     longest = 16 if _LEANS.search(first) else 10  # 我印象中这本书是甘阳写的，不过不太确定: a guess, told at length
     return bool(claim) and 0 < len(key) <= longest and _has_content(key, question) and not REFUSAL.search(first) \
@@ -512,7 +512,7 @@ def _claim_before_refusal(answer: _Answer, question: str) -> bool:
 
 
 # Two named candidates for the slot (A和B二者之一, 两个都有可能, 不是A就是B), not a mere 或 (请咨询医生或药师).
-_CANDIDATE_PAIR = re.compile(r"[、和与或][^,;。]{1,12}(?<![家员士手师])(?<![^二两2]者)(?<![^二两2]人)之一|(?:两|二|2)(?:个|者)?都有可能|不是[^,;。]{1,12}就是")
+_CANDIDATE_PAIR = re.compile(r"(?:是|为)[^,;。]{0,8}?[\u4e00-\u9fff]{2,4}或[\u4e00-\u9fff]{2,4}|[、和与或][^,;。]{1,12}(?<![家员士手师])(?<![^二两2]者)(?<![^二两2]人)之一|(?:两|二|2)(?:个|者)?都有可能|不是[^,;。]{1,12}就是")
 
 
 def _unmatched(ref: Reference, answer: _Answer, question: str, risk: str) -> Verdict:
@@ -963,6 +963,8 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
                 and not (named and named[1]) and not _long_story(answer.alternative, question):
             # 也有人认为是他的兄长丹尼尔·蒲福: the surname alone is not him
             return Verdict("IN", False, "attributed_alternative")
+        if not full and form in ref.weak and _other_given_name(ref, answer, form):
+            return Verdict("IN", False, "other_given_name")  # 我记得是安德鲁·贝尔 for 汤马斯·贝尔
         hedge = HEDGE.search(answer.whole)
         if hedge and form in rules.key(_clause_at(answer.whole, hedge.start())):
             # 应该是杜甫: one candidate, hedged; sure unless it also refuses
@@ -970,8 +972,6 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
         if not _BOLD.search(answer.affirmed) and _other_lead_claim(ref, answer, form, question):
             return Verdict("IN", False, "other_lead_claim")  # 这是安全边际，盈亏平衡点只是…: the answer comes first
         if not full:
-            if form in ref.weak and _other_given_name(ref, answer, form):
-                return Verdict("IN", False, "other_given_name")  # 威廉·哈姆斯 for John W. Hammes
             return Verdict("CO", False, "latin_sentence" if form not in ref.forms and _LATIN.search(form)
                            else "partial_name")
         bold = [rules.key(b) for b in _BOLD.findall(answer.affirmed)]
@@ -1092,16 +1092,17 @@ def _other_given_name(ref: Reference, answer: _Answer, surname: str) -> bool:
     if not ref.given:
         return False
     if _LATIN.search(surname):
-        before = re.compile(rf"([a-z][a-z-]*)\.?\s+{re.escape(surname)}(?![a-z])")
+        before = re.compile(rf"((?:[a-z][a-z-]*\.?\s+){{1,3}}){re.escape(surname)}(?![a-z])")
         bare = re.compile(rf"(?<![a-z.\s])\s*{re.escape(surname)}(?![a-z])|(?<![a-z])\s{re.escape(surname)}(?![a-z])")
     else:
-        before = re.compile(rf"([\u4e00-\u9fff]{{1,5}})[·•]{re.escape(surname)}")
+        before = re.compile(rf"((?:[\u4e00-\u9fff]{{1,5}}[·•]){{1,3}}){re.escape(surname)}")
         bare = re.compile(rf"(?<![·•]){re.escape(surname)}")
     text = answer.affirmed.replace("*", "")
-    named = [m.group(1) for m in before.finditer(text)]
-    if not named or any(rules.key(n) in ref.given or len(n) < 2 or n in _HONORIFICS
-                        or any(_sounds_alike(rules.key(n), g) for g in ref.given) for n in named):
-        return False  # 于尔根 for 尤尔根, Jheronimus for Hieronymus: the same name, spelt otherwise
+    chains = [[rules.key(p) for p in re.split(r"[·•\s]+", m.group(1)) if rules.key(p)] for m in before.finditer(text)]
+    if not chains or any(not chain or len(chain[-1]) < 2 or chain[-1] in _HONORIFICS
+                         or any(n in ref.given or any(_sounds_alike(n, g) for g in ref.given) for n in chain)
+                         for chain in chains):
+        return False  # 于尔根 for 尤尔根, 加齐·阿吉勒·亚瓦尔 for 加齐·亚瓦尔: the same name, spelt or told otherwise
     spots = {m.end() for m in before.finditer(text)}
     return all(m.end() in spots for m in bare.finditer(text))
 
@@ -1197,7 +1198,8 @@ def _counted(counter: str) -> str:
 # Words for the same kind of event, so that a clause can be matched to the question's event (成立 / 筹建).
 _EVENT_WORDS = ("成立 创立 创办 创建 建立 始建 筹建 设立 开办 建于 建成 落成 组建 创刊", "改名 更名 改称 易名 改为",
                 "开通 通车 开放 开业 上线 发布 首播 上映 出版 发行 问世", "逝世 去世 病逝 辞世 卒于 遇害", "出生 生于 诞生",
-                "独立 建国", "签订 签署 缔结", "举办 举行 召开", "生效 施行 实施 起效")
+                "独立 建国", "签订 签署 缔结", "举办 举行 召开", "生效 施行 实施 起效",
+                "停播 停刊 停运 停止 结束 关闭 终止 倒闭 解散 撤销 废除 下线 停产")
 _EVENTS = [(i, re.compile("|".join(words.split()))) for i, words in enumerate(_EVENT_WORDS)]
 
 
