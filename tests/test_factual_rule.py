@@ -1175,3 +1175,19 @@ def test_nouns_that_look_like_refusals_guesses_ending_in_questions_endings_and_s
                                                                                         verdict):
     v = judge_answer(answer, reference, question)
     assert (v.grade, v.certain) == verdict, v
+
+
+@pytest.mark.parametrize("answer, reference, question, verdict", [
+    ("把黑吉豆（urad dal）和白米分别浸泡后磨成糊。", "白米", "印度蒸米浆糕是黑吉豆和什么磨成糊？", ("CO", True)),
+    ("Keturah，和合本译作基土拉。", "基土拉 (Keturah)", "米甸是亚伯拉罕与哪位妻室所生？", ("CO", True)),
+    ("是关羽，也就是关圣帝君、关云长。", "关羽", "这位武财神是谁？", ("CO", True)),
+    ("白米和小米。", "白米", "印度蒸米浆糕是黑吉豆和什么磨成糊？", ("IN", False)),  # a list of its own
+])
+def test_a_list_with_the_questions_own_item_or_a_restatement_is_no_list(answer, reference, question, verdict):
+    v = judge_answer(answer, reference, question)
+    assert (v.grade, v.certain) == verdict, v
+
+
+def test_two_names_joined_by_he_are_still_two_candidates():
+    v = judge_answer("是Svante Wold和Bruce Kowalski两人共同创造的。", "Svante Wold", "这一方法是由谁创造的？")
+    assert (v.grade, v.certain) == ("IN", False), v

@@ -678,16 +678,33 @@ def _positions(text: str, ch: str) -> list[int]:
     return [i for i, c in enumerate(text) if c == ch]
 
 
+def _only_in_lists(text: str, form: str, question: str) -> bool:
+    """Every mention of the reference is an item of a list (A、B, A和B) in its clause, beside an item the
+    question does not name (黑吉豆和白米 for 黑吉豆和什么: no list) and not in a clause that restates (也就是关圣帝君、
+    关云长)."""
+    question_key = rules.key(question)
+    mentions = 0
+    for clause in _CLAUSE_END.split(_PARENS.sub("", re.sub(r"[、/]", "和", text))):
+        key = rules.key(clause)
+        for i in _starts(key, form):
+            mentions += 1
+            if _RESTATES.match(key):
+                return False
+            before = key[i - 1:i] in ("和", "与", "及") and re.split(r"和|与|及", key[:i - 1])[-1]
+            after = key[i + len(form):i + len(form) + 1] in ("和", "与", "及") and key[i + len(form) + 1:i + len(form) + 2] != "其" \
+                and re.split(r"和|与|及", key[i + len(form) + 1:])[0]
+            others = [x for x in (before and before[-3:], after and after[:3]) if x and x not in question_key]
+            if not others:
+                return False
+    return mentions > 0
+
+
 def _others_of_kind(ref: Reference, answer: _Answer, form: str, question: str) -> str:
     """'listed_with_others' when the reference is listed with other things (A、B, A和B); 'other_candidates'
     when other things of its kind stand beside it (another 《title》, another foreign name, another word with the
     same kind suffix: another 寺, another 奖); '' when neither."""
     text = answer.affirmed
-    listed = rules.key(re.sub(r"[、/]", "和", text))
-    spots = _starts(listed, form)
-    if ref.listed == 1 and spots and all(listed[i - 1:i] in ("和", "与", "及") or
-                                         (listed[i + len(form):i + len(form) + 1] in ("和", "与", "及")
-                                          and listed[i + len(form) + 1:i + len(form) + 2] != "其") for i in spots):
+    if ref.listed == 1 and _only_in_lists(text, form, question):
         return "listed_with_others"  # every mention of it is in a list (A、B), none stands alone
     titles = [rules.key(t) for t in re.findall(r"《([^》]+)》", text) if t not in question]
     if any(form not in t and t not in form for t in titles):
