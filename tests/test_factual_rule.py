@@ -1191,3 +1191,18 @@ def test_a_list_with_the_questions_own_item_or_a_restatement_is_no_list(answer, 
 def test_two_names_joined_by_he_are_still_two_candidates():
     v = judge_answer("是Svante Wold和Bruce Kowalski两人共同创造的。", "Svante Wold", "这一方法是由谁创造的？")
     assert (v.grade, v.certain) == ("IN", False), v
+
+
+@pytest.mark.parametrize("answer, reference, question, verdict", [
+    ("起源于加勒比海地区。", "牙买加", "Skank舞蹈最初起源于哪个国家？", ("NA", False)),  # 海地 is not in 加勒比海地区
+    ("是卖给了台湾本地的一家媒体集团。", "年代集团", "壹电视的交易对象是谁？", ("NA", False)),
+    ("出自儒家的五经之一。", "《尚书·洪范》", "这段话出自哪本书籍？", ("NA", False)),
+    ("是江西省内的一个城市批的。", "南昌", "它被哪个市批为非物质文化遗产项目？", ("NA", False)),
+    ("我印象中是鹿特丹市中心的某个城市公园，具体名字实在记不清了。", "博物馆公园", "这个公园叫什么？", ("NA", False)),
+    # one of a set, said beside a name, is context
+    ("和利玛窦一起编写辞典的是郭居静，他也是最早为汉语标注声调的传教士之一。", "罗明坚", "谁和利玛窦一起编写了辞典？",
+     ("IN", False)),
+])
+def test_places_inside_words_groups_sets_and_parks_described(answer, reference, question, verdict):
+    v = judge_answer(answer, reference, question)
+    assert (v.grade, v.certain) == verdict, v

@@ -89,11 +89,11 @@ _KIND = ("家|人|者|师|员|手|士|匠|官|帝|王|物|国|城市|地方|地�
          "|王朝|坝|志|录|峰|码|队|刊|星|界|兄弟|器|具|品|种|型|篇|卷|集|字|词|号|校|院|大学|学院|高校|奖|奖项"
          "|术|派|教|树|木|草|鸟|鱼|虫|兽|照片|图|画|基地|馆|厂|站|港|城|镇|村|岛|湖|山|河"
          "|党|政党|所|研究所|目|纲|科|属|会|委员会|局|署|厅|中心|协会|学会|法令|法|条例|法案|政策|计划|项目|工程"
-         "|仪式|比赛|赛事|节|展|论|主义|思想")
+         "|仪式|比赛|赛事|节|展|论|主义|思想|集团|典籍|文献|经典|著作|书籍|公园|广场|景区|遗址|勋章|项目")
 _DESCRIPTION = re.compile(r"(?<![第\d.])(?:一|1|某)(?:位|个|座|种|名|家|部|本|类|场|项|则|款|所|条|支|首|篇|门|件|只|头|批"
                           r"|张|幅|颗|枚|块|片|艘|架|辆|台|间|栋|处|尊|把|根|匹|口|封|次|届)"
                           r"[^,;。!?\n]{0,24}?(?:" + _KIND + r")(?:(?:的|在|于|所|上|里|中|来|为|被|之|有关|相关|提出|命名|写|作|创|发明|发现|设计|建"
-                          r"|开发|推出|主持|领导|拍|唱|演|奉|编|撰|著)"
+                          r"|开发|推出|主持|领导|拍|唱|演|奉|编|撰|著|批|评|选|认定)"
                           r"[^,;。!?\n]{0,10})?(?=[,;。!?\n]|$)")
 _NAMING = re.compile(r"叫|名为|称为|即|就是|是")
 _CITY_QUESTION = re.compile(r"城市|哪个市|哪座城|哪个县|哪个镇")
@@ -859,6 +859,7 @@ _NATIONALITY = re.compile(r"[\u4e00-\u9fff]{1,4}(?:国|洲)(?:的)?|[东西南�
 
 
 _KIND_OF = re.compile(r"(?:的|之)(?:一|1)(?:种|类|个分支|个品种)(?=[,;。!?\n]|$)")
+_ONE_OF = re.compile(r"[\u4e00-\u9fff]{2,6}之一(?=[,;。!?\n]|$)")  # 出自儒家的五经之一: one of a named set
 _RANKS = "界门纲目科属"  # taxonomic ranks, broadest first
 
 
@@ -1067,7 +1068,9 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
         return Verdict("CO", False, "bold_near_match")  # **国立筑波大学** for 日本国立筑波大学: its answer, reworded
     if not alias and not ref.items and _partly_sounds_like(ref.main, answer) and _refusal(answer) != "refusal":
         return Verdict("CO", False, "partial_transliteration")  # Fields Medal for 菲尔兹奖, Groningen for 格罗宁根大学
-    if (_KIND_OF.search(answer.affirmed) or _broader_rank(ref.main, answer_key)) and _refusal(answer) != "refusal":
+    one_of = _ONE_OF.search(answer.affirmed) and len(answer_key) <= 12 and "《" not in answer.affirmed  # said alone
+    if (_KIND_OF.search(answer.affirmed) or one_of or _broader_rank(ref.main, answer_key)) \
+            and _refusal(answer) != "refusal":
         return Verdict("NA", False, "kind_of")  # 属于锥体的一种, 被子植物门 for 木兰纲: what it is a kind of
     if _kind_only(answer, question) and _refusal(answer) != "refusal":
         return Verdict("NA", False, "kind_only")  # 是英国作家, 属于气象灾害: a kind of thing and where, no name

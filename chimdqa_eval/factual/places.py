@@ -22,6 +22,8 @@ LEVELS = ("country", "province", "prefecture", "city", "district")
 RANK = {"country": 0, "province": 1, "prefecture": 2, "city": 2, "district": 3}
 # What may follow a place name in another word: 青海湖, 中山路, 印度洋, 朝鲜半岛, 四川盆地, 哥伦比亚大学, 蒙古族.
 _CONTINUES = re.compile(r"大学|学院|大道|公园|半岛|高原|盆地|平原|沙漠|[山路街湖河江海洋岛港湾峰寺庙宫桥站塔族语]")
+# A name whose last character begins a common word with the next one (海地 in 加勒比海地区) is no name there.
+_ENDS_IN_A_WORD = frozenset({"地区", "地带", "地方", "地域", "地点", "地理", "南部", "北部", "东部", "西部", "中部"})
 _FOREIGN_NAME_MARKS = "·•"  # 乔治·华盛顿, 简·奥斯汀: part of a person's name
 
 
@@ -154,7 +156,8 @@ def place_spans(text: str) -> list[tuple[int, int, str]]:
             before, after = text[i - 1:i] if i else " ", text[i + length:i + length + 1] or " "
             if len(name) == length and name in index and before not in _FOREIGN_NAME_MARKS \
                     and after not in _FOREIGN_NAME_MARKS \
-                    and (not _CONTINUES.match(text, i + length) or _starts_name(text, i + length)):
+                    and (not _CONTINUES.match(text, i + length) or _starts_name(text, i + length)) \
+                    and text[i + length - 1:i + length + 1] not in _ENDS_IN_A_WORD:
                 out.append((i, i + length, name))
                 i += length
                 break
