@@ -1068,7 +1068,8 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
         return Verdict("CO", False, "bold_near_match")  # **国立筑波大学** for 日本国立筑波大学: its answer, reworded
     if not alias and not ref.items and _partly_sounds_like(ref.main, answer) and _refusal(answer) != "refusal":
         return Verdict("CO", False, "partial_transliteration")  # Fields Medal for 菲尔兹奖, Groningen for 格罗宁根大学
-    one_of = _ONE_OF.search(answer.affirmed) and len(answer_key) <= 12 and "《" not in answer.affirmed  # said alone
+    said = [c for c in _CLAUSE_END.split(answer.affirmed) if rules.key(c)]
+    one_of = len(said) == 1 and _ONE_OF.search(said[0]) and len(answer_key) <= 12 and "《" not in said[0]  # alone
     if (_KIND_OF.search(answer.affirmed) or one_of or _broader_rank(ref.main, answer_key)) \
             and _refusal(answer) != "refusal":
         return Verdict("NA", False, "kind_of")  # 属于锥体的一种, 被子植物门 for 木兰纲: what it is a kind of
