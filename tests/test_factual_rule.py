@@ -1206,3 +1206,15 @@ def test_two_names_joined_by_he_are_still_two_candidates():
 def test_places_inside_words_groups_sets_and_parks_described(answer, reference, question, verdict):
     v = judge_answer(answer, reference, question)
     assert (v.grade, v.certain) == verdict, v
+
+
+@pytest.mark.parametrize("answer, reference, verdict", [
+    ("没有。《百家姓》收录了五百多个姓，里面并没有“草”这个姓。", "否", ("CO", True)),
+    ("有，排在第300位。", "否", ("IN", True)),
+    ("不是。", "否", ("CO", True)),
+    ("是的，他获得过。", "是", ("CO", True)),
+    ("我不确定。", "否", ("NA", True)),
+])
+def test_yes_and_no(answer, reference, verdict):
+    v = judge_answer(answer, reference, "是否有这样的记录？")
+    assert (v.grade, v.certain) == verdict, v

@@ -959,8 +959,25 @@ def _judge_text(ref: Reference, answer: _Answer, question: str) -> Verdict:
     return verdict._replace(certain=False) if only_alias else verdict
 
 
+_NO = frozenset({"否", "不", "不是", "没有", "没", "无", "不会", "不能", "并没有", "no", "不对"})
+_YES = frozenset({"是", "是的", "有", "对", "对的", "会", "能", "yes", "确实有", "确实是"})
+
+
+def _yes_no(ref: Reference, answer: _Answer) -> Verdict | None:
+    """A yes / no reference (否, 是) and an answer whose first clause is a bare yes or no (没有。…)."""
+    polarity = "no" if ref.main in _NO else "yes" if ref.main in _YES else None
+    first = rules.key(_CLAUSE_END.split(answer.whole.strip(), maxsplit=1)[0])
+    said = "no" if first in _NO else "yes" if first in _YES else None
+    if polarity is None or said is None:
+        return None
+    return Verdict("CO" if said == polarity else "IN", True, "yes_no")
+
+
 def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
     answer_key = answer.affirmed_key
+    verdict = _yes_no(ref, answer)
+    if verdict:
+        return verdict  # 没有。《百家姓》里并没有“草”这个姓 for 否
     found = _text_match(ref, answer_key, answer.affirmed)
     if found and _inside_other_place(ref, answer.affirmed, found[0]):
         found = None  # 吉林省 for 吉林市, 印度尼西亚 for 印度: another place's name, not the reference's
