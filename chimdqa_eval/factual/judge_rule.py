@@ -1532,3 +1532,16 @@ def judge_answers(predictions, references, questions=None) -> list[Verdict]:
 
 def grade_answers(predictions, references, questions=None) -> list[str]:
     return [v.grade for v in judge_answers(predictions, references, questions)]
+
+
+def clear_caches() -> None:
+    """Forget what was worked out for earlier answers and references (a benchmark measures a cold run)."""
+    for cached in (parse_reference, reference_readings, _refusal, _unreadable, rules._find_numbers):
+        cached.cache_clear()
+
+
+def clear_answer_caches() -> None:
+    """Forget what was worked out for earlier answers only; what the references' readings are stays known (a
+    leaderboard grades every submission against the same references)."""
+    for cached in (_refusal, rules._find_numbers):
+        cached.cache_clear()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 from dataclasses import dataclass
 from decimal import Decimal
 from importlib.metadata import version
@@ -523,6 +524,12 @@ def _durations(cleaned: str) -> list[tuple[Number, int]]:
 
 
 def find_numbers(cleaned: str, framing: str = "", periods: bool = True) -> list[Number]:
+    """See _find_numbers; a fresh list each call (the rules ask for the same text's numbers many times)."""
+    return list(_find_numbers(cleaned, framing, periods))
+
+
+@lru_cache(maxsize=8192)
+def _find_numbers(cleaned: str, framing: str = "", periods: bool = True) -> tuple[Number, ...]:
     """The numbers in cleaned text with their precision, unit and qualifier, in order; a leading minus, 负, 零下
     or 公元前 is a sign. `framing` is the question: bound words it uses are not qualifiers of the answer.
     `periods`: read dynasties (明朝) as ranges of years too (in answers; a reference 唐朝 is a name)."""
@@ -589,7 +596,7 @@ def find_numbers(cleaned: str, framing: str = "", periods: bool = True) -> list[
         out.append(Number(value, step, kind, unit, scale, loose, high, start=m.start(), ordinal=cleaned[m.start() - 1:m.start()] == "第",
                           unknown_unit=unknown, counter=counter, factor=Decimal(factor),
                           converted=bool(spelled) and spelled.group(1) in CONVERTED))
-    return _join_ranges(sorted(out, key=lambda n: n.start), cleaned)
+    return tuple(_join_ranges(sorted(out, key=lambda n: n.start), cleaned))
 
 
 _LIST_INDEX = re.compile(r"\d{1,2}[.、)](?=\s*[^\d\s])")
