@@ -10,6 +10,12 @@ from chimdqa_eval.factual.rules import chinese_numerals_to_arabic, clean, find_n
 from shared_data import CHINESE_SIMPLEQA as SIMPLEQA
 
 
+def assert_verdict(answer: str, reference: str, question: str, verdict: tuple) -> None:
+    """The rule judge gives this answer the (grade, certain) expected; the message names the rule that decided."""
+    v = judge_answer(answer, reference, question)
+    assert (v.grade, v.certain) == verdict, v
+
+
 @pytest.mark.parametrize("text, expected", [
     ("三千五百", "3500"), ("十五", "15"), ("一千零五", "1005"), ("一亿五千万", "150000000"),
     ("一九一九年", "1919年"), ("二〇二三年九月四日", "2023年9月4日"), ("百分之五", "5%"),
@@ -582,8 +588,7 @@ def test_refusals_by_the_grammar_of_not_knowing_are_certain_na_for_every_real_re
     ("你说的是主桥还是包括引桥在内的全长？主桥大约800米。", "1200米", "该桥全长多少米？", ("IN", False)),
 ])
 def test_answers_that_ask_back(answer, reference, question, verdict):
-    v = judge_answer(answer, reference, question)
-    assert (v.grade, v.certain) == verdict, v
+    assert_verdict(answer, reference, question, verdict)
 
 
 
@@ -621,8 +626,7 @@ def test_odd_input_gets_a_grade_and_no_exception(prediction, reference, grade):
     ("", "😀", ("NA", True)), ("不知道", "😀", ("NA", True)),  # no answer is no answer
 ])
 def test_a_reference_the_rules_cannot_read(prediction, reference, verdict):
-    v = judge_answer(prediction, reference, "")
-    assert (v.grade, v.certain) == verdict
+    assert_verdict(prediction, reference, "", verdict)
 
 
 @pytest.mark.parametrize("answer, reference", [
@@ -675,8 +679,7 @@ def test_among_several_values_the_questions_own_year_and_whole_dates_decide(answ
     ("我没有关于这位作家入会年份的资料。", "1997", "她是哪一年加入作家协会的？", ("NA", True)),
 ])
 def test_century_bounds_mixed_vague_values_translated_names_and_missing_records(answer, reference, question, verdict):
-    v = judge_answer(answer, reference, question)
-    assert (v.grade, v.certain) == verdict, v
+    assert_verdict(answer, reference, question, verdict)
 
 
 @pytest.mark.parametrize("answer, verdict", [
@@ -709,8 +712,7 @@ def test_an_approximate_percentage_is_judged_at_its_own_precision():
     ("至元八年。", "1271年", ("IN", False)),  # an era we do not list: its 8 is no year 8
 ])
 def test_years_of_reign_eras_are_years(answer, reference, verdict):
-    v = judge_answer(answer, reference, "这件事发生在哪一年？")
-    assert (v.grade, v.certain) == verdict, v
+    assert_verdict(answer, reference, "这件事发生在哪一年？", verdict)
 
 
 @pytest.mark.parametrize("answer, reference, grade", [
@@ -769,8 +771,7 @@ def test_bold_answers_list_numbering_and_naming_descriptions(answer, reference, 
     ("在国际音标里，这个元音写作ɵ。", "ɵ", "这个元音用哪个字符表示？", ("CO", True)),
 ])
 def test_refusal_phrasings_legends_true_answers_centuries_volumes_and_symbols(answer, reference, question, verdict):
-    v = judge_answer(answer, reference, question)
-    assert (v.grade, v.certain) == verdict, v
+    assert_verdict(answer, reference, question, verdict)
 
 
 @pytest.mark.parametrize("answer, reference, question, verdict", [
@@ -783,8 +784,7 @@ def test_refusal_phrasings_legends_true_answers_centuries_volumes_and_symbols(an
     ("新石器时代。", "新石器时代晚期", "部落联盟最早出现在什么时期？", ("NA", False)),
 ])
 def test_ordinals_asked_regions_halves_of_dynasties_and_parts_of_periods(answer, reference, question, verdict):
-    v = judge_answer(answer, reference, question)
-    assert (v.grade, v.certain) == verdict, v
+    assert_verdict(answer, reference, question, verdict)
 
 
 @pytest.mark.parametrize("answer, reference, question, verdict", [
@@ -797,8 +797,7 @@ def test_ordinals_asked_regions_halves_of_dynasties_and_parts_of_periods(answer,
      ("IN", False)),
 ])
 def test_latin_cores_first_decades_and_turns(answer, reference, question, verdict):
-    v = judge_answer(answer, reference, question)
-    assert (v.grade, v.certain) == verdict, v
+    assert_verdict(answer, reference, question, verdict)
 
 
 @pytest.mark.parametrize("answer, reference, question, verdict", [
@@ -816,8 +815,7 @@ def test_latin_cores_first_decades_and_turns(answer, reference, question, verdic
     ("近代。", "1895年", "这是哪一年的事？", ("NA", False)),
 ])
 def test_vague_counts_years_ago_and_periods(answer, reference, question, verdict):
-    v = judge_answer(answer, reference, question)
-    assert (v.grade, v.certain) == verdict, v
+    assert_verdict(answer, reference, question, verdict)
 
 
 @pytest.mark.parametrize("answer, reference, question, grade", [
@@ -845,8 +843,7 @@ def test_a_kind_without_a_name_is_less_specific_and_a_name_with_a_kind_is_a_name
      "DailyMed最初是由哪个机构运营的？", ("IN", False)),
 ])
 def test_a_clause_closer_to_the_question_holds_the_answer(answer, reference, question, verdict):
-    v = judge_answer(answer, reference, question)
-    assert (v.grade, v.certain) == verdict, v
+    assert_verdict(answer, reference, question, verdict)
 
 
 @pytest.mark.parametrize("answer, reference, question, verdict", [
@@ -862,8 +859,7 @@ def test_a_clause_closer_to_the_question_holds_the_answer(answer, reference, que
     ("抱歉，我没有找到可靠记录，建议查阅厂商或社区的资料。", "2010", "它哪一年开售？", ("NA", True)),
 ])
 def test_candidate_pairs_other_candidates_kinds_of_things_and_ranks(answer, reference, question, verdict):
-    v = judge_answer(answer, reference, question)
-    assert (v.grade, v.certain) == verdict, v
+    assert_verdict(answer, reference, question, verdict)
 
 
 @pytest.mark.parametrize("answer, verdict", [
@@ -898,8 +894,7 @@ def test_a_hedge_on_another_candidate_does_not_vouch_for_the_reference():
     ("这类展览的历届获奖记录我没有掌握，不好回答。", "第七届", "他在第几届获奖？", ("NA", True)),
 ])
 def test_ages_beside_years_concluded_values_schools_and_more_refusals(answer, reference, question, verdict):
-    v = judge_answer(answer, reference, question)
-    assert (v.grade, v.certain) == verdict, v
+    assert_verdict(answer, reference, question, verdict)
 
 
 @pytest.mark.parametrize("answer, reference, question, verdict", [
@@ -910,8 +905,7 @@ def test_ages_beside_years_concluded_values_schools_and_more_refusals(answer, re
     ("应该是执行豁免或者作证义务的豁免。", "执行豁免", "这属于哪种豁免？", ("IN", True)),  # 或者作证 is no alias
 ])
 def test_parts_of_decades_pairs_and_or_before_a_word(answer, reference, question, verdict):
-    v = judge_answer(answer, reference, question)
-    assert (v.grade, v.certain) == verdict, v
+    assert_verdict(answer, reference, question, verdict)
 
 
 @pytest.mark.parametrize("answer, reference, question, grade", [
@@ -930,8 +924,7 @@ def test_more_refusals_and_descriptions(answer, reference, question, grade):
     ("是狄更斯，一位英国作家。", "莎士比亚", ("IN", False)),  # a name beside the description
 ])
 def test_a_description_with_more_about_it_is_less_specific_and_one_beside_a_name_is_not(answer, reference, verdict):
-    v = judge_answer(answer, reference, "是谁/是什么？")
-    assert (v.grade, v.certain) == verdict, v
+    assert_verdict(answer, reference, "是谁/是什么？", verdict)
 
 
 @pytest.mark.parametrize("answer, reference, question, verdict", [
@@ -945,8 +938,7 @@ def test_a_description_with_more_about_it_is_less_specific_and_one_beside_a_name
      ("CO", True)),
 ])
 def test_roman_numerals_peoples_bold_near_matches_and_restatements(answer, reference, question, verdict):
-    v = judge_answer(answer, reference, question)
-    assert (v.grade, v.certain) == verdict, v
+    assert_verdict(answer, reference, question, verdict)
 
 
 @pytest.mark.parametrize("answer, reference, question, grade", [
@@ -967,8 +959,7 @@ def test_latin_words_count_once_and_negated_values_lose(answer, reference, quest
     ("他父亲是医生，他本人也是医生。", "医生", "他的职业是什么？", ("CO", True)),  # the reference again, last
 ])
 def test_the_asked_thing_itself_set_against_the_reference(answer, reference, question, verdict):
-    v = judge_answer(answer, reference, question)
-    assert (v.grade, v.certain) == verdict, v
+    assert_verdict(answer, reference, question, verdict)
 
 
 def test_the_asked_thing_itself_after_a_relative_the_question_asks_about():
@@ -997,8 +988,7 @@ def test_the_asked_thing_itself_after_a_relative_the_question_asks_about():
     ("这个我不确定是火成岩还是沉积岩。", "沉积岩", "这种岩石属于火成岩还是沉积岩？", ("NA", True)),
 ])
 def test_approximate_years_guesses_asking_provinces_and_the_questions_own_options(answer, reference, question, verdict):
-    v = judge_answer(answer, reference, question)
-    assert (v.grade, v.certain) == verdict, v
+    assert_verdict(answer, reference, question, verdict)
 
 
 @pytest.mark.parametrize("answer, reference, question, verdict", [
@@ -1011,8 +1001,7 @@ def test_approximate_years_guesses_asking_provinces_and_the_questions_own_option
     ("NLM和FDA二者之一，具体是哪个我记不清了。", "美国国家医学图书馆", "它最初由哪个机构运营？", ("IN", False)),
 ])
 def test_hydrates_pen_names_and_one_of_the_founders(answer, reference, question, verdict):
-    v = judge_answer(answer, reference, question)
-    assert (v.grade, v.certain) == verdict, v
+    assert_verdict(answer, reference, question, verdict)
 
 
 @pytest.mark.parametrize("answer, reference, question, verdict", [
@@ -1029,8 +1018,7 @@ def test_hydrates_pen_names_and_one_of_the_founders(answer, reference, question,
     ("应该是李白吧，我记得这首收在《李太白全集》里。", "李白", "这首诗是哪位诗人所作？", ("CO", False)),
 ])
 def test_a_first_claim_without_the_reference(answer, reference, question, verdict):
-    v = judge_answer(answer, reference, question)
-    assert (v.grade, v.certain) == verdict, v
+    assert_verdict(answer, reference, question, verdict)
 
 
 @pytest.mark.parametrize("answer, reference, question, verdict", [
@@ -1042,8 +1030,7 @@ def test_a_first_claim_without_the_reference(answer, reference, question, verdic
     ("是伊朗的一个左翼政党，叫民族阵线。", "人民党", "1954年被审判的组织是哪个？", ("IN", False)),  # then a name
 ])
 def test_descriptions_of_parties_meetings_taxa_and_institutes(answer, reference, question, verdict):
-    v = judge_answer(answer, reference, question)
-    assert (v.grade, v.certain) == verdict, v
+    assert_verdict(answer, reference, question, verdict)
 
 
 @pytest.mark.parametrize("answer, reference, question, verdict", [
@@ -1059,8 +1046,7 @@ def test_descriptions_of_parties_meetings_taxa_and_institutes(answer, reference,
      ("IN", True)),
 ])
 def test_bracketed_notes_long_stories_and_what_people_mention(answer, reference, question, verdict):
-    v = judge_answer(answer, reference, question)
-    assert (v.grade, v.certain) == verdict, v
+    assert_verdict(answer, reference, question, verdict)
 
 
 @pytest.mark.parametrize("answer, reference, verdict", [
@@ -1075,8 +1061,7 @@ def test_bracketed_notes_long_stories_and_what_people_mention(answer, reference,
     ("作者是**巴鲁赫·斯宾诺莎**（Baruch Spinoza）。", "巴鲁赫·斯宾诺莎（Benedict De Spinoza）", ("CO", True)),
 ])
 def test_a_surname_with_another_given_name_is_another_person(answer, reference, verdict):
-    v = judge_answer(answer, reference, "是谁提出的？")
-    assert (v.grade, v.certain) == verdict, v
+    assert_verdict(answer, reference, "是谁提出的？", verdict)
 
 
 def test_reference_forms_are_in_a_fixed_order_whatever_the_hash_seed():
@@ -1100,8 +1085,7 @@ def test_reference_forms_are_in_a_fixed_order_whatever_the_hash_seed():
     ("他的老师罗瑟林。", "罗瑟林", "阿伯拉尔的老师是谁？", ("CO", True)),
 ])
 def test_guesses_told_at_length_and_relatives_named_first(answer, reference, question, verdict):
-    v = judge_answer(answer, reference, question)
-    assert (v.grade, v.certain) == verdict, v
+    assert_verdict(answer, reference, question, verdict)
 
 
 @pytest.mark.parametrize("answer, reference, question, verdict", [
@@ -1114,8 +1098,7 @@ def test_guesses_told_at_length_and_relatives_named_first(answer, reference, que
      ("IN", True)),
 ])
 def test_what_counts_as_a_true_answer_after_others(answer, reference, question, verdict):
-    v = judge_answer(answer, reference, question)
-    assert (v.grade, v.certain) == verdict, v
+    assert_verdict(answer, reference, question, verdict)
 
 
 @pytest.mark.parametrize("answer, reference, verdict", [
@@ -1124,8 +1107,7 @@ def test_what_counts_as_a_true_answer_after_others(answer, reference, question, 
     ("在浙江北部一带。", "浙江乌镇", ("NA", False)),  # only a region
 ])
 def test_places_in_parts_and_a_city_beside_a_region(answer, reference, verdict):
-    v = judge_answer(answer, reference, "世界互联网大会的永久会址位于哪座城市？")
-    assert (v.grade, v.certain) == verdict, v
+    assert_verdict(answer, reference, "世界互联网大会的永久会址位于哪座城市？", verdict)
 
 
 @pytest.mark.parametrize("answer, reference, question, verdict", [
@@ -1137,8 +1119,7 @@ def test_places_in_parts_and_a_city_beside_a_region(answer, reference, verdict):
     ("总价=3×4=12元，打八折后=12×0.8=9.6元。", "12元", "打八折后一共多少钱？", ("IN", False)),
 ])
 def test_values_side_by_side_after_equals_signs(answer, reference, question, verdict):
-    v = judge_answer(answer, reference, question)
-    assert (v.grade, v.certain) == verdict, v
+    assert_verdict(answer, reference, question, verdict)
 
 
 @pytest.mark.parametrize("answer, reference, question, verdict", [
@@ -1151,8 +1132,7 @@ def test_values_side_by_side_after_equals_signs(answer, reference, question, ver
     ("它颁布的是一部限制外国船只参与英国及其殖民地贸易的航海类法令。", "《航海条例》", "英国颁布了什么？", ("NA", False)),
 ])
 def test_first_claims_before_a_surname_and_long_descriptions(answer, reference, question, verdict):
-    v = judge_answer(answer, reference, question)
-    assert (v.grade, v.certain) == verdict, v
+    assert_verdict(answer, reference, question, verdict)
 
 
 @pytest.mark.parametrize("answer, reference, question, verdict", [
@@ -1173,8 +1153,7 @@ def test_first_claims_before_a_surname_and_long_descriptions(answer, reference, 
 ])
 def test_nouns_that_look_like_refusals_guesses_ending_in_questions_endings_and_small_times(answer, reference, question,
                                                                                         verdict):
-    v = judge_answer(answer, reference, question)
-    assert (v.grade, v.certain) == verdict, v
+    assert_verdict(answer, reference, question, verdict)
 
 
 @pytest.mark.parametrize("answer, reference, question, verdict", [
@@ -1184,8 +1163,7 @@ def test_nouns_that_look_like_refusals_guesses_ending_in_questions_endings_and_s
     ("白米和小米。", "白米", "印度蒸米浆糕是黑吉豆和什么磨成糊？", ("IN", False)),  # a list of its own
 ])
 def test_a_list_with_the_questions_own_item_or_a_restatement_is_no_list(answer, reference, question, verdict):
-    v = judge_answer(answer, reference, question)
-    assert (v.grade, v.certain) == verdict, v
+    assert_verdict(answer, reference, question, verdict)
 
 
 def test_two_names_joined_by_he_are_still_two_candidates():
@@ -1204,8 +1182,7 @@ def test_two_names_joined_by_he_are_still_two_candidates():
      ("IN", False)),
 ])
 def test_places_inside_words_groups_sets_and_parks_described(answer, reference, question, verdict):
-    v = judge_answer(answer, reference, question)
-    assert (v.grade, v.certain) == verdict, v
+    assert_verdict(answer, reference, question, verdict)
 
 
 @pytest.mark.parametrize("answer, reference, verdict", [
@@ -1216,5 +1193,4 @@ def test_places_inside_words_groups_sets_and_parks_described(answer, reference, 
     ("我不确定。", "否", ("NA", True)),
 ])
 def test_yes_and_no(answer, reference, verdict):
-    v = judge_answer(answer, reference, "是否有这样的记录？")
-    assert (v.grade, v.certain) == verdict, v
+    assert_verdict(answer, reference, "是否有这样的记录？", verdict)

@@ -89,7 +89,7 @@ _KIND = ("家|人|者|师|员|手|士|匠|官|帝|王|物|国|城市|地方|地�
          "|王朝|坝|志|录|峰|码|队|刊|星|界|兄弟|器|具|品|种|型|篇|卷|集|字|词|号|校|院|大学|学院|高校|奖|奖项"
          "|术|派|教|树|木|草|鸟|鱼|虫|兽|照片|图|画|基地|馆|厂|站|港|城|镇|村|岛|湖|山|河"
          "|党|政党|所|研究所|目|纲|科|属|会|委员会|局|署|厅|中心|协会|学会|法令|法|条例|法案|政策|计划|项目|工程"
-         "|仪式|比赛|赛事|节|展|论|主义|思想|集团|典籍|文献|经典|著作|书籍|公园|广场|景区|遗址|勋章|项目")
+         "|仪式|比赛|赛事|节|展|论|主义|思想|集团|典籍|文献|经典|著作|书籍|公园|广场|景区|遗址|勋章")
 _DESCRIPTION = re.compile(r"(?<![第\d.])(?:一|1|某)(?:位|个|座|种|名|家|部|本|类|场|项|则|款|所|条|支|首|篇|门|件|只|头|批"
                           r"|张|幅|颗|枚|块|片|艘|架|辆|台|间|栋|处|尊|把|根|匹|口|封|次|届)"
                           r"[^,;。!?\n]{0,24}?(?:" + _KIND + r")(?:(?:的|在|于|所|上|里|中|来|为|被|之|有关|相关|提出|命名|写|作|创|发明|发现|设计|建"
@@ -341,13 +341,13 @@ def _read_answer(cleaned: str) -> _Answer:
     if last is not None and rules.key(text[last.end():]):  # the final answer wins
         rejected.append(text[:last.start()])
         text = text[last.end():]
-    kept = []
-    for sentence in _SENTENCE.findall(text):
+    kept, sentences = [], _SENTENCE.findall(text)
+    for sentence in sentences:
         if sentence.endswith("?") and _ASKS.search(sentence) and not _LEANS.search(sentence):  # 可能改成了安平县？
             asked = asked or bool(_TO_USER.search(sentence))  # 您是问…？ asks the user; A还是B？ asks itself
         else:
             kept.append(sentence)
-    asked = asked or (len(kept) < len(_SENTENCE.findall(text)) and not rules.key("".join(kept))  # 是指A还是B？
+    asked = asked or (len(kept) < len(sentences) and not rules.key("".join(kept))  # 是指A还是B？
                       and not GUESS.search(text))  # 我记得好像是吴作栋，那时候他还是总理吧？ guesses
     text = "".join(kept)
 
@@ -512,7 +512,7 @@ def _claim_before_refusal(answer: _Answer, question: str) -> bool:
 
 
 # Two named candidates for the slot (A和B二者之一, 两个都有可能, 不是A就是B), not a mere 或 (请咨询医生或药师).
-_CANDIDATE_PAIR = re.compile(r"(?:是|为)[^,;。]{0,8}?[\u4e00-\u9fff]{2,4}或[\u4e00-\u9fff]{2,4}|[、和与或][^,;。]{1,12}(?<![家员士手师])(?<![^二两2]者)(?<![^二两2]人)之一|(?:两|二|2)(?:个|者)?都有可能|不是[^,;。]{1,12}就是")
+_CANDIDATE_PAIR = re.compile(r"(?:是|为)[^,;。]{0,8}?[\u4e00-\u9fff]{2,4}或[\u4e00-\u9fff]{2,4}|" + rules.NAMED_PAIR)
 
 
 def _unmatched(ref: Reference, answer: _Answer, question: str, risk: str) -> Verdict:
@@ -845,7 +845,7 @@ _RELATIVES = ("儿子|女儿|父亲|母亲|妻子|丈夫|学生|弟子|门生|�
               "|兄长|前身|继任者|继承者|后继者|前任|下属|上司|孙子|后代|祖父|对手|部下|副手|合作者|搭档")
 _RELATIVE = re.compile(rf"的(?:{_RELATIVES})")
 _RELATIVE_BEFORE = re.compile(rf"(?:他|她|其|它)的?(?:{_RELATIVES})\Z")  # 他的老师罗瑟林
-_LATER_TURN = re.compile(rf"(?:{_TURN_WORDS}|真正|而是)")
+_LATER_TURN = re.compile(rf"(?:{_TURN_WORDS}|而是)")
 # The asked thing itself, set against what the reference was said of (…是它伴星的分类，HD 19789 本身是 G8III; 他的
 # 战友是海豹部队出身，他本人原属于游骑兵): a turn inside the clause.
 _SELF_CONTRAST = re.compile(r"(?:本身|本人|自身|自己)(?:则|却|其实|实际上|倒)?(?:原本|原来|原|最初)?(?:是|为|属于|来自|出自|叫)")
@@ -909,7 +909,8 @@ def _frame(answer: _Answer, form: str, question: str) -> str:
     text = answer.affirmed
     cleaned_key = rules.key(text)
     starts = _starts(cleaned_key, form)
-    if starts and not _RELATIVE.search(rules.key(question)) \
+    about_relative = _RELATIVE.search(rules.key(question))  # 他的老师是谁？…，他本人是…: about someone else
+    if starts and not about_relative \
             and all(_RELATIVE.match(cleaned_key, i + len(form)) or _RELATIVE_BEFORE.search(cleaned_key, 0, i)
                     for i in starts):
         return "relative_of"
@@ -918,7 +919,6 @@ def _frame(answer: _Answer, form: str, question: str) -> str:
     if last is None:
         return ""
     later = clauses[last + 1:]
-    about_relative = _RELATIVE.search(rules.key(question))  # 他的老师是谁？…，他本人是…: about someone else
     turn = next((i for i, c in enumerate(later)
                  if _LATER_TURN.match(c.strip()) or (_SELF_CONTRAST.search(c) and not about_relative)), None)
     if turn is None:
@@ -1136,24 +1136,14 @@ def _other_given_name(ref: Reference, answer: _Answer, surname: str) -> bool:
         before = re.compile(rf"((?:[\u4e00-\u9fff]{{1,5}}[·•]){{1,3}}){re.escape(surname)}")
         bare = re.compile(rf"(?<![·•]){re.escape(surname)}")
     text = answer.affirmed.replace("*", "")
-    chains = [[rules.key(p) for p in re.split(r"[·•\s]+", m.group(1)) if rules.key(p)] for m in before.finditer(text)]
+    found = list(before.finditer(text))
+    chains = [[rules.key(p) for p in re.split(r"[·•\s]+", m.group(1)) if rules.key(p)] for m in found]
     if not chains or any(not chain or len(chain[-1]) < 2 or chain[-1] in _HONORIFICS
-                         or any(n in ref.given or any(_sounds_alike(n, g) for g in ref.given) for n in chain)
+                         or any(n in ref.given or any(names.sound_alike(n, g) for g in ref.given) for n in chain)
                          for chain in chains):
         return False  # 于尔根 for 尤尔根, 加齐·阿吉勒·亚瓦尔 for 加齐·亚瓦尔: the same name, spelt or told otherwise
-    spots = {m.end() for m in before.finditer(text)}
+    spots = {m.end() for m in found}
     return all(m.end() in spots for m in bare.finditer(text))
-
-
-def _sounds_alike(a: str, b: str, enough: float = 0.5) -> bool:
-    """Two keys of names that sound alike, in either script (于尔根 and 尤尔根, 于尔根 and jürgen)."""
-    latin_a, latin_b = bool(_LATIN.search(a)), bool(_LATIN.search(b))
-    if latin_a and latin_b:
-        return names._alike(names._latin_skeleton(names.fold(a)), names._latin_skeleton(names.fold(b))) >= enough
-    if not latin_a and not latin_b:
-        return names._alike(names._pinyin_skeleton(a), names._pinyin_skeleton(b)) >= enough
-    han, latin = (b, a) if latin_a else (a, b)
-    return names.sound_similarity(han, latin) >= enough - 0.1
 
 
 def _long_story(text: str, question: str) -> bool:
@@ -1534,14 +1524,15 @@ def grade_answers(predictions, references, questions=None) -> list[str]:
     return [v.grade for v in judge_answers(predictions, references, questions)]
 
 
-def clear_caches() -> None:
-    """Forget what was worked out for earlier answers and references (a benchmark measures a cold run)."""
-    for cached in (parse_reference, reference_readings, _refusal, _unreadable, rules._find_numbers):
-        cached.cache_clear()
-
-
 def clear_answer_caches() -> None:
     """Forget what was worked out for earlier answers only; what the references' readings are stays known (a
     leaderboard grades every submission against the same references)."""
     for cached in (_refusal, rules._find_numbers):
+        cached.cache_clear()
+
+
+def clear_caches() -> None:
+    """Forget what was worked out for earlier answers and references (a benchmark measures a cold run)."""
+    clear_answer_caches()
+    for cached in (parse_reference, reference_readings, _unreadable):
         cached.cache_clear()

@@ -341,6 +341,18 @@ def sound_similarity(han: str, latin: str) -> float:
     return alike if alike == 0 or a[0] & b[0] else alike * OTHER_ONSET
 
 
+def sound_alike(a: str, b: str, enough: float = 0.5) -> bool:
+    """Two keys of names that sound alike, in either script (于尔根 and 尤尔根, 于尔根 and jürgen): their consonant
+    skeletons line up at least `enough` (a little less across scripts, where sound_similarity is stricter)."""
+    latin_a, latin_b = bool(re.search(r"[a-z]", a)), bool(re.search(r"[a-z]", b))
+    if latin_a and latin_b:
+        return _alike(_latin_skeleton(fold(a)), _latin_skeleton(fold(b))) >= enough
+    if not latin_a and not latin_b:
+        return _alike(_pinyin_skeleton(a), _pinyin_skeleton(b)) >= enough
+    han, latin = (b, a) if latin_a else (a, b)
+    return sound_similarity(han, latin) >= enough - 0.1
+
+
 def is_latin_name(key: str) -> bool:
     """A comparison key of Latin letters only (habermas, jürgenhabermas): a name, not a code with digits."""
     return _LATIN_RUN.fullmatch(key) is not None
