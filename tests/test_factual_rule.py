@@ -1194,3 +1194,40 @@ def test_places_inside_words_groups_sets_and_parks_described(answer, reference, 
 ])
 def test_yes_and_no(answer, reference, verdict):
     assert_verdict(answer, reference, "是否有这样的记录？", verdict)
+
+
+@pytest.mark.parametrize("answer, reference, question, verdict", [
+    # a clause closer to the question that only introduces its subject, before the reference: context, not sure
+    ("悉尼歌剧院位于澳大利亚悉尼港的便利朗角，1973年正式落成，设计者是丹麦建筑师约恩·乌松，他凭这座建筑获得了普利兹克奖。",
+     "约恩·乌松", "悉尼歌剧院的设计者是谁？", ("CO", False)),
+    # the reference's own clause sets it aside (只是, 是他的学生): the closer clause is the answer
+    ("《悲惨世界》的作者是大仲马，雨果只是为它写过序言。", "雨果", "《悲惨世界》的作者是谁？", ("IN", False)),
+    ("《悲惨世界》的作者是大仲马，雨果是他的学生。", "雨果", "《悲惨世界》的作者是谁？", ("IN", False)),
+    # refusals: daring not to say, no way to say which, easy to get wrong, fear of wrong information
+    ("这个称号好几位诗人都被人用过，我不敢随便说是哪一位。", "杜甫", "唐代的“诗圣”是谁？", ("NA", True)),
+    ("核函数的写法各本教材不一样，我没法说哪个是标准。", "K", "卷积积分中核函数通常用什么符号？", ("NA", True)),
+    ("这类编号我很容易记错，建议你到化学数据库里查一下。", "64-17-5", "乙醇的CAS号是多少？", ("NA", True)),
+    ("这个得看你问的是哪次会议，我怕给你错误的信息。", "2019", "这次会议讨论了哪一年的预算？", ("NA", True)),
+    # a first clause that only says what kind of question it is, is no claim before the refusal
+    ("这是植物生理学里的术语，我不太确定标准叫法，怕说错就不答了。", "卡尔文循环",
+     "光合作用中把二氧化碳固定为有机物的循环叫什么？", ("NA", True)),
+    # a bound before a sign word: 低于零下40度
+    ("要低于零下40度才会变脆。", "-42°C", "这种合金在什么温度下变脆？", ("NA", True)),
+    ("要低于零下50度才会变脆。", "-42°C", "这种合金在什么温度下变脆？", ("IN", True)),
+    # periods before the dynasties: 春秋 holds 前551年, 战国 does not
+    ("春秋时期。", "前551年", "孔子出生于哪一年？", ("NA", True)),
+    ("战国时期。", "前551年", "孔子出生于哪一年？", ("IN", True)),
+    # descriptions: 一味…药材, 在…体系里 as a setting before 一个目
+    ("是一味清热燥湿的根茎类药材。", "黄连", "黄连根茎晒干后得到的中药叫什么？", ("NA", False)),
+    ("在APG IV系统里，葡萄科属于蔷薇类分支下的一个目。", "葡萄目", "按照APG IV系统，葡萄科属于哪个目？", ("NA", False)),
+])
+def test_closer_clauses_that_lead_up_refusals_by_daring_and_fear_signed_bounds_and_ancient_periods(
+        answer, reference, question, verdict):
+    assert_verdict(answer, reference, question, verdict)
+
+
+def test_early_periods_read_as_ranges_but_not_inside_titles():
+    def read(text):
+        return [(n.value, n.kind, n.high) for n in find_numbers(clean(text))]
+    assert read("战国时期") == [(-475, "range", -221)]
+    assert read("《战国策》") == read("《春秋》") == read("三国演义") == []

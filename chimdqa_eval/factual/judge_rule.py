@@ -89,9 +89,10 @@ _KIND = ("家|人|者|师|员|手|士|匠|官|帝|王|物|国|城市|地方|地�
          "|王朝|坝|志|录|峰|码|队|刊|星|界|兄弟|器|具|品|种|型|篇|卷|集|字|词|号|校|院|大学|学院|高校|奖|奖项"
          "|术|派|教|树|木|草|鸟|鱼|虫|兽|照片|图|画|基地|馆|厂|站|港|城|镇|村|岛|湖|山|河"
          "|党|政党|所|研究所|目|纲|科|属|会|委员会|局|署|厅|中心|协会|学会|法令|法|条例|法案|政策|计划|项目|工程"
-         "|仪式|比赛|赛事|节|展|论|主义|思想|集团|典籍|文献|经典|著作|书籍|公园|广场|景区|遗址|勋章")
+         "|仪式|比赛|赛事|节|展|论|主义|思想|集团|典籍|文献|经典|著作|书籍|公园|广场|景区|遗址|勋章"
+         "|药材|材料|寺|庙|寺庙|殿|殿宇|建筑|宫殿|教堂|术语|概念|部位|器官|细胞|化合物|矿物|乐器|武器|工具")
 _DESCRIPTION = re.compile(r"(?<![第\d.])(?:一|1|某)(?:位|个|座|种|名|家|部|本|类|场|项|则|款|所|条|支|首|篇|门|件|只|头|批"
-                          r"|张|幅|颗|枚|块|片|艘|架|辆|台|间|栋|处|尊|把|根|匹|口|封|次|届)"
+                          r"|张|幅|颗|枚|块|片|艘|架|辆|台|间|栋|处|尊|把|根|匹|口|封|次|届|味|套|份)"
                           r"[^,;。!?\n]{0,24}?(?:" + _KIND + r")(?:(?:的|在|于|所|上|里|中|来|为|被|之|有关|相关|提出|命名|写|作|创|发明|发现|设计|建"
                           r"|开发|推出|主持|领导|拍|唱|演|奉|编|撰|著|批|评|选|认定)"
                           r"[^,;。!?\n]{0,10})?(?=[,;。!?\n]|$)")
@@ -507,8 +508,12 @@ def _claim_before_refusal(answer: _Answer, question: str) -> bool:
     key = rules.key(first)
     longest = 16 if _LEANS.search(first) else 10  # 我印象中这本书是甘阳写的，不过不太确定: a guess, told at length
     return bool(claim) and 0 < len(key) <= longest and _has_content(key, question) and not REFUSAL.search(first) \
-        and not _ASKS.search(first) and not _DESCRIPTION.search(answer.whole) \
+        and not _ASKS.search(first) and not _DESCRIPTION.search(answer.whole) and not _TOPIC.search(key) \
         and not re.search(r"虽|尽管", first)  # 是一种菊科植物的根，具体是哪种我不确定; 他虽然是英国人，…
+
+
+# What kind of question it is (这是微生物学里的术语, 这是个冷门的问题): a preamble, not a claim.
+_TOPIC = re.compile(r"(?:术语|概念|名词|问题|领域|范畴|说法|叫法|知识点|话题|细节|冷门)$")
 
 
 # Two named candidates for the slot (A和B二者之一, 两个都有可能, 不是A就是B), not a mere 或 (请咨询医生或药师).
@@ -750,30 +755,37 @@ def _parallel(answer: _Answer, form: str, question: str) -> str:
 
 _RESTATES = re.compile(r"也就是|即|就是|亦即|又称|或称|也叫|俗称|简称|笔名|本名|原名|又名|艺名|别名|化名|全称|英文名")
 _CONTRAST = re.compile(r"虽|则|但|不过|然而|而|也|另|其他|其余|对照|相比|只有|仅")  # 李白则被称为诗仙: context by contrast
+_ASIDE = re.compile(r"则|只是|仅是|仅仅是|其实|而|并非|不是")  # the reference's own clause sets it aside: 李东阳则是…
 
 
 def _closer_clause(answer: _Answer, form: str, question: str) -> str:
     """'closer_clause' when a clause without the reference shares at least two more character bigrams with the
-    question than the reference's own clause (虞茂是他的族兄，虞预本名虞豫 for 虞预本名什么): that clause is the
-    answer and the reference only context; 'competing_clause' when one shares as many, two or more; '' else.
+    question than the reference's own clause, and the answer turns to that clause or sets the reference aside
+    (虞茂是他的族兄，虞预本名虞豫 for 虞预本名什么): that clause is the answer and the reference only context;
+    'competing_clause' when one shares as many, two or more, or when the closer clause only leads up to the
+    reference (释迦牟尼出家前是…太子悉达多，他娶了表妹耶输陀罗: the question's subject introduced first); '' else.
     Negated clauses and clauses that restate the question only (它是…) do not compete."""
     asked = {b for b in _word_bigrams(rules.key(question)) if not set(b) & set(form)}
-    clauses = [rules.key(c) for c in _CLAUSE_END.split(_PARENS.sub("", answer.affirmed))]
+    said = _CLAUSE_END.split(_PARENS.sub("", answer.affirmed))
+    clauses = [rules.key(c) for c in said]
     if clauses and form in clauses[0] and len(clauses[0]) <= len(form) + 4:
         return ""  # 杜甫，字子美…: a bare answer first; what follows is about it or about others
     if any(form in c and _RESTATES.match(c) for c in clauses):
         return ""  # …任教于University of Groningen，也就是格罗宁根大学: the reference restates that clause
-    own = [len(_word_bigrams(c.replace(form, "|")) & asked) for c in clauses if form in c]
-    others = [len(_word_bigrams(c) & asked) - (1 if _CONTRAST.search(c) else 0)  # 导演则是…: a contrast must be
-              for c in clauses if c and form not in c and not _NEGATION.search(c)  # clearly closer to count
+    own = {i: len(_word_bigrams(c.replace(form, "|")) & asked) for i, c in enumerate(clauses) if form in c}
+    others = {i: len(_word_bigrams(c) & asked) - (1 if _CONTRAST.search(c) else 0)  # 导演则是…: a contrast must be
+              for i, c in enumerate(clauses) if c and form not in c and not _NEGATION.search(c)  # clearly closer
               and not _DESCRIPTION.search(c)  # 钇铁石榴石是一种亚铁磁性材料: describes what is asked about
               and (c[0] not in "它他她其该这此" or c[1:3] == "本人")
-              and any(ch not in question and ch not in _FILLER for ch in c)]  # 虞预本名虞豫: 豫 is new
+              and any(ch not in question and ch not in _FILLER for ch in c)}  # 虞预本名虞豫: 豫 is new
     if not own or not others:
         return ""
-    best, mine = max(others), max(own)
+    best, mine = max(others.values()), max(own.values())
     if best >= mine + 2:
-        return "closer_clause"
+        turned = max(i for i, n in others.items() if n == best) > min(own)  # …，但真正…是宫崎骏
+        aside = any(clauses[i].startswith(form) or _ASIDE.search(said[i]) or _RELATIVE.search(said[i])
+                    for i in own)  # 刘大田是他父亲的名字; 高畑勋只是担任制片; 他是恩斯特·马赫的儿子
+        return "closer_clause" if turned or aside else "competing_clause"
     return "competing_clause" if best >= 2 and best >= mine else ""
 
 
@@ -879,8 +891,11 @@ def _nothing_else(answer: _Answer, question: str) -> bool:
     Latin word, a 《title》 or a foreign name with ·. Longer clauses that say more about it (古典社会学的奠基人之一,
     卢瑟福的学生, 姓我记不住了) leave it a description."""
     def names_one(clause: str) -> bool:
+        if re.fullmatch(r"\s*(?:在|按照?|根据)[^,;。]*(?:里|中|内|上|来看|来说|看)\s*", clause):
+            return False  # 在APG IV系统里: the setting, not a name
         key = "".join(ch for ch in rules.key(clause) if ch not in _FILLER and ch not in question)
-        return 0 < len(key) <= 4 or bool(re.search(r"[a-z]{2}|《|·", clause)) \
+        latin = set(re.findall(r"[a-z]{2,}", clause)) - set(re.findall(r"[a-z]{2,}", question.lower()))  # 在APG体系里
+        return 0 < len(key) <= 4 or bool(latin) or bool(re.search(r"《|·", clause)) \
             or bool(re.match(r"\s*(?:它|他|她|其)?(?:叫|名叫|名为|称为|叫做)", clause))  # …，叫民族阵线
 
     return not any(names_one(c) for c in _CLAUSE_END.split(answer.affirmed)

@@ -19,7 +19,7 @@ from chimdqa_eval.factual.aliases import TABLE_VERSION  # the alias table that g
 from chimdqa_eval.factual.places import TABLE_VERSION as _PLACES_VERSION
 
 # pypinyin's readings and babel's CLDR names (factual/names.py) are tables too: their versions say which graded.
-NORMALIZER_VERSION = (f"zh-rule-6+opencc-{opencc.__version__}+pypinyin-{version('pypinyin')}+babel-{version('babel')}"
+NORMALIZER_VERSION = (f"zh-rule-7+opencc-{opencc.__version__}+pypinyin-{version('pypinyin')}+babel-{version('babel')}"
                       f"+{TABLE_VERSION}+places-{_PLACES_VERSION}")
 
 # Traditional -> simplified by OpenCC's maintained phrase tables (t2s), on answers and references alike.
@@ -131,7 +131,8 @@ REFUSAL = re.compile(
     r"|不好说|很难说|无可奉告|没听说过|没有?这方面的"
     # 无法确定, and with what it cannot be done from in between: 无法从文档中确定, 不能根据所给信息判断
     r"|(无法|不能|未能|难以|没法|没办法)[^,.;!?，。；！？]{0,12}?(确定|回答|得知|判断|提供|找到|确认|获知|查到|给出"
-    r"|得出|核实|核对|验证|查证|获取|知道|考证|断定|计算|算出|保证|答复|作答|告诉|说出|说清|回忆|想起|下结论|断言)"
+    r"|得出|核实|核对|验证|查证|获取|知道|考证|断定|计算|算出|保证|答复|作答|告诉|说出|说清|回忆|想起|下结论|断言"
+    r"|说(?=是?哪|谁|具体|准))"  # 我没法说哪个是标准符号
     r"|一无所知|不晓得|说不上来|难住|不(太)?懂|(并)?不掌握|帮不了|超纲|我不会(?=[,.;!?，。；！？]|$)|(印象|记忆)(里|中)?没有"
     r"|no idea|don'?t recall|do not recall|beyond what i know|not something i know|(do not|don'?t) have\b"
     r"|没有?掌握|不好回答|乱讲|瞎说|瞎讲|不想给[^,.;!?，。；！？]{0,12}(错误|有误|不准确|不对)"
@@ -152,7 +153,8 @@ REFUSAL = re.compile(
     r"|(?:答|说|讲|查|找|搜|记|回忆|给)不(?:出|到|上|了|好|清|准|起|住)|想不(?:出|起)|难(?:倒|住)"
     r"|(?:了解|掌握|知道|所知|认识|印象|记忆)(?:得|的)?(?:很|非常|十分|比较|实在|太|极其|相当)?"
     r"(?:有限|不多|甚少|很少|太少|不深|模糊)|知之(?:甚少|不多)"
-    r"|没有?(?:十足|足够|太大|很大|多大|完全|绝对)?的?把握|不(?:太|大)?敢[^,.;!?，。；！？]{0,3}(?:下结论|断定|保证|妄言)"
+    r"|没有?(?:十足|足够|太大|很大|多大|完全|绝对)?的?把握"
+    r"|不(?:太|大)?敢[^,.;!?，。；！？]{0,3}(?:下结论|断定|保证|妄言|说|猜|答|回答|肯定|确定)"  # 不敢随便说
     r"|缺(?:少|乏)[^,.;!?，。；！？]{0,8}(?:依据|根据|资料|材料|信息|数据|知识|证据)"
     r"|超出[^,.;!?，。；！？]{0,8}(?:知识|能力|所知|了解|掌握)"
     r"|不(?:太|大|是很)?好(?:讲|判断|答|下判断|下结论|确定|给出|给|作答|下)"
@@ -166,9 +168,11 @@ REFUSAL = re.compile(
     r"|(?:很|完全|比较|有些|有点|十分)陌生|没有?(?:研究|了解|接触|关注|读|看)过|尚无定论|没有定论|莫衷一是"
     r"|(?:对我来说|对我而言)[^,.;!?，。；！？]{0,4}太难|太难了"
     r"|(?:无法|不能|没法|没办法)[^,.;!?，。；！？]{0,6}?(?:背出|背下|列出|记住)"
-    r"|(?:不|以免|避免|免得)(?:想)?误导|建议[^,.;!?，。；！？]{0,12}?(?:查阅|查询|核对|核实|查证|查看|确认一下|参考)"
+    r"|(?:不|以免|避免|免得)(?:想)?误导"
+    r"|建议[^,.;!?，。；！？]{0,30}?(?:查阅|查询|核对|核实|查证|查看|确认一下|参考|查一下|查一查|搜一下|搜索一下|检索)"
     r"|(?:提供|给我|补充|多给)[^,.;!?，。；！？]{0,8}(?:背景|上下文|线索|细节)"
-    r"|对不上号?|怕(?:说|记|弄|答|搞)错"
+    r"|对不上号?|怕(?:说|记|弄|答|搞)错|(?:容易|常常|经常|总是|老是)(?:记|说|弄|搞|答)(?:错|混)"
+    r"|(?:怕|担心|以免|免得|避免)[^,.;!?，。；！？]{0,8}?(?:错误|有误|不准确|不对)的?(?:信息|答案|说法|内容)"
     r"|\bnot in a position to\b|\bunsure\b|\bnot something i\b|\b(?:need|needs|have) to (?:check|verify|look it up)")
 # A guess: the answer leans towards a candidate (可能是, 我记得是, 应该在).
 _NOT_GUESSING = r"(?<![不别])(?<![不别没].)(?<![不别没]..)"  # 不乱猜, 不敢瞎猜, 不想瞎猜 refuse to guess
@@ -344,7 +348,8 @@ class Number:
 def _qualifier(text: str, start: int, end: int, unit_end: int, framing: str) -> str:
     """From the words before the number and after it or after its unit (3000多人, 3500人左右); a bound word the
     question already uses (至少需要多少人？ -> 至少5人) frames the answer, it does not loosen it."""
-    before, afters = text[max(0, start - 4):start], (text[end:end + 3], text[unit_end:unit_end + 3])
+    before = re.sub(r"(?:零下|负)\s*$", "", text[max(0, start - 6):start])[-4:]  # 低于零下30度: the bound before the sign
+    afters = (text[end:end + 3], text[unit_end:unit_end + 3])
     for kind, pair in (("upper", (_UPPER_BEFORE, _UPPER_AFTER)), ("lower", (_LOWER_BEFORE, _LOWER_AFTER)),
                        ("approx", (_APPROX_BEFORE, _APPROX_AFTER))):
         cue = pair[0].search(before) or next(filter(None, (pair[1].search(a) for a in afters)), None)
@@ -370,12 +375,14 @@ _DYNASTY_YEARS = {"夏": (-2070, -1600), "商": (-1600, -1046), "周": (-1046, -
                   "东周": (-770, -256), "秦": (-221, -207), "汉": (-202, 220), "西汉": (-202, 8), "东汉": (25, 220),
                   "晋": (266, 420), "西晋": (266, 316), "东晋": (317, 420), "隋": (581, 618), "唐": (618, 907),
                   "宋": (960, 1279), "北宋": (960, 1127), "南宋": (1127, 1279), "元": (1271, 1368),
-                  "明": (1368, 1644), "清": (1636, 1912), "民国": (1912, 1949)}
+                  "明": (1368, 1644), "清": (1636, 1912), "民国": (1912, 1949), "春秋": (-770, -476),
+                  "战国": (-475, -221), "三国": (220, 280), "南北朝": (420, 589)}
 _DYNASTY_PERIOD = re.compile(r"(?<![东西南北])(?:(西周|东周|西汉|东汉|西晋|东晋|北宋|南宋|[夏商周秦汉晋隋唐宋元明清])(?:朝|代)"
-                             r"|(西周|东周|西汉|东汉|西晋|东晋|北宋|南宋)|(民国)(?:时期|年间)?)")
+                             r"|(西周|东周|西汉|东汉|西晋|东晋|北宋|南宋)|(民国)(?:时期|年间)?"
+                             r"|(?<!《)(春秋|战国|三国|南北朝)(?![策演志》]))")  # not 《春秋》, 战国策, 三国演义
 
 
-_ERA_HINT = re.compile(r"[代朝]|世纪|西周|东周|西汉|东汉|西晋|东晋|北宋|南宋|民国")
+_ERA_HINT = re.compile(r"[代朝]|世纪|西周|东周|西汉|东汉|西晋|东晋|北宋|南宋|民国|春秋|战国|三国")
 
 
 # Reign eras (年号) and the Republic of China / Japanese eras whose year numbers answer "which year": name ->
