@@ -1231,3 +1231,25 @@ def test_early_periods_read_as_ranges_but_not_inside_titles():
         return [(n.value, n.kind, n.high) for n in find_numbers(clean(text))]
     assert read("战国时期") == [(-475, "range", -221)]
     assert read("《战国策》") == read("《春秋》") == read("三国演义") == []
+
+
+@pytest.mark.parametrize("answer, reference, question, verdict", [
+    # the reference given a lesser or another role in every clause that names it
+    ("最早的蒸汽机车是特里维西克造的，史蒂芬孙只是后来的改进者。", "史蒂芬孙", "蒸汽机车是由谁发明的？", ("IN", False)),
+    ("不是欧姆，电阻用西门子表示，欧姆其实是电导的单位。", "欧姆", "电路中电阻的单位是什么？", ("IN", False)),
+    # two roles the question joins, given to two names
+    ("编剧是伊明，导演是吴贻弓。", "吴贻弓", "电影《城南旧事》的编剧及导演是谁？", ("IN", False)),
+    ("《城南旧事》是一部1983年的电影，导演是吴贻弓。", "吴贻弓", "电影《城南旧事》的导演是谁？", ("CO", True)),
+    # a state by its short name; a Chinese name that restates a Latin first claim
+    ("内罗毕是肯尼亚的首都，也是东非最大的城市之一。", "肯尼亚共和国", "内罗毕是哪个国家的首都？", ("CO", True)),
+    ("是Qatar Airways，中文一般叫卡塔尔航空，是海湾地区的大型航空公司。", "卡塔尔航空", "哪家航空公司的总部设在多哈？",
+     ("CO", True)),
+    # 元 inside a word is no currency; 卷 counts Chinese numerals
+    ("共有65个元字符。", "65", "Unicode中一共定义了多少个控制字符？", ("CO", True)),
+    ("全书共二百九十四卷，记载了1362年的历史。", "294", "《资治通鉴》全书共有多少卷？", ("CO", False)),
+    # a wrong-looking class for a question about a class may be a broader one: not sure
+    ("海葵属于无脊椎动物。", "刺胞动物门", "海葵属于哪一门动物？", ("IN", False)),
+    ("这部法典颁布后已经几十年了，具体修订过几次我记不准。", "3", "这部法典一共修订过几次？", ("NA", True)),
+])
+def test_references_set_aside_split_roles_states_restatements_counters_and_classes(answer, reference, question, verdict):
+    assert_verdict(answer, reference, question, verdict)

@@ -68,6 +68,7 @@ NUMERIC_RESIDUE = 4          # a reference with numbers and at most this many ot
 # Suffixes a question usually implies (哪个市 -> 长崎 for 长崎市); 代/朝 name the same dynasty.
 _SUFFIXES = aliases.LEVELS
 _DYNASTY = re.compile(r"^(.+?)(代|朝)$")
+_STATE = re.compile(r"^(.{2,}?)(?:人民共和国|民主共和国|联邦共和国|共和国|合众国|联邦|王国|大公国|公国|酋长国|苏丹国)$")
 _DYNASTY_NAMES = frozenset("夏商周秦汉晋隋唐宋辽金元明清")  # one character: 清 = 清代 = 清朝
 _SPLIT_DYNASTY = re.compile(r"^([东西南北前后])([夏商周秦汉晋隋唐宋辽金元明清])(?:代|朝)?")  # 西汉, 西晋太始年间
 # A part of a period (新石器时代晚期, 明朝末年): the period without it is less specific.
@@ -240,6 +241,9 @@ def _forms(cleaned: str) -> tuple[set[str], set[str], set[str], set[str]]:
     forms |= weak
     for form in list(forms - weak):  # the same country, language or currency by its other CLDR names
         forms |= names.chinese_names(form)
+        state = _STATE.match(form)  # 肯尼亚共和国: the country, by its short name
+        if state and names.chinese_names(state.group(1)):
+            forms |= names.chinese_names(state.group(1))
     other_names = set()
     for form in list(forms):
         other_names |= aliases.division_short_names(form) | aliases.person_aliases(form)
@@ -544,7 +548,13 @@ def _unmatched(ref: Reference, answer: _Answer, question: str, risk: str) -> Ver
         return Verdict("NA", False, "clarification_with_text")
     if risk or answer.alternative:
         return Verdict("IN", False, risk or "attributed_alternative")
+    if _CLASS_QUESTION.search(question) and not ref.items:  # 属于无脊椎动物 for 哪一类动物门: perhaps only broader
+        return Verdict("IN", False, "other_class")
     return Verdict("IN", True, "guess" if refusal == "guess" else "no_match")
+
+
+# A question for the class something belongs to: a wrong-looking class may be a broader one that holds the reference.
+_CLASS_QUESTION = re.compile(r"(?:哪|什么|何)一?(?:个|种)?(?:类|门|纲|目|科|学科|类别|范畴|领域)")
 
 
 def _alias_risk(ref: Reference, answer: _Answer, question: str) -> str:
@@ -753,7 +763,8 @@ def _parallel(answer: _Answer, form: str, question: str) -> str:
     return "IN" if best_other > len(_bigrams(own.replace(form, "|")) & asked) else "CO"
 
 
-_RESTATES = re.compile(r"也就是|即|就是|亦即|又称|或称|也叫|俗称|简称|笔名|本名|原名|又名|艺名|别名|化名|全称|英文名")
+_RESTATES = re.compile(r"也就是|即|就是|亦即|又称|或称|也叫|俗称|简称|笔名|本名|原名|又名|艺名|别名|化名|全称|英文名"
+                       r"|(?:中文|汉语|国内)(?:名|里|中)?(?:一般|通常|常|多)?(?:叫|称|译|写)")  # 中文一般叫…
 _CONTRAST = re.compile(r"虽|则|但|不过|然而|而|也|另|其他|其余|对照|相比|只有|仅")  # 李白则被称为诗仙: context by contrast
 _ASIDE = re.compile(r"则|只是|仅是|仅仅是|其实|而|并非|不是")  # the reference's own clause sets it aside: 李东阳则是…
 
@@ -810,6 +821,32 @@ def _other_lead_claim(ref: Reference, answer: _Answer, form: str, question: str)
     # …，钱钟书。 alone, or 具体在深圳: the reference names what the claim described
     return not any(form in c and (_RESTATES.match(c) or len(c) <= len(form) + 1 or c.startswith("具体"))
                    for c in rest) and form in "".join(rest)
+
+
+_DEMOTED = re.compile(r"只是|仅仅?是|不过是|其实是|实际上是|只负责|只担任|而已$")
+
+
+def _set_aside(text: str, form: str) -> bool:
+    """Every mention of the reference is followed in its clause by words that give it a lesser or another role
+    (雅卡尔只是后来的推广者, 清代只是翻刻流传而已, 伏安其实是无功功率的单位): it is not the answer."""
+    clauses = [rules.key(c) for c in _CLAUSE_END.split(text) if form in rules.key(c)]
+    return bool(clauses) and all(_DEMOTED.search(c[c.index(form) + len(form):]) for c in clauses)
+
+
+_ROLE_CLAIM = re.compile(r"^(.{2,6}?)(?:是|为|由)(.+)$")
+
+
+def _split_roles(text: str, form: str, question: str) -> bool:
+    """The answer gives two roles the question asks about to two different names, the reference in one of them
+    (作曲是顾嘉辉，填词是黄霑 for 作曲及填词者是谁): the question asked for one person in both."""
+    claims = [_ROLE_CLAIM.match(rules.key(c)) for c in _CLAUSE_END.split(text)]
+    roles = [(m.group(1), m.group(2)) for m in claims if m and m.group(1) in question]
+    own = {r for r, said in roles if form in said}
+    joined = rules.key(question)
+    return any(r not in own and form not in said and _has_content(said, question)
+               and any(re.search(rf"{re.escape(a)}(?:及|和|与|兼|以及|、){re.escape(b)}", joined)
+                       for a, b in ((o, r) for o in own) for a, b in ((a, b), (b, a)))
+               for r, said in roles)
 
 
 def _extra_items(ref: Reference, answer: _Answer, form: str) -> bool:
@@ -1015,6 +1052,10 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
             return Verdict("IN", False, "attributed_alternative")
         if not full and form in ref.weak and _other_given_name(ref, answer, form):
             return Verdict("IN", False, "other_given_name")  # 我记得是安德鲁·贝尔 for 汤马斯·贝尔
+        if _set_aside(answer.affirmed, form):  # 雅卡尔只是后来的推广者; 伏安其实是无功功率的单位
+            return Verdict("IN", False, "set_aside")
+        if _split_roles(answer.affirmed, form, question):  # 作曲是顾嘉辉，填词是黄霑 for 作曲及填词者是谁
+            return Verdict("IN", False, "split_roles")
         hedge = HEDGE.search(answer.whole)
         if hedge and form in rules.key(_clause_at(answer.whole, hedge.start())):
             # 应该是杜甫: one candidate, hedged; sure unless it also refuses
@@ -1452,7 +1493,8 @@ def _judge_numeric(ref: Reference, answer: _Answer, question: str, question_numb
                            for n in vague)  # 大约74美制加仑: a unit we do not read
             rounded = any(n.guesses_a_year and n.rounds_to(target(n, p)) for n in vague for p in pairs)
             return Verdict("IN", not unsure_unit and not odd_unit and not any(n.converted for n in vague)
-                           and not rounded, "vague_wrong")  # 1980年前后 for 1981: wrong to most readers, not all
+                           and not rounded and _refusal(answer) != "refusal",  # 已开过十几次，具体哪次我记不准
+                           "vague_wrong")  # 1980年前后 for 1981: wrong to most readers, not all
         # a bound or range is sure; an approximate value only rounds to the reference (约3500 for 3518): a
         # reader may take it for a wrong guess (约210 for 206)
         return Verdict("NA", not unsure_unit and all(n.kind != "approx" and not n.converted for n in vague),

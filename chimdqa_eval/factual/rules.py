@@ -42,7 +42,7 @@ _CN_NUMERAL = re.compile(r"(百分之)?([零〇一二两三四五六七八九十
 _LONGEST_NUMERAL = 64
 _NOT_A_COUNT = set("哪某每同这那任唯统之其")
 MEASURE_CHARS = ("年月日号届个次人岁位名条章节倍元米克吨种项座层期代世纪度天周本部首篇只头匹张台辆架艘家所门件场"
-                 "局枚颗粒支队份句字集季轮站口任")
+                 "局枚颗粒支队份句字集季轮站口任卷册幕辑")
 _MEASURE_WORDS = set(MEASURE_CHARS)
 # 一 before a counter after another word is the indefinite article (作为一个AI, 是一位诗人, 不止一座), not an
 # answer of 1; after these characters (or none) it counts (有一个, 共一座, 只一次). Units and dates (一日) count.
@@ -91,7 +91,8 @@ _LATIN_UNIT = re.compile(r"(?<=\d)\s*(" + "|".join(_LATIN_UNITS) + r")(?![a-z])"
 _ONE_LETTER_UNITS = {"m": "米", "g": "克", "k": "开尔文", "w": "瓦"}
 # Counters between a number and its qualifier (3500人左右, 3000名以上).
 _COUNTERS = re.compile(r"\s*[个多余人名位次件家座所条本台辆只种项篇部届倍任对双]{0,2}")
-_UNIT = re.compile(r"\s*[个多余]{0,2}(" + _UNIT_WORDS + ")")
+# 元 in a word is no currency: 14个元字符, 元素, 元件
+_UNIT = re.compile(r"\s*[个多余]{0,2}(" + _UNIT_WORDS + r")(?<!元(?=[字素件器音数组胞老首帅宵旦]))")
 _UNIT_AHEAD = re.compile(_UNIT_WORDS)
 # What may follow a plain number without being a unit we do not know: counters, qualifiers, particles, verbs
 # and prepositions that commonly follow a number in a sentence.
