@@ -1253,3 +1253,19 @@ def test_early_periods_read_as_ranges_but_not_inside_titles():
 ])
 def test_references_set_aside_split_roles_states_restatements_counters_and_classes(answer, reference, question, verdict):
     assert_verdict(answer, reference, question, verdict)
+
+
+@pytest.mark.parametrize("answer, reference, question, verdict", [
+    # a date said alone dates the clause after it; a later year with an event of its own does not reach back
+    ("1980年5月，第33届世界卫生大会正式宣布全球消灭天花，而最后一例自然感染的天花病例出现在1977年的索马里。", "1980",
+     "世界卫生组织在哪一年宣布全球消灭了天花？", ("CO", False)),
+    ("他在1948年外出打猎后注意到狗毛上粘着的刺果，由此发明了钩毛搭扣，1955年取得专利。", "1948",
+     "瑞士工程师在哪一年发明了钩毛搭扣？", ("CO", False)),
+    ("他在1948年外出打猎后注意到狗毛上粘着的刺果，由此发明了钩毛搭扣，1955年取得专利。", "1955",
+     "瑞士工程师在哪一年发明了钩毛搭扣？", ("IN", False)),
+    # a model number beside a year is no year (波音737-400)
+    ("这架飞机是波音737-400，2007年1月1日坠入望加锡海峡，机上102人遇难。", "2007", "亚当航空574号班机空难发生在哪一年？",
+     ("CO", True)),
+])
+def test_dates_said_alone_own_events_and_model_numbers(answer, reference, question, verdict):
+    assert_verdict(answer, reference, question, verdict)

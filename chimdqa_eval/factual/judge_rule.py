@@ -1260,8 +1260,8 @@ def _comparable(n: Number, r: Number) -> bool:
         return False
     if n.counter[:1] in ("对", "双") and n.counter[:1] != r.counter[:1]:
         return False  # 28对 for 28 (染色体): pairs are twice as many
-    if r.unit == "年" and r.kind == "exact" and n.unit is None and abs(r.value) >= 1000 and abs(n.value) < 100:
-        return False  # 年过七十 beside 20世纪60年代: an age, not a year
+    if r.unit == "年" and r.kind == "exact" and n.unit is None and abs(r.value) >= 1000 and abs(n.value) < 1000:
+        return False  # 年过七十 beside 20世纪60年代, 波音737-400 beside 2007年: an age or a model, not a year
     if r.unit is not None:  # 0 K beside -273.15°C: another unit
         return n.unit == r.unit or (n.unit is None and not n.counter and not n.unknown_unit)
     if n.unit in _DATE_UNITS:
@@ -1283,7 +1283,7 @@ def _counted(counter: str) -> str:
 _EVENT_WORDS = ("成立 创立 创办 创建 建立 始建 筹建 设立 开办 建于 建成 落成 组建 创刊", "改名 更名 改称 易名 改为",
                 "开通 通车 开放 开业 上线 发布 首播 上映 出版 发行 问世", "逝世 去世 病逝 辞世 卒于 遇害", "出生 生于 诞生",
                 "独立 建国", "签订 签署 缔结", "举办 举行 召开", "生效 施行 实施 起效",
-                "停播 停刊 停运 停止 结束 关闭 终止 倒闭 解散 撤销 废除 下线 停产")
+                "停播 停刊 停运 停止 结束 关闭 终止 倒闭 解散 撤销 废除 下线 停产", "发明 研制 研发 首创", "专利")
 _EVENTS = [(i, re.compile("|".join(words.split()))) for i, words in enumerate(_EVENT_WORDS)]
 
 
@@ -1338,13 +1338,30 @@ def _likeliest(candidates: list[Number], hits: list[Number], text: str, question
         return int(turn is not None and not any(turn <= m.start < n.start and around(m, clauses) != around(n, clauses)
                                                 for m in candidates))  # 9月 of n's own date does not count
 
+    def reach(n: Number) -> int:
+        """The end of n's clause; a date said alone (1980年5月，第33届大会宣布…) reaches over the clause after it,
+        whose claim it dates."""
+        end = min(b for b in clauses if b > n.start)
+        bare = not re.sub(rf"[\d.,%]|{rules._UNIT_WORDS}|[{rules.MEASURE_CHARS}]", "",
+                          rules.key(text[max(b for b in clauses if b <= n.start):end]))
+        return min((b for b in clauses if b > end), default=end) if bare and end < len(text) else end
+
+    told = _events(text)
+
+    def other_event(n: Number) -> int:
+        """1 when n's own clause names an event of another kind than the question's (1955年取得专利)."""
+        said = _events(text[max(b for b in clauses if b <= n.start):reach(n)])
+        return int(bool(said) and not said & events)
+
     def segment(n: Number) -> str:
         """n's clause, reaching back to the previous candidate of its sentence (而台湾以孔子诞辰为教师节，定在9月28日)."""
         own = max(b for b in clauses if b <= n.start)
-        before = [m.start for m in candidates if m.start < own]  # candidates of earlier clauses
-        after_previous = min(b for b in clauses if b > before[-1]) if before else 0
+        if other_event(n) and events & told:  # 1955年取得专利 for 哪一年发明: its own event, not the question's
+            return rules.key(text[own:reach(n)])
+        before = [m for m in candidates if m.start < own]  # candidates of earlier clauses
+        after_previous = max(reach(m) for m in before) if before else 0
         start = min(max(max(b for b in sentences if b <= n.start), after_previous), own)
-        return rules.key(text[start:min(b for b in clauses if b > n.start)])
+        return rules.key(text[start:reach(n)])
 
     def negated(n: Number) -> int:
         """1 when n's clause negates (1981年公布的名单里并没有它): that value is what it is not."""
@@ -1353,7 +1370,8 @@ def _likeliest(candidates: list[Number], hits: list[Number], text: str, question
     def overlap(n: Number) -> int:
         clause = segment(n)
         return (len(_word_bigrams(clause) & asked) + len(_word_bigrams(around(n, sentences)) & asked)
-                + 2 * len(_events(clause) & events) + 3 * dated(n) + 3 * turned(n) - 6 * negated(n))
+                + 2 * len(_events(clause) & events) + 3 * dated(n) + 3 * turned(n) - 6 * negated(n)
+                - 3 * (other_event(n) if events & told else 0))  # the question's event told elsewhere
 
     best = max(overlap(n) for n in candidates)
     tied = [n for n in candidates if overlap(n) == best]
