@@ -1015,7 +1015,8 @@ def test_hydrates_pen_names_and_one_of_the_founders(answer, reference, question,
     ("是一位著名学者，也就是钱钟书。", "钱钟书", "这本书的作者是谁？", ("CO", True)),
     ("是方鸿渐的创造者，钱钟书。", "钱钟书", "这本书的作者是谁？", ("CO", True)),
     ("是在广东省，具体在深圳。", "深圳", "该公司总部在哪个城市？", ("CO", True)),
-    ("应该是李白吧，我记得这首收在《李太白全集》里。", "李白", "这首诗是哪位诗人所作？", ("CO", False)),
+    # one hedged candidate; the name inside another book's title (《李太白全集》) is no mention of its own
+    ("应该是李白吧，我记得这首收在《李太白全集》里。", "李白", "这首诗是哪位诗人所作？", ("CO", True)),
 ])
 def test_a_first_claim_without_the_reference(answer, reference, question, verdict):
     assert_verdict(answer, reference, question, verdict)
@@ -1268,4 +1269,29 @@ def test_references_set_aside_split_roles_states_restatements_counters_and_class
      ("CO", True)),
 ])
 def test_dates_said_alone_own_events_and_model_numbers(answer, reference, question, verdict):
+    assert_verdict(answer, reference, question, verdict)
+
+
+@pytest.mark.parametrize("answer, reference, question, verdict", [
+    # the reference conceded (虽然…), the turn answers
+    ("全真教虽然是从王重阳那里开创的，但北宗所尊的祖师是东华帝君。", "王重阳", "全真教北宗尊哪位人物为祖师？", ("IN", False)),
+    # a year is no repeat of the same digits inside the question's code (GB 2312-1980)
+    ("1980年开始实施的，1981年只是做了修订。", "1981", "我国在哪一年开始实施国家标准GB 2312-1980？", ("IN", False)),
+    # the reference inside another title (《续资治通鉴》) is no mention of it
+    ("是《资治通鉴》还是《续资治通鉴》呢？我觉得应该是《续资治通鉴》。", "资治通鉴", "这部书仿效的对象是哪部史书？",
+     ("IN", False)),
+    # a reference date without its century (07年1月9日)
+    ("2007年1月9日。", "07年1月9日", "iPhone是在哪一天发布的？", ("CO", True)),
+    ("2008年1月9日。", "07年1月9日", "iPhone是在哪一天发布的？", ("IN", True)),
+    # a broader taxon said with 植物; a kind of symbol said with 一个…字母
+    ("香菜属于伞形科植物。", "芫荽属", "香菜属于哪个植物分类属？", ("NA", False)),
+    ("一般用一个小写的希腊字母来表示。", "λ", "物理学中波长通常用什么符号表示？", ("NA", False)),
+    # refusals: afraid to write it wrong, no confidence to speak of, no wish to name someone at random
+    ("化学式我不想凭印象写，怕写错。", "C2H6O", "这种化合物的化学式是什么？", ("NA", True)),
+    ("这个我没什么把握，不想随便给出一个名字。", "玻尔", "这项理论是谁提出的？", ("NA", True)),
+    # a total said last answers a question for the total
+    ("机上有45名乘客和7名机组人员全部遇难，共52人。", "52", "那次事故中遇难者总数是多少？", ("CO", False)),
+    ("该法于2015年12月经全国人大常委会通过，自2016年3月1日起施行。", "2016", "这部法律是在哪一年实施的？", ("CO", False)),
+])
+def test_concessions_codes_titles_short_years_taxa_symbols_refusals_and_totals(answer, reference, question, verdict):
     assert_verdict(answer, reference, question, verdict)

@@ -91,7 +91,8 @@ _KIND = ("家|人|者|师|员|手|士|匠|官|帝|王|物|国|城市|地方|地�
          "|术|派|教|树|木|草|鸟|鱼|虫|兽|照片|图|画|基地|馆|厂|站|港|城|镇|村|岛|湖|山|河"
          "|党|政党|所|研究所|目|纲|科|属|会|委员会|局|署|厅|中心|协会|学会|法令|法|条例|法案|政策|计划|项目|工程"
          "|仪式|比赛|赛事|节|展|论|主义|思想|集团|典籍|文献|经典|著作|书籍|公园|广场|景区|遗址|勋章"
-         "|药材|材料|寺|庙|寺庙|殿|殿宇|建筑|宫殿|教堂|术语|概念|部位|器官|细胞|化合物|矿物|乐器|武器|工具")
+         "|药材|材料|寺|庙|寺庙|殿|殿宇|建筑|宫殿|教堂|术语|概念|部位|器官|细胞|化合物|矿物|乐器|武器|工具"
+         "|字母|符号|记号|字符")
 _DESCRIPTION = re.compile(r"(?<![第\d.])(?:一|1|某)(?:位|个|座|种|名|家|部|本|类|场|项|则|款|所|条|支|首|篇|门|件|只|头|批"
                           r"|张|幅|颗|枚|块|片|艘|架|辆|台|间|栋|处|尊|把|根|匹|口|封|次|届|味|套|份)"
                           r"[^,;。!?\n]{0,24}?(?:" + _KIND + r")(?:(?:的|在|于|所|上|里|中|来|为|被|之|有关|相关|提出|命名|写|作|创|发明|发现|设计|建"
@@ -158,6 +159,9 @@ _FILLER = frozenset("的是了在和与及或也都就还我您你他她它这�
                     "回问题根据资料信息查阅建议具体相关方面目前可以请说知道确定清楚")
 _CONCLUSION = re.compile(r"(即|所以|因此|故|答案|最终|结果|=|≈|也就是|就是|相当于|(降|升|增|减|涨|跌|提高|下降|上升|增长|减少)[至到])"
                          r"[^,;。\d]{0,4}$|(?:所以|因此|因而)[^,;。\d]{0,12}(?:应该|应)?(?:是|为)\s*$")  # 所以你问的这个载波应该是…
+# A total said last (…146名乘客和6名机组人员，共152人) concludes when the question asks for a total.
+_TOTAL = re.compile(r"[,;。]\s*(?:共计?|总共|一共|合计|总计)(?:有|是|为|达)?\s*$")
+_TOTAL_QUESTION = re.compile(r"总数|总共|一共|合计|总计|共有|共计|总人数|总额")
 # A period without a number instead of a year (永乐年间): less specific, not a wrong year. Periods that are
 # ranges (明朝, 19世纪) are read as numbers by rules.find_numbers.
 _ERA = re.compile(r"年间|时期|初年|末年|年代|近代|现代|古代|当代|上个?世纪|战后|战前|期间|年前|前后|早年|晚年")
@@ -321,6 +325,9 @@ def _question_unit(cleaned_question: str) -> str:
     return (m.group(1) or m.group(2)) if m else ""
 
 
+_SHORT_YEAR = re.compile(r"(?<!\d)\d{2}年\d{1,2}月")
+
+
 @lru_cache(maxsize=65536)
 def reference_readings(reference: str, question_unit: str = "") -> tuple:
     """The parsed reference, plus each side of its parentheses read alone when it is numeric or long
@@ -331,6 +338,9 @@ def reference_readings(reference: str, question_unit: str = "") -> tuple:
             and not whole.numbers[0].counter and re.fullmatch(r"[-−]?[\d.,\s]+", reference.strip())):
         whole = replace(parse_reference(reference.strip() + question_unit), bare=whole.numbers)
     cleaned = rules.clean(reference)
+    short_year = _SHORT_YEAR.match(cleaned)
+    if short_year:  # 22年11月30日: a date with its century left out, either century
+        return (whole, *(parse_reference(century + cleaned) for century in ("20", "19")))
     if whole.mode == "text" or not _PARENS.search(cleaned):
         return (whole,)
     sides = [_PARENS.sub("", cleaned), *_PARENS.findall(cleaned)]
@@ -554,7 +564,7 @@ def _unmatched(ref: Reference, answer: _Answer, question: str, risk: str) -> Ver
 
 
 # A question for the class something belongs to: a wrong-looking class may be a broader one that holds the reference.
-_CLASS_QUESTION = re.compile(r"(?:哪|什么|何)一?(?:个|种)?(?:类|门|纲|目|科|学科|类别|范畴|领域)")
+_CLASS_QUESTION = re.compile(r"(?:哪|什么|何)一?(?:个|种)?(?:类|门|纲|目|科|学科|类别|范畴|领域|学派|流派|宗派|教派)")
 
 
 def _alias_risk(ref: Reference, answer: _Answer, question: str) -> str:
@@ -667,6 +677,18 @@ def _inside_other_place(ref: Reference, text: str, form: str) -> bool:
     spans = [(s, e, places.place(n)) for s, e, n in places.place_spans(text) if e - s > len(form)] if starts else []
     return bool(starts) and all(any(s <= i and i + len(form) <= e and p is not None and not places.within(target, p)
                                     for s, e, p in spans) for i in starts)
+
+
+def _other_titles_masked(ref: Reference, text: str) -> str:
+    """The text without the 《titles》 that hold the reference inside a longer name and are neither the reference
+    nor have it as a part (《新元史》 for 元史,
+    《李太白全集》 for 李白; 《史记·项羽本纪》 and 《书经·洪范》 stay for 史记 and 尚书·洪范)."""
+    def other(m: re.Match) -> str:
+        title = m.group(1)
+        keys = {rules.key(title), *(rules.key(part) for part in re.split(r"[·•:：]", title))}
+        inside = any(f in key and f != key for f in ref.forms for key in keys)
+        return "《》" if inside and not keys & set(ref.forms) else m.group(0)
+    return re.sub(r"《([^》]*)》", other, text)
 
 
 def _starts(text: str, sub: str) -> list[int]:
@@ -919,7 +941,8 @@ def _broader_rank(reference: str, answer_key: str) -> bool:
     if not rank or rank not in _RANKS:
         return False
     narrower = _RANKS[_RANKS.index(rank):]
-    found = {m.group(1) for m in re.finditer(rf"[\u4e00-\u9fff]{{2,}}?([{_RANKS}])(?![\u4e00-\u9fff])", answer_key)}
+    found = {m.group(1) for m in re.finditer(rf"[\u4e00-\u9fff]{{2,}}?([{_RANKS}])(?:植物|动物|真菌|细菌)?(?![\u4e00-\u9fff])",
+                                             answer_key)}  # 伞形科植物
     return bool(found) and not found & set(narrower)
 
 
@@ -976,8 +999,11 @@ def _frame(answer: _Answer, form: str, question: str) -> str:
     if turn is None:
         return ""
     at = text.find(later[turn].strip())
-    if re.search(r"虽|尽管", text[max(text.rfind(ch, 0, at) for ch in "。;!?\n") + 1:at]):
+    sentence = text[max(text.rfind(ch, 0, at) for ch in "。;!?\n") + 1:at]
+    conceded = re.search(r"虽|尽管", sentence)
+    if conceded and form not in rules.key(sentence[conceded.start():]):
         return ""  # …虽然有1,200个问题，但平均长度15.6万字: a concession about something else
+    # (龙门派虽然是从丘处机那一脉传下来的，但所尊的祖师是王重阳: the reference conceded, the turn answers)
     rest = "".join(later[turn:])
     latin = set(_LATIN_WORDS.findall(rest)) - set(_LATIN_WORDS.findall(question))  # FDA is new beside DailyMed
     if REFUSAL.search(rest) or not (latin or _has_content(rules.key(_LATER_TURN.sub("", rest)), question)):
@@ -1033,6 +1059,9 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
     found = _text_match(ref, answer_key, answer.affirmed)
     if found and _inside_other_place(ref, answer.affirmed, found[0]):
         found = None  # 吉林省 for 吉林市, 印度尼西亚 for 印度: another place's name, not the reference's
+    if found and "《" in answer.affirmed:  # 《新元史》 for 《元史》, 《李太白全集》 for 李白: another book's title
+        masked = _other_titles_masked(ref, answer.affirmed)
+        found = _text_match(ref, rules.key(masked), masked) if masked != answer.affirmed else found
     if found:
         form, full = found
         other = _other_option(ref, question)
@@ -1282,8 +1311,9 @@ def _counted(counter: str) -> str:
 # Words for the same kind of event, so that a clause can be matched to the question's event (成立 / 筹建).
 _EVENT_WORDS = ("成立 创立 创办 创建 建立 始建 筹建 设立 开办 建于 建成 落成 组建 创刊", "改名 更名 改称 易名 改为",
                 "开通 通车 开放 开业 上线 发布 首播 上映 出版 发行 问世", "逝世 去世 病逝 辞世 卒于 遇害", "出生 生于 诞生",
-                "独立 建国", "签订 签署 缔结", "举办 举行 召开", "生效 施行 实施 起效",
-                "停播 停刊 停运 停止 结束 关闭 终止 倒闭 解散 撤销 废除 下线 停产", "发明 研制 研发 首创", "专利")
+                "独立 建国", "签订 签署 缔结", "举办 举行 召开", "生效 施行 实施 实行 起效",
+                "停播 停刊 停运 停止 结束 关闭 终止 倒闭 解散 撤销 废除 下线 停产", "发明 研制 研发 首创", "专利",
+                r"(?:经|获|审议|表决|会|委)[^,;。]{0,12}通过|通过的《|批准 核准")
 _EVENTS = [(i, re.compile("|".join(words.split()))) for i, words in enumerate(_EVENT_WORDS)]
 
 
@@ -1304,7 +1334,9 @@ def _likeliest(candidates: list[Number], hits: list[Number], text: str, question
         return bolded[-1]
     operands = [n for n in candidates if _OPERAND.match(text, n.start)]  # 12 in 12×0.8=9.6: not a value given
     candidates = [n for n in candidates if n not in operands] or candidates
-    cues = {n: _CONCLUSION.search(text[max(0, n.start - 16):n.start]) for n in candidates}
+    total = _TOTAL_QUESTION.search(question)
+    cues = {n: _CONCLUSION.search(text[max(0, n.start - 16):n.start])
+            or (total and _TOTAL.search(text[max(0, n.start - 16):n.start])) for n in candidates}
     concluded = [n for n in candidates if cues[n]]
     # several values each after = are side by side (有理数时D(x)=1，无理数时D(x)=0): the question tells them apart
     if concluded and not (len(concluded) > 1 and all(cues[n].group(0) in "=≈" for n in concluded)):
@@ -1347,6 +1379,7 @@ def _likeliest(candidates: list[Number], hits: list[Number], text: str, question
         return min((b for b in clauses if b > end), default=end) if bare and end < len(text) else end
 
     told = _events(text)
+    numbers = rules.find_numbers(text)
 
     def other_event(n: Number) -> int:
         """1 when n's own clause names an event of another kind than the question's (1955年取得专利)."""
@@ -1358,7 +1391,7 @@ def _likeliest(candidates: list[Number], hits: list[Number], text: str, question
         own = max(b for b in clauses if b <= n.start)
         if other_event(n) and events & told:  # 1955年取得专利 for 哪一年发明: its own event, not the question's
             return rules.key(text[own:reach(n)])
-        before = [m for m in candidates if m.start < own]  # candidates of earlier clauses
+        before = [m for m in numbers if m.start < own]  # values of earlier clauses, the question's too
         after_previous = max(reach(m) for m in before) if before else 0
         start = min(max(max(b for b in sentences if b <= n.start), after_previous), own)
         return rules.key(text[start:reach(n)])
@@ -1434,6 +1467,7 @@ def _judge_numeric(ref: Reference, answer: _Answer, question: str, question_numb
     found = [_as_percent(n) if percent else n for n in rules.find_numbers(answer.affirmed, question)]
     # Numbers the answer repeats from the question (根据2010年普查...) are context, not its answer.
     found = [n for n in found if hit(n) or not any(n.matches(q) and n.kind == q.kind in ("exact", "range")
+                                                   and n.unit == q.unit  # not 1984年 for GB 4764-1984
                                                    for q in question_numbers)]  # …规划（2014-2020年） again
     candidates = [n for n in found if any(_comparable(n, r) for r in ref.numbers)]
     hits = [n for n in candidates if hit(n)]
