@@ -1295,3 +1295,15 @@ def test_dates_said_alone_own_events_and_model_numbers(answer, reference, questi
 ])
 def test_concessions_codes_titles_short_years_taxa_symbols_refusals_and_totals(answer, reference, question, verdict):
     assert_verdict(answer, reference, question, verdict)
+
+
+@pytest.mark.parametrize("answer, reference, question, verdict", [
+    # a number in a code after a hyphen (GPT-3.5) is no value; a month for a date is less specific
+    ("ChatGPT（基于GPT-3.5）是在2022年11月底发布的。", "22年11月30日", "ChatGPT是在哪一天发布的？", ("NA", True)),
+    # another rate than the question's (节, 每秒…米 for 公里/小时), which the rules read as lengths: not sure
+    ("最大速度约为1300节，折合每秒约670米。", "2400", "这架战机的最大速度约为多少公里/小时？", ("IN", False)),
+    # a full title that ends in the reference after 的 names it
+    ("《关于消耗臭氧层物质的蒙特利尔议定书》。", "蒙特利尔议定书", "1987年签署的限制氟氯碳化合物的协议叫什么？", ("CO", True)),
+])
+def test_codes_rates_and_full_titles(answer, reference, question, verdict):
+    assert_verdict(answer, reference, question, verdict)

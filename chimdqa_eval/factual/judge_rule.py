@@ -679,6 +679,12 @@ def _inside_other_place(ref: Reference, text: str, form: str) -> bool:
                                     for s, e, p in spans) for i in starts)
 
 
+def _full_title(title: str, form: str) -> bool:
+    """The title is the reference's full name: the reference last, after a phrase with 的
+    (《关于消耗臭氧层物质的蒙特利尔议定书》 for 蒙特利尔议定书)."""
+    return title.endswith(form) and title[:-len(form)].endswith("的")
+
+
 def _other_titles_masked(ref: Reference, text: str) -> str:
     """The text without the 《titles》 that hold the reference inside a longer name and are neither the reference
     nor have it as a part (《新元史》 for 元史,
@@ -686,7 +692,7 @@ def _other_titles_masked(ref: Reference, text: str) -> str:
     def other(m: re.Match) -> str:
         title = m.group(1)
         keys = {rules.key(title), *(rules.key(part) for part in re.split(r"[·•:：]", title))}
-        inside = any(f in key and f != key for f in ref.forms for key in keys)
+        inside = any(f in key and f != key and not _full_title(key, f) for f in ref.forms for key in keys)
         return "《》" if inside and not keys & set(ref.forms) else m.group(0)
     return re.sub(r"《([^》]*)》", other, text)
 
@@ -1443,6 +1449,11 @@ def _as_percent(n: Number) -> Number:
     return n
 
 
+# Rates, which the rules read as their quantity only (240公里/小时 as 240 km): another rate is not sure.
+_RATE = re.compile(r"每(?:秒|分钟?|小时|时)(?=\s*(?:约|大约|可达|达)?\s*\d)|(?<=\d)[^\d,;。]{0,4}?/(?:秒|分钟?|小时|时|s|h|min)(?![a-z])"
+                   r"|时速|秒速|(?<=\d)节(?![日目课假])")
+
+
 def _judge_numeric(ref: Reference, answer: _Answer, question: str, question_numbers) -> Verdict:
     if re.search(r"第(?:几|多少)", question) and not any(r.ordinal for r in ref.numbers):  # 第几任 -> 5 is 第5
         ref = replace(ref, numbers=tuple(replace(r, ordinal=True) for r in ref.numbers),
@@ -1490,7 +1501,8 @@ def _judge_numeric(ref: Reference, answer: _Answer, question: str, question_numb
     stray = [n for n in candidates if n.kind == "exact" and n not in hit_set and not restates(n)]
     vague = [n for n in candidates if n.kind != "exact" and n not in hit_set and not restates(n)]
     unsure_unit = any(n.unknown_unit and not any(n.unknown_unit == r.unknown_unit for r in ref.numbers)
-                      for n in hits + stray)
+                      for n in hits + stray) \
+        or set(_RATE.findall(answer.affirmed)) - set(_RATE.findall(question))  # 每秒67米 for 多少公里/小时
     clauses = _clauses_with(answer.affirmed, lambda c: any(ch.isdigit() for ch in c))
     if candidates and _refusal(answer) == "refusal" \
             and all(_SCOPE.search(_clause_at(answer.affirmed, n.start)) for n in candidates):
