@@ -1450,8 +1450,17 @@ def _as_percent(n: Number) -> Number:
 
 
 # Rates, which the rules read as their quantity only (240公里/小时 as 240 km): another rate is not sure.
-_RATE = re.compile(r"每(?:秒|分钟?|小时|时)(?=\s*(?:约|大约|可达|达)?\s*\d)|(?<=\d)[^\d,;。]{0,4}?/(?:秒|分钟?|小时|时|s|h|min)(?![a-z])"
-                   r"|时速|秒速|(?<=\d)节(?![日目课假])")
+_RATE = re.compile(r"每(秒|分|小时|时)钟?(?=\s*(?:约|大约|可达|达)?\s*\d)|(?<=\d)[^\d,;。]{0,4}?/(秒|分|小时|时|s|h|min)"
+                   r"(?![a-z])|(时|秒)速|(?<=\d)(节)(?![日目课假])")
+_ASKED_RATE = re.compile(r"每(秒|分|小时|时)|/(秒|分|小时|时|s|h|min)(?![a-z])|(时|秒)速|(节)")
+_TIME = {"s": "秒", "h": "小时", "时": "小时", "min": "分"}
+
+
+def _rates(text: str, said: bool = True) -> set:
+    """The time units of the rates in the text (每秒67米, 240公里/小时, 130节: 秒, 小时, 节); `said=False` for a
+    question, whose rate need not stand beside a number (每分钟多少次)."""
+    found = (_RATE if said else _ASKED_RATE).findall(text)
+    return {_TIME.get(unit, unit) for groups in found for unit in groups if unit}
 
 
 def _judge_numeric(ref: Reference, answer: _Answer, question: str, question_numbers) -> Verdict:
@@ -1502,7 +1511,7 @@ def _judge_numeric(ref: Reference, answer: _Answer, question: str, question_numb
     vague = [n for n in candidates if n.kind != "exact" and n not in hit_set and not restates(n)]
     unsure_unit = any(n.unknown_unit and not any(n.unknown_unit == r.unknown_unit for r in ref.numbers)
                       for n in hits + stray) \
-        or set(_RATE.findall(answer.affirmed)) - set(_RATE.findall(question))  # 每秒67米 for 多少公里/小时
+        or _rates(answer.affirmed) - _rates(question, said=False)  # 每秒67米 for 多少公里/小时
     clauses = _clauses_with(answer.affirmed, lambda c: any(ch.isdigit() for ch in c))
     if candidates and _refusal(answer) == "refusal" \
             and all(_SCOPE.search(_clause_at(answer.affirmed, n.start)) for n in candidates):
