@@ -1307,3 +1307,18 @@ def test_concessions_codes_titles_short_years_taxa_symbols_refusals_and_totals(a
 ])
 def test_codes_rates_and_full_titles(answer, reference, question, verdict):
     assert_verdict(answer, reference, question, verdict)
+
+
+@pytest.mark.parametrize("answer, reference, question, verdict", [
+    # a closer clause that only continues the story after the reference is no turn away from it
+    ("周星驰凭借刘镇伟执导的《大话西游》中饰演的至尊宝，在香港电影金像奖上获得提名，这部片后来成了经典。", "《大话西游》",
+     "周星驰在哪一部电影中凭借饰演至尊宝获得香港电影金像奖提名？", ("CO", False)),
+    # the answer given first (而是热动说); what it goes on to say of it (热动说则认为…) does not set it aside
+    ("不是热质说，而是热动说。热质说把热看成一种流体，热动说则认为热是微粒运动的表现。", "热动说",
+     "什么学说解释了热是微粒运动的表现？", ("CO", True)),
+    # a closer clause that turns (则) after the reference's own
+    ("《聊斋志异》是蒲松龄写的，《阅微草堂笔记》则出自纪昀之手。", "蒲松龄", "《阅微草堂笔记》是清朝哪位作家创作的？",
+     ("IN", False)),
+])
+def test_closer_clauses_that_continue_or_turn(answer, reference, question, verdict):
+    assert_verdict(answer, reference, question, verdict)

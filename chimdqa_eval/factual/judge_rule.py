@@ -794,7 +794,8 @@ def _parallel(answer: _Answer, form: str, question: str) -> str:
 _RESTATES = re.compile(r"也就是|即|就是|亦即|又称|或称|也叫|俗称|简称|笔名|本名|原名|又名|艺名|别名|化名|全称|英文名"
                        r"|(?:中文|汉语|国内)(?:名|里|中)?(?:一般|通常|常|多)?(?:叫|称|译|写)")  # 中文一般叫…
 _CONTRAST = re.compile(r"虽|则|但|不过|然而|而|也|另|其他|其余|对照|相比|只有|仅")  # 李白则被称为诗仙: context by contrast
-_ASIDE = re.compile(r"则|只是|仅是|仅仅是|其实|而|并非|不是")  # the reference's own clause sets it aside: 李东阳则是…
+_ASIDE = re.compile(r"则|只是|仅是|仅仅是|其实|而(?!是)|并非|不是")
+_CLOSER_TURN = re.compile(r"其实|实际上|事实上|才(?:是|叫|为)|而是|则")  # a closer clause that turns to the answer  # the reference's own clause sets it aside: 李东阳则是…
 
 
 def _closer_clause(answer: _Answer, form: str, question: str) -> str:
@@ -821,9 +822,13 @@ def _closer_clause(answer: _Answer, form: str, question: str) -> str:
         return ""
     best, mine = max(others.values()), max(own.values())
     if best >= mine + 2:
-        turned = max(i for i, n in others.items() if n == best) > min(own)  # …，但真正…是宫崎骏
-        aside = any(clauses[i].startswith(form) or _ASIDE.search(said[i]) or _RELATIVE.search(said[i])
-                    for i in own)  # 刘大田是他父亲的名字; 高畑勋只是担任制片; 他是恩斯特·马赫的儿子
+        closest = [i for i, n in others.items() if n == best]
+        turned = any(i > min(own) and (_TURN_CLAUSE.match("," + said[i]) or _CLOSER_TURN.search(said[i]))
+                     for i in closest)  # …，但…其实是在古巴哈瓦那签署的; 《淞滨琐话》则出自…; …才叫解析函数
+        turned = turned or any("**" in said[i] for i in closest) and not any("**" in said[i] for i in own)
+        first = min(own)  # where the answer first names the reference, it sets it aside: 刘大田是他父亲的名字;
+        aside = clauses[first].startswith(form) or _ASIDE.search(said[first]) \
+            or _RELATIVE.search(said[first])  # 高畑勋只是担任制片; 他是恩斯特·马赫的儿子
         return "closer_clause" if turned or aside else "competing_clause"
     return "competing_clause" if best >= 2 and best >= mine else ""
 
