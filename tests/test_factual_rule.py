@@ -1322,3 +1322,20 @@ def test_codes_rates_and_full_titles(answer, reference, question, verdict):
 ])
 def test_closer_clauses_that_continue_or_turn(answer, reference, question, verdict):
     assert_verdict(answer, reference, question, verdict)
+
+
+@pytest.mark.parametrize("answer, reference, question, verdict", [
+    # alternatives count beside the reference only (the species are alternatives, the family is not)
+    ("当归是伞形科当归属植物当归或东当归的干燥根，能补血活血。", "伞形科", "中药当归是什么科的植物？", ("CO", True)),
+    ("伞形科或五加科。", "伞形科", "中药当归是什么科的植物？", ("IN", True)),
+    # a Latin word of the question is one token (HTTP/2), so a clause that repeats it is closer; the reference
+    # named first as the subject of a later claim is set aside
+    ("HTTP/1.1 不压缩头部，HTTP/2 改用了 gzip 压缩；HPACK 是后来 HTTP/3 才采用的。", "HPACK",
+     "HTTP/2 使用的头部压缩算法是什么？", ("IN", False)),
+    # a region for a town is broader; a region for a region may be broader or another one: not sure
+    ("在意大利中部托斯卡纳大区的山区。", "芬奇镇", "这座博物馆在意大利哪个城镇？", ("NA", False)),
+    ("起源于西班牙南部的沿海地区。", "安达卢西亚", "这种舞蹈最初起源于哪个西班牙地区？", ("IN", False)),
+    ("加泰罗尼亚。", "安达卢西亚", "这种舞蹈最初起源于哪个西班牙地区？", ("IN", True)),
+])
+def test_alternatives_beside_the_reference_latin_tokens_towns_and_regions(answer, reference, question, verdict):
+    assert_verdict(answer, reference, question, verdict)

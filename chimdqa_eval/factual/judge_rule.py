@@ -100,7 +100,10 @@ _DESCRIPTION = re.compile(r"(?<![第\d.])(?:一|1|某)(?:位|个|座|种|名|家
                           r"[^,;。!?\n]{0,10})?(?=[,;。!?\n]|$)")
 _NAMING = re.compile(r"叫|名为|称为|即|就是|是")
 _CITY_QUESTION = re.compile(r"城市|哪个市|哪座城|哪个县|哪个镇")
-_PLACE_QUESTION = re.compile(r"哪里|何地|何处|哪个地方|城市|哪座城|哪个市|哪个省|哪个县|哪个国家|哪国|位于|在哪|发源地|首都|省会")
+_PLACE_QUESTION = re.compile(r"哪里|何地|何处|哪个地方|城市|哪座城|哪个市|哪个省|哪个县|哪个国家|哪国|位于|在哪|发源地|首都|省会"
+                             r"|哪一?(?:个|座)?(?:(?!的)[\u4e00-\u9fff]){0,4}?(?:城镇|省份|州|镇|乡|村|岛|港口)")  # 哪个城镇
+# A question for a region: a region answered may be a broader one or another one (东南亚, 东非 for 印度尼西亚群岛).
+_REGION_QUESTION = re.compile(r"哪一?个?(?:(?!的)[\u4e00-\u9fff]){0,4}?(?:地区|区域)")
 _PERSON_QUESTION = re.compile(r"谁|哪位|何人|什么人|哪个人|哪一位|作者|创始人|创办人|发明者|发明人|发现者|设计者|建筑师|导演|主演"
                               r"|演唱|作曲|作词|姓名|名字|叫什么|人物|皇帝|君主|画家|诗人|作家|学者|哲学家|科学家")
 
@@ -472,9 +475,19 @@ def _clauses_with(text: str, needle) -> list[str]:
     return out
 
 
-def _competing(ref: Reference, clauses: list[str]) -> bool:
-    """Another candidate offered beside the answer in its own clause (A或B, A、B之一, A/B)."""
-    return not ref.has_alternatives and any(ALTERNATIVES.search(c) for c in clauses)
+def _competing(ref: Reference, clauses: list[str], form: str = "") -> bool:
+    """Another candidate offered beside the answer in its own clause (A或B, A、B之一, A/B); with the form found,
+    only an alternative next to it, or in a clause that opens with one (白芷是伞形科当归属植物白芷或杭白芷的
+    干燥根: the species are alternatives, the family is not)."""
+    if ref.has_alternatives:
+        return False
+    for clause in clauses:
+        for m in ALTERNATIVES.finditer(clause):
+            if not form or _ALTERNATIVE_START.match(clause.strip()) \
+                    or form in rules.key(clause[max(0, m.start() - len(form) - 6):m.start()]) \
+                    or form in rules.key(clause[m.end():m.end() + len(form) + 6]):
+                return True
+    return False
 
 
 def _has_content(answer_key: str, question: str) -> bool:
@@ -560,11 +573,14 @@ def _unmatched(ref: Reference, answer: _Answer, question: str, risk: str) -> Ver
         return Verdict("IN", False, risk or "attributed_alternative")
     if _CLASS_QUESTION.search(question) and not ref.items:  # 属于无脊椎动物 for 哪一类动物门: perhaps only broader
         return Verdict("IN", False, "other_class")
+    if _REGION_QUESTION.search(question) and _REGION.search(answer.affirmed):
+        return Verdict("IN", False, "other_region")
     return Verdict("IN", True, "guess" if refusal == "guess" else "no_match")
 
 
 # A question for the class something belongs to: a wrong-looking class may be a broader one that holds the reference.
-_CLASS_QUESTION = re.compile(r"(?:哪|什么|何)一?(?:个|种)?(?:类|门|纲|目|科|学科|类别|范畴|领域|学派|流派|宗派|教派)")
+_CLASS_QUESTION = re.compile(r"(?:哪|什么|何)一?(?:个|种)?(?:(?!的)[\u4e00-\u9fff]){0,4}?"
+                             r"(?:类|门|纲|目|科|学科|类别|范畴|领域|学派|流派|宗派|教派|族|运动|思潮)")  # 哪个艺术运动
 
 
 def _alias_risk(ref: Reference, answer: _Answer, question: str) -> str:
@@ -805,7 +821,8 @@ def _closer_clause(answer: _Answer, form: str, question: str) -> str:
     'competing_clause' when one shares as many, two or more, or when the closer clause only leads up to the
     reference (释迦牟尼出家前是…太子悉达多，他娶了表妹耶输陀罗: the question's subject introduced first); '' else.
     Negated clauses and clauses that restate the question only (它是…) do not compete."""
-    asked = {b for b in _word_bigrams(rules.key(question)) if not set(b) & set(form)}
+    asked = {b for b in _word_bigrams(rules.key(question))  # a Latin word is one token (<woff20>), not letters
+             if ((form not in b) if b.startswith("<") else not set(b) & set(form))}
     said = _CLAUSE_END.split(_PARENS.sub("", answer.affirmed))
     clauses = [rules.key(c) for c in said]
     if clauses and form in clauses[0] and len(clauses[0]) <= len(form) + 4:
@@ -1079,7 +1096,7 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
         if other and other in answer_key and _refusal(answer) == "refusal":
             return Verdict("NA", True, "refusal")  # 我不确定是火成岩还是沉积岩: the question's options, repeated
         clauses = _clauses_with(answer.affirmed, lambda c, f=form: f in rules.key(c)) or [answer.affirmed]
-        if _competing(ref, clauses):
+        if _competing(ref, clauses, form):
             short = len(answer_key) <= SHORT_ANSWER  # 陶渊明或李白: several candidates, a wrong answer
             return Verdict("IN" if short else "CO", short, "alternatives")
         noted = " ".join(note for before, note in answer.notes if before.endswith(form))  # 质量数(也有教材说…)
