@@ -1339,3 +1339,16 @@ def test_closer_clauses_that_continue_or_turn(answer, reference, question, verdi
 ])
 def test_alternatives_beside_the_reference_latin_tokens_towns_and_regions(answer, reference, question, verdict):
     assert_verdict(answer, reference, question, verdict)
+
+
+@pytest.mark.parametrize("answer, reference, question, verdict", [
+    # a later value reaches back one clause at most, not over what the earlier value's story said
+    ("2019年12月，武汉市卫健委通报了不明原因肺炎病例，这是该病首次被官方通报，随后疫情蔓延，导致2020年全球大流行。", "2019",
+     "新冠肺炎是哪一年首次被官方通报的？", ("CO", False)),
+    # a year of a reign era we do not list (嗣德二十五年) restates, it is no other year
+    ("我记得是1872年刊印的，也就是阮朝嗣德二十五年。", "1872年", "《南圻六省地舆志》的刊印时间是哪一年？", ("CO", True)),
+    # a second candidate asked as a question (…？还是1903年？) is still a candidate
+    ("1901年？还是1903年？两个说法我都见过。", "1901", "诺贝尔奖首次颁发是在哪一年？", ("IN", True)),
+])
+def test_reach_back_reign_years_and_candidates_asked(answer, reference, question, verdict):
+    assert_verdict(answer, reference, question, verdict)

@@ -361,7 +361,9 @@ def _read_answer(cleaned: str) -> _Answer:
         text = text[last.end():]
     kept, sentences = [], _SENTENCE.findall(text)
     for sentence in sentences:
-        if sentence.endswith("?") and _ASKS.search(sentence) and not _LEANS.search(sentence):  # 可能改成了安平县？
+        if kept and rules.key("".join(kept)) and _ALTERNATIVE_START.match(sentence.strip()):
+            kept.append(sentence)  # 1875年？还是1878年？: a second candidate, not a question to anyone
+        elif sentence.endswith("?") and _ASKS.search(sentence) and not _LEANS.search(sentence):  # 可能改成了安平县？
             asked = asked or bool(_TO_USER.search(sentence))  # 您是问…？ asks the user; A还是B？ asks itself
         else:
             kept.append(sentence)
@@ -1317,7 +1319,8 @@ def _comparable(n: Number, r: Number) -> bool:
         return False
     if n.counter[:1] in ("对", "双") and n.counter[:1] != r.counter[:1]:
         return False  # 28对 for 28 (染色体): pairs are twice as many
-    if r.unit == "年" and r.kind == "exact" and n.unit is None and abs(r.value) >= 1000 and abs(n.value) < 1000:
+    if r.unit == "年" and r.kind == "exact" and abs(r.value) >= 1000 \
+            and (n.unit is None and abs(n.value) < 1000 or n.unit == "年" and abs(n.value) < 100):  # 嗣德二十五年
         return False  # 年过七十 beside 20世纪60年代, 波音737-400 beside 2007年: an age or a model, not a year
     if r.unit is not None:  # 0 K beside -273.15°C: another unit
         return n.unit == r.unit or (n.unit is None and not n.counter and not n.unknown_unit)
@@ -1421,7 +1424,8 @@ def _likeliest(candidates: list[Number], hits: list[Number], text: str, question
             return rules.key(text[own:reach(n)])
         before = [m for m in numbers if m.start < own]  # values of earlier clauses, the question's too
         after_previous = max(reach(m) for m in before) if before else 0
-        start = min(max(max(b for b in sentences if b <= n.start), after_previous), own)
+        previous = max((b for b in clauses if b < own), default=0)  # one clause back at most
+        start = min(max(max(b for b in sentences if b <= n.start), after_previous, previous), own)
         return rules.key(text[start:reach(n)])
 
     def negated(n: Number) -> int:
