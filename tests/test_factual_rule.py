@@ -1352,3 +1352,19 @@ def test_alternatives_beside_the_reference_latin_tokens_towns_and_regions(answer
 ])
 def test_reach_back_reign_years_and_candidates_asked(answer, reference, question, verdict):
     assert_verdict(answer, reference, question, verdict)
+
+
+@pytest.mark.parametrize("answer, reference, question, verdict", [
+    # 德 is a particle, no given name: 洛伦佐 is another Medici
+    ("是洛伦佐·德·美第奇，他资助过许多艺术家。", "科西莫·德·美第奇", "美第奇家族中被称为“国父”的成员是谁？", ("IN", False)),
+    ("是科西莫·德·美第奇，佛罗伦萨的实际统治者。", "科西莫·德·美第奇", "美第奇家族中被称为“国父”的成员是谁？", ("CO", True)),
+    # the surname only inside the question's own term (阿贝数) names no one
+    ("阿贝数是由德国物理学家夫琅和费提出的，用来衡量色散。", "恩斯特·阿贝", "光学中的阿贝数是哪位德国物理学家提出的？",
+     ("IN", False)),
+    # named after someone is no answer to who built it, and is one to whom it is named after
+    ("卡内基音乐厅最初是由实业家亨利·弗里克出资建造的，后来才以卡内基的名字命名。", "安德鲁·卡内基", "卡内基音乐厅的出资建造者是谁？",
+     ("IN", False)),
+    ("卡内基音乐厅是以钢铁大王卡内基的名字命名的。", "安德鲁·卡内基", "卡内基音乐厅是以谁的名字命名的？", ("CO", False)),
+])
+def test_particles_question_terms_and_names_given_after(answer, reference, question, verdict):
+    assert_verdict(answer, reference, question, verdict)

@@ -697,6 +697,14 @@ def _inside_other_place(ref: Reference, text: str, form: str) -> bool:
                                     for s, e, p in spans) for i in starts)
 
 
+def _only_in_question_terms(answer_key: str, form: str, question_key: str) -> bool:
+    """Every mention of the form runs on into a word of the question (阿贝数 for 阿贝 when the question asks about
+    阿贝数)."""
+    starts = _starts(answer_key, form)
+    return bool(starts) and all(i + len(form) < len(answer_key)
+                                and answer_key[i:i + len(form) + 1] in question_key for i in starts)
+
+
 def _full_title(title: str, form: str) -> bool:
     """The title is the reference's full name: the reference last, after a phrase with 的
     (《关于消耗臭氧层物质的蒙特利尔议定书》 for 蒙特利尔议定书)."""
@@ -878,11 +886,15 @@ def _other_lead_claim(ref: Reference, answer: _Answer, form: str, question: str)
 _DEMOTED = re.compile(r"只是|仅仅?是|不过是|其实是|实际上是|只负责|只担任|而已$")
 
 
-def _set_aside(text: str, form: str) -> bool:
+def _set_aside(text: str, form: str, question: str) -> bool:
     """Every mention of the reference is followed in its clause by words that give it a lesser or another role
-    (雅卡尔只是后来的推广者, 清代只是翻刻流传而已, 伏安其实是无功功率的单位): it is not the answer."""
-    clauses = [rules.key(c) for c in _CLAUSE_END.split(text) if form in rules.key(c)]
-    return bool(clauses) and all(_DEMOTED.search(c[c.index(form) + len(form):]) for c in clauses)
+    (雅卡尔只是后来的推广者, 清代只是翻刻流传而已, 伏安其实是无功功率的单位), or only names what was named after it
+    when the question does not ask for that (后来才以卡内基的名字命名): it is not the answer."""
+    question_key = rules.key(question)
+    after = [c[c.index(form) + len(form):] for c in map(rules.key, _CLAUSE_END.split(text)) if form in c
+             and (form + c[c.index(form) + len(form):][:1]) not in question_key]  # 卡内基自然史博物馆: the question's
+    named = "命名" not in question
+    return bool(after) and all(_DEMOTED.search(rest) or named and re.match(r"的?名字?命名", rest) for rest in after)
 
 
 _ROLE_CLAIM = re.compile(r"^(.{2,6}?)(?:是|为|由)(.+)$")
@@ -1089,6 +1101,8 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
     found = _text_match(ref, answer_key, answer.affirmed)
     if found and _inside_other_place(ref, answer.affirmed, found[0]):
         found = None  # 吉林省 for 吉林市, 印度尼西亚 for 印度: another place's name, not the reference's
+    if found and found[0] in ref.weak and _only_in_question_terms(answer_key, found[0], rules.key(question)):
+        found = None  # 阿贝数是由…夫琅和费提出的 for 恩斯特·阿贝: the surname only in the question's own term
     if found and "《" in answer.affirmed:  # 《新元史》 for 《元史》, 《李太白全集》 for 李白: another book's title
         masked = _other_titles_masked(ref, answer.affirmed)
         found = _text_match(ref, rules.key(masked), masked) if masked != answer.affirmed else found
@@ -1111,7 +1125,7 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
             return Verdict("IN", False, "attributed_alternative")
         if not full and form in ref.weak and _other_given_name(ref, answer, form):
             return Verdict("IN", False, "other_given_name")  # 我记得是安德鲁·贝尔 for 汤马斯·贝尔
-        if _set_aside(answer.affirmed, form):  # 雅卡尔只是后来的推广者; 伏安其实是无功功率的单位
+        if _set_aside(answer.affirmed, form, question):  # 雅卡尔只是后来的推广者; 伏安其实是无功功率的单位
             return Verdict("IN", False, "set_aside")
         if _split_roles(answer.affirmed, form, question):  # 作曲是顾嘉辉，填词是黄霑 for 作曲及填词者是谁
             return Verdict("IN", False, "split_roles")
@@ -1238,6 +1252,10 @@ def _other_option(ref: Reference, question: str) -> str:
 _HONORIFICS = frozenset({"mr", "mrs", "ms", "dr", "sir", "prof", "st", "saint", "lord", "lady"})
 
 
+_PARTICLES = frozenset({"", "德", "冯", "范", "凡", "迪", "达", "德拉", "德尔", "de", "von", "van", "di", "da", "du", "del",
+                        "della", "der", "den", "la", "le", "bin", "ibn", "al", "el"})
+
+
 def _other_given_name(ref: Reference, answer: _Answer, surname: str) -> bool:
     """Every mention of the reference's surname comes with another given name or genus than the reference's
     (威廉·道尔顿 or William Dalton for 约翰·道尔顿, Daphnia tibetana for Daphniopsis tibetana): another person or
@@ -1252,7 +1270,8 @@ def _other_given_name(ref: Reference, answer: _Answer, surname: str) -> bool:
         bare = re.compile(rf"(?<![·•]){re.escape(surname)}")
     text = answer.affirmed.replace("*", "")
     found = list(before.finditer(text))
-    chains = [[rules.key(p) for p in re.split(r"[·•\s]+", m.group(1)) if rules.key(p)] for m in found]
+    chains = [[rules.key(p) for p in re.split(r"[·•\s]+", m.group(1)) if rules.key(p) not in _PARTICLES]
+              for m in found]  # 科西莫·德·美第奇: 德 is no given name
     if not chains or any(not chain or len(chain[-1]) < 2 or chain[-1] in _HONORIFICS
                          or any(n in ref.given or any(names.sound_alike(n, g) for g in ref.given) for n in chain)
                          for chain in chains):
