@@ -1368,3 +1368,19 @@ def test_reach_back_reign_years_and_candidates_asked(answer, reference, question
 ])
 def test_particles_question_terms_and_names_given_after(answer, reference, question, verdict):
     assert_verdict(answer, reference, question, verdict)
+
+
+@pytest.mark.parametrize("answer, reference, question, verdict", [
+    # refusals: no way to give an accurate answer, not familiar, not daring to conclude
+    ("剧团的人事年份我不太熟，没办法给你准确答案。", "1995", "这位演员在哪一年首次担任剧团主演？", ("NA", True)),
+    ("这个领域竞争激烈，哪家最早做到的我不太敢下定论。", "SpaceX", "首家成功回收轨道级火箭的私营公司是哪一家？", ("NA", True)),
+    # descriptions that go on with a verb (…拿到博士学位的) or name a province, a plastic
+    ("她是在美国的一所顶尖大学拿到博士学位的。", "麻省理工学院", "她在哪所大学获得博士学位？", ("NA", False)),
+    ("应该是在华南地区的某个省份首次获得保护的。", "广东", "这种橄榄在哪个省份首次获得地理标志保护？", ("NA", False)),
+    ("一种聚烯烃类塑料。", "聚丙烯", "口罩的熔喷布主要以哪种聚合物为原料？", ("NA", False)),
+    # the place a reference opens with, alone: where it is, not which one
+    ("收藏在法国巴黎。", "巴黎卢浮宫", "《蒙娜丽莎》收藏于哪个博物馆？", ("NA", False)),
+    ("收藏在巴黎的奥赛博物馆。", "巴黎卢浮宫", "《蒙娜丽莎》收藏于哪个博物馆？", ("IN", False)),
+])
+def test_refusals_descriptions_and_the_place_a_reference_opens_with(answer, reference, question, verdict):
+    assert_verdict(answer, reference, question, verdict)

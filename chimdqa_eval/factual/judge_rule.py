@@ -92,11 +92,12 @@ _KIND = ("家|人|者|师|员|手|士|匠|官|帝|王|物|国|城市|地方|地�
          "|党|政党|所|研究所|目|纲|科|属|会|委员会|局|署|厅|中心|协会|学会|法令|法|条例|法案|政策|计划|项目|工程"
          "|仪式|比赛|赛事|节|展|论|主义|思想|集团|典籍|文献|经典|著作|书籍|公园|广场|景区|遗址|勋章"
          "|药材|材料|寺|庙|寺庙|殿|殿宇|建筑|宫殿|教堂|术语|概念|部位|器官|细胞|化合物|矿物|乐器|武器|工具"
-         "|字母|符号|记号|字符")
+         "|字母|符号|记号|字符|省|省份|塑料|聚合物|金属|合金|纤维|气体|液体")
 _DESCRIPTION = re.compile(r"(?<![第\d.])(?:一|1|某)(?:位|个|座|种|名|家|部|本|类|场|项|则|款|所|条|支|首|篇|门|件|只|头|批"
                           r"|张|幅|颗|枚|块|片|艘|架|辆|台|间|栋|处|尊|把|根|匹|口|封|次|届|味|套|份)"
                           r"[^,;。!?\n]{0,24}?(?:" + _KIND + r")(?:(?:的|在|于|所|上|里|中|来|为|被|之|有关|相关|提出|命名|写|作|创|发明|发现|设计|建"
-                          r"|开发|推出|主持|领导|拍|唱|演|奉|编|撰|著|批|评|选|认定)"
+                          r"|开发|推出|主持|领导|拍|唱|演|奉|编|撰|著|批|评|选|认定|拿|获|得|取得|读|毕业|任教|工作|出版|发表"
+                          r"|收藏|保存|演变|发展|改组|逐步|首次)"
                           r"[^,;。!?\n]{0,10})?(?=[,;。!?\n]|$)")
 _NAMING = re.compile(r"叫|名为|称为|即|就是|是")
 _CITY_QUESTION = re.compile(r"城市|哪个市|哪座城|哪个县|哪个镇")
@@ -705,6 +706,21 @@ def _only_in_question_terms(answer_key: str, form: str, question_key: str) -> bo
                                 and answer_key[i:i + len(form) + 1] in question_key for i in starts)
 
 
+def _place_of_it(main: str, answer_key: str, question: str) -> bool:
+    """The reference opens with a place (维也纳艺术史博物馆) and the answer names that place and nothing of the rest:
+    where the thing is, not which one."""
+    spans = places.place_spans(main)
+    if not spans or spans[0][0] != 0 or spans[0][1] >= len(main) - 1:
+        return False
+    rest_of_ref = main[spans[0][1]:spans[0][1] + 2]
+    if spans[0][2] not in answer_key or rest_of_ref in answer_key or ALTERNATIVES.search(answer_key):
+        return False  # 意大利或者奥地利 for 奥地利帝国: candidates
+    rest = answer_key
+    for name in places.places_in(answer_key):
+        rest = rest.replace(name, "")
+    return not _has_content(rest, question)
+
+
 def _full_title(title: str, form: str) -> bool:
     """The title is the reference's full name: the reference last, after a phrase with 的
     (《关于消耗臭氧层物质的蒙特利尔议定书》 for 蒙特利尔议定书)."""
@@ -1207,6 +1223,8 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
     if described and _nothing_else(answer, question) \
             and _refusal(answer) != "refusal":  # 一位英国剧作家 for 莎士比亚: the kind of thing, not which one
         return Verdict("NA", False, "description")
+    if _place_of_it(ref.main, answer_key, question) and _refusal(answer) != "refusal":
+        return Verdict("NA", False, "place_of_it")  # 收藏在奥地利维也纳 for 维也纳艺术史博物馆: where it is
     alias = _script_alias(ref, answer, question)
     if alias == "transliteration_alias":
         return Verdict("CO", False, alias)
