@@ -1384,3 +1384,24 @@ def test_particles_question_terms_and_names_given_after(answer, reference, quest
 ])
 def test_refusals_descriptions_and_the_place_a_reference_opens_with(answer, reference, question, verdict):
     assert_verdict(answer, reference, question, verdict)
+
+
+@pytest.mark.parametrize("answer, reference, question, verdict", [
+    # two values or a leaning guess before a refusal are a wrong guess, not a refusal
+    ("她是1995年或1996年出生的，具体哪一年记不准。", "1994", "这位歌手是哪一年出生的？", ("IN", False)),
+    ("我印象中它是2006年成为ISO标准的，不过可能记得不准。", "2008", "这项标准正式成为国际标准是在哪一年？", ("IN", False)),
+    ("这种精确编号我没办法凭记忆保证准确，建议直接在SciFinder或PubChem里检索。", "79-80-1", "这种化合物的CAS号是多少？",
+     ("NA", True)),
+    # √2 is no 2
+    ("理想情况下输出电压是输入电压的√2倍。", "两倍", "理想倍压器的输出电压是输入电压的多少倍？", ("IN", False)),
+    # a turn inside a value's own clause (…则是2008年才列入的)
+    ("它在2006年先入选了省级名录，国家级名录则是2008年才列入的。", "2006", "这项技艺被列为国家级非物质文化遗产是在哪一年？",
+     ("IN", False)),
+    # another candidate attributed to others beside a transliterated name
+    ("一般认为是诺曼·博洛格，也有人说是袁隆平。", "Norman Borlaug", "绿色革命之父是谁?", ("IN", False)),
+    # a landing site described; a region for a 什么地区 question
+    ("在内蒙古的一个着陆场。", "四子王旗着陆场", "嫦娥五号在中国哪个着陆场着陆？", ("NA", False)),
+    ("是台湾南部地区传统建筑中常见的装饰。", "台南安平地区", "剑狮是什么地区中的一种常见装饰物？", ("IN", False)),
+])
+def test_guesses_before_refusals_roots_turns_attributions_sites_and_regions(answer, reference, question, verdict):
+    assert_verdict(answer, reference, question, verdict)

@@ -78,7 +78,7 @@ _UNIT_WORDS = "|".join(sorted(map(re.escape, _UNITS), key=len, reverse=True))
 # Arabic numbers (not in a code after a hyphen: GPT-3.5, F-16): thousands separators, decimals, a Chinese multiplier (1.2千, 3千万; not 5百分点), a percent
 # sign. Digits glued to Latin letters (V08AA04, H2O, 5G) are codes, not quantities, unless the letters are a
 # unit (see _LATIN_UNITS). 10亿1000万 is one number.
-_ARABIC = re.compile(r"(?<![a-z0-9.])(?<![a-z]-)(-)?(\d{1,3}(?:,\d{3})+(?!\d)|\d+)(\.\d+)?\s*"
+_ARABIC = re.compile(r"(?<![a-z0-9.√])(?<![a-z]-)(-)?(\d{1,3}(?:,\d{3})+(?!\d)|\d+)(\.\d+)?\s*"
                      r"(?:(万亿|千万|百万|亿|万|千(?![瓦赫])|百(?!分))(?:(?<=[亿万])(\d+)(千万|百万|万|千|百)?)?)?\s*(%)?")
 _MULTIPLIERS = {"万": 10 ** 4, "亿": 10 ** 8, "万亿": 10 ** 12, "千万": 10 ** 7, "百万": 10 ** 6, "千": 1000,
                 "百": 100}
