@@ -1405,3 +1405,22 @@ def test_refusals_descriptions_and_the_place_a_reference_opens_with(answer, refe
 ])
 def test_guesses_before_refusals_roots_turns_attributions_sites_and_regions(answer, reference, question, verdict):
     assert_verdict(answer, reference, question, verdict)
+
+
+@pytest.mark.parametrize("answer, reference, question, verdict", [
+    # 不 inside a place's name (新不伦瑞克省, 那不勒斯) or a bracketed note negates nothing
+    ("发射站位于新不伦瑞克省东南部的萨克维尔，1945年投入使用，2012年停止运行。", "萨克维尔",
+     "新不伦瑞克省的这座发射台位于哪个地方？", ("CO", True)),
+    ("最早是在意大利那不勒斯附近的维苏威火山喷出的熔岩中发现的。", "维苏威火山", "符山石最初在哪个火山的熔岩中被发现？",
+     ("CO", True)),
+    ("至少3人（不包括凶手本人）。", "3人", "该法案定义的大规模杀害事件至少几人死亡？", ("CO", True)),
+    # not happened yet: about the question's event, not about something else in the sentence
+    ("1984年，这个部落被外界发现，他们此前从未接触过现代社会。", "1984", "这个部落于哪一年被外界发现？", ("CO", True)),
+    ("截至1998年，该公司尚未成立。", "1998", "这家公司成立于哪一年？", ("IN", False)),
+    # a calendar year is no span of years (2009年 beside 10年)
+    ("草案提议把最高刑从5年提高到10年，该修正案最终在2009年2月通过。", "10年", "这项罪名的最高刑期在2008年提议提高到多少年？",
+     ("CO", False)),
+])
+def test_negations_inside_names_and_notes_events_not_happened_and_years_against_spans(answer, reference, question,
+                                                                                     verdict):
+    assert_verdict(answer, reference, question, verdict)

@@ -951,15 +951,25 @@ def _doubt(text: str, form: str, holds, question: str, years: bool) -> str:
     sentences = [s for s in re.split(r"[;。!?\n]", text) if holds(s)]
     clauses = [c for s in sentences for c in _CLAUSE_END.split(s) if holds(c)]
 
+    question_key = rules.key(question)
+
     def negated(part: str, pattern: re.Pattern) -> bool:
-        return pattern.search(rules.key(part).replace(form, "|") if form else part) is not None
+        """A negation in the part, not inside a bracketed note (至少3人（不包括凶手本人）), a place's name (那不勒斯,
+        新不伦瑞克省) or words of the question."""
+        key = rules.key(_PARENS.sub("", part))
+        for name in places.places_in(key):
+            key = key.replace(name, "|")
+        key = key.replace(form, "|") if form else key
+        return any(key[max(0, m.start() - 1):m.end() + 2] not in question_key for m in pattern.finditer(key))
 
     if clauses and all(negated(c, _NEGATION) for c in clauses):
         return "negated_clause"
     if form and clauses and all(_anchored(form).search(rules.key(c)) for c in clauses):
         return "compared_to"  # 仅次于俄罗斯, 比俄罗斯还大: the reference as a point of comparison
-    if sentences and all(negated(s, _NOT_HAPPENED) for s in sentences):
-        return "negated_sentence"
+    asked_words = _word_bigrams(question_key)
+    if sentences and all(any(negated(c, _NOT_HAPPENED) and _word_bigrams(rules.key(c)) & asked_words
+                             for c in _CLAUSE_END.split(s)) for s in sentences):
+        return "negated_sentence"  # 截至1998年，该公司尚未成立; not …，他们此前从未接触过现代社会
     asked = {n.value for n in rules.find_numbers(question) if n.unit == "年"}
     def other_year(clause: str) -> bool:
         found = {n.value for n in rules.find_numbers(clause) if n.unit == "年" and n.kind == "exact"}
@@ -1359,7 +1369,9 @@ def _comparable(n: Number, r: Number) -> bool:
         return False  # 28对 for 28 (染色体): pairs are twice as many
     if r.unit == "年" and r.kind == "exact" and abs(r.value) >= 1000 \
             and (n.unit is None and abs(n.value) < 1000 or n.unit == "年" and abs(n.value) < 100):  # 嗣德二十五年
-        return False  # 年过七十 beside 20世纪60年代, 波音737-400 beside 2007年: an age or a model, not a year
+        return False
+    if r.unit == n.unit == "年" and r.kind == "exact" and abs(r.value) < 100 and abs(n.value) >= 1000:
+        return False  # 2009年 beside 10年 (a span): a calendar year, not the span  # 年过七十 beside 20世纪60年代, 波音737-400 beside 2007年: an age or a model, not a year
     if r.unit is not None:  # 0 K beside -273.15°C: another unit
         return n.unit == r.unit or (n.unit is None and not n.counter and not n.unknown_unit)
     if n.unit in _DATE_UNITS:
