@@ -344,7 +344,7 @@ def reference_readings(reference: str, question_unit: str = "") -> tuple:
     cleaned = rules.clean(reference)
     short_year = _SHORT_YEAR.match(cleaned)
     if short_year:  # 22年11月30日: a date with its century left out, either century
-        return (whole, *(parse_reference(century + cleaned) for century in ("20", "19")))
+        return tuple(parse_reference(century + cleaned) for century in ("20", "19"))
     if whole.mode == "text" or not _PARENS.search(cleaned):
         return (whole,)
     sides = [_PARENS.sub("", cleaned), *_PARENS.findall(cleaned)]
