@@ -344,7 +344,7 @@ def reference_readings(reference: str, question_unit: str = "") -> tuple:
     cleaned = rules.clean(reference)
     short_year = _SHORT_YEAR.match(cleaned)
     if short_year:  # 22年11月30日: a date with its century left out, either century
-        return tuple(parse_reference(century + cleaned) for century in ("20", "19"))
+        return (whole, *(parse_reference(century + cleaned) for century in ("20", "19")))
     if whole.mode == "text" or not _PARENS.search(cleaned):
         return (whole,)
     sides = [_PARENS.sub("", cleaned), *_PARENS.findall(cleaned)]
@@ -1703,6 +1703,8 @@ def judge_answer(prediction: str, reference: str, question: str = "") -> Verdict
     cleaned_question = rules.clean(question) if question else ""
     question_numbers = rules.find_numbers(cleaned_question) if question else []
     readings = reference_readings(reference, _question_unit(cleaned_question))
+    if len(readings) == 3 and _SHORT_YEAR.match(rules.clean(reference)) and not _SHORT_YEAR.search(cleaned):
+        readings = readings[1:]  # 2008年1月9日 for 07年1月9日: the reference in its centuries, not as the year 7
     answer = _read_answer(cleaned)
     verdicts = [_judge(ref, answer, cleaned_question, question_numbers) for ref in readings]
     best = min(verdicts, key=lambda v: (_RANK[v.grade], not v.certain))
