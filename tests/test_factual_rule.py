@@ -1424,3 +1424,19 @@ def test_guesses_before_refusals_roots_turns_attributions_sites_and_regions(answ
 def test_negations_inside_names_and_notes_events_not_happened_and_years_against_spans(answer, reference, question,
                                                                                      verdict):
     assert_verdict(answer, reference, question, verdict)
+
+
+@pytest.mark.parametrize("answer, reference, question, verdict", [
+    # English refusal words are whole words: Tocantins holds no "can't"
+    ("是美国医生利安德罗·托坎廷斯（Leandro Tocantins）。", "塞西尔·德林克", "1922年发现骨内输注的美国医生是谁？", ("IN", False)),
+    # "the true one is…" corrects only when said of what the question asks
+    ("两人首次合作的是1871年的《泰斯庇斯》，乐谱大部分已经失传；两人真正大获成功的是1875年的《陪审团的审判》。", "《泰斯庇斯》",
+     "两人首度合作的歌剧是哪一部？", ("CO", False)),
+    ("常被提到的有滕尼斯和韦伯；真正把社会学分为一般社会学和特殊社会学的是齐美尔。", "滕尼斯",
+     "哪位社会学家把社会学分为一般社会学和特殊社会学？", ("IN", True)),
+    # the reference only in a later event (后来才在…重播)
+    ("最早是在香港有线电视的财经资讯台首播的，后来才在凤凰卫视资讯台重播。", "凤凰卫视资讯台", "这档节目是通过哪个电视台首播的？",
+     ("IN", False)),
+])
+def test_english_words_true_claims_and_later_events(answer, reference, question, verdict):
+    assert_verdict(answer, reference, question, verdict)

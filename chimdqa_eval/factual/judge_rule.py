@@ -131,10 +131,12 @@ _PARENS = re.compile(r"\(([^()]*)\)")
 _CORRECTION = re.compile(r"不对|(?<=,)不(?=,)|更正|纠正一下|说错了|口误|我记错了|(?<=[,。!?—\s])等等(?=[,!])|重算|重新算|准确地说|确切地说|准确来说"
                          r"|确切来说|严格来说|严格说来|更准确的说法是"
                          # a final or true answer after what came first (但最终当选的是…, 真正的导演是…, 所以最早出处应该是…)
-                         r"|(?:但|而|可|不过)(?:是)?最终[^,;。!?]{0,8}的(?:是|为)|真正的[^,;。!?]{0,12}?(?:是|为)|真正[^,;。!?]{0,20}?的[^,;。!?]{0,4}?(?:是|为)"
+                         r"|(?:但|而|可|不过)(?:是)?最终[^,;。!?]{0,8}的(?:是|为)|真正的[^,;。!?]{0,12}?(?:是|为)"
                          r"|(?:但|而|可|不过)真正[^,;。!?]{0,8}?(?:是|为)"  # 但真正面世是1967年; not 真正出名是在…
                          r"|(?:所以|因此|因而|故)(?:最早|最终|正确|真正)[^,;。!?]{0,6}(?:应该|应)?(?:是|为)"
                          r"|(?:所以|因此|因而|故)(?:最终|正确)?(?:的)?答案(?:应该)?(?:是|为)")  # an explicit final answer
+# The true one, said of what the question asks (真正把社会学分为一般社会学和特殊社会学的是…): a correction.
+_TRUE_CLAIM = re.compile(r"真正([^,;。!?]{0,20}?)的[^,;。!?]{0,4}?(?:是|为)")
 # A claim attributed to others, up to the end of its clause.
 _ATTRIBUTED = re.compile(
     r"(?:(?:也|还|常|经常|常常|曾)?(?:有人|有些人|很多人|许多人|不少人|一些人|部分人|民间|坊间|网上|有的?资料|有学者"
@@ -351,12 +353,16 @@ def reference_readings(reference: str, question_unit: str = "") -> tuple:
     return (whole, *(parse_reference(side) for side in sides if rules.key(side)))
 
 
-def _read_answer(cleaned: str) -> _Answer:
+def _read_answer(cleaned: str, question: str = "") -> _Answer:
     rejected, alternative, notes, asked = [], [], [], False
     text = cleaned
     last = None
     for last in _CORRECTION.finditer(text):
         pass
+    asked_words = _word_bigrams(rules.key(question))
+    for true in _TRUE_CLAIM.finditer(text):  # 真正把社会学分为…的是齐美尔, not 两人真正大获成功的是…
+        if (last is None or true.start() > last.start()) and _word_bigrams(rules.key(true.group(1))) & asked_words:
+            last = true
     if last is not None and rules.key(text[last.end():]):  # the final answer wins
         rejected.append(text[:last.start()])
         text = text[last.end():]
@@ -836,7 +842,7 @@ def _parallel(answer: _Answer, form: str, question: str) -> str:
 _RESTATES = re.compile(r"也就是|即|就是|亦即|又称|或称|也叫|俗称|简称|笔名|本名|原名|又名|艺名|别名|化名|全称|英文名"
                        r"|(?:中文|汉语|国内)(?:名|里|中)?(?:一般|通常|常|多)?(?:叫|称|译|写)")  # 中文一般叫…
 _CONTRAST = re.compile(r"虽|则|但|不过|然而|而|也|另|其他|其余|对照|相比|只有|仅")  # 李白则被称为诗仙: context by contrast
-_ASIDE = re.compile(r"则|只是|仅是|仅仅是|其实|而(?!是)|并非|不是")
+_ASIDE = re.compile(r"则|只是|仅是|仅仅是|其实|而(?!是)|并非|不是|(?:后来|之后|随后)才")  # 后来才在…重播
 _CLOSER_TURN = re.compile(r"其实|实际上|事实上|才(?:是|叫|为)|而是|则")  # a closer clause that turns to the answer  # the reference's own clause sets it aside: 李东阳则是…
 
 
@@ -1705,7 +1711,7 @@ def judge_answer(prediction: str, reference: str, question: str = "") -> Verdict
     readings = reference_readings(reference, _question_unit(cleaned_question))
     if len(readings) == 3 and _SHORT_YEAR.match(rules.clean(reference)) and not _SHORT_YEAR.search(cleaned):
         readings = readings[1:]  # 2008年1月9日 for 07年1月9日: the reference in its centuries, not as the year 7
-    answer = _read_answer(cleaned)
+    answer = _read_answer(cleaned, cleaned_question)
     verdicts = [_judge(ref, answer, cleaned_question, question_numbers) for ref in readings]
     best = min(verdicts, key=lambda v: (_RANK[v.grade], not v.certain))
     if best.certain and best.grade != "CO" and not all(v.certain for v in verdicts):

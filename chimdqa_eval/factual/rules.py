@@ -145,7 +145,7 @@ REFUSAL = re.compile(
     # asking for context: 请提供更多上下文, 需要更多背景信息, 您指的是哪一年？, 建议查阅相关资料
     r"|(请|能否|可否|能不能|麻烦)您?再?(提供|补充|说明|告知|明确)|更多的?(信息|上下文|背景|细节|资料|内容)"
     r"|请问|(您|你)(指的是|是指|说的是|问的是)|具体一(些|点)|建议(您|你)?(直接|最好|再)?(查阅|查询|咨询|参考|核实|查看|核对|查证|看)"
-    r"|抱歉|对不起|暂(时)?(无|没有)|i don'?t know|i do not know|not sure|cannot|can'?t|unknown|no information"
+    r"|抱歉|对不起|暂(时)?(无|没有)|i don'?t know|i do not know|not sure|\bcannot\b|\bcan'?t\b|\bunknown\b|no information"
     r"|(do not|don'?t) have (any )?(information|data|details|knowledge)|unable to|not (able to|aware|certain)|^n/?a$"
     r"|not (entirely |completely |totally |quite |fully |100% )?(sure|certain|confident)"
     # The grammar of not knowing, beside the phrases: a verb with a negated result (查不出来, 答不好, 想不起),
