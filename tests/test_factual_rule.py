@@ -1440,3 +1440,19 @@ def test_negations_inside_names_and_notes_events_not_happened_and_years_against_
 ])
 def test_english_words_true_claims_and_later_events(answer, reference, question, verdict):
     assert_verdict(answer, reference, question, verdict)
+
+
+@pytest.mark.parametrize("answer, reference, question, verdict", [
+    # a formula's parentheses are part of it: Ca(C3H5O3)3 is no Ca(C3H5O3)2
+    ("乳酸钙的化学式为Ca(C₃H₅O₃)₃。", "Ca(C3H5O3)2", "乳酸钙的化学式是什么？", ("IN", False)),
+    ("Ca(C₃H₅O₃)₂。", "Ca(C3H5O3)2", "乳酸钙的化学式是什么？", ("CO", True)),
+    ("5V。", "5", "7805稳压器产生多少伏特的稳定电压？", ("CO", True)),  # volts
+    ("我没记错的话是1860年。", "1860", "马志尼在哪一年著成了《论人的责任》？", ("CO", True)),  # 没记错 negates nothing
+    # the book for its chapter; whose work for which; kinds of sheep and aircraft
+    ("出自《礼记》。", "《礼记·学记》", "“学然后知不足”出自哪本书籍？", ("NA", False)),
+    ("出自东汉张仲景的著作。", "《伤寒论》", "桂枝汤最早出自哪本医学著作？", ("NA", False)),
+    ("是由北方的一种粗毛绵羊选育而成的。", "蒙古羊", "滩羊是由哪一个羊种选育而形成的品种？", ("NA", False)),
+    ("用的是美国空军的一种双发重型制空战斗机。", "F-15战斗机", "美国用哪种战斗机发射了反卫星导弹？", ("NA", False)),
+])
+def test_formulas_volts_books_and_chapters_and_kinds(answer, reference, question, verdict):
+    assert_verdict(answer, reference, question, verdict)

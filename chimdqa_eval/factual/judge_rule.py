@@ -92,7 +92,8 @@ _KIND = ("家|人|者|师|员|手|士|匠|官|帝|王|物|国|城市|地方|地�
          "|党|政党|所|研究所|目|纲|科|属|会|委员会|局|署|厅|中心|协会|学会|法令|法|条例|法案|政策|计划|项目|工程"
          "|仪式|比赛|赛事|节|展|论|主义|思想|集团|典籍|文献|经典|著作|书籍|公园|广场|景区|遗址|勋章"
          "|药材|材料|寺|庙|寺庙|殿|殿宇|建筑|宫殿|教堂|术语|概念|部位|器官|细胞|化合物|矿物|乐器|武器|工具"
-         "|字母|符号|记号|字符|省|省份|塑料|聚合物|金属|合金|纤维|气体|液体|着陆场|机场|体育场|球场|剧场|场馆")
+         "|字母|符号|记号|字符|省|省份|塑料|聚合物|金属|合金|纤维|气体|液体|着陆场|机场|体育场|球场|剧场|场馆"
+         "|羊|绵羊|牛|马|犬|猫|家畜|家禽|动物|植物|战斗机|飞机|客机|轰炸机|舰艇|坦克|导弹|设备|机械|装置|仪器|机器")
 _DESCRIPTION = re.compile(r"(?<![第\d.])(?:一|1|某)(?:位|个|座|种|名|家|部|本|类|场|项|则|款|所|条|支|首|篇|门|件|只|头|批"
                           r"|张|幅|颗|枚|块|片|艘|架|辆|台|间|栋|处|尊|把|根|匹|口|封|次|届|味|套|份)"
                           r"[^,;。!?\n]{0,24}?(?:" + _KIND + r")(?:(?:的|在|于|所|上|里|中|来|为|被|之|有关|相关|提出|命名|写|作|创|发明|发现|设计|建"
@@ -173,7 +174,7 @@ _TOTAL_QUESTION = re.compile(r"总数|总共|一共|合计|总计|共有|共计|
 _ERA = re.compile(r"年间|时期|初年|末年|年代|近代|现代|古代|当代|上个?世纪|战后|战前|期间|年前|前后|早年|晚年")
 # A clause that negates (沈括并没有写过…), leaving out 不 in words that do not (不仅, 不断, 不过, 不得早于) and the
 # refusals and hedges that other rules read; a sentence saying something has not happened.
-_NEGATION = re.compile(r"(?<!是)不(?!仅|久|断|少|同|过|但|管|论|如|得|只|光|单|能|确定|清楚|太|知道|超过|低于|高于|多于|大于|小于|止)|没有?(?!错)|尚未|并未|从未"
+_NEGATION = re.compile(r"(?<!是)不(?!仅|久|断|少|同|过|但|管|论|如|得|只|光|单|能|确定|清楚|太|知道|超过|低于|高于|多于|大于|小于|止)|没有?(?!错|记错)|尚未|并未|从未"
                        r"|未曾|并非|绝非")
 _NOT_HAPPENED = re.compile(r"尚未|并没有|并未|从未|未曾|还没有?")
 _DIRECTIONS = {"up": re.compile(r"增长|增加|上升|提高|上涨|增幅|涨幅|多了"),
@@ -213,6 +214,7 @@ class Reference:
     aliases: frozenset = frozenset()  # text: forms that are other names (关云长 for 关羽, 新疆 for 新疆维吾尔自治区)
     level: str = ""           # text: the level word the reference ends with (自治州), which may follow its short name
     given: frozenset = frozenset()  # text: the keys of a foreign name's parts before its surname (约翰, john, w)
+    book: str = ""            # text: the book of a reference that is its chapter (礼记 for 《礼记·学记》)
 
 
 @dataclass(frozen=True)
@@ -230,10 +232,15 @@ class _Answer:
         return rules.key(self.affirmed)
 
 
+_FORMULA = re.compile(r"^[a-z0-9()·]*[a-z0-9]\([a-z0-9]+\)\d[a-z0-9()·]*$")
+
+
 def _forms(cleaned: str) -> tuple[set[str], set[str], set[str], set[str]]:
     """Comparison keys of a short reference (whole, without the parenthesis, inside it, a division's short names,
     a person's other names), those among them that name it only in part (a foreign name's surname), those
     that are other names (aliases.py), and the keys of the name parts before a surname (约翰, john, w)."""
+    if _FORMULA.search(cleaned):  # Co(C3H5O3)2: the parentheses are part of the formula, not a note
+        return {rules.key(cleaned)}, set(), set(), set()
     outside = _PARENS.sub("", cleaned)
     forms = {rules.key(cleaned), rules.key(outside)}
     forms.update(rules.key(inner) for inner in _PARENS.findall(cleaned))
@@ -298,7 +305,8 @@ def parse_reference(reference: str) -> Reference:
     foreign = "·" in cleaned or "•" in cleaned or bool(_LATIN.search(" ".join(_PARENS.findall(cleaned))))
     forms, weak, other_names, given = _forms(cleaned)
     listed = len([p for p in LIST_SEPARATORS.split(_PARENS.sub("", cleaned)) if rules.key(p)])
-    return Reference("text", forms=tuple(sorted(forms, key=lambda f: (f in weak, -len(f), f))), items=items, foreign=foreign,
+    chapter = re.match(r"\s*《([^》·•]+)[·•][^》]+》", cleaned)
+    return Reference("text", book=rules.key(chapter.group(1)) if chapter else "", forms=tuple(sorted(forms, key=lambda f: (f in weak, -len(f), f))), items=items, foreign=foreign,
                      listed=listed,
                      has_alternatives=alternatives, main=main, weak=frozenset(weak), given=frozenset(given),
                      aliases=frozenset(other_names), level=aliases.level_of(main))
@@ -710,6 +718,16 @@ def _only_in_question_terms(answer_key: str, form: str, question_key: str) -> bo
     starts = _starts(answer_key, form)
     return bool(starts) and all(i + len(form) < len(answer_key)
                                 and answer_key[i:i + len(form) + 1] in question_key for i in starts)
+
+
+_WORK_OF = re.compile(r"[\u4e00-\u9fff]的(?:一部|某部|一本)?(?:著作|作品|书|医书|诗集|文集|文章|小说)(?=[,;。!?\n]|$)")
+_BOOK_QUESTION = re.compile(r"(?:哪|什么)一?(?:本|部|篇)?[^,;。?]{0,4}?(?:书|著作|典籍|书籍|作品|经典)|出自哪")
+
+
+def _book_not_chapter(ref: Reference, answer: _Answer) -> bool:
+    """The reference is a book's chapter (《礼记·学记》) and the answer names the book only (出自《礼记》)."""
+    titles = [rules.key(t) for t in re.findall(r"《([^》]*)》", answer.affirmed)]
+    return bool(ref.book) and bool(titles) and all(t == ref.book for t in titles)
 
 
 def _place_of_it(main: str, answer_key: str, question: str) -> bool:
@@ -1239,6 +1257,11 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
     if described and _nothing_else(answer, question) \
             and _refusal(answer) != "refusal":  # 一位英国剧作家 for 莎士比亚: the kind of thing, not which one
         return Verdict("NA", False, "description")
+    if _book_not_chapter(ref, answer) and _refusal(answer) != "refusal":
+        return Verdict("NA", False, "book_not_chapter")  # 出自《礼记》 for 《礼记·学记》: the book, not its chapter
+    if _WORK_OF.search(answer.affirmed) and "《" not in answer.affirmed and _BOOK_QUESTION.search(question) \
+            and _refusal(answer) != "refusal":
+        return Verdict("NA", False, "work_of")  # 出自东汉张仲景的著作 for 哪本医学著作: whose, not which
     if _place_of_it(ref.main, answer_key, question) and _refusal(answer) != "refusal":
         return Verdict("NA", False, "place_of_it")  # 收藏在奥地利维也纳 for 维也纳艺术史博物馆: where it is
     alias = _script_alias(ref, answer, question)
@@ -1431,7 +1454,12 @@ def _likeliest(candidates: list[Number], hits: list[Number], text: str, question
     lead = re.split(r"[;。!?\n]", text, maxsplit=1)[0]
     if len(re.sub(rf"[\d.,%]|{rules._UNIT_WORDS}|[{rules.MEASURE_CHARS}]", "", rules.key(lead))) <= 1:
         return candidates[0]  # 8颗。冥王星…此前是9颗: a bare first sentence is the answer
-    asked, events = _word_bigrams(rules.key(question)), _events(question)
+    # the question's titles name what it is about, which any clause may repeat: they tell no clause apart, unless
+    # the answer names other titles too (第10本是《列王纪上》，《撒母耳记下》是第9本)
+    titles = set(re.findall(r"《[^》]*》", question))
+    plain = titles and set(re.findall(r"《[^》]*》", text)) <= titles
+    asked = _word_bigrams(rules.key(re.sub(r"《[^》]*》", "|", question) if plain else question))
+    events = _events(question)
     clauses = [0] + [m.end() for m in _CLAUSE_END.finditer(text)] + [len(text) + 1]
     sentences = [0] + [m.end() for m in re.finditer(r"[;。!?\n]", text)] + [len(text) + 1]
 
@@ -1547,6 +1575,9 @@ def _rates(text: str, said: bool = True) -> set:
     return {_TIME.get(unit, unit) for groups in found for unit in groups if unit}
 
 
+_CONVERTS = re.compile(r"折合|换算(?:成|为|过来)?|约合|合计约|相当于")
+
+
 def _judge_numeric(ref: Reference, answer: _Answer, question: str, question_numbers) -> Verdict:
     if re.search(r"第(?:几|多少)", question) and not any(r.ordinal for r in ref.numbers):  # 第几任 -> 5 is 第5
         ref = replace(ref, numbers=tuple(replace(r, ordinal=True) for r in ref.numbers),
@@ -1591,8 +1622,17 @@ def _judge_numeric(ref: Reference, answer: _Answer, question: str, question_numb
         return clause is not None and bisect.bisect_left(hit_starts, clause[0]) < bisect.bisect_right(hit_starts,
                                                                                                        clause[1])
 
-    stray = [n for n in candidates if n.kind == "exact" and n not in hit_set and not restates(n)]
-    vague = [n for n in candidates if n.kind != "exact" and n not in hit_set and not restates(n)]
+    def converted(n: Number) -> bool:
+        """n, or a value before it in its clause, follows a conversion word (折合约29.3 MJ/kg（29307 kJ/kg）) after a
+        hit in the same sentence: the hit said in other units."""
+        clause_start = max(answer.affirmed.rfind(ch, 0, n.start) for ch in ",;。!?\n:") + 1
+        cue = _CONVERTS.search(answer.affirmed, clause_start, n.start)
+        sentence_start = max(answer.affirmed.rfind(ch, 0, n.start) for ch in "。!?\n") + 1
+        return cue is not None and any(sentence_start <= h.start < cue.start() for h in hits)
+
+    stray = [n for n in candidates if n.kind == "exact" and n not in hit_set and not restates(n) and not converted(n)]
+    vague = [n for n in candidates if n.kind != "exact" and n not in hit_set and not restates(n)
+             and not converted(n)]
     unsure_unit = any(n.unknown_unit and not any(n.unknown_unit == r.unknown_unit for r in ref.numbers)
                       for n in hits + stray) \
         or _rates(answer.affirmed) - _rates(question, said=False)  # 每秒67米 for 多少公里/小时

@@ -71,7 +71,7 @@ _UNITS = {
     "毫秒": ("秒", "0.001"), "微秒": ("秒", "0.000001"), "纳秒": ("秒", "0.000000001"), "岁": ("岁", 1), "周岁": ("岁", 1), "周年": ("年", 1), "克拉": ("克拉", 1),
     "世纪": ("世纪", 1), "瓦": ("瓦", 1), "千瓦": ("瓦", 1000), "兆瓦": ("瓦", 10 ** 6), "吉瓦": ("瓦", 10 ** 9),
     "千瓦时": ("瓦时", 1000), "赫兹": ("赫兹", 1), "千赫": ("赫兹", 1000), "兆赫": ("赫兹", 10 ** 6),
-    "吉赫": ("赫兹", 10 ** 9),
+    "吉赫": ("赫兹", 10 ** 9), "伏特": ("伏", 1), "伏": ("伏", 1), "千伏": ("伏", 1000), "毫伏": ("伏", "0.001"),
 }
 CONVERTED = frozenset({"°f", "开尔文", "英里", "海里", "英尺", "英寸", "码", "磅", "盎司", "加仑", "美制加仑", "英制加仑", "亩"})
 _UNIT_WORDS = "|".join(sorted(map(re.escape, _UNITS), key=len, reverse=True))
@@ -85,7 +85,8 @@ _MULTIPLIERS = {"万": 10 ** 4, "亿": 10 ** 8, "万亿": 10 ** 12, "千万": 10
 # Latin unit symbols after a number, rewritten in Chinese so that 10kg and 10公斤 read alike.
 _LATIN_UNITS = {"km": "公里", "kg": "公斤", "mg": "毫克", "cm": "厘米", "mm": "毫米", "ml": "毫升", "°c": "°c",
                 "kwh": "千瓦时", "kw": "千瓦", "mw": "兆瓦", "gw": "吉瓦", "hz": "赫兹", "khz": "千赫", "mhz": "兆赫",
-                "ghz": "吉赫"}  # after lower-casing, mw / mhz are read as MW / MHz, the usual ones in factual QA
+                "ghz": "吉赫", "v": "伏特", "vrms": "伏特", "kv": "千伏"}
+# (after lower-casing, mw / mhz are read as MW / MHz, the usual ones in factual QA)
 _LATIN_UNIT = re.compile(r"(?<=\d)\s*(" + "|".join(_LATIN_UNITS) + r")(?![a-z])"
                          r"|(?<=\d)\s+(m|g|k|w)(?![a-z/])")  # one letter only after a space: 5g is a code
 _ONE_LETTER_UNITS = {"m": "米", "g": "克", "k": "开尔文", "w": "瓦"}
