@@ -1197,7 +1197,9 @@ def test_yes_and_no(answer, reference, verdict):
     assert_verdict(answer, reference, "是否有这样的记录？", verdict)
 
 
-@pytest.mark.parametrize("answer, reference, question, verdict", [
+# zh-rule-7: answers written the way chat models answer, each labelled by reading; the comment above each group
+# names the rule it probes.
+ZH_RULE_7_CASES = [
     # a clause closer to the question that only introduces its subject, before the reference: context, not sure
     ("悉尼歌剧院位于澳大利亚悉尼港的便利朗角，1973年正式落成，设计者是丹麦建筑师约恩·乌松，他凭这座建筑获得了普利兹克奖。",
      "约恩·乌松", "悉尼歌剧院的设计者是谁？", ("CO", False)),
@@ -1221,20 +1223,6 @@ def test_yes_and_no(answer, reference, verdict):
     # descriptions: 一味…药材, 在…体系里 as a setting before 一个目
     ("是一味清热燥湿的根茎类药材。", "黄连", "黄连根茎晒干后得到的中药叫什么？", ("NA", False)),
     ("在APG IV系统里，葡萄科属于蔷薇类分支下的一个目。", "葡萄目", "按照APG IV系统，葡萄科属于哪个目？", ("NA", False)),
-])
-def test_closer_clauses_that_lead_up_refusals_by_daring_and_fear_signed_bounds_and_ancient_periods(
-        answer, reference, question, verdict):
-    assert_verdict(answer, reference, question, verdict)
-
-
-def test_early_periods_read_as_ranges_but_not_inside_titles():
-    def read(text):
-        return [(n.value, n.kind, n.high) for n in find_numbers(clean(text))]
-    assert read("战国时期") == [(-475, "range", -221)]
-    assert read("《战国策》") == read("《春秋》") == read("三国演义") == []
-
-
-@pytest.mark.parametrize("answer, reference, question, verdict", [
     # the reference given a lesser or another role in every clause that names it
     ("最早的蒸汽机车是特里维西克造的，史蒂芬孙只是后来的改进者。", "史蒂芬孙", "蒸汽机车是由谁发明的？", ("IN", False)),
     ("不是欧姆，电阻用西门子表示，欧姆其实是电导的单位。", "欧姆", "电路中电阻的单位是什么？", ("IN", False)),
@@ -1251,12 +1239,6 @@ def test_early_periods_read_as_ranges_but_not_inside_titles():
     # a wrong-looking class for a question about a class may be a broader one: not sure
     ("海葵属于无脊椎动物。", "刺胞动物门", "海葵属于哪一门动物？", ("IN", False)),
     ("这部法典颁布后已经几十年了，具体修订过几次我记不准。", "3", "这部法典一共修订过几次？", ("NA", True)),
-])
-def test_references_set_aside_split_roles_states_restatements_counters_and_classes(answer, reference, question, verdict):
-    assert_verdict(answer, reference, question, verdict)
-
-
-@pytest.mark.parametrize("answer, reference, question, verdict", [
     # a date said alone dates the clause after it; a later year with an event of its own does not reach back
     ("1980年5月，第33届世界卫生大会正式宣布全球消灭天花，而最后一例自然感染的天花病例出现在1977年的索马里。", "1980",
      "世界卫生组织在哪一年宣布全球消灭了天花？", ("CO", False)),
@@ -1267,12 +1249,6 @@ def test_references_set_aside_split_roles_states_restatements_counters_and_class
     # a model number beside a year is no year (波音737-400)
     ("这架飞机是波音737-400，2007年1月1日坠入望加锡海峡，机上102人遇难。", "2007", "亚当航空574号班机空难发生在哪一年？",
      ("CO", True)),
-])
-def test_dates_said_alone_own_events_and_model_numbers(answer, reference, question, verdict):
-    assert_verdict(answer, reference, question, verdict)
-
-
-@pytest.mark.parametrize("answer, reference, question, verdict", [
     # the reference conceded (虽然…), the turn answers
     ("全真教虽然是从王重阳那里开创的，但北宗所尊的祖师是东华帝君。", "王重阳", "全真教北宗尊哪位人物为祖师？", ("IN", False)),
     # a year is no repeat of the same digits inside the question's code (GB 2312-1980)
@@ -1292,24 +1268,12 @@ def test_dates_said_alone_own_events_and_model_numbers(answer, reference, questi
     # a total said last answers a question for the total
     ("机上有45名乘客和7名机组人员全部遇难，共52人。", "52", "那次事故中遇难者总数是多少？", ("CO", False)),
     ("该法于2015年12月经全国人大常委会通过，自2016年3月1日起施行。", "2016", "这部法律是在哪一年实施的？", ("CO", False)),
-])
-def test_concessions_codes_titles_short_years_taxa_symbols_refusals_and_totals(answer, reference, question, verdict):
-    assert_verdict(answer, reference, question, verdict)
-
-
-@pytest.mark.parametrize("answer, reference, question, verdict", [
     # a number in a code after a hyphen (GPT-3.5) is no value; a month for a date is less specific
     ("ChatGPT（基于GPT-3.5）是在2022年11月底发布的。", "22年11月30日", "ChatGPT是在哪一天发布的？", ("NA", True)),
     # another rate than the question's (节, 每秒…米 for 公里/小时), which the rules read as lengths: not sure
     ("最大速度约为1300节，折合每秒约670米。", "2400", "这架战机的最大速度约为多少公里/小时？", ("IN", False)),
     # a full title that ends in the reference after 的 names it
     ("《关于消耗臭氧层物质的蒙特利尔议定书》。", "蒙特利尔议定书", "1987年签署的限制氟氯碳化合物的协议叫什么？", ("CO", True)),
-])
-def test_codes_rates_and_full_titles(answer, reference, question, verdict):
-    assert_verdict(answer, reference, question, verdict)
-
-
-@pytest.mark.parametrize("answer, reference, question, verdict", [
     # a closer clause that only continues the story after the reference is no turn away from it
     ("周星驰凭借刘镇伟执导的《大话西游》中饰演的至尊宝，在香港电影金像奖上获得提名，这部片后来成了经典。", "《大话西游》",
      "周星驰在哪一部电影中凭借饰演至尊宝获得香港电影金像奖提名？", ("CO", False)),
@@ -1319,12 +1283,6 @@ def test_codes_rates_and_full_titles(answer, reference, question, verdict):
     # a closer clause that turns (则) after the reference's own
     ("《聊斋志异》是蒲松龄写的，《阅微草堂笔记》则出自纪昀之手。", "蒲松龄", "《阅微草堂笔记》是清朝哪位作家创作的？",
      ("IN", False)),
-])
-def test_closer_clauses_that_continue_or_turn(answer, reference, question, verdict):
-    assert_verdict(answer, reference, question, verdict)
-
-
-@pytest.mark.parametrize("answer, reference, question, verdict", [
     # alternatives count beside the reference only (the species are alternatives, the family is not)
     ("当归是伞形科当归属植物当归或东当归的干燥根，能补血活血。", "伞形科", "中药当归是什么科的植物？", ("CO", True)),
     ("伞形科或五加科。", "伞形科", "中药当归是什么科的植物？", ("IN", True)),
@@ -1336,12 +1294,6 @@ def test_closer_clauses_that_continue_or_turn(answer, reference, question, verdi
     ("在意大利中部托斯卡纳大区的山区。", "芬奇镇", "这座博物馆在意大利哪个城镇？", ("NA", False)),
     ("起源于西班牙南部的沿海地区。", "安达卢西亚", "这种舞蹈最初起源于哪个西班牙地区？", ("IN", False)),
     ("加泰罗尼亚。", "安达卢西亚", "这种舞蹈最初起源于哪个西班牙地区？", ("IN", True)),
-])
-def test_alternatives_beside_the_reference_latin_tokens_towns_and_regions(answer, reference, question, verdict):
-    assert_verdict(answer, reference, question, verdict)
-
-
-@pytest.mark.parametrize("answer, reference, question, verdict", [
     # a later value reaches back one clause at most, not over what the earlier value's story said
     ("2019年12月，武汉市卫健委通报了不明原因肺炎病例，这是该病首次被官方通报，随后疫情蔓延，导致2020年全球大流行。", "2019",
      "新冠肺炎是哪一年首次被官方通报的？", ("CO", False)),
@@ -1349,12 +1301,6 @@ def test_alternatives_beside_the_reference_latin_tokens_towns_and_regions(answer
     ("我记得是1872年刊印的，也就是阮朝嗣德二十五年。", "1872年", "《南圻六省地舆志》的刊印时间是哪一年？", ("CO", True)),
     # a second candidate asked as a question (…？还是1903年？) is still a candidate
     ("1901年？还是1903年？两个说法我都见过。", "1901", "诺贝尔奖首次颁发是在哪一年？", ("IN", True)),
-])
-def test_reach_back_reign_years_and_candidates_asked(answer, reference, question, verdict):
-    assert_verdict(answer, reference, question, verdict)
-
-
-@pytest.mark.parametrize("answer, reference, question, verdict", [
     # 德 is a particle, no given name: 洛伦佐 is another Medici
     ("是洛伦佐·德·美第奇，他资助过许多艺术家。", "科西莫·德·美第奇", "美第奇家族中被称为“国父”的成员是谁？", ("IN", False)),
     ("是科西莫·德·美第奇，佛罗伦萨的实际统治者。", "科西莫·德·美第奇", "美第奇家族中被称为“国父”的成员是谁？", ("CO", True)),
@@ -1365,12 +1311,6 @@ def test_reach_back_reign_years_and_candidates_asked(answer, reference, question
     ("卡内基音乐厅最初是由实业家亨利·弗里克出资建造的，后来才以卡内基的名字命名。", "安德鲁·卡内基", "卡内基音乐厅的出资建造者是谁？",
      ("IN", False)),
     ("卡内基音乐厅是以钢铁大王卡内基的名字命名的。", "安德鲁·卡内基", "卡内基音乐厅是以谁的名字命名的？", ("CO", False)),
-])
-def test_particles_question_terms_and_names_given_after(answer, reference, question, verdict):
-    assert_verdict(answer, reference, question, verdict)
-
-
-@pytest.mark.parametrize("answer, reference, question, verdict", [
     # refusals: no way to give an accurate answer, not familiar, not daring to conclude
     ("剧团的人事年份我不太熟，没办法给你准确答案。", "1995", "这位演员在哪一年首次担任剧团主演？", ("NA", True)),
     ("这个领域竞争激烈，哪家最早做到的我不太敢下定论。", "SpaceX", "首家成功回收轨道级火箭的私营公司是哪一家？", ("NA", True)),
@@ -1381,12 +1321,6 @@ def test_particles_question_terms_and_names_given_after(answer, reference, quest
     # the place a reference opens with, alone: where it is, not which one
     ("收藏在法国巴黎。", "巴黎卢浮宫", "《蒙娜丽莎》收藏于哪个博物馆？", ("NA", False)),
     ("收藏在巴黎的奥赛博物馆。", "巴黎卢浮宫", "《蒙娜丽莎》收藏于哪个博物馆？", ("IN", False)),
-])
-def test_refusals_descriptions_and_the_place_a_reference_opens_with(answer, reference, question, verdict):
-    assert_verdict(answer, reference, question, verdict)
-
-
-@pytest.mark.parametrize("answer, reference, question, verdict", [
     # two values or a leaning guess before a refusal are a wrong guess, not a refusal
     ("她是1995年或1996年出生的，具体哪一年记不准。", "1994", "这位歌手是哪一年出生的？", ("IN", False)),
     ("我印象中它是2006年成为ISO标准的，不过可能记得不准。", "2008", "这项标准正式成为国际标准是在哪一年？", ("IN", False)),
@@ -1402,12 +1336,6 @@ def test_refusals_descriptions_and_the_place_a_reference_opens_with(answer, refe
     # a landing site described; a region for a 什么地区 question
     ("在内蒙古的一个着陆场。", "四子王旗着陆场", "嫦娥五号在中国哪个着陆场着陆？", ("NA", False)),
     ("是台湾南部地区传统建筑中常见的装饰。", "台南安平地区", "剑狮是什么地区中的一种常见装饰物？", ("IN", False)),
-])
-def test_guesses_before_refusals_roots_turns_attributions_sites_and_regions(answer, reference, question, verdict):
-    assert_verdict(answer, reference, question, verdict)
-
-
-@pytest.mark.parametrize("answer, reference, question, verdict", [
     # 不 inside a place's name (新不伦瑞克省, 那不勒斯) or a bracketed note negates nothing
     ("发射站位于新不伦瑞克省东南部的萨克维尔，1945年投入使用，2012年停止运行。", "萨克维尔",
      "新不伦瑞克省的这座发射台位于哪个地方？", ("CO", True)),
@@ -1420,13 +1348,6 @@ def test_guesses_before_refusals_roots_turns_attributions_sites_and_regions(answ
     # a calendar year is no span of years (2009年 beside 10年)
     ("草案提议把最高刑从5年提高到10年，该修正案最终在2009年2月通过。", "10年", "这项罪名的最高刑期在2008年提议提高到多少年？",
      ("CO", False)),
-])
-def test_negations_inside_names_and_notes_events_not_happened_and_years_against_spans(answer, reference, question,
-                                                                                     verdict):
-    assert_verdict(answer, reference, question, verdict)
-
-
-@pytest.mark.parametrize("answer, reference, question, verdict", [
     # English refusal words are whole words: Tocantins holds no "can't"
     ("是美国医生利安德罗·托坎廷斯（Leandro Tocantins）。", "塞西尔·德林克", "1922年发现骨内输注的美国医生是谁？", ("IN", False)),
     # "the true one is…" corrects only when said of what the question asks
@@ -1437,12 +1358,6 @@ def test_negations_inside_names_and_notes_events_not_happened_and_years_against_
     # the reference only in a later event (后来才在…重播)
     ("最早是在香港有线电视的财经资讯台首播的，后来才在凤凰卫视资讯台重播。", "凤凰卫视资讯台", "这档节目是通过哪个电视台首播的？",
      ("IN", False)),
-])
-def test_english_words_true_claims_and_later_events(answer, reference, question, verdict):
-    assert_verdict(answer, reference, question, verdict)
-
-
-@pytest.mark.parametrize("answer, reference, question, verdict", [
     # a formula's parentheses are part of it: Ca(C3H5O3)3 is no Ca(C3H5O3)2
     ("乳酸钙的化学式为Ca(C₃H₅O₃)₃。", "Ca(C3H5O3)2", "乳酸钙的化学式是什么？", ("IN", False)),
     ("Ca(C₃H₅O₃)₂。", "Ca(C3H5O3)2", "乳酸钙的化学式是什么？", ("CO", True)),
@@ -1453,6 +1368,16 @@ def test_english_words_true_claims_and_later_events(answer, reference, question,
     ("出自东汉张仲景的著作。", "《伤寒论》", "桂枝汤最早出自哪本医学著作？", ("NA", False)),
     ("是由北方的一种粗毛绵羊选育而成的。", "蒙古羊", "滩羊是由哪一个羊种选育而形成的品种？", ("NA", False)),
     ("用的是美国空军的一种双发重型制空战斗机。", "F-15战斗机", "美国用哪种战斗机发射了反卫星导弹？", ("NA", False)),
-])
-def test_formulas_volts_books_and_chapters_and_kinds(answer, reference, question, verdict):
+]
+
+
+@pytest.mark.parametrize("answer, reference, question, verdict", ZH_RULE_7_CASES)
+def test_zh_rule_7_cases(answer, reference, question, verdict):
     assert_verdict(answer, reference, question, verdict)
+
+
+def test_early_periods_read_as_ranges_but_not_inside_titles():
+    def read(text):
+        return [(n.value, n.kind, n.high) for n in find_numbers(clean(text))]
+    assert read("战国时期") == [(-475, "range", -221)]
+    assert read("《战国策》") == read("《春秋》") == read("三国演义") == []
