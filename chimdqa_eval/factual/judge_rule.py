@@ -112,7 +112,8 @@ _PERSON_QUESTION = re.compile(r"谁|哪位|何人|什么人|哪个人|哪一位|
 # Characters interchanged when transliterating foreign names (托马斯/汤玛斯, 安娜/安纳, 莉莉/丽丽).
 _TRANSLIT_CLASSES = ("马玛", "里利立丽莉俐", "娜纳那", "斯丝思", "汤托", "尔儿", "伊依", "亚娅雅", "克科",
                      "德得", "瑟塞", "琳林", "茨兹次", "菲费", "夫弗福", "姆穆", "蒂迪帝", "妮尼", "露璐卢",
-                     "莎沙", "奥欧", "杰吉", "维威韦", "罗洛", "伦仑", "森逊", "格葛", "瓦娃", "布卜", "艾埃")
+                     "莎沙", "奥欧", "杰吉", "维威韦", "罗洛", "伦仑", "森逊", "格葛", "瓦娃", "布卜", "艾埃",
+                     "莱来赖", "查恰")
 _TRANSLIT = str.maketrans({ch: group[0] for group in _TRANSLIT_CLASSES for ch in group[1:]})
 _LATIN = re.compile(r"[a-z]")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -730,6 +731,15 @@ def _book_not_chapter(ref: Reference, answer: _Answer) -> bool:
     return bool(ref.book) and bool(titles) and all(t == ref.book for t in titles)
 
 
+def _transliterated(ref: Reference, answer_key: str) -> bool:
+    """A reference of four Chinese characters or more, found once the characters that transliterations use
+    interchangeably are folded (北卡罗来纳 for 北卡罗莱纳): likely the same name, spelt otherwise."""
+    if ref.foreign or len(ref.main) < 4 or not _CJK.fullmatch(ref.main[0]):
+        return False
+    folded = answer_key.translate(_TRANSLIT)
+    return any(len(f) >= 4 and f not in answer_key and f.translate(_TRANSLIT) in folded for f in ref.forms)
+
+
 def _place_of_it(main: str, answer_key: str, question: str) -> bool:
     """The reference opens with a place (维也纳艺术史博物馆) and the answer names that place and nothing of the rest:
     where the thing is, not which one."""
@@ -1264,6 +1274,12 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
         return Verdict("NA", False, "work_of")  # 出自东汉张仲景的著作 for 哪本医学著作: whose, not which
     if _place_of_it(ref.main, answer_key, question) and _refusal(answer) != "refusal":
         return Verdict("NA", False, "place_of_it")  # 收藏在奥地利维也纳 for 维也纳艺术史博物馆: where it is
+    japanese = rules.from_japanese(answer.affirmed)
+    if japanese != answer.affirmed and _text_match(ref, rules.key(japanese), japanese) \
+            and _refusal(answer) != "refusal":
+        return Verdict("CO", False, "japanese_form")  # 高畑勲 for 高畑勋, 水の呼吸 for 水之呼吸
+    if _transliterated(ref, answer_key) and _refusal(answer) != "refusal" and not ALTERNATIVES.search(answer_key):
+        return Verdict("CO", False, "transliteration_variant")  # 北卡罗来纳大学 for 北卡罗莱纳大学
     alias = _script_alias(ref, answer, question)
     if alias == "transliteration_alias":  # …，也有人说是袁隆平: another candidate beside it
         return Verdict("IN" if answer.alternative and _has_content(rules.key(answer.alternative), question) else "CO",

@@ -24,6 +24,12 @@ NORMALIZER_VERSION = (f"zh-rule-7+opencc-{opencc.__version__}+pypinyin-{version(
 
 # Traditional -> simplified by OpenCC's maintained phrase tables (t2s), on answers and references alike.
 _T2S = opencc.OpenCC("t2s")
+_JP2T = opencc.OpenCC("jp2t")  # Japanese shinjitai to traditional: 勲 -> 勳, then t2s -> 勋
+
+
+def from_japanese(cleaned: str) -> str:
+    """Cleaned text with Japanese kanji forms read as Chinese ones and の as 之 (高畑勲 -> 高畑勋, 水の呼吸 -> 水之呼吸)."""
+    return _T2S.convert(_JP2T.convert(cleaned)).replace("の", "之")
 
 # Unit spellings that mean the same thing; 千米 and 千克 become words of their own so that no numeral or
 # multiplier reads their 千 (二十千米 is 20 km, not 20 + 1000).
