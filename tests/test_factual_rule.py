@@ -1373,6 +1373,18 @@ ZH_RULE_7_CASES = [
     ("雷の呼吸（Thunder Breathing）。", "雷之呼吸", "《鬼灭之刃》中我妻善逸使用什么呼吸法？", ("CO", False)),
     ("是北卡罗来纳大学教堂山分校的研究团队。", "北卡罗莱纳大学", "哪所大学的团队完成了这项研究？", ("CO", False)),
     ("北卡罗来纳大学或埃默里大学。", "北卡罗莱纳大学", "哪所大学的团队完成了这项研究？", ("IN", False)),
+    # the opposite (非对称 for 对称); a pair named with 不是…就是; another given name in Chinese and Latin
+    ("KDC主要依赖的是非对称加密（公钥加密），它通过分发公钥来建立信任。", "对称加密", "KDC主要使用哪种加密技术？", ("IN", False)),
+    ("不是雷诺兹就是庚斯博罗，两位都是18世纪英国的肖像画大师。", "约书亚·雷诺兹", "这件油画是哪位艺术家的作品？", ("IN", True)),
+    ("是H&M的创办人埃林·佩尔松（Erling Persson）。", "卡尔－约翰·佩尔松（Karl-Johan Persson）", "H&M的现任董事长是谁？",
+     ("IN", False)),
+    # another foreign person whose Latin words merely sound like part of the reference
+    ("是法国外科医生安布鲁瓦兹·帕雷（Ambroise Paré），他改进了拔牙器械。", "皮埃尔·费查（Pierre Fauchard）",
+     "被誉为近代外科之父的法国医生是谁？", ("IN", False)),
+    # a class for a 何种书体 question may be broader; one of several equal values beside alternatives is not sure
+    ("颜真卿是唐代书法家，以书法艺术闻名。", "楷书", "颜真卿以何种书体闻名？", ("IN", False)),
+    ("AES 使用128位（即16字节）的分组长度，密钥长度则可以是128、192或256位。", "128", "AES使用多少位的分组长度？",
+     ("IN", False)),
 ]
 
 

@@ -501,7 +501,7 @@ def _competing(ref: Reference, clauses: list[str], form: str = "") -> bool:
         return False
     for clause in clauses:
         for m in ALTERNATIVES.finditer(clause):
-            if not form or _ALTERNATIVE_START.match(clause.strip()) \
+            if not form or _ALTERNATIVE_START.match(clause.strip()) or form in rules.key(m.group(0)) \
                     or form in rules.key(clause[max(0, m.start() - len(form) - 6):m.start()]) \
                     or form in rules.key(clause[m.end():m.end() + len(form) + 6]):
                 return True
@@ -598,7 +598,7 @@ def _unmatched(ref: Reference, answer: _Answer, question: str, risk: str) -> Ver
 
 # A question for the class something belongs to: a wrong-looking class may be a broader one that holds the reference.
 _CLASS_QUESTION = re.compile(r"(?:哪|什么|何)一?(?:个|种)?(?:(?!的)[\u4e00-\u9fff]){0,4}?"
-                             r"(?:类|门|纲|目|科|学科|类别|范畴|领域|学派|流派|宗派|教派|族|运动|思潮)")  # 哪个艺术运动
+                             r"(?:类|门|纲|目|科|学科|类别|范畴|领域|学派|流派|宗派|教派|族|运动|思潮|书体)")
 
 
 def _alias_risk(ref: Reference, answer: _Answer, question: str) -> str:
@@ -1015,7 +1015,8 @@ def _doubt(text: str, form: str, holds, question: str, years: bool) -> str:
 
 
 _RELATIVES = ("儿子|女儿|父亲|母亲|妻子|丈夫|学生|弟子|门生|老师|导师|师父|徒弟|助手|同事|哥哥|弟弟|姐姐|妹妹"
-              "|兄长|前身|继任者|继承者|后继者|前任|下属|上司|孙子|后代|祖父|对手|部下|副手|合作者|搭档")
+              "|兄长|前身|继任者|继承者|后继者|前任|下属|上司|孙子|后代|祖父|对手|部下|副手|合作者|搭档"
+              "|大女儿|小女儿|长女|次女|大儿子|小儿子|长子|次子")
 _RELATIVE = re.compile(rf"的(?:{_RELATIVES})")
 _RELATIVE_BEFORE = re.compile(rf"(?:他|她|其|它)的?(?:{_RELATIVES})\Z")  # 他的老师罗瑟林
 _LATER_TURN = re.compile(rf"(?:{_TURN_WORDS}|而是)")
@@ -1161,6 +1162,9 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
     found = _text_match(ref, answer_key, answer.affirmed)
     if found and _inside_other_place(ref, answer.affirmed, found[0]):
         found = None  # 吉林省 for 吉林市, 印度尼西亚 for 印度: another place's name, not the reference's
+    starts = _starts(answer_key, found[0]) if found else []
+    if starts and all(i > 0 and answer_key[i - 1] in "非反无" for i in starts):
+        found = None  # 非对称加密 for 对称加密: the opposite
     if found and found[0] in ref.weak and _only_in_question_terms(answer_key, found[0], rules.key(question)):
         found = None  # 阿贝数是由…夫琅和费提出的 for 恩斯特·阿贝: the surname only in the question's own term
     if found and "《" in answer.affirmed:  # 《新元史》 for 《元史》, 《李太白全集》 for 李白: another book's title
@@ -1183,7 +1187,8 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
                 and not (named and named[1]) and not _long_story(answer.alternative, question):
             # 也有人认为是他的兄长丹尼尔·蒲福: the surname alone is not him
             return Verdict("IN", False, "attributed_alternative")
-        if not full and form in ref.weak and _other_given_name(ref, answer, form):
+        if not full and form in ref.weak and any(_other_given_name(ref, answer, w) for w in ref.weak
+                                                 if w in answer_key):  # 埃林·佩尔松 (Erling Persson)
             return Verdict("IN", False, "other_given_name")  # 我记得是安德鲁·贝尔 for 汤马斯·贝尔
         if _set_aside(answer.affirmed, form, question):  # 雅卡尔只是后来的推广者; 伏安其实是无功功率的单位
             return Verdict("IN", False, "set_aside")
@@ -1286,7 +1291,8 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
                        False, alias)
     if _bold_near(ref.main, answer) and _refusal(answer) != "refusal":
         return Verdict("CO", False, "bold_near_match")  # **国立筑波大学** for 日本国立筑波大学: its answer, reworded
-    if not alias and not ref.items and _partly_sounds_like(ref.main, answer) and _refusal(answer) != "refusal":
+    if not alias and not ref.items and not _other_foreign_name(ref, answer) and _partly_sounds_like(ref.main, answer) \
+            and _refusal(answer) != "refusal":
         return Verdict("CO", False, "partial_transliteration")  # Fields Medal for 菲尔兹奖, Groningen for 格罗宁根大学
     said = [c for c in _CLAUSE_END.split(answer.affirmed) if rules.key(c)]
     one_of = len(said) == 1 and _ONE_OF.search(said[0]) and len(answer_key) <= 12 and "《" not in said[0]  # alone
@@ -1370,6 +1376,16 @@ def _bold_near(main: str, answer: _Answer) -> bool:
     if not 0 < len(spans) <= 2 or len(main) < 4 or not wanted or "《" in answer.affirmed:
         return False  # a title is a name: 《中国哲学史》 is not 《中国哲学简史》
     return any(len(_bigrams(b) & wanted) >= 0.6 * len(wanted) for b in spans)
+
+
+def _other_foreign_name(ref: Reference, answer: _Answer) -> bool:
+    """The reference is a foreign person's name and the answer gives foreign names (·) that share no part with it
+    (安布鲁瓦兹·帕雷 for 皮埃尔·费查): another person, whatever its Latin words sound like."""
+    if not ref.given:
+        return False
+    mine = {rules.key(p) for f in ref.forms for p in re.split(r"[·•]", f)} | set(ref.weak) | set(ref.given)
+    said = [{rules.key(p) for p in re.split(r"\s?[·•]\s?", name)} for name in _FOREIGN_NAME.findall(answer.affirmed)]
+    return bool(said) and not any(parts & mine for parts in said)
 
 
 def _partly_sounds_like(main: str, answer: _Answer) -> bool:
@@ -1659,7 +1675,13 @@ def _judge_numeric(ref: Reference, answer: _Answer, question: str, question_numb
     if all(matched):
         if _competing(ref, clauses):
             short = len(answer.affirmed_key) <= SHORT_ANSWER
-            return Verdict("IN" if short else "CO", short, "alternatives")
+            # sure only when every clause with a hit offers alternatives (not 使用128位…，密钥则可以是128、192或256位)
+            def offers_alternatives(h: Number) -> bool:  # its clause, with the next when that opens with 还是…
+                own = _clause_at(answer.affirmed, h.start)
+                return any(ALTERNATIVES.search(c) for c in _clauses_with(answer.affirmed, lambda c: c == own))
+
+            alone = not all(offers_alternatives(h) for h in hits)
+            return Verdict("IN" if short else "CO", short and not alone, "alternatives")
         if stray or vague:  # several values for the slot: the concluded one, the one whose clause is most like the
             # question, or the first
             return Verdict("CO" if _likeliest(candidates, hits, answer.affirmed, question) in hits else "IN", False,
