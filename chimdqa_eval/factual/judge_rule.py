@@ -741,16 +741,19 @@ def _transliterated(ref: Reference, answer_key: str) -> bool:
 
 
 def _place_of_it(main: str, answer_key: str, question: str) -> bool:
-    """The reference opens with a place (维也纳艺术史博物馆) and the answer names that place and nothing of the rest:
-    where the thing is, not which one."""
+    """The reference opens with a place (维也纳艺术史博物馆) and the answer names that place, or one that holds
+    it, and nothing of the rest: where the thing is, not which one."""
     spans = places.place_spans(main)
     if not spans or spans[0][0] != 0 or spans[0][1] >= len(main) - 1:
         return False
     rest_of_ref = main[spans[0][1]:spans[0][1] + 2]
-    if spans[0][2] not in answer_key or rest_of_ref in answer_key or ALTERNATIVES.search(answer_key):
+    named = places.places_in(answer_key)
+    # that place, or one that holds it (在湖北省 for 黄石国家矿山公园)
+    holds = any(name == spans[0][2] or places.contains(name, spans[0][2]) for name in named)
+    if not holds or rest_of_ref in answer_key or ALTERNATIVES.search(answer_key):
         return False  # 意大利或者奥地利 for 奥地利帝国: candidates
     rest = answer_key
-    for name in places.places_in(answer_key):
+    for name in named:
         rest = rest.replace(name, "")
     return not _has_content(rest, question)
 
@@ -939,12 +942,15 @@ _DEMOTED = re.compile(r"只是|仅仅?是|不过是|其实是|实际上是|只�
 def _set_aside(text: str, form: str, question: str) -> bool:
     """Every mention of the reference is followed in its clause by words that give it a lesser or another role
     (雅卡尔只是后来的推广者, 清代只是翻刻流传而已, 伏安其实是无功功率的单位), or only names what was named after it
-    when the question does not ask for that (后来才以卡内基的名字命名): it is not the answer."""
+    when the question does not ask for that (后来才以卡内基的名字命名), or is only where things went later
+    (后来才转入大英博物馆) when the question does not ask what came later: it is not the answer."""
     question_key = rules.key(question)
-    after = [c[c.index(form) + len(form):] for c in map(rules.key, _CLAUSE_END.split(text)) if form in c
-             and (form + c[c.index(form) + len(form):][:1]) not in question_key]  # 卡内基自然史博物馆: the question's
+    said = [(c[:c.index(form)], c[c.index(form) + len(form):]) for c in map(rules.key, _CLAUSE_END.split(text))
+            if form in c and (form + c[c.index(form) + len(form):][:1]) not in question_key]  # 卡内基自然史博物馆
     named = "命名" not in question
-    return bool(after) and all(_DEMOTED.search(rest) or named and re.match(r"的?名字?命名", rest) for rest in after)
+    later = not re.search(r"最终|后来|现在|目前|如今|现藏", question)  # 后来才转入大英博物馆 for 1802年被哪个…收藏
+    return bool(said) and all(_DEMOTED.search(rest) or named and re.match(r"的?名字?命名", rest)
+                              or later and re.search(r"(?:后来|之后|随后)才", before) for before, rest in said)
 
 
 _ROLE_CLAIM = re.compile(r"^(.{2,6}?)(?:是|为|由)(.+)$")
