@@ -318,12 +318,13 @@ def _item_forms(item: str) -> tuple[str, ...]:
     return (item, *aliases.division_short_names(item), *aliases.person_aliases(item))
 
 
-def _word_bigrams(text: str) -> set[str]:
+@lru_cache(maxsize=65536)  # the question's and the clauses' bigrams are asked for by several rules
+def _word_bigrams(text: str) -> frozenset[str]:
     """Character bigrams with each Latin word or number as one token (consolas counts once, not as 7 bigrams),
     plus each Latin word of two letters or more twice over (a shared name such as HD 19789 weighs 2)."""
     words = {w for w in _LATIN_TOKEN.findall(text) if sum(ch.isalpha() for ch in w) >= 2}
-    return _bigrams(_LATIN_TOKEN.sub(lambda m: chr(0xE000 + zlib.crc32(m.group(0).encode()) % 6000), text)) \
-        | {f"<{w}>" for w in words} | {f"<<{w}>>" for w in words}
+    return frozenset(_bigrams(_LATIN_TOKEN.sub(lambda m: chr(0xE000 + zlib.crc32(m.group(0).encode()) % 6000), text))
+                     | {f"<{w}>" for w in words} | {f"<<{w}>>" for w in words})
 
 
 def _bigrams(text: str) -> set[str]:
@@ -368,9 +369,9 @@ def _read_answer(cleaned: str, question: str = "") -> _Answer:
     last = None
     for last in _CORRECTION.finditer(text):
         pass
-    asked_words = _word_bigrams(rules.key(question))
     for true in _TRUE_CLAIM.finditer(text):  # 真正把社会学分为…的是齐美尔, not 两人真正大获成功的是…
-        if (last is None or true.start() > last.start()) and _word_bigrams(rules.key(true.group(1))) & asked_words:
+        if (last is None or true.start() > last.start()) \
+                and _word_bigrams(rules.key(true.group(1))) & _word_bigrams(rules.key(question)):
             last = true
     if last is not None and rules.key(text[last.end():]):  # the final answer wins
         rejected.append(text[:last.start()])
@@ -1006,8 +1007,7 @@ def _doubt(text: str, form: str, holds, question: str, years: bool) -> str:
         return "negated_clause"
     if form and clauses and all(_anchored(form).search(rules.key(c)) for c in clauses):
         return "compared_to"  # 仅次于俄罗斯, 比俄罗斯还大: the reference as a point of comparison
-    asked_words = _word_bigrams(question_key)
-    if sentences and all(any(negated(c, _NOT_HAPPENED) and _word_bigrams(rules.key(c)) & asked_words
+    if sentences and all(any(negated(c, _NOT_HAPPENED) and _word_bigrams(rules.key(c)) & _word_bigrams(question_key)
                              for c in _CLAUSE_END.split(s)) for s in sentences):
         return "negated_sentence"  # 截至1998年，该公司尚未成立; not …，他们此前从未接触过现代社会
     asked = {n.value for n in rules.find_numbers(question) if n.unit == "年"}
@@ -1609,6 +1609,8 @@ _TIME = {"s": "秒", "h": "小时", "时": "小时", "min": "分"}
 def _rates(text: str, said: bool = True) -> set:
     """The time units of the rates in the text (每秒67米, 240公里/小时, 130节: 秒, 小时, 节); `said=False` for a
     question, whose rate need not stand beside a number (每分钟多少次)."""
+    if not any(ch in text for ch in "每/速节"):  # most texts have no rate: skip the regex
+        return set()
     found = (_RATE if said else _ASKED_RATE).findall(text)
     return {_TIME.get(unit, unit) for groups in found for unit in groups if unit}
 
@@ -1830,7 +1832,7 @@ def grade_answers(predictions, references, questions=None) -> list[str]:
 def clear_answer_caches() -> None:
     """Forget what was worked out for earlier answers only; what the references' readings are stays known (a
     leaderboard grades every submission against the same references)."""
-    for cached in (_refusal, rules._find_numbers):
+    for cached in (_refusal, rules._find_numbers, _word_bigrams):
         cached.cache_clear()
 
 
