@@ -874,6 +874,7 @@ def _parallel(answer: _Answer, form: str, question: str) -> str:
 _RESTATES = re.compile(r"也就是|即|就是|亦即|又称|或称|也叫|俗称|简称|笔名|本名|原名|又名|艺名|别名|化名|全称|英文名"
                        r"|(?:中文|汉语|国内)(?:名|里|中)?(?:一般|通常|常|多)?(?:叫|称|译|写)")  # 中文一般叫…
 _CONTRAST = re.compile(r"虽|则|但|不过|然而|而|也|另|其他|其余|对照|相比|只有|仅")  # 李白则被称为诗仙: context by contrast
+_NAMED_AS = re.compile(r"(?:被|也|又|一般|通常)?(?:称为|称作|叫做|叫|名为)")
 _ASIDE = re.compile(r"则|只是|仅是|仅仅是|其实|而(?!是)|并非|不是|(?:后来|之后|随后)才")  # 后来才在…重播
 _CLOSER_TURN = re.compile(r"其实|实际上|事实上|才(?:是|叫|为)|而是|则")  # a closer clause that turns to the answer  # the reference's own clause sets it aside: 李东阳则是…
 
@@ -897,7 +898,7 @@ def _closer_clause(answer: _Answer, form: str, question: str) -> str:
     others = {i: len(_word_bigrams(c) & asked) - (1 if _CONTRAST.search(c) else 0)  # 导演则是…: a contrast must be
               for i, c in enumerate(clauses) if c and form not in c and not _NEGATION.search(c)  # clearly closer
               and not _DESCRIPTION.search(c)  # 钇铁石榴石是一种亚铁磁性材料: describes what is asked about
-              and (c[0] not in "它他她其该这此" or c[1:3] == "本人")
+              and (c[0] not in "它他她其该这此" or c[1:3] == "本人" or _NAMED_AS.match(c[1:]))  # 它被称为…
               and any(ch not in question and ch not in _FILLER for ch in c)}  # 虞预本名虞豫: 豫 is new
     if not own or not others:
         return ""
@@ -937,7 +938,7 @@ def _other_lead_claim(ref: Reference, answer: _Answer, form: str, question: str)
                    for c in rest) and form in "".join(rest)
 
 
-_DEMOTED = re.compile(r"只是|仅仅?是|不过是|其实是|实际上是|只负责|只担任|而已$")
+_DEMOTED = re.compile(r"只是|仅仅?是|不过是|其实是|实际上是|只负责|只担任|而已$|^是?(?:后来|之后|随后)才")
 
 
 def _set_aside(text: str, form: str, question: str) -> bool:
@@ -1520,7 +1521,7 @@ def _likeliest(candidates: list[Number], hits: list[Number], text: str, question
         定在9月28日) and no other candidate of the sentence stands between that turn and n."""
         start = max(b for b in sentences if b <= n.start)
         turn = max((t for t in turns if start <= t <= n.start), default=None)
-        if re.search(r"则|才是|其实|实际上|事实上", text[max(b for b in clauses if b <= n.start):n.start]):
+        if re.search(r"则是|才是|其实|实际上|事实上", text[max(b for b in clauses if b <= n.start):n.start]):
             return 1  # 国家级名录则是2008年才列入的: a turn inside n's own clause
         return int(turn is not None and not any(turn <= m.start < n.start and around(m, clauses) != around(n, clauses)
                                                 for m in candidates))  # 9月 of n's own date does not count
@@ -1565,9 +1566,18 @@ def _likeliest(candidates: list[Number], hits: list[Number], text: str, question
     best = max(overlap(n) for n in candidates)
     tied = [n for n in candidates if overlap(n) == best]
     hits = set(hits)
-    for stray in (n for n in tied if n not in hits and n.unit in ("月", "日")):
-        if any(h.unit in ("年", "月") and 0 < stray.start - h.start <= 8 for h in tied if h in hits):
-            return stray  # 自2024年5月1日起施行: its year and day are right, its date as a whole is not
+    def dates(stray: Number, h: Number) -> bool:
+        """stray is the month or day of h's date (2024年5月1日; a bare day right after its month: 1月16)."""
+        if h.unit not in ("年", "月") or not 0 < stray.start - h.start <= 8:
+            return False
+        return bool(stray.unit) or (h.unit == "月" and re.fullmatch(r"\d+月", text[h.start:stray.start]) is not None)
+
+    for stray in (n for n in tied if n not in hits and n.unit in ("月", "日", None)):
+        if any(dates(stray, h) for h in tied if h in hits):
+            return stray  # 自2024年5月1日起施行, 正月十六: its year or month is right, its date as a whole is not
+    for stray in (n for n in tied if n not in hits and n.unit == "月"):
+        if any(h.unit in (None, "日") and re.fullmatch(r"\d+月", text[stray.start:h.start]) for h in tied if h in hits):
+            return stray  # 正月十五 for 七月十五日: the day is right, the month is not
     return next((n for n in tied if n in hits), tied[0])
 
 

@@ -283,6 +283,8 @@ def clean(text: str) -> str:
     text = _T2S.convert(unicodedata.normalize("NFKC", text).lower()).replace("−", "-").replace("﹣", "-")
     for variant, canonical in _UNIT_SYNONYMS:
         text = text.replace(variant, canonical)
+    if "月" in text:  # the lunar months with names: 正月十五 is 1月15, 腊月初八 is 12月8
+        text = _NAMED_MONTH.sub(lambda m: _NAMED_MONTHS[m.group(1)], text)
     if _DIGIT.search(text):
         text = _SCIENTIFIC.sub(_scientific, text)
         text = _LATIN_UNIT.sub(lambda m: _LATIN_UNITS[m.group(1)] if m.group(1) else _ONE_LETTER_UNITS[m.group(2)],
@@ -291,6 +293,8 @@ def clean(text: str) -> str:
 
 
 _DIGIT = re.compile(r"\d")
+_NAMED_MONTHS = {"正月": "1月", "冬月": "11月", "腊月": "12月"}
+_NAMED_MONTH = re.compile(r"(?<!真)(正月|冬月|腊月)(?=初|[一二三四五六七八九十廿]|\d)")
 _NOT_KEY = re.compile(r"[\W_]+")
 
 
@@ -499,6 +503,9 @@ _PLACE_VALUES = {"十": 10, "百": 100, "千": 1000, "万": 10 ** 4, "亿": 10 *
 _VAGUE_COUNT = re.compile(r"(?:好)?(?:几|数)((?:[十百千万亿]|10+)+)|(十|(?<![\d.])[1-9]0)几(?![十百千万亿\d])|上([百千万亿])")
 
 
+_ANY_MINOR = re.compile(r"(?<![\d.])(\d+)\.x(?![a-z])")  # a version 1.x: any minor version of 1
+
+
 def _vague_counts(cleaned: str) -> list[tuple[Number, int]]:
     """(range or bound, end) for 几千人, 数百米, 十几个, 20几岁, 上万人, in the unit written after them."""
     out = []
@@ -560,6 +567,9 @@ def _find_numbers(cleaned: str, framing: str = "", periods: bool = True) -> tupl
     ranges += _durations(cleaned) if "分" in cleaned or ":" in cleaned else []
     ranges += _vague_counts(cleaned) if "几" in cleaned or "数" in cleaned or "上" in cleaned else []
     ranges += _roman_numbers(cleaned) if _ROMAN.search(cleaned) else []
+    ranges += [(Number(Decimal(m.group(1)), Decimal("0.1"), "range", None, Decimal(1), Decimal("0.1"),
+                       Decimal(m.group(1)) + Decimal("0.99"), start=m.start()), m.end())
+               for m in _ANY_MINOR.finditer(cleaned)] if ".x" in cleaned else []  # 1.x: any 1.something
     out = [n for n, _ in ranges]
     spans = [(n.start, end) for n, end in ranges]
     for m in _ARABIC.finditer(cleaned):
