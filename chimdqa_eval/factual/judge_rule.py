@@ -72,6 +72,7 @@ _STATE = re.compile(r"^(.{2,}?)(?:人民共和国|民主共和国|联邦共和�
 _DYNASTY_NAMES = frozenset("夏商周秦汉晋隋唐宋辽金元明清")  # one character: 清 = 清代 = 清朝
 _SPLIT_DYNASTY = re.compile(r"^([东西南北前后])([夏商周秦汉晋隋唐宋辽金元明清])(?:代|朝)?")  # 西汉, 西晋太始年间
 # A part of a period (新石器时代晚期, 明朝末年): the period without it is less specific.
+_AGES = re.compile(r"古代|近代|现代|当代|年代|时代")  # ages, whose 代 names no dynasty
 _AGE = re.compile(r"时期|年代|世纪|古代|中古|上古|近古|远古")
 _PERIOD_PART = re.compile(r"(.{2,}?)(?:早期|中期|晚期|末期|初期|后期|前期|中叶|年间|时期|末年|初年)$")
 # Last characters that name a kind of thing (a river, a temple, a prize): another word ending in the same
@@ -93,7 +94,8 @@ _KIND = ("家|人|者|师|员|手|士|匠|官|帝|王|物|国|城市|地方|地�
          "|仪式|比赛|赛事|节|展|论|主义|思想|集团|典籍|文献|经典|著作|书籍|公园|广场|景区|遗址|勋章"
          "|药材|材料|寺|庙|寺庙|殿|殿宇|建筑|宫殿|教堂|术语|概念|部位|器官|细胞|化合物|矿物|乐器|武器|工具"
          "|字母|符号|记号|字符|省|省份|塑料|聚合物|金属|合金|纤维|气体|液体|着陆场|机场|体育场|球场|剧场|场馆"
-         "|羊|绵羊|牛|马|犬|猫|家畜|家禽|动物|植物|战斗机|飞机|客机|轰炸机|舰艇|坦克|导弹|设备|机械|装置|仪器|机器")
+         "|羊|绵羊|牛|马|犬|猫|家畜|家禽|动物|植物|战斗机|飞机|客机|轰炸机|舰艇|坦克|导弹|设备|机械|装置|仪器|机器"
+         "|指令|法规|规定|标准|协议|协定|决议")
 _DESCRIPTION = re.compile(r"(?<![第\d.])(?:一|1|某)(?:位|个|座|种|名|家|部|本|类|场|项|则|款|所|条|支|首|篇|门|件|只|头|批"
                           r"|张|幅|颗|枚|块|片|艘|架|辆|台|间|栋|处|尊|把|根|匹|口|封|次|届|味|套|份)"
                           r"[^,;。!?\n]{0,24}?(?:" + _KIND + r")(?:(?:的|在|于|所|上|里|中|来|为|被|之|有关|相关|提出|命名|写|作|创|发明|发现|设计|建"
@@ -898,7 +900,8 @@ def _closer_clause(answer: _Answer, form: str, question: str) -> str:
     others = {i: len(_word_bigrams(c) & asked) - (1 if _CONTRAST.search(c) else 0)  # 导演则是…: a contrast must be
               for i, c in enumerate(clauses) if c and form not in c and not _NEGATION.search(c)  # clearly closer
               and not _DESCRIPTION.search(c)  # 钇铁石榴石是一种亚铁磁性材料: describes what is asked about
-              and (c[0] not in "它他她其该这此" or c[1:3] == "本人" or _NAMED_AS.match(c[1:]))  # 它被称为…
+              and (c[0] not in "它他她其该这此" or c[1:3] == "本人"
+                   or _NAMED_AS.match(re.sub(r"^(?:种|类|个|些)", "", c[1:])))  # 它被称为…, 这种叫低副
               and any(ch not in question and ch not in _FILLER for ch in c)}  # 虞预本名虞豫: 豫 is new
     if not own or not others:
         return ""
@@ -1256,7 +1259,8 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
     if halves or _less_specific_dynasty(ref, answer):  # 西晋 or 晋朝 for 西晋太始年间, 汉代 for 西汉
         return Verdict("NA", True, "less_specific")
     if (_DYNASTY.match(ref.main) or ref.main in _DYNASTY_NAMES) and _AGE.search(answer.affirmed) \
-            and not re.search(r"[\u4e00-\u9fff](?:代|朝)", answer.affirmed) and _refusal(answer) != "guess":
+            and not re.search(r"[\u4e00-\u9fff](?:代|朝)", _AGES.sub("", answer.affirmed)) \
+            and _refusal(answer) != "guess":  # 在中国古代就有了: an age, no dynasty named
         return Verdict("NA", False, "less_specific")  # 中国的中古时期, 公元7世纪 for 唐朝: an age, not the dynasty
     part = _PERIOD_PART.match(ref.main)
     if part and part.group(1) in answer_key and _refusal(answer) != "guess":  # 新石器时代 for 新石器时代晚期
