@@ -104,10 +104,13 @@ _DESCRIPTION = re.compile(r"(?<![第\d.])(?:一|1|某)(?:位|个|座|种|名|家
                           r"[^,;。!?\n]{0,10})?(?=[,;。!?\n]|$)")
 _NAMING = re.compile(r"叫|名为|称为|即|就是|是")
 _CITY_QUESTION = re.compile(r"城市|哪个市|哪座城|哪个县|哪个镇")
+# Up to four characters between a question word and the kind it asks for (哪个法国地区, 哪一类动物门), not a
+# person, a time or a count (哪位乡村教师, 哪一年建镇, 哪项运动).
+_ASKED_GAP = r"(?:(?![的位年时天项])[\u4e00-\u9fff]){0,4}?"
 _PLACE_QUESTION = re.compile(r"哪里|何地|何处|哪个地方|城市|哪座城|哪个市|哪个省|哪个县|哪个国家|哪国|位于|在哪|发源地|首都|省会"
-                             r"|哪一?(?:个|座)?(?:(?!的)[\u4e00-\u9fff]){0,4}?(?:城镇|省份|州|镇|乡|村|岛|港口)")  # 哪个城镇
+                             r"|哪一?(?:个|座)?" + _ASKED_GAP + r"(?:城镇|省份|州|镇|乡|村|岛|港口)(?=的|[?,。]|$|境内|内|上)")
 # A question for a region: a region answered may be a broader one or another one (东南亚, 东非 for 印度尼西亚群岛).
-_REGION_QUESTION = re.compile(r"(?:哪一?个?|什么)(?:(?!的)[\u4e00-\u9fff]){0,4}?(?:地区|区域)")
+_REGION_QUESTION = re.compile(r"(?:哪一?个?|什么)" + _ASKED_GAP + r"(?:地区|区域)")
 _PERSON_QUESTION = re.compile(r"谁|哪位|何人|什么人|哪个人|哪一位|作者|创始人|创办人|发明者|发明人|发现者|设计者|建筑师|导演|主演"
                               r"|演唱|作曲|作词|姓名|名字|叫什么|人物|皇帝|君主|画家|诗人|作家|学者|哲学家|科学家")
 
@@ -135,12 +138,13 @@ _PARENS = re.compile(r"\(([^()]*)\)")
 _CORRECTION = re.compile(r"不对|(?<=,)不(?=,)|更正|纠正一下|说错了|口误|我记错了|(?<=[,。!?—\s])等等(?=[,!])|重算|重新算|准确地说|确切地说|准确来说"
                          r"|确切来说|严格来说|严格说来|更准确的说法是"
                          # a final or true answer after what came first (但最终当选的是…, 真正的导演是…, 所以最早出处应该是…)
-                         r"|(?:但|而|可|不过)(?:是)?最终[^,;。!?]{0,8}的(?:是|为)|真正的[^,;。!?]{0,12}?(?:是|为)"
-                         r"|(?:但|而|可|不过)真正[^,;。!?]{0,8}?(?:是|为)"  # 但真正面世是1967年; not 真正出名是在…
+                         r"|(?:但|而|可|不过)(?:是)?最终[^,;。!?]{0,8}的(?:是|为)"
                          r"|(?:所以|因此|因而|故)(?:最早|最终|正确|真正)[^,;。!?]{0,6}(?:应该|应)?(?:是|为)"
                          r"|(?:所以|因此|因而|故)(?:最终|正确)?(?:的)?答案(?:应该)?(?:是|为)")  # an explicit final answer
-# The true one, said of what the question asks (真正把社会学分为一般社会学和特殊社会学的是…): a correction.
-_TRUE_CLAIM = re.compile(r"真正([^,;。!?]{0,20}?)的[^,;。!?]{0,4}?(?:是|为)")
+# The true one, said of what the question asks (真正把社会学分为一般社会学和特殊社会学的是…, 真正的导演是…,
+# 但真正面世是1967年): a correction; not 真正出名是在… nor 他本人真正的偶像是… when the question asks neither.
+_TRUE_CLAIM = re.compile(r"真正的([^,;。!?]{1,12}?)(?:是|为)|真正([^,;。!?]{1,20}?)的[^,;。!?]{0,4}?(?:是|为)"
+                         r"|(?:但|而|可|不过)真正([^,;。!?]{1,8}?)(?:是|为)")
 # A claim attributed to others, up to the end of its clause.
 _ATTRIBUTED = re.compile(
     r"(?:(?:也|还|常|经常|常常|曾)?(?:有人|有些人|很多人|许多人|不少人|一些人|部分人|民间|坊间|网上|有的?资料|有学者"
@@ -177,7 +181,7 @@ _TOTAL_QUESTION = re.compile(r"总数|总共|一共|合计|总计|共有|共计|
 _ERA = re.compile(r"年间|时期|初年|末年|年代|近代|现代|古代|当代|上个?世纪|战后|战前|期间|年前|前后|早年|晚年")
 # A clause that negates (沈括并没有写过…), leaving out 不 in words that do not (不仅, 不断, 不过, 不得早于) and the
 # refusals and hedges that other rules read; a sentence saying something has not happened.
-_NEGATION = re.compile(r"(?<!是)不(?!仅|久|断|少|同|过|但|管|论|如|得|只|光|单|能|确定|清楚|太|知道|超过|低于|高于|多于|大于|小于|止)|没有?(?!错|记错)|尚未|并未|从未"
+_NEGATION = re.compile(r"(?<!是)不(?!仅|久|断|少|同|过|但|管|论|如|得|只|光|单|能|确定|清楚|太|知道|超过|低于|高于|多于|大于|小于|止)|没(?!有?记?错)有?|尚未|并未|从未"
                        r"|未曾|并非|绝非")
 _NOT_HAPPENED = re.compile(r"尚未|并没有|并未|从未|未曾|还没有?")
 _DIRECTIONS = {"up": re.compile(r"增长|增加|上升|提高|上涨|增幅|涨幅|多了"),
@@ -235,7 +239,7 @@ class _Answer:
         return rules.key(self.affirmed)
 
 
-_FORMULA = re.compile(r"^[a-z0-9()·]*[a-z0-9]\([a-z0-9]+\)\d[a-z0-9()·]*$")
+_FORMULA = re.compile(r"^(?:[a-z0-9()·]*[a-z0-9])?\([a-z0-9]+\)\d[a-z0-9()·]*$")  # Co(C3H5O3)2, (NH4)2SO4
 
 
 def _forms(cleaned: str) -> tuple[set[str], set[str], set[str], set[str]]:
@@ -262,8 +266,7 @@ def _forms(cleaned: str) -> tuple[set[str], set[str], set[str], set[str]]:
     for form in list(forms - weak):  # the same country, language or currency by its other CLDR names
         forms |= names.chinese_names(form)
         state = _STATE.match(form)  # 肯尼亚共和国: the country, by its short name
-        if state and names.chinese_names(state.group(1)):
-            forms |= names.chinese_names(state.group(1))
+        forms |= names.chinese_names(state.group(1)) if state else frozenset()
     other_names = set()
     for form in list(forms):
         other_names |= aliases.division_short_names(form) | aliases.person_aliases(form)
@@ -372,15 +375,17 @@ def _read_answer(cleaned: str, question: str = "") -> _Answer:
     for last in _CORRECTION.finditer(text):
         pass
     for true in _TRUE_CLAIM.finditer(text):  # 真正把社会学分为…的是齐美尔, not 两人真正大获成功的是…
+        said = rules.key(next(g for g in true.groups() if g))
         if (last is None or true.start() > last.start()) \
-                and _word_bigrams(rules.key(true.group(1))) & _word_bigrams(rules.key(question)):
+                and (not question or any(ch in question and ch not in _FILLER for ch in said)):
             last = true
     if last is not None and rules.key(text[last.end():]):  # the final answer wins
         rejected.append(text[:last.start()])
         text = text[last.end():]
-    kept, sentences = [], _SENTENCE.findall(text)
+    kept, sentences, said = [], _SENTENCE.findall(text), False
     for sentence in sentences:
-        if kept and rules.key("".join(kept)) and _ALTERNATIVE_START.match(sentence.strip()):
+        said = said or bool(kept and rules.key(kept[-1]))  # something kept says something (linear, not per sentence)
+        if said and _ALTERNATIVE_START.match(sentence.strip()):
             kept.append(sentence)  # 1875年？还是1878年？: a second candidate, not a question to anyone
         elif sentence.endswith("?") and _ASKS.search(sentence) and not _LEANS.search(sentence):  # 可能改成了安平县？
             asked = asked or bool(_TO_USER.search(sentence))  # 您是问…？ asks the user; A还是B？ asks itself
@@ -600,8 +605,9 @@ def _unmatched(ref: Reference, answer: _Answer, question: str, risk: str) -> Ver
 
 
 # A question for the class something belongs to: a wrong-looking class may be a broader one that holds the reference.
-_CLASS_QUESTION = re.compile(r"(?:哪|什么|何)一?(?:个|种)?(?:(?!的)[\u4e00-\u9fff]){0,4}?"
-                             r"(?:类|门|纲|目|科|学科|类别|范畴|领域|学派|流派|宗派|教派|族|运动|思潮|书体)")
+_CLASS_QUESTION = re.compile(r"(?:哪|什么|何)一?(?:个|种|类)?" + _ASKED_GAP +
+                             r"(?:类|(?<!部)门|纲|目|科|学科|类别|范畴|领域|学派|流派|宗派|教派|族|运动|思潮|书体)"
+                             r"(?=的|[?,。]|$|闻名|著称|动物|植物|生物)")  # 哪一门动物？, 哪个艺术运动的…; not 哪个部门负责
 
 
 def _alias_risk(ref: Reference, answer: _Answer, question: str) -> str:
@@ -877,8 +883,9 @@ _RESTATES = re.compile(r"也就是|即|就是|亦即|又称|或称|也叫|俗称
                        r"|(?:中文|汉语|国内)(?:名|里|中)?(?:一般|通常|常|多)?(?:叫|称|译|写)")  # 中文一般叫…
 _CONTRAST = re.compile(r"虽|则|但|不过|然而|而|也|另|其他|其余|对照|相比|只有|仅")  # 李白则被称为诗仙: context by contrast
 _NAMED_AS = re.compile(r"(?:被|也|又|一般|通常)?(?:称为|称作|叫做|叫|名为)")
-_ASIDE = re.compile(r"则|只是|仅是|仅仅是|其实|而(?!是)|并非|不是|(?:后来|之后|随后)才")  # 后来才在…重播
-_CLOSER_TURN = re.compile(r"其实|实际上|事实上|才(?:是|叫|为)|而是|则")  # a closer clause that turns to the answer  # the reference's own clause sets it aside: 李东阳则是…
+# Where the answer first names the reference, it sets it aside (李东阳则是…, 高畑勋只是…, 后来才在…重播).
+_ASIDE = re.compile(r"则|只是|仅是|仅仅是|其实|而(?!是)|并非|不是|(?:后来|之后|随后)才")
+_CLOSER_TURN = re.compile(r"其实|实际上|事实上|才(?:是|叫|为)|而是|则")  # a closer clause that turns to the answer
 
 
 def _closer_clause(answer: _Answer, form: str, question: str) -> str:
@@ -941,11 +948,12 @@ def _other_lead_claim(ref: Reference, answer: _Answer, form: str, question: str)
                    for c in rest) and form in "".join(rest)
 
 
-_DEMOTED = re.compile(r"只是|仅仅?是|不过是|其实是|实际上是|只负责|只担任|而已$|^是?(?:后来|之后|随后)才")
+_DEMOTED = re.compile(r"只是|仅仅?是|不过是|其实是|实际上是|只负责|只担任|而已$")
+_LATER = re.compile(r"(?:后来|之后|随后)才")  # what came later (后来才转入…, …是后来才跟进采用的)
 
 
 def _set_aside(text: str, form: str, question: str) -> bool:
-    """Every mention of the reference is followed in its clause by words that give it a lesser or another role
+    """The reference, where each clause first names it, is followed by words that give it a lesser or another role
     (雅卡尔只是后来的推广者, 清代只是翻刻流传而已, 伏安其实是无功功率的单位), or only names what was named after it
     when the question does not ask for that (后来才以卡内基的名字命名), or is only where things went later
     (后来才转入大英博物馆) when the question does not ask what came later: it is not the answer."""
@@ -955,7 +963,8 @@ def _set_aside(text: str, form: str, question: str) -> bool:
     named = "命名" not in question
     later = not re.search(r"最终|后来|现在|目前|如今|现藏", question)  # 后来才转入大英博物馆 for 1802年被哪个…收藏
     return bool(said) and all(_DEMOTED.search(rest) or named and re.match(r"的?名字?命名", rest)
-                              or later and re.search(r"(?:后来|之后|随后)才", before) for before, rest in said)
+                              or later and (_LATER.search(before) or _LATER.match(rest.lstrip("是")))
+                              for before, rest in said)
 
 
 _ROLE_CLAIM = re.compile(r"^(.{2,6}?)(?:是|为|由)(.+)$")
@@ -1440,10 +1449,10 @@ def _comparable(n: Number, r: Number) -> bool:
     if n.counter[:1] in ("对", "双") and n.counter[:1] != r.counter[:1]:
         return False  # 28对 for 28 (染色体): pairs are twice as many
     if r.unit == "年" and r.kind == "exact" and abs(r.value) >= 1000 \
-            and (n.unit is None and abs(n.value) < 1000 or n.unit == "年" and abs(n.value) < 100):  # 嗣德二十五年
-        return False
+            and (n.unit is None and abs(n.value) < 1000 or n.unit == "年" and abs(n.value) < 100):
+        return False  # 年过七十, 波音737-400, 嗣德二十五年 beside a year: an age, a model, a reign's year
     if r.unit == n.unit == "年" and r.kind == "exact" and abs(r.value) < 100 and abs(n.value) >= 1000:
-        return False  # 2009年 beside 10年 (a span): a calendar year, not the span  # 年过七十 beside 20世纪60年代, 波音737-400 beside 2007年: an age or a model, not a year
+        return False  # 2009年 beside 10年 (a span): a calendar year, not the span
     if r.unit is not None:  # 0 K beside -273.15°C: another unit
         return n.unit == r.unit or (n.unit is None and not n.counter and not n.unknown_unit)
     if n.unit in _DATE_UNITS:
@@ -1474,6 +1483,7 @@ def _events(text: str) -> set[int]:
     return {i for i, pattern in _EVENTS if pattern.search(text)}
 
 
+_VALUE_ONLY = re.compile(rf"[\d.,%]|{rules._UNIT_WORDS}|[{rules.MEASURE_CHARS}]")  # what a bare value is made of
 _OPERAND = re.compile(r"[\d.,]+\s*[×*/÷+]")
 
 
@@ -1495,7 +1505,7 @@ def _likeliest(candidates: list[Number], hits: list[Number], text: str, question
     if concluded and not (len(concluded) > 1 and all(cues[n].group(0) in "=≈" for n in concluded)):
         return concluded[-1]
     lead = re.split(r"[;。!?\n]", text, maxsplit=1)[0]
-    if len(re.sub(rf"[\d.,%]|{rules._UNIT_WORDS}|[{rules.MEASURE_CHARS}]", "", rules.key(lead))) <= 1:
+    if len(_VALUE_ONLY.sub("", rules.key(lead))) <= 1:
         return candidates[0]  # 8颗。冥王星…此前是9颗: a bare first sentence is the answer
     # the question's titles name what it is about, which any clause may repeat: they tell no clause apart, unless
     # the answer names other titles too (第10本是《列王纪上》，《撒母耳记下》是第9本)
@@ -1530,13 +1540,16 @@ def _likeliest(candidates: list[Number], hits: list[Number], text: str, question
         return int(turn is not None and not any(turn <= m.start < n.start and around(m, clauses) != around(n, clauses)
                                                 for m in candidates))  # 9月 of n's own date does not count
 
+    reached = {}
+
     def reach(n: Number) -> int:
         """The end of n's clause; a date said alone (1980年5月，第33届大会宣布…) reaches over the clause after it,
-        whose claim it dates."""
-        end = min(b for b in clauses if b > n.start)
-        bare = not re.sub(rf"[\d.,%]|{rules._UNIT_WORDS}|[{rules.MEASURE_CHARS}]", "",
-                          rules.key(text[max(b for b in clauses if b <= n.start):end]))
-        return min((b for b in clauses if b > end), default=end) if bare and end < len(text) else end
+        whose claim it dates. (Worked out once per value: segment asks for it of every earlier value.)"""
+        if n.start not in reached:
+            end = min(b for b in clauses if b > n.start)
+            bare = not _VALUE_ONLY.sub("", rules.key(text[max(b for b in clauses if b <= n.start):end]))
+            reached[n.start] = min((b for b in clauses if b > end), default=end) if bare and end < len(text) else end
+        return reached[n.start]
 
     told = _events(text)
     numbers = rules.find_numbers(text)
@@ -1629,7 +1642,9 @@ def _rates(text: str, said: bool = True) -> set:
     return {_TIME.get(unit, unit) for groups in found for unit in groups if unit}
 
 
-_CONVERTS = re.compile(r"折合|换算(?:成|为|过来)?|约合|合计约|相当于")
+# Two values offered for the slot (1995年或1996年, 2005/2006年), not an alternative beside one value (还是你自己查查吧).
+_VALUE_PAIR = re.compile(r"\d[^,;。!?\d]{0,3}(?:或者?|还是|/)[^,;。!?\d]{0,3}\d")
+_CONVERTS = re.compile(r"折合|换算(?:成|为|过来)?|约合|相当于")
 
 
 def _judge_numeric(ref: Reference, answer: _Answer, question: str, question_numbers) -> Verdict:
@@ -1727,7 +1742,7 @@ def _judge_numeric(ref: Reference, answer: _Answer, question: str, question_numb
         if REFUSAL.search(answer.whole) and not GUESS.search(answer.whole):
             if _claim_before_refusal(answer, question):  # 1963年。不过我不太确定: a hedged wrong guess
                 return Verdict("IN", False, "claim_then_refusal")
-            paired = any(ALTERNATIVES.search(answer.affirmed[max(0, n.start - 6):n.start + 12]) for n in stray)
+            paired = any(_VALUE_PAIR.search(_clause_at(answer.affirmed, n.start)) for n in stray)  # 1995年或1996年
             if paired or any(_LEANS.search(_clause_at(answer.affirmed, n.start)) for n in stray):
                 return Verdict("IN", False, "guess_then_refusal")  # 1995年或1996年，记不准; 我印象中LMF是2006年…
             return Verdict("NA", False, "refusal_with_numbers")  # 只给出了2023年的52.3%，我无法确定

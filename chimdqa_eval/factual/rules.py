@@ -93,8 +93,9 @@ _LATIN_UNITS = {"km": "公里", "kg": "公斤", "mg": "毫克", "cm": "厘米", 
                 "kwh": "千瓦时", "kw": "千瓦", "mw": "兆瓦", "gw": "吉瓦", "hz": "赫兹", "khz": "千赫", "mhz": "兆赫",
                 "ghz": "吉赫", "v": "伏特", "vrms": "伏特", "kv": "千伏"}
 # (after lower-casing, mw / mhz are read as MW / MHz, the usual ones in factual QA)
-_LATIN_UNIT = re.compile(r"(?<=\d)\s*(" + "|".join(_LATIN_UNITS) + r")(?![a-z])"
-                         r"|(?<=\d)\s+(m|g|k|w)(?![a-z/])")  # one letter only after a space: 5g is a code
+_LATIN_UNIT = re.compile(r"(?<=\d)\s*(" + "|".join(_LATIN_UNITS) + r")(?![a-z0-9])"
+                         r"|(?<=\d)\s+(m|g|k|w)(?![a-z/])")  # these letters only after a space: 5g is a code
+# (v is listed above: 12V and 220V are volts glued or not, while 3v3 is no voltage)
 _ONE_LETTER_UNITS = {"m": "米", "g": "克", "k": "开尔文", "w": "瓦"}
 # Counters between a number and its qualifier (3500人左右, 3000名以上).
 _COUNTERS = re.compile(r"\s*[个多余人名位次件家座所条本台辆只种项篇部届倍任对双]{0,2}")
@@ -294,7 +295,7 @@ def clean(text: str) -> str:
 
 _DIGIT = re.compile(r"\d")
 _NAMED_MONTHS = {"正月": "1月", "冬月": "11月", "腊月": "12月"}
-_NAMED_MONTH = re.compile(r"(?<!真)(正月|冬月|腊月)(?=初|[一二三四五六七八九十廿]|\d)")
+_NAMED_MONTH = re.compile(r"(?<![真修改纠公端方刚严])(正月|冬月|腊月)(?=初|[一二三四五六七八九十廿]|\d)")
 _NOT_KEY = re.compile(r"[\W_]+")
 
 
@@ -394,7 +395,8 @@ _DYNASTY_YEARS = {"夏": (-2070, -1600), "商": (-1600, -1046), "周": (-1046, -
                   "战国": (-475, -221), "三国": (220, 280), "南北朝": (420, 589)}
 _DYNASTY_PERIOD = re.compile(r"(?<![东西南北])(?:(西周|东周|西汉|东汉|西晋|东晋|北宋|南宋|[夏商周秦汉晋隋唐宋元明清])(?:朝|代)"
                              r"|(西周|东周|西汉|东汉|西晋|东晋|北宋|南宋)|(民国)(?:时期|年间)?"
-                             r"|(?<!《)(春秋|战国|三国|南北朝)(?![策演志》]))")  # not 《春秋》, 战国策, 三国演义
+                             r"|(?<!《)(?:(春秋|三国)(?=时期|时代|年间|初年|末年|初期|中期|末期|早期|晚期)"
+                             r"|(战国|南北朝)(?![策演志》])))")  # not 《春秋》, 春秋两季, 中日韩三国, 战国策
 
 
 _ERA_HINT = re.compile(r"[代朝]|世纪|西周|东周|西汉|东汉|西晋|东晋|北宋|南宋|民国|春秋|战国|三国")
@@ -567,7 +569,7 @@ def _find_numbers(cleaned: str, framing: str = "", periods: bool = True) -> tupl
     ranges += _durations(cleaned) if "分" in cleaned or ":" in cleaned else []
     ranges += _vague_counts(cleaned) if "几" in cleaned or "数" in cleaned or "上" in cleaned else []
     ranges += _roman_numbers(cleaned) if _ROMAN.search(cleaned) else []
-    ranges += [(Number(Decimal(m.group(1)), Decimal("0.1"), "range", None, Decimal(1), Decimal("0.1"),
+    ranges += [(Number(Decimal(m.group(1)), Decimal("0.01"), "range", None, Decimal(1), Decimal("0.01"),
                        Decimal(m.group(1)) + Decimal("0.99"), start=m.start()), m.end())
                for m in _ANY_MINOR.finditer(cleaned)] if ".x" in cleaned else []  # 1.x: any 1.something
     out = [n for n, _ in ranges]
