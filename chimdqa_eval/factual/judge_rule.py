@@ -722,6 +722,10 @@ def _inside_other_place(ref: Reference, text: str, form: str) -> bool:
                                     for s, e, p in spans) for i in starts)
 
 
+_ELEMENTS = frozenset("氢氦锂铍硼碳氮氧氟氖钠镁铝硅磷硫氯氩钾钙钪钛钒铬锰铁钴镍铜锌镓锗砷硒溴氪铷锶钇锆铌钼锝钌铑钯银镉铟锡锑"
+                      "碲碘氙铯钡镧铈镨钕钷钐铕钆铽镝钬铒铥镱镥铪钽钨铼锇铱铂金汞铊铅铋钋砹氡钫镭锕钍镤铀")
+
+
 def _only_in_question_terms(answer_key: str, form: str, question_key: str) -> bool:
     """Every mention of the form runs on into a word of the question (阿贝数 for 阿贝 when the question asks about
     阿贝数)."""
@@ -884,7 +888,7 @@ _RESTATES = re.compile(r"也就是|即|就是|亦即|又称|或称|也叫|俗称
 _CONTRAST = re.compile(r"虽|则|但|不过|然而|而|也|另|其他|其余|对照|相比|只有|仅")  # 李白则被称为诗仙: context by contrast
 _NAMED_AS = re.compile(r"(?:被|也|又|一般|通常)?(?:称为|称作|叫做|叫|名为)")
 # Where the answer first names the reference, it sets it aside (李东阳则是…, 高畑勋只是…, 后来才在…重播).
-_ASIDE = re.compile(r"则|只是|仅是|仅仅是|其实|而(?!是)|并非|不是|(?:后来|之后|随后)才")
+_ASIDE = re.compile(r"则|只是|仅是|仅仅是|其实|而(?!是)|并非|不是|没(?!有?记?错)|并未|(?:后来|之后|随后)才")
 _CLOSER_TURN = re.compile(r"其实|实际上|事实上|才(?:是|叫|为)|而是|则")  # a closer clause that turns to the answer
 
 
@@ -1182,8 +1186,9 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
     if found and _inside_other_place(ref, answer.affirmed, found[0]):
         found = None  # 吉林省 for 吉林市, 印度尼西亚 for 印度: another place's name, not the reference's
     starts = _starts(answer_key, found[0]) if found else []
-    if starts and all(i > 0 and answer_key[i - 1] in "非反无" for i in starts):
-        found = None  # 非对称加密 for 对称加密: the opposite
+    if starts and all(i > 0 and (answer_key[i - 1] in "非反无" or answer_key[i - 1] == "化" and found[0][0] in _ELEMENTS)
+                      for i in starts):
+        found = None  # 非对称加密 for 对称加密: the opposite; 碘化氢气体 for 氢气: a compound's name
     if found and found[0] in ref.weak and _only_in_question_terms(answer_key, found[0], rules.key(question)):
         found = None  # 阿贝数是由…夫琅和费提出的 for 恩斯特·阿贝: the surname only in the question's own term
     if found and "《" in answer.affirmed:  # 《新元史》 for 《元史》, 《李太白全集》 for 李白: another book's title
