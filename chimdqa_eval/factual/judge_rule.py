@@ -312,8 +312,8 @@ def parse_reference(reference: str) -> Reference:
     forms, weak, other_names, given = _forms(cleaned)
     listed = len([p for p in LIST_SEPARATORS.split(_PARENS.sub("", cleaned)) if rules.key(p)])
     chapter = re.match(r"\s*《([^》·•]+)[·•][^》]+》", cleaned)
-    return Reference("text", book=rules.key(chapter.group(1)) if chapter else "", forms=tuple(sorted(forms, key=lambda f: (f in weak, -len(f), f))), items=items, foreign=foreign,
-                     listed=listed,
+    return Reference("text", forms=tuple(sorted(forms, key=lambda f: (f in weak, -len(f), f))), items=items,
+                     foreign=foreign, listed=listed, book=rules.key(chapter.group(1)) if chapter else "",
                      has_alternatives=alternatives, main=main, weak=frozenset(weak), given=frozenset(given),
                      aliases=frozenset(other_names), level=aliases.level_of(main))
 
@@ -375,9 +375,9 @@ def _read_answer(cleaned: str, question: str = "") -> _Answer:
     for last in _CORRECTION.finditer(text):
         pass
     for true in _TRUE_CLAIM.finditer(text):  # 真正把社会学分为…的是齐美尔, not 两人真正大获成功的是…
-        said = rules.key(next(g for g in true.groups() if g))
+        claimed = rules.key(next(g for g in true.groups() if g))
         if (last is None or true.start() > last.start()) \
-                and (not question or any(ch in question and ch not in _FILLER for ch in said)):
+                and (not question or any(ch in question and ch not in _FILLER for ch in claimed)):
             last = true
     if last is not None and rules.key(text[last.end():]):  # the final answer wins
         rejected.append(text[:last.start()])
@@ -826,8 +826,9 @@ def _only_in_lists(text: str, form: str, question: str) -> bool:
             if _RESTATES.match(key):
                 return False
             before = key[i - 1:i] in ("和", "与", "及") and re.split(r"和|与|及", key[:i - 1])[-1]
-            after = key[i + len(form):i + len(form) + 1] in ("和", "与", "及") and key[i + len(form) + 1:i + len(form) + 2] != "其" \
-                and re.split(r"和|与|及", key[i + len(form) + 1:])[0]
+            end = i + len(form)
+            after = key[end:end + 1] in ("和", "与", "及") and key[end + 1:end + 2] != "其" \
+                and re.split(r"和|与|及", key[end + 1:])[0]
             others = [x for x in (before and before[-3:], after and after[:3]) if x and x not in question_key]
             if not others:
                 return False
@@ -962,8 +963,9 @@ def _set_aside(text: str, form: str, question: str) -> bool:
     when the question does not ask for that (后来才以卡内基的名字命名), or is only where things went later
     (后来才转入大英博物馆) when the question does not ask what came later: it is not the answer."""
     question_key = rules.key(question)
-    said = [(c[:c.index(form)], c[c.index(form) + len(form):]) for c in map(rules.key, _CLAUSE_END.split(text))
-            if form in c and (form + c[c.index(form) + len(form):][:1]) not in question_key]  # 卡内基自然史博物馆
+    mentions = [c.partition(form) for c in map(rules.key, _CLAUSE_END.split(text)) if form in c]
+    said = [(before, rest) for before, _, rest in mentions
+            if form + rest[:1] not in question_key]  # not in the question's own words: 卡内基自然史博物馆
     named = "命名" not in question
     later = not re.search(r"最终|后来|现在|目前|如今|现藏", question)  # 后来才转入大英博物馆 for 1802年被哪个…收藏
     return bool(said) and all(_DEMOTED.search(rest) or named and re.match(r"的?名字?命名", rest)
@@ -980,10 +982,12 @@ def _split_roles(text: str, form: str, question: str) -> bool:
     claims = [_ROLE_CLAIM.match(rules.key(c)) for c in _CLAUSE_END.split(text)]
     roles = [(m.group(1), m.group(2)) for m in claims if m and m.group(1) in question]
     own = {r for r, said in roles if form in said}
-    joined = rules.key(question)
-    return any(r not in own and form not in said and _has_content(said, question)
-               and any(re.search(rf"{re.escape(a)}(?:及|和|与|兼|以及|、){re.escape(b)}", joined)
-                       for a, b in ((o, r) for o in own) for a, b in ((a, b), (b, a)))
+    asked = rules.key(question)
+
+    def joined(a: str, b: str) -> bool:  # 作曲及填词: the question asks for both roles together
+        return any(re.search(rf"{re.escape(x)}(?:及|和|与|兼|以及|、){re.escape(y)}", asked) for x, y in ((a, b), (b, a)))
+
+    return any(r not in own and form not in said and _has_content(said, question) and any(joined(o, r) for o in own)
                for r, said in roles)
 
 
@@ -1186,8 +1190,8 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
     if found and _inside_other_place(ref, answer.affirmed, found[0]):
         found = None  # 吉林省 for 吉林市, 印度尼西亚 for 印度: another place's name, not the reference's
     starts = _starts(answer_key, found[0]) if found else []
-    if starts and all(i > 0 and (answer_key[i - 1] in "非反无" or answer_key[i - 1] == "化" and found[0][0] in _ELEMENTS)
-                      for i in starts):
+    if starts and all(i > 0 and (answer_key[i - 1] in "非反无" or answer_key[i - 1] == "化"
+                                 and found[0][0] in _ELEMENTS) for i in starts):
         found = None  # 非对称加密 for 对称加密: the opposite; 碘化氢气体 for 氢气: a compound's name
     if found and found[0] in ref.weak and _only_in_question_terms(answer_key, found[0], rules.key(question)):
         found = None  # 阿贝数是由…夫琅和费提出的 for 恩斯特·阿贝: the surname only in the question's own term
@@ -1488,14 +1492,16 @@ def _events(text: str) -> set[int]:
     return {i for i, pattern in _EVENTS if pattern.search(text)}
 
 
+_TURN_INSIDE = re.compile(r"则是|才是|其实|实际上|事实上")  # a turn inside a value's own clause, before it
 _VALUE_ONLY = re.compile(rf"[\d.,%]|{rules._UNIT_WORDS}|[{rules.MEASURE_CHARS}]")  # what a bare value is made of
 _OPERAND = re.compile(r"[\d.,]+\s*[×*/÷+]")
 
 
 def _likeliest(candidates: list[Number], hits: list[Number], text: str, question: str) -> Number:
     """The answer's own value among several: the last one it concludes with (所以是50倍, 即86.4%, = 40元, 降至60.2);
-    else a bare first sentence (8颗。…); else the one whose clause and sentence share the most character bigrams with the question, an event word of
-    the same kind counting double (1898年筹建 for 成立于哪一年, 中位数是12,000人); on a tie a match if there is one."""
+    else a bare first sentence (8颗。…); else the one whose clause and sentence share the most character bigrams
+    with the question, an event word of the same kind counting double (1898年筹建 for 成立于哪一年, 中位数是12,000人);
+    on a tie a match if there is one."""
     bold = [m.span(1) for m in _BOLD.finditer(text)]
     bolded = [n for n in candidates if any(lo <= n.start < hi for lo, hi in bold)]
     if bolded and len(bold) <= 2:  # 参数量为**110亿**: the value a chat model sets in bold is its answer
@@ -1540,7 +1546,7 @@ def _likeliest(candidates: list[Number], hits: list[Number], text: str, question
         定在9月28日) and no other candidate of the sentence stands between that turn and n."""
         start = max(b for b in sentences if b <= n.start)
         turn = max((t for t in turns if start <= t <= n.start), default=None)
-        if re.search(r"则是|才是|其实|实际上|事实上", text[max(b for b in clauses if b <= n.start):n.start]):
+        if _TURN_INSIDE.search(text, max(b for b in clauses if b <= n.start), n.start):
             return 1  # 国家级名录则是2008年才列入的: a turn inside n's own clause
         return int(turn is not None and not any(turn <= m.start < n.start and around(m, clauses) != around(n, clauses)
                                                 for m in candidates))  # 9月 of n's own date does not count
@@ -1588,18 +1594,17 @@ def _likeliest(candidates: list[Number], hits: list[Number], text: str, question
     best = max(overlap(n) for n in candidates)
     tied = [n for n in candidates if overlap(n) == best]
     hits = set(hits)
-    def dates(stray: Number, h: Number) -> bool:
-        """stray is the month or day of h's date (2024年5月1日; a bare day right after its month: 1月16)."""
-        if h.unit not in ("年", "月") or not 0 < stray.start - h.start <= 8:
-            return False
-        return bool(stray.unit) or (h.unit == "月" and re.fullmatch(r"\d+月", text[h.start:stray.start]) is not None)
+    def one_date(stray: Number, h: Number) -> bool:
+        """stray is a wrong part of hit h's date: its month or day after a right year or month (2024年5月1日; a bare
+        day right after its month: 1月16), or its month before a right day (正月十五 for 七月十五日)."""
+        if h.unit in ("年", "月") and 0 < stray.start - h.start <= 8:
+            return bool(stray.unit) or (h.unit == "月" and re.fullmatch(r"\d+月", text[h.start:stray.start]) is not None)
+        return stray.unit == "月" and h.unit in (None, "日") \
+            and re.fullmatch(r"\d+月", text[stray.start:h.start]) is not None
 
     for stray in (n for n in tied if n not in hits and n.unit in ("月", "日", None)):
-        if any(dates(stray, h) for h in tied if h in hits):
-            return stray  # 自2024年5月1日起施行, 正月十六: its year or month is right, its date as a whole is not
-    for stray in (n for n in tied if n not in hits and n.unit == "月"):
-        if any(h.unit in (None, "日") and re.fullmatch(r"\d+月", text[stray.start:h.start]) for h in tied if h in hits):
-            return stray  # 正月十五 for 七月十五日: the day is right, the month is not
+        if any(one_date(stray, h) for h in tied if h in hits):
+            return stray  # its year, month or day is right, its date as a whole is not
     return next((n for n in tied if n in hits), tied[0])
 
 

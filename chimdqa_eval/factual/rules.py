@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from functools import lru_cache
 from dataclasses import dataclass
 from decimal import Decimal
+from functools import lru_cache
 from importlib.metadata import version
 
 import opencc
@@ -74,15 +74,16 @@ _UNITS = {
     "新元": ("新元", 1), "澳元": ("澳元", 1), "加元": ("加元", 1), "法郎": ("法郎", 1), "马克": ("马克", 1),
     "年": ("年", 1), "月": ("月", 1), "日": ("日", 1), "天": ("日", 1), "周": ("周", 1),
     "星期": ("周", 1), "小时": ("秒", 3600), "钟头": ("秒", 3600), "分钟": ("秒", 60), "秒": ("秒", 1),
-    "毫秒": ("秒", "0.001"), "微秒": ("秒", "0.000001"), "纳秒": ("秒", "0.000000001"), "岁": ("岁", 1), "周岁": ("岁", 1), "周年": ("年", 1), "克拉": ("克拉", 1),
+    "毫秒": ("秒", "0.001"), "微秒": ("秒", "0.000001"), "纳秒": ("秒", "0.000000001"), "岁": ("岁", 1),
+    "周岁": ("岁", 1), "周年": ("年", 1), "克拉": ("克拉", 1),
     "世纪": ("世纪", 1), "瓦": ("瓦", 1), "千瓦": ("瓦", 1000), "兆瓦": ("瓦", 10 ** 6), "吉瓦": ("瓦", 10 ** 9),
     "千瓦时": ("瓦时", 1000), "赫兹": ("赫兹", 1), "千赫": ("赫兹", 1000), "兆赫": ("赫兹", 10 ** 6),
     "吉赫": ("赫兹", 10 ** 9), "伏特": ("伏", 1), "伏": ("伏", 1), "千伏": ("伏", 1000), "毫伏": ("伏", "0.001"),
 }
 CONVERTED = frozenset({"°f", "开尔文", "英里", "海里", "英尺", "英寸", "码", "磅", "盎司", "加仑", "美制加仑", "英制加仑", "亩"})
 _UNIT_WORDS = "|".join(sorted(map(re.escape, _UNITS), key=len, reverse=True))
-# Arabic numbers (not in a code after a hyphen: GPT-3.5, F-16): thousands separators, decimals, a Chinese multiplier (1.2千, 3千万; not 5百分点), a percent
-# sign. Digits glued to Latin letters (V08AA04, H2O, 5G) are codes, not quantities, unless the letters are a
+# Arabic numbers (not in a code after a hyphen: GPT-3.5, F-16): thousands separators, decimals, a Chinese
+# multiplier (1.2千, 3千万; not 5百分点), a percent sign. Digits glued to Latin letters (V08AA04, H2O, 5G) are codes, not quantities, unless the letters are a
 # unit (see _LATIN_UNITS). 10亿1000万 is one number.
 _ARABIC = re.compile(r"(?<![a-z0-9.√])(?<![a-z]-)(-)?(\d{1,3}(?:,\d{3})+(?!\d)|\d+)(\.\d+)?\s*"
                      r"(?:(万亿|千万|百万|亿|万|千(?![瓦赫])|百(?!分))(?:(?<=[亿万])(\d+)(千万|百万|万|千|百)?)?)?\s*(%)?")
@@ -133,7 +134,7 @@ REFUSAL = re.compile(
     r"不知道|不(太|很|大|是很|能)?(清楚|确定(?!性)|了解|熟悉|记得|肯定)|不得而知|找不到|查不到|记不(清|得|住|太清|起来)|想不起"
     r"|答不(上|出)|回答不了|说不(准|好|清)|拿不准|没(有)?(能)?(查到|找到|检索到|搜到)"
     r"|超出(了)?(我的)?(知识|能力|所知|了解)|超出[^,.;!?，。；！？]{0,8}范围|知识(库|范围)[^,.;!?，。；！？]{0,6}(没有|不包含|未|不足)"
-    r"|没有?把握|不(太|很|大)?有把握|不敢(肯定|确定|断言|说|猜)|乱说|乱猜|瞎猜|一概而论|忘(了|记)|只记得|没(有)?提(到|及)?"
+    r"|不(太|很|大)?有把握|不敢(肯定|确定|断言|说|猜)|乱说|乱猜|瞎猜|一概而论|忘(了|记)|只记得|没(有)?提(到|及)?"
     r"|不(作|予)(作答|回答|答复|置评|评论)|不作答|不便(回答|讨论|透露|评论|作答|谈论)|不回答|不想给你?一个错误"
     r"|(给|说|答|写|提供)不(出|了)|不(硬|瞎|乱)(答|说|猜|编)|(信息|记忆|印象|掌握|了解)[^,.;!?，。；！？]{0,6}不(太|够|很)?(可靠|准确|全面)"
     r"|(记|印象)不(准|深|太准)|not familiar|no reliable|don'?t have (reliable|enough|accurate)"
@@ -179,12 +180,12 @@ REFUSAL = re.compile(
     r"|(?:很|完全|比较|有些|有点|十分)陌生|没有?(?:研究|了解|接触|关注|读|看)过|尚无定论|没有定论|莫衷一是"
     r"|(?:对我来说|对我而言)[^,.;!?，。；！？]{0,4}太难|太难了"
     r"|(?:无法|不能|没法|没办法)[^,.;!?，。；！？]{0,6}?(?:背出|背下|列出|记住)"
-    r"|(?:不|以免|避免|免得)(?:想)?误导"
+    r"|不想?误导"
     r"|建议[^,.;!?，。；！？]{0,30}?(?:查阅|查询|核对|核实|查证|查看|确认一下|参考|查一下|查一查|搜一下|搜索一下|检索)"
     r"|(?:提供|给我|补充|多给)[^,.;!?，。；！？]{0,8}(?:背景|上下文|线索|细节)"
     r"|对不上号?|怕[^,.;!?，。；！？]{0,2}?(?:说|记|弄|答|搞|写|拼|给|算)错|(?:容易|常常|经常|总是|老是)(?:记|说|弄|搞|答)(?:错|混)"
-    r"|(?:怕|担心|以免|免得|避免)[^,.;!?，。；！？]{0,6}?误导"  # 怕拼错误导你
-    r"|(?:怕|担心|以免|免得|避免)[^,.;!?，。；！？]{0,8}?(?:错误|有误|不准确|不对)的?(?:信息|答案|说法|内容)"
+    r"|(?:怕|担心|以免|免得|避免)(?:[^,.;!?，。；！？]{0,6}?误导"  # 以免误导, 怕拼错误导你, 怕给你错误的信息
+    r"|[^,.;!?，。；！？]{0,8}?(?:错误|有误|不准确|不对)的?(?:信息|答案|说法|内容))"
     r"|\bnot in a position to\b|\bunsure\b|\bnot something i\b|\b(?:need|needs|have) to (?:check|verify|look it up)")
 # A guess: the answer leans towards a candidate (可能是, 我记得是, 应该在).
 _NOT_GUESSING = r"(?<![不别])(?<![不别没].)(?<![不别没]..)"  # 不乱猜, 不敢瞎猜, 不想瞎猜 refuse to guess
@@ -508,6 +509,13 @@ _VAGUE_COUNT = re.compile(r"(?:好)?(?:几|数)((?:[十百千万亿]|10+)+)|(十
 _ANY_MINOR = re.compile(r"(?<![\d.])(\d+)\.x(?![a-z])")  # a version 1.x: any minor version of 1
 
 
+def _minor_versions(cleaned: str) -> list[tuple[Number, int]]:
+    """(range, end) for 1.x: 1.00 .. 1.99."""
+    return [(Number(Decimal(m.group(1)), Decimal("0.01"), "range", None, Decimal(1), Decimal("0.01"),
+                    Decimal(m.group(1)) + Decimal("0.99"), start=m.start()), m.end())
+            for m in _ANY_MINOR.finditer(cleaned)]
+
+
 def _vague_counts(cleaned: str) -> list[tuple[Number, int]]:
     """(range or bound, end) for 几千人, 数百米, 十几个, 20几岁, 上万人, in the unit written after them."""
     out = []
@@ -569,9 +577,7 @@ def _find_numbers(cleaned: str, framing: str = "", periods: bool = True) -> tupl
     ranges += _durations(cleaned) if "分" in cleaned or ":" in cleaned else []
     ranges += _vague_counts(cleaned) if "几" in cleaned or "数" in cleaned or "上" in cleaned else []
     ranges += _roman_numbers(cleaned) if _ROMAN.search(cleaned) else []
-    ranges += [(Number(Decimal(m.group(1)), Decimal("0.01"), "range", None, Decimal(1), Decimal("0.01"),
-                       Decimal(m.group(1)) + Decimal("0.99"), start=m.start()), m.end())
-               for m in _ANY_MINOR.finditer(cleaned)] if ".x" in cleaned else []  # 1.x: any 1.something
+    ranges += _minor_versions(cleaned) if ".x" in cleaned else []
     out = [n for n, _ in ranges]
     spans = [(n.start, end) for n, end in ranges]
     for m in _ARABIC.finditer(cleaned):
