@@ -1426,6 +1426,59 @@ def test_zh_rule_7_cases(answer, reference, question, verdict):
     assert_verdict(answer, reference, question, verdict)
 
 
+# zh-rule-8: the same way of writing and labelling as zh-rule-7.
+ZH_RULE_8_CASES = [
+    # numbers written otherwise: a currency's full name, whole years in months, shares, per mille, English
+    # scale words, ordinals for a rank, a degree sign
+    ("根据新加坡教育部的规定，每位学生入学时可以领取一次性津贴500新加坡元。", "500新元",
+     "学生入学时领取的一次性津贴是多少新加坡币？", ("CO", True)),
+    ("这类违规最高可处监禁24个月。", "2年", "这类违规最高可判处多长时间的监禁？", ("CO", True)),
+    ("这类违规最高可处监禁18个月。", "1年", "这类违规最高可判处多长时间的监禁？", ("IN", False)),
+    ("被判处有期徒刑3年。", "3年", "他被判处了多少年有期徒刑？", ("CO", True)),
+    ("占全年收入的十分之一以上就要申报。", "10%", "占全年收入百分之多少以上需要申报？", ("CO", True)),
+    ("含硫量不超过千分之五。", "0.5%", "这种燃料的含硫量不超过多少？", ("CO", True)),
+    ("国标要求含硫量不超过5‰。", "0.5%", "这种燃料的含硫量不超过多少？", ("CO", True)),
+    ("The model has 1.5 billion parameters.", "15亿", "这个模型有多少参数？", ("CO", True)),
+    ("这种型号的铅笔是2B的。", "2B", "考试涂卡一般用什么型号的铅笔？", ("CO", False)),  # a code, not 2 billion
+    ("她在本届比赛中拿了第三名。", "3", "她在本届比赛中获得了什么名次？", ("CO", True)),
+    ("她拿了第四名。", "3", "她在本届比赛中获得了什么名次？", ("IN", True)),
+    ("该地区位于北纬40°到45°之间。", "北纬40度到45度", "该地区位于哪个纬度范围？", ("CO", True)),
+    # the reference only as the father of the one named (之子): another person
+    ("他上书弹劾的是和珅之子丰绅殷德。", "和珅", "他上书弹劾的是哪位权臣？", ("IN", False)),
+    # the Chinese words before a reference's Latin core: another name built on them, or a transliteration
+    ("最早刊登在《月刊少年Magazine》上。", "周刊少年Magazine", "这部漫画最初在哪本杂志连载？", ("IN", False)),
+    ("取材于塔索的田园剧《阿敏塔》（Aminta）。", "阿明塔Aminta", "这部舞剧取材于哪部作品？", ("CO", False)),
+    # a religion asked: a broader one may hold the reference
+    ("他们大多信奉伊斯兰教。", "苏菲派", "这个民族主要信奉的宗教是什么？", ("IN", False)),
+    # a reference of a place and what lies in it, answered without the outer place or in parts
+    ("大连市。", "辽宁省大连市", "这种酒产自中国哪个市？", ("CO", False)),
+    ("北京市朝阳区。", "辽宁省朝阳市", "这种酒产自中国哪个市？", ("IN", False)),
+    ("- 城市：法国**巴黎**\n- 教堂：**圣礼拜堂**", "法国巴黎的圣礼拜堂", "这扇玫瑰窗位于哪座城市的哪座教堂？",
+     ("CO", False)),
+    ("应该是在华沙或者克拉科夫，具体记不清了。", "波兰华沙", "这个理事会是在波兰哪个城市成立的？", ("IN", False)),
+    # a Chinese answer for a Latin reference that spells its own name otherwise: another person
+    ("雷诺数是以英国物理学家詹姆斯·焦耳（James Joule）的名字命名的。", "Osborne Reynolds",
+     "雷诺数是以哪位科学家的名字命名的？", ("IN", False)),
+    ("是托马斯·布鲁克斯（Thomas Brookes）。", "T. Brooks", "提出这个概念的英国学者是谁？", ("CO", False)),
+]
+
+
+@pytest.mark.parametrize("answer, reference, question, verdict", ZH_RULE_8_CASES)
+def test_zh_rule_8_cases(answer, reference, question, verdict):
+    assert_verdict(answer, reference, question, verdict)
+
+
+def test_shares_scales_months_and_degrees_are_read_as_numbers():
+    def read(text):
+        return [(n.value, n.unit, n.kind) for n in find_numbers(clean(text))]
+    assert read("十分之一") == read("10%") and read("万分之二") == read("0.02%") and read("5‰") == read("0.5%")
+    assert read("三分之一") == [] and read("四分之一圈") == []  # no exact percentage; a turn
+    assert read("1.5 million") == read("150万") and read("3 billion") == read("30亿")
+    assert read("2B铅笔") == []  # a code
+    assert read("24个月") == read("2年") and read("18个月") == read("18月")
+    assert clean("南纬50°") == "南纬50度" and clean("50°C") == "50°c"
+
+
 def test_early_periods_read_as_ranges_but_not_inside_titles():
     def read(text):
         return [(n.value, n.kind, n.high) for n in find_numbers(clean(text))]

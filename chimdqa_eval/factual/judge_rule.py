@@ -50,6 +50,7 @@ table lists), another name where the question names the person or asks for a kin
 from __future__ import annotations
 
 import bisect
+import os
 import re
 import zlib
 from dataclasses import dataclass, replace
@@ -607,7 +608,8 @@ def _unmatched(ref: Reference, answer: _Answer, question: str, risk: str) -> Ver
 # A question for the class something belongs to: a wrong-looking class may be a broader one that holds the reference.
 _CLASS_QUESTION = re.compile(r"(?:哪|什么|何)一?(?:个|种|类)?" + _ASKED_GAP +
                              r"(?:类|(?<!部)门|纲|目|科|学科|类别|范畴|领域|学派|流派|宗派|教派|族|运动|思潮|书体)"
-                             r"(?=的|[?,。]|$|闻名|著称|动物|植物|生物)")  # 哪一门动物？, 哪个艺术运动的…; not 哪个部门负责
+                             r"(?=的|[?,。]|$|闻名|著称|动物|植物|生物)"  # 哪一门动物？, 哪个艺术运动的…; not 哪个部门负责
+                             r"|(?:宗教|教派|宗派|信仰)(?:是|为)(?:什么|哪)")  # 信奉的宗教是什么？ 基督教 for 科普特正教会
 
 
 def _alias_risk(ref: Reference, answer: _Answer, question: str) -> str:
@@ -688,8 +690,10 @@ def _place_verdict(ref: Reference, answer: _Answer, question: str) -> Verdict | 
 
 
 def _place_parts(ref: Reference, answer_key: str) -> bool:
-    """A reference made of a known place and a smaller one (浙江乌镇) whose parts the answer names in order,
-    perhaps with levels between them (浙江省嘉兴市桐乡市乌镇)."""
+    """A reference made of a known place and what lies in it (浙江乌镇, 意大利博洛尼亚的圣多明我圣殿) whose parts
+    the answer names in order, perhaps with levels between them (浙江省嘉兴市桐乡市乌镇) or in separate lines
+    (城市：博洛尼亚 … 圣殿：圣多明我圣殿); the outer place may be left out when the rest opens with a known place
+    inside it (朝阳市 for 辽宁省朝阳市, 东京 for 日本东京都, 博洛尼亚的圣多明我圣殿)."""
     main = ref.main
     if places.place(main):
         return False
@@ -698,7 +702,23 @@ def _place_parts(ref: Reference, answer_key: str) -> bool:
         if head is None or len(tail) < 2:
             continue
         at = [answer_key.find(n) for n in (head.name, *head.aliases) if n in answer_key]
-        if at and tail in answer_key[min(at):]:
+        parts = [p for p in tail.split("的") if p]
+        inner = places.place_spans(tail)
+        inner = places.place(inner[0][2]) if inner and inner[0][0] == 0 else None
+        if inner and places.within(head, inner) and inner != head:
+            if inner.name == tail or tail in inner.aliases:  # 朝阳市 / 东京: any of its names, standing alone
+                return any(re.search(re.escape(n) + r"(?![省市县区州镇乡村])", answer_key)
+                           for n in (inner.name, *inner.aliases))
+            at = at or [0]
+        if not at:
+            continue
+        position = min(at)
+        for part in parts:
+            position = answer_key.find(part, position)
+            if position < 0:
+                break
+            position += len(part)
+        else:
             return True
     return False
 
@@ -1044,7 +1064,7 @@ def _doubt(text: str, form: str, holds, question: str, years: bool) -> str:
 _RELATIVES = ("儿子|女儿|父亲|母亲|妻子|丈夫|学生|弟子|门生|老师|导师|师父|徒弟|助手|同事|哥哥|弟弟|姐姐|妹妹"
               "|兄长|前身|继任者|继承者|后继者|前任|下属|上司|孙子|后代|祖父|对手|部下|副手|合作者|搭档"
               "|大女儿|小女儿|长女|次女|大儿子|小儿子|长子|次子")
-_RELATIVE = re.compile(rf"的(?:{_RELATIVES})")
+_RELATIVE = re.compile(rf"的(?:{_RELATIVES})|之(?:子|女|父|母|妻|夫|兄|弟|姊|妹|孙|侄|婿|师|徒)")  # 严嵩之子严世蕃
 _RELATIVE_BEFORE = re.compile(rf"(?:他|她|其|它)的?(?:{_RELATIVES})\Z")  # 他的老师罗瑟林
 _LATER_TURN = re.compile(rf"(?:{_TURN_WORDS}|而是)")
 # The asked thing itself, set against what the reference was said of (…是它伴星的分类，HD 19789 本身是 G8III; 他的
@@ -1291,7 +1311,7 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
             and _BROADER_PLACE.search(answer.affirmed) and not re.search(r"[\u4e00-\u9fff](?:市|县)", answer.affirmed) \
             and not _refusal(answer):
         return Verdict("NA", False, "broader_place")
-    if _place_parts(ref, answer_key):
+    if _place_parts(ref, answer_key) and _refusal(answer) != "refusal" and not ALTERNATIVES.search(answer.affirmed):
         return Verdict("CO", False, "place_parts")  # 浙江省嘉兴市桐乡市乌镇 for 浙江乌镇
     if _PLACE_QUESTION.search(question) and _REGION.search(answer.affirmed) and not _refusal(answer) == "guess" \
             and not _names_a_city(ref, answer_key, question):  # …永久会址设在杭州，…一带: a city, not a region
@@ -1332,6 +1352,7 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
         return Verdict("NA", False, "kind_only")  # 是英国作家, 属于气象灾害: a kind of thing and where, no name
     core = _LATIN_RUN.findall(ref.main)
     if core and _CJK.search(ref.main) and core[-1] in _LATIN_RUN.findall(answer_key) \
+            and not _other_words_before(ref.main, answer_key, core[-1]) \
             and _refusal(answer) not in ("refusal", "guess"):
         return Verdict("CO", False, "latin_core")  # tvN for tvN频道, AV.link协议 for CENELEC标准的AV.link协议
     return _unmatched(ref, answer, question, alias or _alias_risk(ref, answer, question)
@@ -1417,6 +1438,18 @@ def _other_foreign_name(ref: Reference, answer: _Answer) -> bool:
     return bool(said) and not any(parts & mine for parts in said)
 
 
+def _other_words_before(main: str, answer_key: str, core: str) -> bool:
+    """The Chinese words right before a reference's Latin core end as the answer's do but differ before that
+    (月刊少年Jump for 周刊少年Jump): another name built on the same words (阿敏塔 Aminta for 阿密塔Aminta is a
+    transliteration, not that)."""
+    mine = re.search(r"[\u4e00-\u9fff]+$", main[:main.rfind(core)])
+    if not mine:
+        return False
+    mine = mine.group(0)
+    said = [m.group(0)[-len(mine):] for m in re.finditer(r"[\u4e00-\u9fff]+(?=" + re.escape(core) + ")", answer_key)]
+    return any(s != mine and len(os.path.commonprefix([s[::-1], mine[::-1]])) >= 2 for s in said)
+
+
 def _partly_sounds_like(main: str, answer: _Answer) -> bool:
     """A Latin word of the answer sounds like a transliterated part (three to five characters) of a Chinese
     reference: 菲尔兹 in 菲尔兹奖 and Fields, 格罗宁根 in 格罗宁根大学 and Groningen, 泊松 in 泊松分布 and Poisson."""
@@ -1424,6 +1457,9 @@ def _partly_sounds_like(main: str, answer: _Answer) -> bool:
         return False
     parts = {main[i:j] for i in range(len(main)) for j in range(i + 3, min(i + 5, len(main)) + 1)}
     return names.latin_sound_match(sorted(parts), answer.affirmed, True) >= PARTIAL_SOUND_ALIKE
+
+
+_LATIN_GLOSS = re.compile(r"[\u4e00-\u9fff]\s*\(\s*([a-z][a-z .'-]*[a-z])\s*\)")  # 普朗克(max planck)
 
 
 def _script_alias(ref: Reference, answer: _Answer, question: str) -> str:
@@ -1444,6 +1480,10 @@ def _script_alias(ref: Reference, answer: _Answer, question: str) -> str:
                     for forms in wanted)
         return "transliteration_alias" if alike else ""
     if _HAN.search(answer_key) and not any(_HAN.search(f) for f in ref.forms):  # (瑞士 for Switzerland: matched)
+        glosses = [g for g in _LATIN_GLOSS.findall(answer.affirmed) if re.search(r"[a-z]{4}", g)]  # not 普朗特数(Pr)
+        if glosses and not any(w[:4] in ref.main for g in glosses for w in re.findall(r"[a-z]{3,}", g)):
+            return "chinese_name"  # 马克斯·普朗克(Max Planck) for Ludwig Prandtl: its own spelling names another
+            # (Brookes for Brooks: the same first four letters, a spelling variant)
         said = _ANSWER_LEAD.sub("", answer.affirmed)  # 答案是 is no part of a name
         alike = names.chinese_sound_match([names.fold(f) for f in (ref.main, *ref.weak)], said)
         return "transliteration_alias" if alike >= names.SOUND_ALIKE else "chinese_name"
@@ -1657,8 +1697,12 @@ _VALUE_PAIR = re.compile(r"\d[^,;。!?\d]{0,3}(?:或者?|还是|/)[^,;。!?\d]{0
 _CONVERTS = re.compile(r"折合|换算(?:成|为|过来)?|约合|相当于")
 
 
+# A question for a place in an order: 第几任, 获得了什么名次, 排名第几, 属于哪个族号 (第2名, 第18族 answer it).
+_RANK_QUESTION = re.compile(r"第(?:几|多少)|名次|排名|位次|排行|族号")
+
+
 def _judge_numeric(ref: Reference, answer: _Answer, question: str, question_numbers) -> Verdict:
-    if re.search(r"第(?:几|多少)", question) and not any(r.ordinal for r in ref.numbers):  # 第几任 -> 5 is 第5
+    if _RANK_QUESTION.search(question) and not any(r.ordinal for r in ref.numbers):  # 第几任 -> 5 is 第5
         ref = replace(ref, numbers=tuple(replace(r, ordinal=True) for r in ref.numbers),
                       bare=tuple(replace(r, ordinal=True) for r in ref.bare))
     pairs = list(zip(ref.numbers, ref.bare or ref.numbers))  # (in the question's unit, as written)
@@ -1790,6 +1834,9 @@ def _judge_numeric(ref: Reference, answer: _Answer, question: str, question_numb
         if text and any(hit(n) for n in rules.find_numbers(text)):
             return Verdict("IN" if reason == "reference_rejected" or _has_content(answer.affirmed_key, question)
                            else "CO", False, reason)
+    if re.fullmatch(r"\d+[a-z]", ref.main) and re.search(rf"(?<![a-z0-9.]){ref.main}(?![a-z0-9])", answer.affirmed) \
+            and _refusal(answer) != "refusal":
+        return Verdict("CO", False, "code_match")  # 2B for 2B: a number and a letter, read as a code in the answer
     verdict = _unmatched(ref, answer, question, "no_number")
     if verdict.grade == "IN" and any(r.unit == "年" for r in ref.numbers) and _ERA.search(answer.affirmed):
         return Verdict("NA", False, "era_for_year")

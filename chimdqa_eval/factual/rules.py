@@ -19,7 +19,7 @@ from chimdqa_eval.factual.aliases import TABLE_VERSION  # the alias table that g
 from chimdqa_eval.factual.places import TABLE_VERSION as _PLACES_VERSION
 
 # pypinyin's readings and babel's CLDR names (factual/names.py) are tables too: their versions say which graded.
-NORMALIZER_VERSION = (f"zh-rule-7+opencc-{opencc.__version__}+pypinyin-{version('pypinyin')}+babel-{version('babel')}"
+NORMALIZER_VERSION = (f"zh-rule-8+opencc-{opencc.__version__}+pypinyin-{version('pypinyin')}+babel-{version('babel')}"
                       f"+{TABLE_VERSION}+places-{_PLACES_VERSION}")
 
 # Traditional -> simplified by OpenCC's maintained phrase tables (t2s), on answers and references alike.
@@ -72,6 +72,9 @@ _UNITS = {
     "英镑": ("英镑", 1), "欧元": ("欧元", 1), "日元": ("日元", 1), "日圆": ("日元", 1), "港元": ("港元", 1),
     "港币": ("港元", 1), "韩元": ("韩元", 1), "卢布": ("卢布", 1), "新台币": ("台币", 1), "台币": ("台币", 1),
     "新元": ("新元", 1), "澳元": ("澳元", 1), "加元": ("加元", 1), "法郎": ("法郎", 1), "马克": ("马克", 1),
+    "新加坡元": ("新元", 1), "新加坡币": ("新元", 1), "新币": ("新元", 1), "澳大利亚元": ("澳元", 1), "澳币": ("澳元", 1),
+    "加拿大元": ("加元", 1), "加币": ("加元", 1), "新西兰元": ("纽元", 1), "纽元": ("纽元", 1), "韩圆": ("韩元", 1),
+    "澳门元": ("澳门元", 1), "澳门币": ("澳门元", 1), "泰铢": ("泰铢", 1), "卢比": ("卢比", 1), "美圆": ("美元", 1),
     "年": ("年", 1), "月": ("月", 1), "日": ("日", 1), "天": ("日", 1), "周": ("周", 1),
     "星期": ("周", 1), "小时": ("秒", 3600), "钟头": ("秒", 3600), "分钟": ("秒", 60), "秒": ("秒", 1),
     "毫秒": ("秒", "0.001"), "微秒": ("秒", "0.000001"), "纳秒": ("秒", "0.000000001"), "岁": ("岁", 1),
@@ -280,18 +283,56 @@ def _scientific(m: re.Match) -> str:
     return format(Decimal(m.group(1)).scaleb(exponent % 4), "f") + _MULTIPLIER_OF[exponent - exponent % 4]
 
 
+# 十分之一, 万分之二, 四分之三: a share that is an exact percentage (百分之 is read with the numerals; 三分之一 is
+# no exact one and stays as written; 四分之一圈 is a turn, not a percentage).
+_SHARE = re.compile(r"(?<![零〇一二两三四五六七八九十百千万亿\d])([二四五十千万])分之([零〇一二两三四五六七八九十百千]+|\d+(?:\.\d+)?)"
+                    rf"(?![{MEASURE_CHARS}圈周转])")
+_SHARE_OF = {"二": 2, "四": 4, "五": 5, "十": 10, "千": 1000, "万": 10000}
+# English scale words after a number (1.5 million, 3 bn): the Chinese multiplier. (A B glued to a number is
+# not read as billions: 2B类, 2B铅笔.)
+_SCALE_WORD = re.compile(r"(?<![a-z0-9.])(\d+(?:\.\d+)?)\s*(trillion|billion|million|thousand|bn)(?![a-z0-9])")
+_SCALE_OF = {"trillion": (0, "万亿"), "billion": (1, "亿"), "bn": (1, "亿"), "million": (2, "万"), "thousand": (0, "千")}
+_PER_MILLE = re.compile(r"(\d+(?:\.\d+)?)\s*‰")
+_MONTHS = re.compile(r"(?<![\d.])(\d+)\s*个月")
+
+
+def _share(m: re.Match) -> str:
+    numerator = m.group(2) if m.group(2)[0].isdigit() else _cn_integer(m.group(2))
+    if numerator is None:
+        return m.group(0)
+    return format((Decimal(numerator) * 100 / _SHARE_OF[m.group(1)]).normalize(), "f") + "%"
+
+
+def _scale_word(m: re.Match) -> str:
+    shift, multiplier = _SCALE_OF[m.group(2)]
+    return format(Decimal(m.group(1)).scaleb(shift), "f") + multiplier
+
+
 def clean(text: str) -> str:
-    """NFKC (full width -> half width), lower case, traditional -> simplified, unit synonyms, Arabic numerals."""
+    """NFKC (full width -> half width), lower case, traditional -> simplified, unit synonyms, Arabic numerals;
+    a degree sign without C or F is 度; shares (十分之一 -> 10%, 5‰ -> 0.5%), English scales (1.5 million)
+    and whole years in months (24个月 -> 2年) are written as the numbers they are."""
     text = _T2S.convert(unicodedata.normalize("NFKC", text).lower()).replace("−", "-").replace("﹣", "-")
     for variant, canonical in _UNIT_SYNONYMS:
         text = text.replace(variant, canonical)
+    if "°" in text:  # 南纬50°: 50度; 50°c stays a temperature
+        text = re.sub(r"°(?![cf])", "度", text)
     if "月" in text:  # the lunar months with names: 正月十五 is 1月15, 腊月初八 is 12月8
         text = _NAMED_MONTH.sub(lambda m: _NAMED_MONTHS[m.group(1)], text)
+    if "分之" in text:
+        text = _SHARE.sub(_share, text)
     if _DIGIT.search(text):
         text = _SCIENTIFIC.sub(_scientific, text)
+        text = _SCALE_WORD.sub(_scale_word, text)
         text = _LATIN_UNIT.sub(lambda m: _LATIN_UNITS[m.group(1)] if m.group(1) else _ONE_LETTER_UNITS[m.group(2)],
                                text)
-    return chinese_numerals_to_arabic(text)
+    text = chinese_numerals_to_arabic(text)
+    if "‰" in text:
+        text = _PER_MILLE.sub(lambda m: format((Decimal(m.group(1)) / 10).normalize(), "f") + "%", text)
+    if "个月" in text:  # 12个月 is 1年 (18个月 stays in months: no whole number of years)
+        text = _MONTHS.sub(lambda m: f"{int(m.group(1)) // 12}年" if int(m.group(1)) % 12 == 0 and int(m.group(1))
+                           else m.group(0), text)
+    return text
 
 
 _DIGIT = re.compile(r"\d")
@@ -428,9 +469,10 @@ _REIGN_ERAS = {
 _REIGN_YEAR = re.compile("(" + "|".join(sorted(_REIGN_ERAS, key=len, reverse=True)) + r")(元|\d{1,3})年")
 
 
-# Characters that do not end a reign era's name (第3年, 在5年, 用了8年, 历时4年, 近10年).
+# Characters that do not end a reign era's name (第3年, 在5年, 用了8年, 历时4年, 近10年; terms of punishment,
+# office and validity: 监禁1年, 徒刑3年, 任期4年, 有效期5年).
 _NOT_ERA = set("第在于是为约近共有了到从和与及的年月日前后过满达历时用经计仅只才已每逾超再又这那该其之头末初中隔间来内"
-               "最第多少几个")
+               "最第多少几个禁刑役期限判处任服龄")
 
 
 def _maybe_era(cleaned: str, start: int) -> bool:
