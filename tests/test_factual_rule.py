@@ -1460,6 +1460,21 @@ ZH_RULE_8_CASES = [
     ("雷诺数是以英国物理学家詹姆斯·焦耳（James Joule）的名字命名的。", "Osborne Reynolds",
      "雷诺数是以哪位科学家的名字命名的？", ("IN", False)),
     ("是托马斯·布鲁克斯（Thomas Brookes）。", "T. Brooks", "提出这个概念的英国学者是谁？", ("CO", False)),
+    # two values that both round to the reference, the second after a turn: not sure
+    ("理论上接近3倍，但实际电路里只能做到约2.7倍。", "三倍", "这种电路的输出电压是输入电压的多少倍？", ("CO", False)),
+    # a question for a class (哪一类, 菜系): a wrong-looking class may be a broader one
+    ("属于大环内酯类抗生素。", "红霉素类", "这种药属于哪一类抗生素？", ("IN", False)),
+    ("属于北方菜系。", "京菜", "这道菜来自哪个菜系？", ("IN", False)),
+    # the answer's own bold term is a sibling of the reference, which it only defines
+    ("这种叫**外切酶**；内切酶指的是从链内部切断的酶。", "内切酶", "从核酸链内部切断磷酸二酯键的酶叫什么？", ("IN", False)),
+    ("这种叫**内切酶**，外切酶则从链的末端逐个切下核苷酸。", "内切酶", "从核酸链内部切断磷酸二酯键的酶叫什么？",
+     ("CO", True)),
+    # only the head of the reference's compound: the broader kind, less specific
+    ("属于佛学的范畴。", "唯识佛学", "这个概念属于哪一门学问？", ("NA", False)),
+    ("骑的是狮子。", "青毛狮子", "文殊菩萨的坐骑是什么？", ("NA", False)),
+    # not for an opposite (反) nor a taxon
+    ("是硝化作用。", "反硝化作用", "把硝酸盐还原成氮气的过程叫什么作用？", ("IN", False)),
+    ("蝉科。", "沫蝉科", "这种昆虫属于哪个科？", ("IN", False)),
 ]
 
 

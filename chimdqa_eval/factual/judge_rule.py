@@ -607,9 +607,10 @@ def _unmatched(ref: Reference, answer: _Answer, question: str, risk: str) -> Ver
 
 # A question for the class something belongs to: a wrong-looking class may be a broader one that holds the reference.
 _CLASS_QUESTION = re.compile(r"(?:哪|什么|何)一?(?:个|种|类)?" + _ASKED_GAP +
-                             r"(?:类|(?<!部)门|纲|目|科|学科|类别|范畴|领域|学派|流派|宗派|教派|族|运动|思潮|书体)"
+                             r"(?:类|(?<!部)门|纲|目|科|学科|类别|范畴|领域|学派|流派|宗派|教派|族|运动|思潮|书体|(?<=[菜语])系)"
                              r"(?=的|[?,。]|$|闻名|著称|动物|植物|生物)"  # 哪一门动物？, 哪个艺术运动的…; not 哪个部门负责
-                             r"|(?:宗教|教派|宗派|信仰)(?:是|为)(?:什么|哪)")  # 信奉的宗教是什么？ 基督教 for 科普特正教会
+                             r"|(?:宗教|教派|宗派|信仰)(?:是|为)(?:什么|哪)"  # 信奉的宗教是什么？ 基督教 for 科普特正教会
+                             r"|(?:哪|何)一?类|(?:什么|哪种|哪个)类型")  # 哪一类抗生素？ β-内酰胺类 for 头孢菌素
 
 
 def _alias_risk(ref: Reference, answer: _Answer, question: str) -> str:
@@ -1112,6 +1113,31 @@ def _nothing_else(answer: _Answer, question: str) -> bool:
                    if not _DESCRIPTION.search(c) and not REFUSAL.search(c))
 
 
+_HAN_ONLY = re.compile(r"[\u4e00-\u9fff]+")
+_HEAD_LEAD = frozenset("是为在的叫到用了即")  # what may stand before a head said on its own (属于佛教, 骑的是白象)
+_TAXON_RANKS = frozenset("界门纲目科属种族")  # a taxon's name is a name, not a compound: 蝉科 is not broader than 蜡蝉科
+
+
+def _broader_head(ref: Reference, answer: _Answer, question: str) -> bool:
+    """The answer names only the head of the reference's compound, the broader kind it is one of (佛教 for 藏传佛教,
+    政治学 for 地缘政治学, 白象 for 六牙白象), standing on its own (not 流感嗜血杆菌 for 百日咳杆菌) and with little
+    else said. Chinese compounds put the head last; a person's or a place's name is no compound of this kind."""
+    main = ref.main
+    if ref.foreign or ref.items or len(main) < 3 or not _HAN_ONLY.fullmatch(main) or main[-1] in _TAXON_RANKS \
+            or _PERSON_QUESTION.search(question) or answer.alternative or places.place_spans(main)[:1] \
+            and places.place_spans(main)[0][0] == 0:  # 乾隆帝 for 清高宗乾隆帝; 蝉科 for 蜡蝉科; 瓦努阿图…岛
+        return False
+    question_key, text = rules.key(question), answer.affirmed_key
+    k = next((k for k in range(1, len(main) - 1) if main[k:] in text and main[k:] not in question_key), 0)
+    # (硝化作用 for 反硝化作用, 核糖核酸 for 脱氧核糖核酸: a prefix that negates or removes makes another thing)
+    head = main[k:] if k and not re.search(r"[反非无不逆脱去抗]", main[:k]) else ""
+    if not head:
+        return False
+    alone = all(i == 0 or text[i - 1] in _HEAD_LEAD or text[i - 2:i] == "属于" for i in _starts(text, head))
+    rest = text.replace(head, "")
+    return alone and sum(ch not in question_key and ch not in _FILLER for ch in rest) <= 4
+
+
 def _kind_only(answer: _Answer, question: str) -> bool:
     """The answer names a kind of person or thing and perhaps where it is from, and nothing else (是英国作家,
     德国化学家): less specific than a name. Not for a title (《…》), which is a name whatever its words."""
@@ -1253,6 +1279,8 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
                            else "partial_name")
         bold = [rules.key(b) for b in _BOLD.findall(answer.affirmed)]
         bolded = 0 < len(bold) <= 2 and any(form in b for b in bold)  # 但直到**《里斯本条约》**生效后…
+        if len(bold) == 1 and not bolded and _sibling(bold[0], form):
+            return Verdict("IN", False, "bold_sibling")  # 这种叫**低副**；高副指的是…: its answer is the bold one
         closer = "" if bolded else _closer_clause(answer, form, question)
         if closer == "closer_clause":  # 李元吉是当时的太子，被射杀的齐王是李建成: another clause answers the question
             return Verdict("IN", False, closer)
@@ -1348,6 +1376,8 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
     if (_KIND_OF.search(answer.affirmed) or one_of or _broader_rank(ref.main, answer_key)) \
             and _refusal(answer) != "refusal":
         return Verdict("NA", False, "kind_of")  # 属于锥体的一种, 被子植物门 for 木兰纲: what it is a kind of
+    if _broader_head(ref, answer, question) and _refusal(answer) != "refusal":
+        return Verdict("NA", False, "broader_head")  # 佛教 for 藏传佛教, 属于政治学的范畴 for 地缘政治学
     if _kind_only(answer, question) and _refusal(answer) != "refusal":
         return Verdict("NA", False, "kind_only")  # 是英国作家, 属于气象灾害: a kind of thing and where, no name
     core = _LATIN_RUN.findall(ref.main)
@@ -1436,6 +1466,12 @@ def _other_foreign_name(ref: Reference, answer: _Answer) -> bool:
     mine = {rules.key(p) for f in ref.forms for p in re.split(r"[·•]", f)} | set(ref.weak) | set(ref.given)
     said = [{rules.key(p) for p in re.split(r"\s?[·•]\s?", name)} for name in _FOREIGN_NAME.findall(answer.affirmed)]
     return bool(said) and not any(parts & mine for parts in said)
+
+
+def _sibling(term: str, form: str) -> bool:
+    """Another term of the same kind as the reference's form: as long, ending as it does, opening otherwise (低副 for
+    高副, 南宋 for 北宋)."""
+    return term != form and len(term) == len(form) >= 2 and term[-1] == form[-1] and term[0] != form[0]
 
 
 def _other_words_before(main: str, answer_key: str, core: str) -> bool:
@@ -1791,6 +1827,10 @@ def _judge_numeric(ref: Reference, answer: _Answer, question: str, question_numb
         doubt = _doubt(answer.affirmed, "", lambda part: any(h.matches(target(h, p)) for p in pairs
                                                              for h in rules.find_numbers(part, question)),
                        question, years=False) or _opposite_direction(hits, answer.affirmed, question)
+        if not doubt and len({h.value for h in hits}) > 1 and any(
+                h.kind == "approx" and all(h.value != target(h, p).value for p in pairs) for h in hits):
+            # 接近2倍，但…只能达到约1.8倍: both round to 两倍, the second is not it
+            return Verdict("CO", False, "several_numbers")
         return Verdict("IN" if doubt else "CO", not doubt, doubt or "number_match")
     if stray:
         if REFUSAL.search(answer.whole) and not GUESS.search(answer.whole):
