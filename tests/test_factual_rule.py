@@ -1475,6 +1475,28 @@ ZH_RULE_8_CASES = [
     # not for an opposite (反) nor a taxon
     ("是硝化作用。", "反硝化作用", "把硝酸盐还原成氮气的过程叫什么作用？", ("IN", False)),
     ("蝉科。", "沫蝉科", "这种昆虫属于哪个科？", ("IN", False)),
+    # the asked kind, said only as one of it (一个…军衔, 一个县): a description, no name
+    ("是一个校官级别的中层军衔。", "少校", "他在战争爆发时任什么军衔？", ("NA", False)),
+    ("属于府下辖的一个县，大致在今天的珠江口东岸一带。", "东莞县", "该地区一直属于哪一个县管辖？", ("NA", False)),
+    ("是菲利普五世在1712年建立的皇家图书馆。", "宫廷图书馆", "它的前身是由菲利普五世建立的哪个图书馆？",
+     ("IN", False)),
+    # a Latin word for a reference whose Latin is one letter (V) is a Latin name, not sure
+    ("GTA 5（Grand Theft Auto V）。", "侠盗猎车手V", "2013年最畅销的是哪款游戏？", ("IN", False)),
+    # the bare surname named in full elsewhere, with another given name (是亚历山大·贝尔 also with 是 before it)
+    ("是苏格兰人贝尔，全名好像是亚历山大·贝尔。", "汤马斯·贝尔（Thomas Bell）", "这项专利是由哪位苏格兰人申请的？",
+     ("IN", False)),
+    ("我记得是亚历山大·贝尔。", "汤马斯·贝尔（Thomas Bell）", "这项专利是由哪位苏格兰人申请的？", ("IN", False)),
+    ("是乔治·欧拉（George Andrew Olah），1994年诺贝尔化学奖得主。", "安德鲁·欧拉（George A. Olah）",
+     "哪位诺贝尔奖得主提倡甲醇经济？", ("CO", False)),
+    # English dates and number words
+    ("It was released on November 30, 2022.", "2022年11月30日", "它是在哪一天发布的？", ("CO", True)),
+    ("It was signed on 4 July 1776.", "1776年7月4日", "它是在哪一天签署的？", ("CO", True)),
+    ("Two — the American League and the National League.", "2", "美国职棒大联盟由几个联盟组成？", ("CO", True)),
+    # a style by either word
+    ("巴洛克风格。", "巴洛克式", "这座宫殿的建筑风格是什么？", ("CO", True)),
+    # a turn that only denies another claim and comes back to the reference
+    ("这是为了避汉景帝刘启的讳。有人以为是避汉武帝刘彻，其实不是——‘启’正是景帝的名字。", "汉景帝",
+     "为了避讳哪个皇帝的名讳而将“启蛰”改为“惊蛰”？", ("CO", True)),
 ]
 
 

@@ -282,6 +282,9 @@ def _forms(cleaned: str) -> tuple[set[str], set[str], set[str], set[str]]:
     for form in list(forms):  # 锡伯族 = 锡伯人: a people by either word
         if len(form) >= 3 and form.endswith("族") and not form.endswith(("家族", "民族", "贵族", "王族")):
             forms.add(form[:-1] + "人")
+        style = re.fullmatch(r"([\u4e00-\u9fff]{2,})(?:式|风格)", form)  # 巴洛克式 = 巴洛克风格: a style by either word
+        if style:
+            forms.update({style.group(1) + "式", style.group(1) + "风格"})
     forms.discard("")
     return forms, weak - {rules.key(cleaned), rules.key(outside)}, other_names, given - {""}
 
@@ -621,7 +624,7 @@ def _alias_risk(ref: Reference, answer: _Answer, question: str) -> str:
     another level (瑞士 for 日内瓦), which no table lists."""
     answer_key = answer.affirmed_key
     main = ref.main or (ref.forms[0] if ref.forms else "")
-    if not _LATIN.search(main) and _LATIN_WORD.search(answer_key):
+    if not _LATIN_WORD.search(main) and _LATIN_WORD.search(answer_key):  # (GTA 5 for 侠盗猎车手V)
         return "latin_name"
     if _LATIN.search(main) and not _CJK.search(main) and _CJK.search(answer_key) and not names.chinese_names(main):
         return "translated_name"  # 狮头工作室 for Lionhead Studios (Switzerland has a Chinese name: the place rules)
@@ -757,6 +760,21 @@ def _only_in_question_terms(answer_key: str, form: str, question_key: str) -> bo
 
 _WORK_OF = re.compile(r"[\u4e00-\u9fff]的(?:一部|某部|一本)?(?:著作|作品|书|医书|诗集|文集|文章|小说)(?=[,;。!?\n]|$)")
 _BOOK_QUESTION = re.compile(r"(?:哪|什么)一?(?:本|部|篇)?[^,;。?]{0,4}?(?:书|著作|典籍|书籍|作品|经典)|出自哪")
+
+
+_ASKED_NOUN = re.compile(r"(?:什么|哪一?[个种位座家所类项部本条支名]?)([\u4e00-\u9fff]{1,3}?)"
+                         r"(?=[?,。]|$|管辖|的|呢|是|在|上|中|里|内)")
+
+
+def _asked_kind_described(text: str, question: str) -> bool:
+    """The answer only says that it is one of the kind the question asks for (任什么军衔？ 是一个士官级别的低阶军衔;
+    哪一个县？ 广州府下辖的一个县): a description, no name."""
+    asked = _ASKED_NOUN.search(question)
+    if not asked:
+        return False
+    pattern = (rf"(?<![第\d.])(?:[一1][个种位座家所类项部本条支名]|某[个种位座家所类项部本条支名]?)"
+               rf"[^,;。!?\n]{{0,24}}?{asked.group(1)}(?=[,;。!?\n]|$)")
+    return any(not _NAMING.search(m.group(0)) for m in re.finditer(pattern, text))
 
 
 def _book_not_chapter(ref: Reference, answer: _Answer) -> bool:
@@ -1110,7 +1128,7 @@ def _nothing_else(answer: _Answer, question: str) -> bool:
             or bool(re.match(r"\s*(?:它|他|她|其)?(?:叫|名叫|名为|称为|叫做)", clause))  # …，叫民族阵线
 
     return not any(names_one(c) for c in _CLAUSE_END.split(answer.affirmed)
-                   if not _DESCRIPTION.search(c) and not REFUSAL.search(c))
+                   if not _DESCRIPTION.search(c) and not REFUSAL.search(c) and not _asked_kind_described(c, question))
 
 
 _HAN_ONLY = re.compile(r"[\u4e00-\u9fff]+")
@@ -1181,6 +1199,8 @@ def _frame(answer: _Answer, form: str, question: str) -> str:
         return ""  # …虽然有1,200个问题，但平均长度15.6万字: a concession about something else
     # (龙门派虽然是从丘处机那一脉传下来的，但所尊的祖师是王重阳: the reference conceded, the turn answers)
     rest = "".join(later[turn:])
+    if len(form) >= 3 and form[1:] in rules.key(rest):
+        return ""  # 有人以为是避汉武帝，其实不是——‘启’正是景帝的名字: the turn comes back to the reference
     latin = set(_LATIN_WORDS.findall(rest)) - set(_LATIN_WORDS.findall(question))  # FDA is new beside DailyMed
     if REFUSAL.search(rest) or not (latin or _has_content(rules.key(_LATER_TURN.sub("", rest)), question)):
         return ""
@@ -1345,7 +1365,8 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
             and not _names_a_city(ref, answer_key, question):  # …永久会址设在杭州，…一带: a city, not a region
         return Verdict("NA", False, "broader_place")  # 中国西北地区, 青藏高原上 for a city
     described = any(not _NAMING.search(m.group(0))
-                    for m in _DESCRIPTION.finditer(re.sub(r"《[^》]*》", "", answer.affirmed)))
+                    for m in _DESCRIPTION.finditer(re.sub(r"《[^》]*》", "", answer.affirmed))) \
+        or _asked_kind_described(answer.affirmed, question)
     if described and _nothing_else(answer, question) \
             and _refusal(answer) != "refusal":  # 一位英国剧作家 for 莎士比亚: the kind of thing, not which one
         return Verdict("NA", False, "description")
@@ -1416,6 +1437,9 @@ _PARTICLES = frozenset({"", "德", "冯", "范", "凡", "迪", "达", "德拉", 
                         "della", "der", "den", "la", "le", "bin", "ibn", "al", "el"})
 
 
+_FULL_NAME_OF = re.compile(r"(?:全名|全称|本名|原名|名字)[^,;。]{0,6}$")
+
+
 def _other_given_name(ref: Reference, answer: _Answer, surname: str) -> bool:
     """Every mention of the reference's surname comes with another given name or genus than the reference's
     (威廉·道尔顿 or William Dalton for 约翰·道尔顿, Daphnia tibetana for Daphniopsis tibetana): another person or
@@ -1430,12 +1454,17 @@ def _other_given_name(ref: Reference, answer: _Answer, surname: str) -> bool:
         bare = re.compile(rf"(?<![·•]){re.escape(surname)}")
     text = answer.affirmed.replace("*", "")
     found = list(before.finditer(text))
-    chains = [[rules.key(p) for p in re.split(r"[·•\s]+", m.group(1)) if rules.key(p) not in _PARTICLES]
-              for m in found]  # 科西莫·德·美第奇: 德 is no given name
+    chains = [[rules.key(p) for p in re.split(r"[·•\s]+", re.sub(r"^[是为叫即]", "", m.group(1)))
+               if rules.key(p) not in _PARTICLES]
+              for m in found]  # 科西莫·德·美第奇: 德 is no given name; 是亚历山大·贝尔: 是 is no part of it
     if not chains or any(not chain or len(chain[-1]) < 2 or chain[-1] in _HONORIFICS
                          or any(n in ref.given or any(names.sound_alike(n, g) for g in ref.given) for n in chain)
                          for chain in chains):
         return False  # 于尔根 for 尤尔根, 加齐·阿吉勒·亚瓦尔 for 加齐·亚瓦尔: the same name, spelt or told otherwise
+    if any(len(g) >= 3 and re.search(rf"(?<![a-z]){re.escape(g)}(?![a-z])", text) for g in ref.given):
+        return False  # 乔治·欧拉(George Andrew Olah) for 安德鲁·欧拉(George A. Olah): its own given name is there
+    if any(_FULL_NAME_OF.search(text, 0, m.start()) for m in found):
+        return True  # 是苏格兰人贝尔，全名好像是亚历山大·贝尔: the bare surname is the person named in full
     spots = {m.end() for m in found}
     return all(m.end() in spots for m in bare.finditer(text))
 

@@ -296,6 +296,32 @@ _PER_MILLE = re.compile(r"(\d+(?:\.\d+)?)\s*‰")
 _MONTHS = re.compile(r"(?<![\d.])(\d+)\s*个月")
 
 
+_MONTH_OF = {name: i for i, names in enumerate(("jan january", "feb february", "mar march", "apr april", "may",
+                                                  "jun june", "jul july", "aug august", "sep sept september",
+                                                  "oct october", "nov november", "dec december"), 1)
+             for name in names.split()}
+_MONTH = r"(" + "|".join(sorted(_MONTH_OF, key=len, reverse=True)) + r")\.?"
+# English dates: November 30, 2022 / 30 November 2022 / November 2022 -> 2022年11月30日 / 2022年11月.
+_ENGLISH_DATES = (
+    (re.compile(rf"\b{_MONTH}\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b"), lambda m: f"{m[3]}年{_MONTH_OF[m[1]]}月{m[2]}日"),
+    (re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH},?\s+(\d{{4}})\b"),
+     lambda m: f"{m[3]}年{_MONTH_OF[m[2]]}月{m[1]}日"),
+    (re.compile(rf"\b{_MONTH},?\s+(\d{{4}})\b"), lambda m: f"{m[2]}年{_MONTH_OF[m[1]]}月"),
+)
+
+
+# English number words from two (one is as often a pronoun: one of the…).
+_ENGLISH_NUMBER = {w: i for i, w in enumerate("two three four five six seven eight nine ten eleven twelve thirteen "
+                                              "fourteen fifteen sixteen seventeen eighteen nineteen twenty".split(), 2)}
+_ENGLISH_NUMBER_WORD = re.compile(r"\b(" + "|".join(_ENGLISH_NUMBER) + r")\b")
+
+
+def _english_dates(text: str) -> str:
+    for pattern, written in _ENGLISH_DATES:
+        text = pattern.sub(written, text)
+    return text
+
+
 def _share(m: re.Match) -> str:
     numerator = m.group(2) if m.group(2)[0].isdigit() else _cn_integer(m.group(2))
     if numerator is None:
@@ -311,7 +337,8 @@ def _scale_word(m: re.Match) -> str:
 def clean(text: str) -> str:
     """NFKC (full width -> half width), lower case, traditional -> simplified, unit synonyms, Arabic numerals;
     a degree sign without C or F is 度; shares (十分之一 -> 10%, 5‰ -> 0.5%), English scales (1.5 million)
-    and whole years in months (24个月 -> 2年) are written as the numbers they are."""
+    whole years in months (24个月 -> 2年), English dates (November 30, 2022) and number words (two) are written
+    as the numbers they are."""
     text = _T2S.convert(unicodedata.normalize("NFKC", text).lower()).replace("−", "-").replace("﹣", "-")
     for variant, canonical in _UNIT_SYNONYMS:
         text = text.replace(variant, canonical)
@@ -321,9 +348,12 @@ def clean(text: str) -> str:
         text = _NAMED_MONTH.sub(lambda m: _NAMED_MONTHS[m.group(1)], text)
     if "分之" in text:
         text = _SHARE.sub(_share, text)
+    if _ASCII_LETTER.search(text):  # two -> 2 (Two — the American League and the National League)
+        text = _ENGLISH_NUMBER_WORD.sub(lambda m: str(_ENGLISH_NUMBER[m.group(1)]), text)
     if _DIGIT.search(text):
         text = _SCIENTIFIC.sub(_scientific, text)
         text = _SCALE_WORD.sub(_scale_word, text)
+        text = _english_dates(text) if _ASCII_LETTER.search(text) else text
         text = _LATIN_UNIT.sub(lambda m: _LATIN_UNITS[m.group(1)] if m.group(1) else _ONE_LETTER_UNITS[m.group(2)],
                                text)
     text = chinese_numerals_to_arabic(text)
@@ -336,6 +366,7 @@ def clean(text: str) -> str:
 
 
 _DIGIT = re.compile(r"\d")
+_ASCII_LETTER = re.compile(r"[a-z]")
 _NAMED_MONTHS = {"正月": "1月", "冬月": "11月", "腊月": "12月"}
 _NAMED_MONTH = re.compile(r"(?<![真修改纠公端方刚严])(正月|冬月|腊月)(?=初|[一二三四五六七八九十廿]|\d)")
 _NOT_KEY = re.compile(r"[\W_]+")
