@@ -1497,6 +1497,12 @@ ZH_RULE_8_CASES = [
     # a turn that only denies another claim and comes back to the reference
     ("这是为了避汉景帝刘启的讳。有人以为是避汉武帝刘彻，其实不是——‘启’正是景帝的名字。", "汉景帝",
      "为了避讳哪个皇帝的名讳而将“启蛰”改为“惊蛰”？", ("CO", True)),
+    # given names that sound only half alike are other people's (ronald / irving); a patronymic between given name
+    # and surname is no other given name
+    ("罗纳德·费希尔（Ronald Fisher）。", "欧文·费雪(Irving Fisher)", "这个效应是由哪位经济学家提出的概念的延伸？",
+     ("IN", False)),
+    ("这部小说是伊凡·谢尔盖耶维奇·屠格涅夫的第一部长篇小说。", "伊凡·屠格涅夫", "《罗亭》是哪一位俄国作家的首部长篇小说？",
+     ("CO", False)),
 ]
 
 

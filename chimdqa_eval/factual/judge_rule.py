@@ -1437,6 +1437,9 @@ _PARTICLES = frozenset({"", "德", "冯", "范", "凡", "迪", "达", "德拉", 
                         "della", "der", "den", "la", "le", "bin", "ibn", "al", "el"})
 
 
+# How alike two given names must sound to be one (于尔根 / 尤尔根, jürgen): stricter than for surnames, since given
+# names are short and many sound half alike (ronald / irving, 奥拉齐奥 / 阿尔泰米西娅).
+GIVEN_SOUND_ALIKE = 0.7
 _FULL_NAME_OF = re.compile(r"(?:全名|全称|本名|原名|名字)[^,;。]{0,6}$")
 
 
@@ -1450,15 +1453,15 @@ def _other_given_name(ref: Reference, answer: _Answer, surname: str) -> bool:
         before = re.compile(rf"((?:[a-z][a-z-]*\.?\s+){{1,3}}){re.escape(surname)}(?![a-z])")
         bare = re.compile(rf"(?<![a-z.\s])\s*{re.escape(surname)}(?![a-z])|(?<![a-z])\s{re.escape(surname)}(?![a-z])")
     else:
-        before = re.compile(rf"((?:[\u4e00-\u9fff]{{1,5}}[·•]){{1,3}}){re.escape(surname)}")
+        before = re.compile(rf"((?:[\u4e00-\u9fff]{{1,7}}[·•]){{1,3}}){re.escape(surname)}")  # 谢尔盖耶维奇
         bare = re.compile(rf"(?<![·•]){re.escape(surname)}")
     text = answer.affirmed.replace("*", "")
     found = list(before.finditer(text))
-    chains = [[rules.key(p) for p in re.split(r"[·•\s]+", re.sub(r"^[是为叫即]", "", m.group(1)))
+    chains = [[rules.key(p) for p in re.split(r"[·•\s]+", re.sub(r"^[^·•]*[是为叫即由的和与及]", "", m.group(1)))
                if rules.key(p) not in _PARTICLES]
-              for m in found]  # 科西莫·德·美第奇: 德 is no given name; 是亚历山大·贝尔: 是 is no part of it
+              for m in found]  # 科西莫·德·美第奇: 德 is no given name; 作品是奥拉齐奥·…: 作品是 is no part of it
     if not chains or any(not chain or len(chain[-1]) < 2 or chain[-1] in _HONORIFICS
-                         or any(n in ref.given or any(names.sound_alike(n, g) for g in ref.given) for n in chain)
+                         or any(n in ref.given or any(names.sound_alike(n, g, GIVEN_SOUND_ALIKE) for g in ref.given) for n in chain)
                          for chain in chains):
         return False  # 于尔根 for 尤尔根, 加齐·阿吉勒·亚瓦尔 for 加齐·亚瓦尔: the same name, spelt or told otherwise
     if any(len(g) >= 3 and re.search(rf"(?<![a-z]){re.escape(g)}(?![a-z])", text) for g in ref.given):
