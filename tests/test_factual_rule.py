@@ -1503,6 +1503,13 @@ ZH_RULE_8_CASES = [
      ("IN", False)),
     ("这部小说是伊凡·谢尔盖耶维奇·屠格涅夫的第一部长篇小说。", "伊凡·屠格涅夫", "《罗亭》是哪一位俄国作家的首部长篇小说？",
      ("CO", False)),
+    # after the reference the answer turns and names another thing of its kind in that clause: that is its answer
+    ("泰山是山东的一座名山，但五岳之首其实是衡山。", "泰山", "五岳之首是哪座山？", ("IN", False)),
+    ("《论语》确实常被引用，但这句话其实出自《孟子·尽心上》。", "《论语》", "“民为贵，社稷次之，君为轻”出自哪本书？",
+     ("IN", False)),
+    # a negated turn asserts nothing else
+    ("1966年他获得了菲尔兹奖，但他没有到场领奖；后来他还拒绝了克拉福德奖。", "菲尔兹奖", "他在1966年获得了哪个数学奖？",
+     ("CO", False)),
 ]
 
 

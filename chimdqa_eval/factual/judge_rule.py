@@ -881,19 +881,23 @@ def _others_of_kind(ref: Reference, answer: _Answer, form: str, question: str) -
     text = answer.affirmed
     if ref.listed == 1 and _only_in_lists(text, form, question):
         return "listed_with_others"  # every mention of it is in a list (A、B), none stands alone
+    return "other_candidates" if _other_candidate(ref, text, form, question) else ""
+
+
+def _other_candidate(ref: Reference, text: str, form: str, question: str) -> bool:
+    """The text names another thing of the reference's kind: another 《title》, another foreign name, another word
+    with the same kind suffix (another 寺, another 奖; not the question's own 补给站 and 医疗站)."""
     titles = [rules.key(t) for t in re.findall(r"《([^》]+)》", text) if t not in question]
     if any(form not in t and t not in form for t in titles):
-        return "other_candidates"
+        return True
     names = [rules.key(n) for n in _FOREIGN_NAME.findall(text)] if ref.foreign else []
     strong = [f for f in ref.forms if f not in ref.weak]  # 路德维希·马赫 is another Mach than 恩斯特·马赫
     if any(not any(n in f or f in n for f in strong) for n in names):
-        return "other_candidates"
-    rest = answer.affirmed_key.replace(form, "|")
+        return True
+    rest = rules.key(text).replace(form, "|")
     last = (ref.main or form)[-1:]
-    if last in _KIND_SUFFIXES and any(rest[i - 1:i + 1] not in question and "\u4e00" <= rest[i - 1] <= "\u9fff"
-                                      for i in _positions(rest, last) if i > 0):
-        return "other_candidates"  # another 站 than the question's own 补给站 and 医疗站
-    return ""
+    return last in _KIND_SUFFIXES and any(rest[i - 1:i + 1] not in question and "\u4e00" <= rest[i - 1] <= "\u9fff"
+                                          for i in _positions(rest, last) if i > 0)
 
 
 def _less_specific_dynasty(ref: Reference, answer: _Answer) -> bool:
@@ -1207,6 +1211,18 @@ def _frame(answer: _Answer, form: str, question: str) -> str:
     return "turn_after"
 
 
+def _turns_to_other(ref: Reference, answer: _Answer, form: str, question: str) -> bool:
+    """After its last mention of the reference the answer turns (但/其实/不过…) and, in that clause, names another
+    thing of the reference's kind (…，但最高峰是豆蔻山脉的索莫山); a negated clause asserts nothing else
+    (…获得菲尔兹奖，但他没有到场领奖)."""
+    if _frame(answer, form, question) != "turn_after":
+        return False
+    clauses = _CLAUSE_END.split(answer.affirmed)
+    last = max(i for i, c in enumerate(clauses) if form in rules.key(c))
+    turn = next(c for c in clauses[last + 1:] if _LATER_TURN.match(c.strip()) or _SELF_CONTRAST.search(c))
+    return not _NEGATION.search(turn) and _other_candidate(ref, turn, form, question)
+
+
 def _opposite_direction(hits: list[Number], text: str, question: str) -> str:
     """'opposite_direction' when the question asks how much something rose and the answer says it fell by the
     value (同比下降12.5% for 增长了多少), or the other way round."""
@@ -1310,6 +1326,8 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
         if ref.listed > 1 and _extra_items(ref, answer, form):
             return Verdict("IN" if len(answer_key) <= SHORT_ANSWER else "CO", False, "list_with_extras")
         others = _others_of_kind(ref, answer, form, question)
+        if others == "other_candidates" and not bolded and _turns_to_other(ref, answer, form, question):
+            return Verdict("IN", False, "turn_after")  # 奥拉山是一座名山，但最高峰是索莫山: it turns to the other one
         if others:  # MedGuide和DocQA-Fin: several answers; 锡伯族…与满族也有渊源: context
             return Verdict("IN" if others == "listed_with_others" and not bolded else "CO", False, others)
         doubt = _doubt(answer.affirmed, form, lambda part, f=form: f in rules.key(part), question, years=True)
