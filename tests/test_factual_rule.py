@@ -1510,6 +1510,21 @@ ZH_RULE_8_CASES = [
     # a negated turn asserts nothing else
     ("1966年他获得了菲尔兹奖，但他没有到场领奖；后来他还拒绝了克拉福德奖。", "菲尔兹奖", "他在1966年获得了哪个数学奖？",
      ("CO", False)),
+    # an approximate value is judged at the reference's own precision, whatever the unit's factor
+    ("大约6公斤。", "6.40", "这颗珍珠的重量是多少公斤？", ("NA", False)),
+    # a numeral before 阶 or 级 is a number
+    ("六阶。", "6", "这种魔方最大可以做到几阶？", ("CO", False)),
+    ("按蒲福风级划分属于七级风。", "7", "风速达到60km/h属于第几级？", ("CO", False)),
+    # several candidates around a Latin core
+    ("TWD67或TWD97。", "TWD67座标", "这套电力座标基于哪种投影座标系统？", ("IN", False)),
+    # a fathom is a unit: 100英寻 is no 100米
+    ("100英寻。", "100", "这种鱼的栖息深度可以达到多少公尺？", ("IN", False)),
+    # a given name that is the start of the reference's (路易 / 路易斯) is the same person's
+    ("把酵母与发酵联系起来的是法国科学家路易·巴斯德。", "路易斯·巴斯德（Louis Pasteur）",
+     "谁是最早将酵母与发酵联系起来的科学家？", ("CO", False)),
+    # a year inside a title of the question is no year it asks about
+    ("《二十一世纪资本论》是法国经济学家托马斯·皮凯蒂2013年出版的著作。", "托马斯·皮凯蒂（Thomas Piketty）",
+     "《二十一世纪资本论》的作者是谁？", ("CO", True)),
 ]
 
 

@@ -1074,7 +1074,7 @@ def _doubt(text: str, form: str, holds, question: str, years: bool) -> str:
     if sentences and all(any(negated(c, _NOT_HAPPENED) and _word_bigrams(rules.key(c)) & _word_bigrams(question_key)
                              for c in _CLAUSE_END.split(s)) for s in sentences):
         return "negated_sentence"  # 截至1998年，该公司尚未成立; not …，他们此前从未接触过现代社会
-    asked = {n.value for n in rules.find_numbers(question) if n.unit == "年"}
+    asked = {n.value for n in rules.find_numbers(re.sub(r"《[^》]*》", "", question)) if n.unit == "年"}  # 《二十一世纪…》
     def other_year(clause: str) -> bool:
         found = {n.value for n in rules.find_numbers(clause) if n.unit == "年" and n.kind == "exact"}
         return bool(found) and not found & asked
@@ -1421,7 +1421,7 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
         return Verdict("NA", False, "kind_only")  # 是英国作家, 属于气象灾害: a kind of thing and where, no name
     core = _LATIN_RUN.findall(ref.main)
     if core and _CJK.search(ref.main) and core[-1] in _LATIN_RUN.findall(answer_key) \
-            and not _other_words_before(ref.main, answer_key, core[-1]) \
+            and not _other_words_before(ref.main, answer_key, core[-1]) and not ALTERNATIVES.search(answer.affirmed) \
             and _refusal(answer) not in ("refusal", "guess"):
         return Verdict("CO", False, "latin_core")  # tvN for tvN频道, AV.link协议 for CENELEC标准的AV.link协议
     return _unmatched(ref, answer, question, alias or _alias_risk(ref, answer, question)
@@ -1461,6 +1461,12 @@ GIVEN_SOUND_ALIKE = 0.7
 _FULL_NAME_OF = re.compile(r"(?:全名|全称|本名|原名|名字)[^,;。]{0,6}$")
 
 
+def _same_given(said: str, given: str) -> bool:
+    """Two given names that are one: equal, one the other's start (路易 / 路易斯), or sounding alike."""
+    return said == given or min(len(said), len(given)) >= 2 and (said.startswith(given) or given.startswith(said)) \
+        or names.sound_alike(said, given, GIVEN_SOUND_ALIKE)
+
+
 def _other_given_name(ref: Reference, answer: _Answer, surname: str) -> bool:
     """Every mention of the reference's surname comes with another given name or genus than the reference's
     (威廉·道尔顿 or William Dalton for 约翰·道尔顿, Daphnia tibetana for Daphniopsis tibetana): another person or
@@ -1475,12 +1481,11 @@ def _other_given_name(ref: Reference, answer: _Answer, surname: str) -> bool:
         bare = re.compile(rf"(?<![·•]){re.escape(surname)}")
     text = answer.affirmed.replace("*", "")
     found = list(before.finditer(text))
-    chains = [[rules.key(p) for p in re.split(r"[·•\s]+", re.sub(r"^[^·•]*[是为叫即由的和与及]", "", m.group(1)))
+    chains = [[rules.key(p) for p in re.split(r"[·•\s]+", re.sub(r"^[^·•]*[是为叫即由的和与及家者国]", "", m.group(1)))
                if rules.key(p) not in _PARTICLES]
-              for m in found]  # 科西莫·德·美第奇: 德 is no given name; 作品是奥拉齐奥·…: 作品是 is no part of it
+              for m in found]  # 科西莫·德·美第奇: 德 is no given name; 作品是奥拉齐奥·…, 法国科学家路易·…: no part of it
     if not chains or any(not chain or len(chain[-1]) < 2 or chain[-1] in _HONORIFICS
-                         or any(n in ref.given or any(names.sound_alike(n, g, GIVEN_SOUND_ALIKE) for g in ref.given) for n in chain)
-                         for chain in chains):
+                         or any(_same_given(n, g) for n in chain for g in ref.given) for chain in chains):
         return False  # 于尔根 for 尤尔根, 加齐·阿吉勒·亚瓦尔 for 加齐·亚瓦尔: the same name, spelt or told otherwise
     if any(len(g) >= 3 and re.search(rf"(?<![a-z]){re.escape(g)}(?![a-z])", text) for g in ref.given):
         return False  # 乔治·欧拉(George Andrew Olah) for 安德鲁·欧拉(George A. Olah): its own given name is there
@@ -1804,8 +1809,7 @@ def _judge_numeric(ref: Reference, answer: _Answer, question: str, question_numb
             return False
         targets = [target(n, p) for p in pairs]
         return any(n.matches(t) and (n.kind != "approx"
-                                     or abs(n.value - t.value) <= max(t.step, t.factor if t.factor > 1 else 0,
-                                                                     n.step if n.converted else 0) / 2)
+                                     or abs(n.value - t.value) <= max(t.step, n.step if n.converted else 0) / 2)
                    for t in targets)
 
     found = [_as_percent(n) if percent else n for n in rules.find_numbers(answer.affirmed, question)]
