@@ -1525,6 +1525,10 @@ ZH_RULE_8_CASES = [
     # a year inside a title of the question is no year it asks about
     ("《二十一世纪资本论》是法国经济学家托马斯·皮凯蒂2013年出版的著作。", "托马斯·皮凯蒂（Thomas Piketty）",
      "《二十一世纪资本论》的作者是谁？", ("CO", True)),
+    # an alternative whose pattern starts inside the reference's own title is still an alternative beside it
+    ("应该是《论法的精神和原则》或《社会契约论》之一。", "《论法的精神和原则》", "他的哪部著作在1748年出版？", ("IN", True)),
+    # a tilde between numbers is a range
+    ("南纬40°～50°之间的海域。", "南纬40度到50度", "“咆哮西风带”在哪个纬度范围内？", ("CO", True)),
 ]
 
 

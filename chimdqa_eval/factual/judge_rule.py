@@ -508,13 +508,13 @@ def _clauses_with(text: str, needle) -> list[str]:
 def _competing(ref: Reference, clauses: list[str], form: str = "") -> bool:
     """Another candidate offered beside the answer in its own clause (A或B, A、B之一, A/B); with the form found,
     only an alternative next to it, or in a clause that opens with one (白芷是伞形科当归属植物白芷或杭白芷的
-    干燥根: the species are alternatives, the family is not)."""
+    干燥根: the species are alternatives, the family is not). (A match may start inside the form: 《…起源和基础》或《…》之一.)"""
     if ref.has_alternatives:
         return False
     for clause in clauses:
         for m in ALTERNATIVES.finditer(clause):
             if not form or _ALTERNATIVE_START.match(clause.strip()) or form in rules.key(m.group(0)) \
-                    or form in rules.key(clause[max(0, m.start() - len(form) - 6):m.start()]) \
+                    or form in rules.key(clause[max(0, m.start() - len(form) - 6):m.end()]) \
                     or form in rules.key(clause[m.end():m.end() + len(form) + 6]):
                 return True
     return False

@@ -344,6 +344,8 @@ def clean(text: str) -> str:
         text = text.replace(variant, canonical)
     if "°" in text:  # 南纬50°: 50度; 50°c stays a temperature
         text = re.sub(r"°(?![cf])", "度", text)
+    if "~" in text:  # 50度~60度 is 50度到60度 (a tilde between numbers is a range, never a code)
+        text = re.sub(r"(?<=[\d度%年月日])\s*~\s*(?=\d)", "到", text)
     if "月" in text:  # the lunar months with names: 正月十五 is 1月15, 腊月初八 is 12月8
         text = _NAMED_MONTH.sub(lambda m: _NAMED_MONTHS[m.group(1)], text)
     if "分之" in text:
