@@ -766,15 +766,19 @@ _ASKED_NOUN = re.compile(r"(?:什么|哪一?[个种位座家所类项部本条�
                          r"(?=[?,。]|$|管辖|的|呢|是|在|上|中|里|内)")
 
 
+@lru_cache(maxsize=4096)
+def _one_of_asked_kind(question: str) -> re.Pattern | None:
+    """One (一个, 某) of the kind the question asks for (任什么军衔 -> 一个…军衔); None when it asks for no kind."""
+    asked = _ASKED_NOUN.search(question)
+    return re.compile(rf"(?<![第\d.])(?:[一1][个种位座家所类项部本条支名]|某[个种位座家所类项部本条支名]?)"
+                      rf"[^,;。!?\n]{{0,24}}?{re.escape(asked.group(1))}(?=[,;。!?\n]|$)") if asked else None
+
+
 def _asked_kind_described(text: str, question: str) -> bool:
     """The answer only says that it is one of the kind the question asks for (任什么军衔？ 是一个士官级别的低阶军衔;
     哪一个县？ 广州府下辖的一个县): a description, no name."""
-    asked = _ASKED_NOUN.search(question)
-    if not asked:
-        return False
-    pattern = (rf"(?<![第\d.])(?:[一1][个种位座家所类项部本条支名]|某[个种位座家所类项部本条支名]?)"
-               rf"[^,;。!?\n]{{0,24}}?{asked.group(1)}(?=[,;。!?\n]|$)")
-    return any(not _NAMING.search(m.group(0)) for m in re.finditer(pattern, text))
+    pattern = _one_of_asked_kind(question)
+    return pattern is not None and any(not _NAMING.search(m.group(0)) for m in pattern.finditer(text))
 
 
 def _book_not_chapter(ref: Reference, answer: _Answer) -> bool:
