@@ -1529,6 +1529,13 @@ ZH_RULE_8_CASES = [
     ("应该是《论法的精神和原则》或《社会契约论》之一。", "《论法的精神和原则》", "他的哪部著作在1748年出版？", ("IN", True)),
     # a tilde between numbers is a range
     ("南纬40°～50°之间的海域。", "南纬40度到50度", "“咆哮西风带”在哪个纬度范围内？", ("CO", True)),
+    # refusals: cannot settle it, has no exact figure
+    ("不好意思，它最早是哪一年发布的我确定不了。", "2009", "它首次发布于哪一年？", ("NA", True)),
+    ("具体比例要看测定方法，我没有准确数字。", "40%", "它的含量可占总蛋白量的多少百分比以上？", ("NA", True)),
+    # tenths (七成) are a share; English words after a number are no unit
+    ("超过七成的选民支持修宪。", "78%", "支持修宪的选民百分比是多少？", ("NA", True)),
+    ("The fonts were created in 2004 as a derivative of an older family.", "2004", "这套字体是哪一年创造的?",
+     ("CO", True)),
 ]
 
 

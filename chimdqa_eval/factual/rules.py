@@ -111,6 +111,10 @@ _UNIT_AHEAD = re.compile(_UNIT_WORDS)
 _PLAIN_FOLLOWERS = set("吧呢啊吗呀啦哦嘛号个多余人名位次件家座所条本台辆只种项篇部届倍任左右上下前后以至到和与或及的是在为了年月日号"
                        "起止之间内外中时期末初底来而并也就才都被由将向于从把对比点分成度")
 _LATIN_AFTER = re.compile(r"\s?([a-z]{1,5})(?![a-z])")
+# English words that follow a number in a sentence without being its unit (created in 2004 as a derivative…).
+_ENGLISH_AFTER_NUMBER = frozenset("and or the in to by of at a s as for with when was is are were on from after "
+                                  "until since which that it its he she they we but so into over when while then "
+                                  "than if has had have be been".split())
 _UNKNOWN_UNIT = re.compile(r"[^\W\d的是在为了和与或及,。吧呢啊吗呀啦哦嘛]{1,4}")
 # 2小时08分36秒, 1分15秒: one duration, in seconds.
 _DURATION = re.compile(r"(?<![\d.])(?:(\d+)\s*个?(?:小时|钟头))?\s*(?:(\d+)\s*分(多)?钟?)?\s*(?:(\d+(?:\.\d+)?)\s*秒)?"
@@ -189,7 +193,8 @@ REFUSAL = re.compile(
     r"|对不上号?|怕[^,.;!?，。；！？]{0,2}?(?:说|记|弄|答|搞|写|拼|给|算)错|(?:容易|常常|经常|总是|老是)(?:记|说|弄|搞|答)(?:错|混)"
     r"|(?:怕|担心|以免|免得|避免)(?:[^,.;!?，。；！？]{0,6}?误导"  # 以免误导, 怕拼错误导你, 怕给你错误的信息
     r"|[^,.;!?，。；！？]{0,8}?(?:错误|有误|不准确|不对)的?(?:信息|答案|说法|内容))"
-    r"|\bnot in a position to\b|\bunsure\b|\bnot something i\b|\b(?:need|needs|have) to (?:check|verify|look it up)")
+    r"|\bnot in a position to\b|\bunsure\b|\bnot something i\b|\b(?:need|needs|have) to (?:check|verify|look it up)"
+    r"|(?:确定|判断|确认|肯定|断定)不(?:了|下来)|没有?(?:准确|确切|精确|可靠)的?(?:数字|数值|答案|数据|信息|资料)")
 # A guess: the answer leans towards a candidate (可能是, 我记得是, 应该在).
 _NOT_GUESSING = r"(?<![不别])(?<![不别没].)(?<![不别没]..)"  # 不乱猜, 不敢瞎猜, 不想瞎猜 refuse to guess
 GUESS = re.compile(r"(可能|也许|或许|大概|应该|估计|似乎|好像|印象中|(?<![不没])(?<![不没].)记得|" + _NOT_GUESSING
@@ -288,6 +293,8 @@ def _scientific(m: re.Match) -> str:
 _SHARE = re.compile(r"(?<![零〇一二两三四五六七八九十百千万亿\d])([二四五十千万])分之([零〇一二两三四五六七八九十百千]+|\d+(?:\.\d+)?)"
                     rf"(?![{MEASURE_CHARS}圈周转])")
 _SHARE_OF = {"二": 2, "四": 4, "五": 5, "十": 10, "千": 1000, "万": 10000}
+# 七成, 十成: tenths, when followed by what follows a share (七成的, 三成以上, 约两成。), not 一成不变 or 七成新.
+_TENTHS = re.compile(r"(?<![零〇一二两三四五六七八九十百千万亿\d])([一二两三四五六七八九十])成(?=[以左上多的,;。!?\n]|$)")
 # English scale words after a number (1.5 million, 3 bn): the Chinese multiplier. (A B glued to a number is
 # not read as billions: 2B类, 2B铅笔.)
 _SCALE_WORD = re.compile(r"(?<![a-z0-9.])(\d+(?:\.\d+)?)\s*(trillion|billion|million|thousand|bn)(?![a-z0-9])")
@@ -350,6 +357,8 @@ def clean(text: str) -> str:
         text = _NAMED_MONTH.sub(lambda m: _NAMED_MONTHS[m.group(1)], text)
     if "分之" in text:
         text = _SHARE.sub(_share, text)
+    if "成" in text:  # 超过七成的选民: 70%
+        text = _TENTHS.sub(lambda m: f"{_DIGITS.get(m.group(1), 10) * 10}%", text)
     if _ASCII_LETTER.search(text):  # two -> 2 (Two — the American League and the National League)
         text = _ENGLISH_NUMBER_WORD.sub(lambda m: str(_ENGLISH_NUMBER[m.group(1)]), text)
     if _DIGIT.search(text):
@@ -684,7 +693,7 @@ def _find_numbers(cleaned: str, framing: str = "", periods: bool = True) -> tupl
             unit_end = spelled.end()
         elif not percent:
             follower = cleaned[m.end():m.end() + 1]
-            if latin and latin.group(1) not in ("and", "or", "the", "in", "to", "by", "of", "at", "a", "s"):
+            if latin and latin.group(1) not in _ENGLISH_AFTER_NUMBER:
                 unknown = latin.group(1)  # 100 MW, 2.4 GHz
             elif "\u4e00" <= follower <= "\u9fff" and follower not in _PLAIN_FOLLOWERS:
                 unknown = _UNKNOWN_UNIT.match(cleaned, m.end()).group(0)  # 500兆瓦, 2250万千瓦时
