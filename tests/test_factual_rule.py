@@ -1536,6 +1536,16 @@ ZH_RULE_8_CASES = [
     ("超过七成的选民支持修宪。", "78%", "支持修宪的选民百分比是多少？", ("NA", True)),
     ("The fonts were created in 2004 as a derivative of an older family.", "2004", "这套字体是哪一年创造的?",
      ("CO", True)),
+    # a place named in the turn is content, however plain its characters (东方市)
+    ("亚松森是巴拉圭的重要城市，但首都其实是东方市。", "亚松森", "巴拉圭的首都是哪个城市？", ("IN", False)),
+    # a self-correction to the same place, named without its province, keeps it
+    ("酒厂位于辽宁省朝阳市，是当地历史较久的企业，所以答案是**朝阳市**。", "辽宁省朝阳市", "这种白酒产地位于中国哪个市？",
+     ("CO", False)),
+    # one of a named set (二十四史中的一部): what it is a kind of
+    ("出自二十四史中的一部。", "北齐书", "这句成语出自哪个古代中国典籍？", ("NA", False)),
+    # a region around (南亚一带) may hold the reference: less specific, or, beside another place, not sure
+    ("这个寓言最早流传于古代南亚一带的佛教文化圈。", "印度", "这个故事起源于哪个国家？", ("NA", False)),
+    ("这个寓言最早流传于古代南亚一带，后来随佛经传入中国。", "印度", "这个故事起源于哪个国家？", ("IN", False)),
 ]
 
 

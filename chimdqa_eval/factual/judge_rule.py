@@ -648,6 +648,9 @@ def _alias_risk(ref: Reference, answer: _Answer, question: str) -> str:
 _PLACE_WORDS = re.compile(r"自治区|特别行政区|自治州|地区|位于|地处|属于|[省市县区州盟在]")
 
 
+_AREA = re.compile(r"一带|地区|地带|附近|周边|沿岸|沿海|境内外")
+
+
 def _place_verdict(ref: Reference, answer: _Answer, question: str) -> Verdict | None:
     """The grade of an answer naming known places (places.tsv) but not the reference, a known place; None when
     the table cannot tell, a name is ambiguous or the answer refuses. Only places that contain the reference
@@ -686,6 +689,7 @@ def _place_verdict(ref: Reference, answer: _Answer, question: str) -> Verdict | 
         mention = _text_match(ref, rules.key(answer.whole), answer.whole)  # 是京都还是东京？…答案是京都
         one_claim = all(places.within(a, b) or places.within(b, a) for a in named for b in named) \
             and not (mention and not _inside_other_place(ref, answer.whole, mention[0]))
+        one_claim = one_claim and not _AREA.search(answer.affirmed)  # 南亚一带: a region around, perhaps holding it
         return Verdict("IN", plain and one_claim and (not said_more or _alias_risk(ref, answer, question)
                                                        in ("", "place_level")), "other_place")
     if inside and len(broader) + len(inside) == len(named):
@@ -770,7 +774,7 @@ _ASKED_NOUN = re.compile(r"(?:什么|哪一?[个种位座家所类项部本条�
 def _one_of_asked_kind(question: str) -> re.Pattern | None:
     """One (一个, 某) of the kind the question asks for (任什么军衔 -> 一个…军衔); None when it asks for no kind."""
     asked = _ASKED_NOUN.search(question)
-    return re.compile(rf"(?<![第\d.])(?:[一1][个种位座家所类项部本条支名]|某[个种位座家所类项部本条支名]?)"
+    return re.compile(rf"(?<![第\d.])(?:[一1][个种位座家所类项部本条支名处片]|某[个种位座家所类项部本条支名处片]?)"
                       rf"[^,;。!?\n]{{0,24}}?{re.escape(asked.group(1))}(?=[,;。!?\n]|$)") if asked else None
 
 
@@ -1107,7 +1111,8 @@ _NATIONALITY = re.compile(r"[\u4e00-\u9fff]{1,4}(?:国|洲)(?:的)?|[东西南�
 
 
 _KIND_OF = re.compile(r"(?:的|之)(?:一|1)(?:种|类|个分支|个品种)(?=[,;。!?\n]|$)")
-_ONE_OF = re.compile(r"[\u4e00-\u9fff]{2,6}之一(?=[,;。!?\n]|$)")  # 出自儒家的五经之一: one of a named set
+_ONE_OF = re.compile(r"[\u4e00-\u9fff\d]{2,6}(?:之一|[中里]的[一1][部个种位本首篇座支])(?=[,;。!?\n]|$)")
+# (出自儒家的五经之一, 出自二十四史中的一部: one of a named set)
 _RANKS = "界门纲目科属"  # taxonomic ranks, broadest first
 
 
@@ -1210,7 +1215,10 @@ def _frame(answer: _Answer, form: str, question: str) -> str:
     if len(form) >= 3 and form[1:] in rules.key(rest):
         return ""  # 有人以为是避汉武帝，其实不是——‘启’正是景帝的名字: the turn comes back to the reference
     latin = set(_LATIN_WORDS.findall(rest)) - set(_LATIN_WORDS.findall(question))  # FDA is new beside DailyMed
-    if REFUSAL.search(rest) or not (latin or _has_content(rules.key(_LATER_TURN.sub("", rest)), question)):
+    named = [p for p in places.places_in(rules.key(rest)) if p not in question] or _PLACE_QUESTION.search(question) \
+        and [p for p in re.findall(r"[\u4e00-\u9fff]{2}(?:市|县|州|城|镇|省|岛)", rules.key(rest)) if p not in question]
+    # (a place named in the turn is content, whatever filler its characters are: 但首都其实是东方市)
+    if REFUSAL.search(rest) or not (latin or named or _has_content(rules.key(_LATER_TURN.sub("", rest)), question)):
         return ""
     return "turn_after"
 
@@ -1347,7 +1355,8 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
         return Verdict("IN", not HEDGE.search(answer.whole), "other_option")  # 假体腔动物 for A还是B？ asking A
     if answer.alternative and _text_match(ref, rules.key(answer.alternative), answer.alternative):
         return Verdict("IN" if _has_content(answer_key, question) else "CO", False, "attributed_match")
-    if answer.rejected and _text_match(ref, rules.key(answer.rejected), answer.rejected):
+    if answer.rejected and _text_match(ref, rules.key(answer.rejected), answer.rejected) \
+            and not _place_parts(ref, answer_key):  # …位于辽宁省朝阳市，所以答案是**朝阳市**: the same place
         sure = _has_content(answer_key, question) and not REFUSAL.search(answer.affirmed) \
             and not HEDGE.search(answer.whole)
         return Verdict("IN", sure, "reference_rejected")
