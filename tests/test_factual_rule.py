@@ -1546,6 +1546,10 @@ ZH_RULE_8_CASES = [
     # a region around (南亚一带) may hold the reference: less specific, or, beside another place, not sure
     ("这个寓言最早流传于古代南亚一带的佛教文化圈。", "印度", "这个故事起源于哪个国家？", ("NA", False)),
     ("这个寓言最早流传于古代南亚一带，后来随佛经传入中国。", "印度", "这个故事起源于哪个国家？", ("IN", False)),
+    # only the opening words of the reference, what it belongs to: less specific; another channel of it: not that
+    ("凤凰卫视。", "凤凰卫视资讯台", "这档节目是通过哪个电视台首播的？", ("NA", False)),
+    ("他们使用的语言属于乌拉尔语系。", "乌拉尔语系萨莫耶德语族", "他们使用什么语族？", ("NA", False)),
+    ("凤凰卫视中文台。", "凤凰卫视资讯台", "这档节目是通过哪个电视台首播的？", ("IN", False)),
 ]
 
 

@@ -1169,6 +1169,27 @@ def _broader_head(ref: Reference, answer: _Answer, question: str) -> bool:
     return alone and sum(ch not in question_key and ch not in _FILLER for ch in rest) <= 4
 
 
+def _owner_only(ref: Reference, answer: _Answer, question: str) -> bool:
+    """The answer names only the opening words of the reference, what it belongs to (凤凰卫视 for 凤凰卫视资讯台,
+    乌拉尔语系 for 乌拉尔语系萨莫耶德语族), standing on its own (not 凤凰卫视中文台) and with little else said."""
+    main = ref.main
+    if ref.foreign or ref.items or len(main) < 5 or not _HAN_ONLY.fullmatch(main) or _PERSON_QUESTION.search(question) \
+            or answer.alternative:
+        return False
+    question_key = rules.key(question)
+    owner = next((main[:k] for k in range(len(main) - 2, 2, -1)
+                  if main[:k] not in question_key and main[:k] in answer.affirmed_key), "")
+    if not owner or len(owner) * 5 < len(main) * 2:  # at least 40% of it
+        return False
+    ends = [answer.affirmed[m.end():] for m in re.finditer(re.escape(owner), answer.affirmed)]
+    alone = bool(ends) and all(_OWNER_END.match(e) for e in ends)
+    rest = answer.affirmed_key.replace(owner, "")
+    return alone and sum(ch not in question_key and ch not in _FILLER for ch in rest) <= 4
+
+
+_OWNER_END = re.compile(r"\s*(?:[,;。!?\n*)]|的|旗下|下属|$)")
+
+
 def _kind_only(answer: _Answer, question: str) -> bool:
     """The answer names a kind of person or thing and perhaps where it is from, and nothing else (是英国作家,
     德国化学家): less specific than a name. Not for a title (《…》), which is a name whatever its words."""
@@ -1430,6 +1451,8 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
         return Verdict("NA", False, "kind_of")  # 属于锥体的一种, 被子植物门 for 木兰纲: what it is a kind of
     if _broader_head(ref, answer, question) and _refusal(answer) != "refusal":
         return Verdict("NA", False, "broader_head")  # 佛教 for 藏传佛教, 属于政治学的范畴 for 地缘政治学
+    if _owner_only(ref, answer, question) and _refusal(answer) != "refusal":
+        return Verdict("NA", False, "owner_only")  # 凤凰卫视 for 凤凰卫视资讯台
     if _kind_only(answer, question) and _refusal(answer) != "refusal":
         return Verdict("NA", False, "kind_only")  # 是英国作家, 属于气象灾害: a kind of thing and where, no name
     core = _LATIN_RUN.findall(ref.main)
