@@ -1550,6 +1550,17 @@ ZH_RULE_8_CASES = [
     ("凤凰卫视。", "凤凰卫视资讯台", "这档节目是通过哪个电视台首播的？", ("NA", False)),
     ("他们使用的语言属于乌拉尔语系。", "乌拉尔语系萨莫耶德语族", "他们使用什么语族？", ("NA", False)),
     ("凤凰卫视中文台。", "凤凰卫视资讯台", "这档节目是通过哪个电视台首播的？", ("IN", False)),
+    # hearsay about the answer itself (据说他…) is a story, not another candidate; 也有人认为是他的兄长 names one
+    ("《千字文》是周兴嗣所编，相传梁武帝命人拓出一千个字，据说他一夜之间完成，头发都白了。", "周兴嗣", "《千字文》的作者是谁？",
+     ("CO", True)),
+    ("弗朗西斯·蒲福，也有人认为是他的兄长丹尼尔·蒲福。", "弗朗西斯·蒲福（Francis Beaufort）", "这种密码是由谁发明的？",
+     ("IN", False)),
+    # a percentage for a multiple asked (400% for 4倍): converted, not sure
+    ("前者是后者的400%。", "4", "前者与后者相比是几个倍数的关系？", ("CO", False)),
+    ("前者是后者的300%。", "4", "前者与后者相比是几个倍数的关系？", ("IN", False)),
+    # a broader taxon followed by 上 / 中; a work of the author's kind (一篇散文) without its title
+    ("寄生在樟科植物上。", "新木姜子属", "这种真菌寄生在什么属的植物上？", ("NA", False)),
+    ("这是史铁生的名句，出自他的一篇散文。", "《我与地坛》", "这句话是哪部文学作品里的经典语录？", ("NA", False)),
 ]
 
 

@@ -762,7 +762,8 @@ def _only_in_question_terms(answer_key: str, form: str, question_key: str) -> bo
                                 and answer_key[i:i + len(form) + 1] in question_key for i in starts)
 
 
-_WORK_OF = re.compile(r"[\u4e00-\u9fff]的(?:一部|某部|一本)?(?:著作|作品|书|医书|诗集|文集|文章|小说)(?=[,;。!?\n]|$)")
+_WORK_OF = re.compile(r"[\u4e00-\u9fff]的(?:一部|某部|一本|一篇|某篇|一首)?(?:著作|作品|书|医书|诗集|文集|文章|小说|散文|随笔"
+                      r"|杂文|诗|诗歌|剧本|戏剧)(?=[,;。!?\n]|$)")
 _BOOK_QUESTION = re.compile(r"(?:哪|什么)一?(?:本|部|篇)?[^,;。?]{0,4}?(?:书|著作|典籍|书籍|作品|经典)|出自哪")
 
 
@@ -1123,8 +1124,8 @@ def _broader_rank(reference: str, answer_key: str) -> bool:
     if not rank or rank not in _RANKS:
         return False
     narrower = _RANKS[_RANKS.index(rank):]
-    found = {m.group(1) for m in re.finditer(rf"[\u4e00-\u9fff]{{2,}}?([{_RANKS}])(?:植物|动物|真菌|细菌)?(?![\u4e00-\u9fff])",
-                                             answer_key)}  # 伞形科植物
+    found = {m.group(1) for m in re.finditer(rf"[\u4e00-\u9fff]{{2,}}?([{_RANKS}])(?:植物|动物|真菌|细菌)?[上中里内]?"
+                                             r"(?![\u4e00-\u9fff])", answer_key)}  # 伞形科植物, 寄生在樟科植物上
     return bool(found) and not found & set(narrower)
 
 
@@ -1327,7 +1328,8 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
             return Verdict("IN", False, "attributed_alternative")
         named = answer.alternative and _text_match(ref, rules.key(answer.alternative), answer.alternative)
         if answer.alternative and _has_content(rules.key(answer.alternative), question) \
-                and not (named and named[1]) and not _long_story(answer.alternative, question):
+                and not (named and named[1]) and not _long_story(answer.alternative, question) \
+                and not _ABOUT_IT.search(answer.alternative):  # 据说他一夜之间完成: hearsay about it, no candidate
             # 也有人认为是他的兄长丹尼尔·蒲福: the surname alone is not him
             return Verdict("IN", False, "attributed_alternative")
         if not full and form in ref.weak and any(_other_given_name(ref, answer, w) for w in ref.weak
@@ -1529,6 +1531,11 @@ def _other_given_name(ref: Reference, answer: _Answer, surname: str) -> bool:
         return True  # 是苏格兰人贝尔，全名好像是亚历山大·贝尔: the bare surname is the person named in full
     spots = {m.end() for m in found}
     return all(m.end() in spots for m in bare.finditer(text))
+
+
+# Hearsay about the answer itself (据说他一夜之间完成, 相传她…): a story, not another candidate (也有人认为是他的兄长
+# names one).
+_ABOUT_IT = re.compile(r"^\W*(?:据说|相传|传说|据传)[^,;。]*?(?<!其)(?:他|她|它)(?![们])")
 
 
 def _long_story(text: str, question: str) -> bool:
@@ -1810,6 +1817,14 @@ _ASKED_RATE = re.compile(r"每(秒|分|小时|时)|/(秒|分|小时|时|s|h|min)
 _TIME = {"s": "秒", "h": "小时", "时": "小时", "min": "分"}
 
 
+def _as_multiple(n: Number) -> Number:
+    """A percentage read as the multiple a 倍 question asks for (400% -> 4), converted: never a sure match."""
+    if n.unit != "%":
+        return n
+    return replace(n, value=n.value / 100, step=n.step / 100, scale=n.scale / 100, loose=n.loose / 100,
+                   high=n.high / 100 if n.high is not None else None, unit=None, converted=True)
+
+
 def _rates(text: str, said: bool = True) -> set:
     """The time units of the rates in the text (每秒67米, 240公里/小时, 130节: 秒, 小时, 节); `said=False` for a
     question, whose rate need not stand beside a number (每分钟多少次)."""
@@ -1848,7 +1863,8 @@ def _judge_numeric(ref: Reference, answer: _Answer, question: str, question_numb
                                      or abs(n.value - t.value) <= max(t.step, n.step if n.converted else 0) / 2)
                    for t in targets)
 
-    found = [_as_percent(n) if percent else n for n in rules.find_numbers(answer.affirmed, question)]
+    found = [_as_percent(n) if percent else _as_multiple(n) if "倍" in question else n
+             for n in rules.find_numbers(answer.affirmed, question)]
     # Numbers the answer repeats from the question (根据2010年普查...) are context, not its answer.
     found = [n for n in found if hit(n) or not any(n.matches(q) and n.kind == q.kind in ("exact", "range")
                                                    and n.unit == q.unit  # not 1984年 for GB 4764-1984
