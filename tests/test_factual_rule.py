@@ -1561,6 +1561,9 @@ ZH_RULE_8_CASES = [
     # a broader taxon followed by 上 / 中; a work of the author's kind (一篇散文) without its title
     ("寄生在樟科植物上。", "新木姜子属", "这种真菌寄生在什么属的植物上？", ("NA", False)),
     ("这是史铁生的名句，出自他的一篇散文。", "《我与地坛》", "这句话是哪部文学作品里的经典语录？", ("NA", False)),
+    # one half of the reference's dynasty (西汉 for 汉代) is more specific and consistent
+    ("一般认为它起源于西汉。", "汉代", "这种制度最早出现于哪个朝代？", ("CO", False)),
+    ("东晋。", "晋朝", "这位书法家生活在哪个朝代？", ("CO", False)),
 ]
 
 

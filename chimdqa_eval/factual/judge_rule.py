@@ -1389,6 +1389,12 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
     if ref.items and any(g in answer_key for forms in ref.items for g in forms):
         incomplete = _only_some_items(ref.items, answer_key) or REFUSAL.search(answer.whole)  # 第四个我想不起来了
         return Verdict("NA" if incomplete else "IN", False, "partial_list")
+    whole = _DYNASTY.match(ref.main)
+    whole = whole.group(1) if whole and whole.group(1) in _DYNASTY_NAMES else ref.main if ref.main in _DYNASTY_NAMES else ""
+    parts = {m.group(0) for m in re.finditer(rf"[东西南北前后]{whole}(?![\u4e00-\u9fff]{{0,2}}(?:路|街|区|县|市|省))",
+                                             answer.affirmed)} if whole else set()
+    if len(parts) == 1 and not ALTERNATIVES.search(answer.affirmed) and _refusal(answer) != "refusal":
+        return Verdict("CO", False, "narrower_dynasty")  # 西汉 for 汉代: one half of it, more specific
     split = _SPLIT_DYNASTY.match(ref.main)
     halves = {m.group(0)[0] for m in re.finditer(rf"[东西南北前后]{split.group(2)}", answer.affirmed)} if split else set()
     if halves - {split.group(1) if split else ""}:
