@@ -1564,6 +1564,14 @@ ZH_RULE_8_CASES = [
     # one half of the reference's dynasty (西汉 for 汉代) is more specific and consistent
     ("一般认为它起源于西汉。", "汉代", "这种制度最早出现于哪个朝代？", ("CO", False)),
     ("东晋。", "晋朝", "这位书法家生活在哪个朝代？", ("CO", False)),
+    # a partial memory of the kind (只记得是…) beside a refusal is no guess
+    ("这张照片我一时想不起是谁拍的，只记得是大萧条时期的纪实摄影作品。", "多萝西亚·兰格（Dorothea Lange）",
+     "这张照片是哪位摄影师的作品？", ("NA", True)),
+    # a question back that must be settled first, or that says the answer differs
+    ("能说一下这座寺在哪个地方吗？同名的寺庙不少，我需要先确认一下。", "陈禄官", "谁是这尊大佛的原始雕塑师？",
+     ("NA", True)),
+    ("你说的是第一台能在海上测定经度的钟，还是更早的实验型钟表？标准不同，答案可能也不一样。", "约翰·哈里森（John Harrison）",
+     "谁是首个真正的航海钟的发明者？", ("NA", True)),
 ]
 
 

@@ -194,10 +194,11 @@ REFUSAL = re.compile(
     r"|(?:怕|担心|以免|免得|避免)(?:[^,.;!?，。；！？]{0,6}?误导"  # 以免误导, 怕拼错误导你, 怕给你错误的信息
     r"|[^,.;!?，。；！？]{0,8}?(?:错误|有误|不准确|不对)的?(?:信息|答案|说法|内容))"
     r"|\bnot in a position to\b|\bunsure\b|\bnot something i\b|\b(?:need|needs|have) to (?:check|verify|look it up)"
-    r"|(?:确定|判断|确认|肯定|断定)不(?:了|下来)|没有?(?:准确|确切|精确|可靠)的?(?:数字|数值|答案|数据|信息|资料)")
+    r"|(?:确定|判断|确认|肯定|断定)不(?:了|下来)|没有?(?:准确|确切|精确|可靠)的?(?:数字|数值|答案|数据|信息|资料)"
+    r"|需要先?(?:确认|核实|了解清楚)一下|答案(?:可能|也|就|会)*(?:不一样|不同)")
 # A guess: the answer leans towards a candidate (可能是, 我记得是, 应该在).
 _NOT_GUESSING = r"(?<![不别])(?<![不别没].)(?<![不别没]..)"  # 不乱猜, 不敢瞎猜, 不想瞎猜 refuse to guess
-GUESS = re.compile(r"(可能|也许|或许|大概|应该|估计|似乎|好像|印象中|(?<![不没])(?<![不没].)记得|" + _NOT_GUESSING
+GUESS = re.compile(r"(可能|也许|或许|大概|应该|估计|似乎|好像|印象中|(?<![不没只])(?<![不没].)记得|" + _NOT_GUESSING
                    + r"猜测?|疑似)"
                    r"(是|为|在|于|叫|属于|位于)|" + _NOT_GUESSING + r"猜|倾向于|i think|i believe|probably|maybe|perhaps|likely")
 # A hedge around an answer, even a right one.
