@@ -1572,6 +1572,12 @@ ZH_RULE_8_CASES = [
      ("NA", True)),
     ("你说的是第一台能在海上测定经度的钟，还是更早的实验型钟表？标准不同，答案可能也不一样。", "约翰·哈里森（John Harrison）",
      "谁是首个真正的航海钟的发明者？", ("NA", True)),
+    # the common view turned down by what is really so; a caveat does not turn it down
+    ("一般认为这面旗是陆一鸣设计的，但最初的图案其实出自周子安之手，陆一鸣只是负责绘制。", "陆一鸣", "这面旗最初是谁设计的？", ("IN", False)),
+    ("一般认为是第三代，不过不同资料的划分口径不太一样。", "第三代", "它是美国第几代潜射弹道导弹？", ("CO", True)),
+    # the roles given with the name first (黄霑负责的是填词，作曲则是顾嘉辉) for a question that joins them
+    ("黄霑负责的是填词，作曲则是顾嘉辉。", "黄霑", "这部宣传片的作曲及填词者是谁？", ("IN", False)),
+    ("作曲和填词都是黄霑。", "黄霑", "这部宣传片的作曲及填词者是谁？", ("CO", True)),
 ]
 
 

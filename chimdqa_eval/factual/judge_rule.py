@@ -153,6 +153,11 @@ _ATTRIBUTED = re.compile(
     r"(?:会|都|也|常|往往)?(?:说|认为|称|以为|觉得|误认为|误以为|流传|传说|提出|提到|提及|记载|写)|也有(?:说法|观点|资料)|一说"
     r"|常见的?说法|通常的说法|流行的说法|另一?种?说法|另有一说|另有[^,;。!?\n]{0,8}(?:给|说|称|认为|记载|写)|据说|据传"
     r"|误认为|误以为|误传|讹传|常被误|被误认为)[^,;。!?\n)]*")
+# The common view (一般认为, 通常认为): the answer itself, unless the next clause turns it down.
+_COMMON_VIEW = re.compile(r"(?:一般|通常|普遍|大多|大家|人们)(?:都)?(?:认为|以为|觉得|说)[^,;。!?\n)]*")
+# What turns the common view down: a next clause that says what is really so (但…其实…, 实际上…); a caveat
+# (不过说法不一) does not.
+_VIEW_REJECTED = re.compile(r"[,;。\s]*(?:但是?|然而|可是)?[^,;。!?\n]{0,12}?(?:其实|实际上|事实上|才是|真正)")
 # What turns an attributed claim down: the next clause opens with it, or the claim itself calls it mistaken.
 _REJECTS = re.compile(r"[,;。\s]*(?:其实|实际上|事实上|但|然而|不过|可是|正确|真正)")
 # A sentence that asks something; as a question back to the user (您是指哪一年？) it asserts nothing.
@@ -408,6 +413,14 @@ def _read_answer(cleaned: str, question: str = "") -> _Answer:
         return " "
 
     text = _ATTRIBUTED.sub(attributed, text)
+
+    def common_view(m: re.Match) -> str:  # 一般认为…是陆皓东设计的，但…其实出自孙中山之手: the common view, turned down
+        if _VIEW_REJECTED.match(m.string, m.end()) is None:
+            return m.group(0)  # 一般认为是方七娘(，不过说法不一): the answer, told as the common view
+        rejected.append(m.group(0))
+        return " "
+
+    text = _COMMON_VIEW.sub(common_view, text)
 
     def denied(m: re.Match) -> str:
         rejected.append(m.group(0))
@@ -1030,9 +1043,15 @@ _ROLE_CLAIM = re.compile(r"^(.{2,6}?)(?:是|为|由)(.+)$")
 
 def _split_roles(text: str, form: str, question: str) -> bool:
     """The answer gives two roles the question asks about to two different names, the reference in one of them
-    (作曲是顾嘉辉，填词是黄霑 for 作曲及填词者是谁): the question asked for one person in both."""
-    claims = [_ROLE_CLAIM.match(rules.key(c)) for c in _CLAUSE_END.split(text)]
-    roles = [(m.group(1), m.group(2)) for m in claims if m and m.group(1) in question]
+    (作曲是顾嘉辉，填词是黄霑 or 黄霑负责的是填词，作曲则是顾嘉辉 for 作曲及填词者是谁): the question asked for one
+    person in both."""
+    roles = []
+    for m in filter(None, (_ROLE_CLAIM.match(rules.key(c)) for c in _CLAUSE_END.split(text))):
+        role, said = re.sub(r"(?:则|就|却|也|都)$", "", m.group(1)), m.group(2)
+        if role not in question and said in question:  # 黄霑负责的是填词: the name first, then its role
+            role, said = said, re.sub(r"(?:负责|担任|做|写)的?$", "", m.group(1))
+        if role in question:
+            roles.append((role, said))
     own = {r for r, said in roles if form in said}
     asked = rules.key(question)
 
