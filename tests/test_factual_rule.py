@@ -1578,6 +1578,18 @@ ZH_RULE_8_CASES = [
     # the roles given with the name first (黄霑负责的是填词，作曲则是顾嘉辉) for a question that joins them
     ("黄霑负责的是填词，作曲则是顾嘉辉。", "黄霑", "这部宣传片的作曲及填词者是谁？", ("IN", False)),
     ("作曲和填词都是黄霑。", "黄霑", "这部宣传片的作曲及填词者是谁？", ("CO", True)),
+    # several (多次, 好几位) is at least two; not in a name (斐多篇)
+    ("他曾多次获得这一奖项的提名。", "4", "他共获得过几次这一奖项的提名？", ("NA", True)),
+    ("是柏拉图的一部中期对话录。", "《斐多篇》", "这个概念首次出现在柏拉图的哪部作品中？", ("NA", False)),
+    # kilojoules and kilocalories are units; a slash between units is a rate
+    ("约4.2千焦。", "4.184", "一大卡等于多少千焦？", ("NA", False)),
+    ("7000千卡/千克，折合约29.3 MJ/kg。", "7000", "标准煤热值是多少千卡每千克？", ("CO", True)),
+    # the opening of a code as a type (F型) is less specific; another code of the same type is a guess
+    ("它是一颗黄白色的F型恒星。", "F4IV", "这颗恒星的光谱分类是什么？", ("NA", False)),
+    ("不太确定，可能是F5V，即一颗F型主序星。", "F4IV", "这颗恒星的光谱分类是什么？", ("IN", False)),
+    # a broader rank in running text; the dynasty of a dated reference, as a whole
+    ("在分类上它属于伞形目，与胡萝卜亲缘关系较近。", "伞形科", "欧芹是属于哪一个科的植物？", ("NA", False)),
+    ("东汉时期。", "东汉永平十一年（公元68年）", "这座寺是在哪一年修建而成？", ("NA", True)),
 ]
 
 

@@ -1136,6 +1136,15 @@ _ONE_OF = re.compile(r"[\u4e00-\u9fff\d]{2,6}(?:之一|[中里]的[一1][部个�
 _RANKS = "界门纲目科属"  # taxonomic ranks, broadest first
 
 
+def _code_prefix(reference: str, text: str) -> bool:
+    """The reference is a code of a letter or digits and more (F4IV, M1IIIab, 2B) and the answer gives only its
+    opening as a type or class (F型恒星, M型红巨星, 2类): what kind it is, less specific."""
+    code = re.fullmatch(r"([a-z]|\d+)[a-z0-9]+", reference)
+    if not code or re.search(rf"(?<![a-z0-9]){code.group(1)}[a-z0-9]+", text):  # 可能是F5V: another code
+        return False
+    return re.search(rf"(?<![a-z0-9]){code.group(1)}(?:型|类|级)", text) is not None
+
+
 def _broader_rank(reference: str, answer_key: str) -> bool:
     """The reference names a taxon of one rank (木兰纲, 伞形科) and the answer one of a broader rank only
     (被子植物门, 伞形目): what it belongs to, less specific."""
@@ -1418,7 +1427,9 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
     halves = {m.group(0)[0] for m in re.finditer(rf"[东西南北前后]{split.group(2)}", answer.affirmed)} if split else set()
     if halves - {split.group(1) if split else ""}:
         return Verdict("IN", not _refusal(answer), "other_dynasty")  # 西汉 for 东汉
-    if (halves or _less_specific_dynasty(ref, answer)) and len(ref.main) > len(split.group(0)) \
+    whole_era = split and re.search(r"\d|年", ref.main[split.end():]) \
+        and re.search(rf"{split.group(0)}(?:时期|年间|期间)", answer.affirmed)  # 东汉时期 for 东汉永平十一年: all of it
+    if (halves or _less_specific_dynasty(ref, answer)) and len(ref.main) > len(split.group(0)) and not whole_era \
             and (_ERA.search(answer.affirmed) or rules.find_numbers(answer.affirmed, periods=False)):
         return Verdict("IN", False, "other_period")  # 西晋咸宁年间 for 西晋太始年间: a period of its own
     if halves or _less_specific_dynasty(ref, answer):  # 西晋 or 晋朝 for 西晋太始年间, 汉代 for 西汉
@@ -1473,7 +1484,8 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
         return Verdict("CO", False, "partial_transliteration")  # Fields Medal for 菲尔兹奖, Groningen for 格罗宁根大学
     said = [c for c in _CLAUSE_END.split(answer.affirmed) if rules.key(c)]
     one_of = len(said) == 1 and _ONE_OF.search(said[0]) and len(answer_key) <= 12 and "《" not in said[0]  # alone
-    if (_KIND_OF.search(answer.affirmed) or one_of or _broader_rank(ref.main, answer_key)) \
+    if (_KIND_OF.search(answer.affirmed) or one_of or _broader_rank(ref.main, answer.affirmed)
+            or _code_prefix(ref.main, answer.affirmed)) \
             and _refusal(answer) != "refusal":
         return Verdict("NA", False, "kind_of")  # 属于锥体的一种, 被子植物门 for 木兰纲: what it is a kind of
     if _broader_head(ref, answer, question) and _refusal(answer) != "refusal":

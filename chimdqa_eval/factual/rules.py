@@ -81,7 +81,8 @@ _UNITS = {
     "周岁": ("岁", 1), "周年": ("年", 1), "克拉": ("克拉", 1),
     "世纪": ("世纪", 1), "瓦": ("瓦", 1), "千瓦": ("瓦", 1000), "兆瓦": ("瓦", 10 ** 6), "吉瓦": ("瓦", 10 ** 9),
     "千瓦时": ("瓦时", 1000), "赫兹": ("赫兹", 1), "千赫": ("赫兹", 1000), "兆赫": ("赫兹", 10 ** 6),
-    "吉赫": ("赫兹", 10 ** 9), "伏特": ("伏", 1), "伏": ("伏", 1), "千伏": ("伏", 1000), "毫伏": ("伏", "0.001"),
+    "吉赫": ("赫兹", 10 ** 9), "焦耳": ("焦", 1), "千焦": ("焦", 1000), "千焦耳": ("焦", 1000), "大卡": ("焦", 4184),
+    "千卡": ("焦", 4184), "卡路里": ("焦", "4.184"), "伏特": ("伏", 1), "伏": ("伏", 1), "千伏": ("伏", 1000), "毫伏": ("伏", "0.001"),
 }
 CONVERTED = frozenset({"°f", "开尔文", "英里", "海里", "英寻", "英尺", "英寸", "码", "磅", "盎司", "加仑", "美制加仑", "英制加仑", "亩"})
 _UNIT_WORDS = "|".join(sorted(map(re.escape, _UNITS), key=len, reverse=True))
@@ -89,7 +90,7 @@ _UNIT_WORDS = "|".join(sorted(map(re.escape, _UNITS), key=len, reverse=True))
 # multiplier (1.2千, 3千万; not 5百分点), a percent sign. Digits glued to Latin letters (V08AA04, H2O, 5G) are codes, not quantities, unless the letters are a
 # unit (see _LATIN_UNITS). 10亿1000万 is one number.
 _ARABIC = re.compile(r"(?<![a-z0-9.√])(?<![a-z]-)(-)?(\d{1,3}(?:,\d{3})+(?!\d)|\d+)(\.\d+)?\s*"
-                     r"(?:(万亿|千万|百万|亿|万|千(?![瓦赫])|百(?!分))(?:(?<=[亿万])(\d+)(千万|百万|万|千|百)?)?)?\s*(%)?")
+                     r"(?:(万亿|千万|百万|亿|万|千(?![瓦赫焦卡])|百(?!分))(?:(?<=[亿万])(\d+)(千万|百万|万|千|百)?)?)?\s*(%)?")
 _MULTIPLIERS = {"万": 10 ** 4, "亿": 10 ** 8, "万亿": 10 ** 12, "千万": 10 ** 7, "百万": 10 ** 6, "千": 1000,
                 "百": 100}
 # Latin unit symbols after a number, rewritten in Chinese so that 10kg and 10公斤 read alike.
@@ -209,7 +210,7 @@ HEDGE = re.compile(GUESS.pattern + r"|不(太|很|大)?(确定(?!性)|肯定)|�
 NAMED_PAIR = (r"[、和与或][^,;。]{1,12}(?<![家员士手师])(?<![^二两2]者)(?<![^二两2]人)之一"
               r"|不是[^,;。]{1,12}就是|(?:两|二|2)(?:个|者)?都有可能")
 ALTERNATIVES = re.compile(r"或是|抑或|亦或|还是|也可能|或(?!(?:[称译作名叫许]|者[称译名叫许]|者?以上|者?以下|者?更))|\bor\b"
-                          r"|(?<=[\u4e00-\u9fff]{2})/(?=[\u4e00-\u9fff]{2})(?!小时|分钟|公里)"
+                          r"|(?<=[\u4e00-\u9fff]{2})/(?=[\u4e00-\u9fff]{2})(?!小时|分钟|公里|千克|公斤|立方|平方|摩尔)"  # 千卡/千克: a rate
                           r"|(?<=\d{4})/(?=\d{4}(?![\d/]))"
                           r"|" + NAMED_PAIR + r"|(?:都|皆)有可能")
 # A denial: 不是 / 并非 / 而非 / 不在 / 不属于 up to the end of its clause or the 而是 / 但 / 是 that turns it
@@ -588,7 +589,9 @@ _BEFORE_YEAR = re.compile(r"以?前(?![后往进来夕身任期半者面方线�
 _PLACE_VALUES = {"十": 10, "百": 100, "千": 1000, "万": 10 ** 4, "亿": 10 ** 8}
 # Counts said vaguely: 几千 / 数百 / 好几百 (1000..9999, 100..999), 十几 (11..19), 20几 (21..29), 上万 (10000 or more);
 # clean() has already written some numerals as digits (几10, 20几, 几100000).
-_VAGUE_COUNT = re.compile(r"(?:好)?(?:几|数)((?:[十百千万亿]|10+)+)|(十|(?<![\d.])[1-9]0)几(?![十百千万亿\d])|上([百千万亿])")
+_VAGUE_COUNT = re.compile(r"(?:好)?(?:几|数)((?:[十百千万亿]|10+)+)|(十|(?<![\d.])[1-9]0)几(?![十百千万亿\d])|上([百千万亿])"
+                          r"|(?:(?<=[曾有过了获很是,;。\s])|^)(好几|多|数)(?=[次位个名届部座项种家本条首篇])")
+# (曾多次, 有好几位: at least 2; not 斐多篇, a name)
 
 
 _ANY_MINOR = re.compile(r"(?<![\d.])(\d+)\.x(?![a-z])")  # a version 1.x: any minor version of 1
@@ -605,8 +608,10 @@ def _vague_counts(cleaned: str) -> list[tuple[Number, int]]:
     """(range or bound, end) for 几千人, 数百米, 十几个, 20几岁, 上万人, in the unit written after them."""
     out = []
     for m in _VAGUE_COUNT.finditer(cleaned):
-        places, tens, floor = m.groups()
-        if places:
+        places, tens, floor, several = m.groups()
+        if several:
+            value, high, kind = Decimal(2), None, "lower"
+        elif places:
             low = 1
             for part in re.findall(r"[十百千万亿]|10+", places):
                 low *= _PLACE_VALUES.get(part) or int(part)
@@ -660,7 +665,7 @@ def _find_numbers(cleaned: str, framing: str = "", periods: bool = True) -> tupl
     ranges = _year_ranges(cleaned, periods) if _ERA_HINT.search(cleaned) else []
     ranges = reigns + [(n, end) for n, end in ranges if not any(r.start <= n.start < r_end for r, r_end in reigns)]
     ranges += _durations(cleaned) if "分" in cleaned or ":" in cleaned else []
-    ranges += _vague_counts(cleaned) if "几" in cleaned or "数" in cleaned or "上" in cleaned else []
+    ranges += _vague_counts(cleaned) if "几" in cleaned or "数" in cleaned or "上" in cleaned or "多" in cleaned else []
     ranges += _roman_numbers(cleaned) if _ROMAN.search(cleaned) else []
     ranges += _minor_versions(cleaned) if ".x" in cleaned else []
     out = [n for n, _ in ranges]
