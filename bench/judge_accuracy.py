@@ -28,9 +28,9 @@ FIELDS = ("id", "source", "question", "reference", "answer", "label", "class", "
 # simpleqa: an answer to a real Chinese SimpleQA question, which the record names by `simpleqa_id` only; the
 # question and reference come from the Chinese SimpleQA file given with --simpleqa.
 SOURCES = ("sample", "simpleqa-style", "simpleqa")
-# dev: answers looked at while the rules were written; test, test2, test3: measured only in aggregate (see the
-# set's README); test2 was written after zh-rule-5 and test3 after zh-rule-6, each by new writers on questions no
-# earlier part used.
+# dev: answers looked at while the rules were written; test, test2, test3, test4: measured only in aggregate (see
+# the set's README); test2 was written after zh-rule-5, test3 after zh-rule-6 and test4 after zh-rule-7, each by new
+# writers on questions no earlier part used.
 SPLITS = ("dev", "test", "test2", "test3", "test4")
 CLASSES = ("plain", "verbose", "hedged", "reference_not_answer", "refusal", "clarification", "less_specific",
            "too_tolerant", "units", "surface_forms", "candidates", "partial")

@@ -21,15 +21,19 @@ A reference is read in one of three ways:
   the slot, the one set in **bold**, a concluded one (所以…, =), a bare first sentence, or the one whose clause
   is most like the question (the question's own year, event words and a turn such as 但/其实 weigh in) is the
   answer (never certain). Years of reign eras (洪武8年 = 1375, 民国35年), centuries and their parts (21世纪头十年),
-  vague counts (几千, 十几, 上万), 2000年前 (before a year) and 两千多年前 (years ago, no year) are read as such.
+  vague counts (几千, 十几, 上万, 多次), 2000年前 (before a year) and 两千多年前 (years ago, no year) are read as
+  such, and so are numbers written otherwise (rules.clean: 十分之一 and 5‰ as percentages, 七成 = 70%, 24个月 = 2年,
+  1.5 million, November 30, 2022, two; 新加坡元 = 新元; 400% for a multiple asked, converted).
 - short text (names, terms, places): the answer must contain one of the reference's forms (the whole
   reference, either side of a parenthesis, a name's surname, the reference without a suffix such as 市/省,
   all items of a list, a division's short name or a person's other name from aliases.py: 新疆 for 新疆维吾尔自治区,
   关云长 for 关羽, each only as a word of its own), compared after normalization and, for transliterated names,
   after folding common transliteration variants. A dynasty without the reference's 东/西/南/北 (汉代 for 西汉),
   a period without its part (新石器时代 for 新石器时代晚期), a description or a kind without a name (一位英国剧作家,
-  是英国作家, 属于锥体的一种, 被子植物门 for 木兰纲) or a region (中国西北地区, 北非) instead of a name is less
-  specific: NA. A match is not sure when the reference only names someone's relative (X的儿子), when a later
+  是英国作家, 属于锥体的一种, 被子植物门 for 木兰纲, 一个士官级别的军衔 for 什么军衔, F型 for F4IV), the head of
+  the reference's compound (佛教 for 藏传佛教) or its opening words (凤凰卫视 for 凤凰卫视资讯台) or a region
+  (中国西北地区, 北非) instead of a name is less specific: NA; one half of a dynasty (西汉 for 汉代) or the
+  reference without its outer place (朝阳市 for 辽宁省朝阳市) is CO, not sure. A match is not sure when the reference only names someone's relative (X的儿子), when a later
   clause turns to another claim (…，但最初是由FDA运营的), or when another clause is as close to the question; a
   clause much closer to the question than the reference's own holds the answer (IN, not sure). For a place in data/places.tsv, an
   answer naming only places that contain it is NA, one naming another place of its size or broader IN.
