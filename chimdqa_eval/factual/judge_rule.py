@@ -22,8 +22,9 @@ A reference is read in one of three ways:
   is most like the question (the question's own year, event words and a turn such as 但/其实 weigh in) is the
   answer (never certain). Years of reign eras (洪武8年 = 1375, 民国35年), centuries and their parts (21世纪头十年),
   vague counts (几千, 十几, 上万, 多次), 2000年前 (before a year) and 两千多年前 (years ago, no year) are read as
-  such, and so are numbers written otherwise (rules.clean: 十分之一 and 5‰ as percentages, 七成 = 70%, 24个月 = 2年,
-  1.5 million, November 30, 2022, two; 新加坡元 = 新元; 400% for a multiple asked, converted).
+  such, and so are numbers written otherwise (rules.clean: 十分之一 = 0.1 and 5‰ = 0.005, read as percentages
+  for a percentage reference, 七成 = 70%, 1.5 million, November 30, 2022, two; 新加坡元 = 新元; 24个月 = 2年 in
+  answers, a reference in months read both ways; 400% for a multiple asked, converted).
 - short text (names, terms, places): the answer must contain one of the reference's forms (the whole
   reference, either side of a parenthesis, a name's surname, the reference without a suffix such as 市/省,
   all items of a list, a division's short name or a person's other name from aliases.py: 新疆 for 新疆维吾尔自治区,
@@ -75,6 +76,7 @@ _SUFFIXES = aliases.LEVELS
 _DYNASTY = re.compile(r"^(.+?)(代|朝)$")
 _STATE = re.compile(r"^(.{2,}?)(?:人民共和国|民主共和国|联邦共和国|共和国|合众国|联邦|王国|大公国|公国|酋长国|苏丹国)$")
 _DYNASTY_NAMES = frozenset("夏商周秦汉晋隋唐宋辽金元明清")  # one character: 清 = 清代 = 清朝
+_HALVES = {"汉": "东西", "晋": "东西", "周": "东西", "宋": "南北"}  # 西汉 and 东汉 are 汉; 后汉, 南唐 are other states
 _SPLIT_DYNASTY = re.compile(r"^([东西南北前后])([夏商周秦汉晋隋唐宋辽金元明清])(?:代|朝)?")  # 西汉, 西晋太始年间
 # A part of a period (新石器时代晚期, 明朝末年): the period without it is less specific.
 _AGES = re.compile(r"古代|近代|现代|当代|年代|时代")  # ages, whose 代 names no dynasty
@@ -161,7 +163,8 @@ _ATTRIBUTED = re.compile(
 _COMMON_VIEW = re.compile(r"(?:一般|通常|普遍|大多|大家|人们)(?:都)?(?:认为|以为|觉得|说)[^,;。!?\n)]*")
 # What turns the common view down: a next clause that says what is really so (但…其实…, 实际上…); a caveat
 # (不过说法不一) does not.
-_VIEW_REJECTED = re.compile(r"[,;。\s]*(?:但是?|然而|可是)?[^,;。!?\n]{0,12}?(?:其实|实际上|事实上|才是|真正)")
+_VIEW_REJECTED = re.compile(r"[,;\s]*(?:但是?|然而|可是)?[^,;。!?\n]{0,12}?(?:其实|实际上|事实上|才是|真正)"
+                            r"(?![^,;。!?\n]{0,4}(?:确实|的确|如此|也是))")  # not 实际上也确实如此
 # What turns an attributed claim down: the next clause opens with it, or the claim itself calls it mistaken.
 _REJECTS = re.compile(r"[,;。\s]*(?:其实|实际上|事实上|但|然而|不过|可是|正确|真正)")
 # A sentence that asks something; as a question back to the user (您是指哪一年？) it asserts nothing.
@@ -372,6 +375,9 @@ def reference_readings(reference: str, question_unit: str = "") -> tuple:
             and not whole.numbers[0].counter and re.fullmatch(r"[-−]?[\d.,\s]+", reference.strip())):
         whole = replace(parse_reference(reference.strip() + question_unit), bare=whole.numbers)
     cleaned = rules.clean(reference)
+    in_years = rules.whole_years(cleaned)
+    if in_years != cleaned:  # 12个月: as written (12 for 几个月) and in years (1年, as answers are read)
+        return (whole, parse_reference(in_years))
     short_year = _SHORT_YEAR.match(cleaned)
     if short_year:  # 22年11月30日: a date with its century left out, either century
         return (whole, *(parse_reference(century + cleaned) for century in ("20", "19")))
@@ -732,8 +738,8 @@ def _place_parts(ref: Reference, answer_key: str) -> bool:
         inner = places.place(inner[0][2]) if inner and inner[0][0] == 0 else None
         if inner and places.within(head, inner) and inner != head:
             if inner.name == tail or tail in inner.aliases:  # 朝阳市 / 东京: any of its names, standing alone
-                return any(re.search(re.escape(n) + r"(?![省市县区州镇乡村])", answer_key)
-                           for n in (inner.name, *inner.aliases))
+                return inner.name in answer_key or any(re.search(re.escape(n) + r"(?:的|$)", answer_key)
+                                                       for n in inner.aliases)  # not 朝阳公园, 朝阳门
             at = at or [0]
         if not at:
             continue
@@ -1119,7 +1125,7 @@ def _doubt(text: str, form: str, holds, question: str, years: bool) -> str:
 _RELATIVES = ("儿子|女儿|父亲|母亲|妻子|丈夫|学生|弟子|门生|老师|导师|师父|徒弟|助手|同事|哥哥|弟弟|姐姐|妹妹"
               "|兄长|前身|继任者|继承者|后继者|前任|下属|上司|孙子|后代|祖父|对手|部下|副手|合作者|搭档"
               "|大女儿|小女儿|长女|次女|大儿子|小儿子|长子|次子")
-_RELATIVE = re.compile(rf"的(?:{_RELATIVES})|之(?:子|女|父|母|妻|夫|兄|弟|姊|妹|孙|侄|婿|师|徒)")  # 严嵩之子严世蕃
+_RELATIVE = re.compile(rf"的(?:{_RELATIVES})|之(?:子|女|妻|夫|兄|弟|姊|妹|孙|侄|婿)")  # 严嵩之子; not 计算机科学之父
 _RELATIVE_BEFORE = re.compile(rf"(?:他|她|其|它)的?(?:{_RELATIVES})\Z")  # 他的老师罗瑟林
 _LATER_TURN = re.compile(rf"(?:{_TURN_WORDS}|而是)")
 # The asked thing itself, set against what the reference was said of (…是它伴星的分类，HD 19789 本身是 G8III; 他的
@@ -1187,10 +1193,10 @@ def _broader_head(ref: Reference, answer: _Answer, question: str) -> bool:
     政治学 for 地缘政治学, 白象 for 六牙白象), standing on its own (not 流感嗜血杆菌 for 百日咳杆菌) and with little
     else said. Chinese compounds put the head last; a person's or a place's name is no compound of this kind."""
     main = ref.main
+    opens_with_place = any(start == 0 for start, _, _ in places.place_spans(main))
     if ref.foreign or ref.items or len(main) < 3 or not _HAN_ONLY.fullmatch(main) or main[-1] in _TAXON_RANKS \
-            or _PERSON_QUESTION.search(question) or answer.alternative or places.place_spans(main)[:1] \
-            and places.place_spans(main)[0][0] == 0:  # 乾隆帝 for 清高宗乾隆帝; 蝉科 for 蜡蝉科; 瓦努阿图…岛
-        return False
+            or _PERSON_QUESTION.search(question) or answer.alternative or opens_with_place:
+        return False  # 乾隆帝 for 清高宗乾隆帝; 蝉科 for 蜡蝉科; 瓦努阿图…岛
     question_key, text = rules.key(question), answer.affirmed_key
     k = next((k for k in range(1, len(main) - 1) if main[k:] in text and main[k:] not in question_key), 0)
     # (硝化作用 for 反硝化作用, 核糖核酸 for 脱氧核糖核酸: a prefix that negates or removes makes another thing)
@@ -1266,7 +1272,8 @@ def _frame(answer: _Answer, form: str, question: str) -> str:
         return ""  # …虽然有1,200个问题，但平均长度15.6万字: a concession about something else
     # (龙门派虽然是从丘处机那一脉传下来的，但所尊的祖师是王重阳: the reference conceded, the turn answers)
     rest = "".join(later[turn:])
-    if len(form) >= 3 and form[1:] in rules.key(rest):
+    rest_key = rules.key(rest)
+    if len(form) >= 3 and any(i == 0 or rest_key[i - 1] in _HEAD_LEAD for i in _starts(rest_key, form[1:])):
         return ""  # 有人以为是避汉武帝，其实不是——‘启’正是景帝的名字: the turn comes back to the reference
     latin = set(_LATIN_WORDS.findall(rest)) - set(_LATIN_WORDS.findall(question))  # FDA is new beside DailyMed
     named = [p for p in places.places_in(rules.key(rest)) if p not in question] or _PLACE_QUESTION.search(question) \
@@ -1382,7 +1389,8 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
                            else "partial_name")
         bold = [rules.key(b) for b in _BOLD.findall(answer.affirmed)]
         bolded = 0 < len(bold) <= 2 and any(form in b for b in bold)  # 但直到**《里斯本条约》**生效后…
-        if len(bold) == 1 and not bolded and _sibling(bold[0], form):
+        if len(bold) == 1 and not bolded and _sibling(bold[0], form) \
+                and answer.affirmed.find("**") < answer.affirmed.find(form[0]):  # not 是南宋。**北宋**灭亡于…
             return Verdict("IN", False, "bold_sibling")  # 这种叫**低副**；高副指的是…: its answer is the bold one
         closer = "" if bolded else _closer_clause(answer, form, question)
         if closer == "closer_clause":  # 李元吉是当时的太子，被射杀的齐王是李建成: another clause answers the question
@@ -1422,9 +1430,9 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
         incomplete = _only_some_items(ref.items, answer_key) or REFUSAL.search(answer.whole)  # 第四个我想不起来了
         return Verdict("NA" if incomplete else "IN", False, "partial_list")
     whole = _DYNASTY.match(ref.main)
-    whole = whole.group(1) if whole and whole.group(1) in _DYNASTY_NAMES else ref.main if ref.main in _DYNASTY_NAMES else ""
-    parts = {m.group(0) for m in re.finditer(rf"[东西南北前后]{whole}(?![\u4e00-\u9fff]{{0,2}}(?:路|街|区|县|市|省))",
-                                             answer.affirmed)} if whole else set()
+    whole = whole.group(1) if whole else ref.main
+    parts = {m.group(0) for m in re.finditer(rf"[{_HALVES[whole]}]{whole}(?![\u4e00-\u9fff]{{0,2}}(?:路|街|区|县|市|省))",
+                                             answer.affirmed)} if whole in _HALVES else set()
     if len(parts) == 1 and not ALTERNATIVES.search(answer.affirmed) and _refusal(answer) != "refusal":
         return Verdict("CO", False, "narrower_dynasty")  # 西汉 for 汉代: one half of it, more specific
     split = _SPLIT_DYNASTY.match(ref.main)
@@ -1432,7 +1440,8 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
     if halves - {split.group(1) if split else ""}:
         return Verdict("IN", not _refusal(answer), "other_dynasty")  # 西汉 for 东汉
     whole_era = split and re.search(r"\d|年", ref.main[split.end():]) \
-        and re.search(rf"{split.group(0)}(?:时期|年间|期间)", answer.affirmed)  # 东汉时期 for 东汉永平十一年: all of it
+        and re.search(rf"{split.group(0)}(?:时期|年间|期间)", answer.affirmed) \
+        and not rules.find_numbers(answer.affirmed, periods=False)  # 东汉时期 for 东汉永平十一年: all of it
     if (halves or _less_specific_dynasty(ref, answer)) and len(ref.main) > len(split.group(0)) and not whole_era \
             and (_ERA.search(answer.affirmed) or rules.find_numbers(answer.affirmed, periods=False)):
         return Verdict("IN", False, "other_period")  # 西晋咸宁年间 for 西晋太始年间: a period of its own
@@ -1858,12 +1867,16 @@ _ASKED_RATE = re.compile(r"每(秒|分|小时|时)|/(秒|分|小时|时|s|h|min)
 _TIME = {"s": "秒", "h": "小时", "时": "小时", "min": "分"}
 
 
-def _as_multiple(n: Number) -> Number:
-    """A percentage read as the multiple a 倍 question asks for (400% -> 4), converted: never a sure match."""
-    if n.unit != "%":
+def _as_multiple(n: Number, text: str) -> Number:
+    """A percentage read as the multiple a 倍 question asks for (400% -> 4), converted: never a sure match. Not a
+    change (增长了400% is five times as much)."""
+    if n.unit != "%" or _CHANGE_BEFORE.search(text, max(0, n.start - 6), n.start):
         return n
     return replace(n, value=n.value / 100, step=n.step / 100, scale=n.scale / 100, loose=n.loose / 100,
                    high=n.high / 100 if n.high is not None else None, unit=None, converted=True)
+
+
+_CHANGE_BEFORE = re.compile(r"(?:增长|增加|提高|上升|上涨|下降|减少|降低|涨|跌)了?(?:约|大约)?\s*$")
 
 
 def _rates(text: str, said: bool = True) -> set:
@@ -1904,7 +1917,7 @@ def _judge_numeric(ref: Reference, answer: _Answer, question: str, question_numb
                                      or abs(n.value - t.value) <= max(t.step, n.step if n.converted else 0) / 2)
                    for t in targets)
 
-    found = [_as_percent(n) if percent else _as_multiple(n) if "倍" in question else n
+    found = [_as_percent(n) if percent else _as_multiple(n, answer.affirmed) if "倍" in question else n
              for n in rules.find_numbers(answer.affirmed, question)]
     # Numbers the answer repeats from the question (根据2010年普查...) are context, not its answer.
     found = [n for n in found if hit(n) or not any(n.matches(q) and n.kind == q.kind in ("exact", "range")
@@ -2022,7 +2035,7 @@ def _judge_numeric(ref: Reference, answer: _Answer, question: str, question_numb
             return Verdict("IN" if reason == "reference_rejected" or _has_content(answer.affirmed_key, question)
                            else "CO", False, reason)
     if re.fullmatch(r"\d+[a-z]", ref.main) and re.search(rf"(?<![a-z0-9.]){ref.main}(?![a-z0-9])", answer.affirmed) \
-            and _refusal(answer) != "refusal":
+            and _refusal(answer) != "refusal" and not ALTERNATIVES.search(answer.affirmed):
         return Verdict("CO", False, "code_match")  # 2B for 2B: a number and a letter, read as a code in the answer
     verdict = _unmatched(ref, answer, question, "no_number")
     if verdict.grade == "IN" and any(r.unit == "年" for r in ref.numbers) and _ERA.search(answer.affirmed):
@@ -2060,7 +2073,7 @@ _RANK = {"CO": 0, "NA": 1, "IN": 2}
 def judge_answer(prediction: str, reference: str, question: str = "") -> Verdict:
     """The grade of one answer, whether the rules are sure of it, and the rule that decided; see the module
     docstring."""
-    cleaned = rules.clean(prediction)
+    cleaned = rules.whole_years(rules.clean(prediction))
     if not rules.key(cleaned):
         if prediction.strip() and prediction.strip() == reference.strip():
             return Verdict("CO", True, "same_text")  # 😀 for 😀: a reference of symbols only, given verbatim

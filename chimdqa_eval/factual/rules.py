@@ -84,7 +84,7 @@ _UNITS = {
     "吉赫": ("赫兹", 10 ** 9), "焦耳": ("焦", 1), "千焦": ("焦", 1000), "千焦耳": ("焦", 1000), "大卡": ("焦", 4184),
     "千卡": ("焦", 4184), "卡路里": ("焦", "4.184"), "伏特": ("伏", 1), "伏": ("伏", 1), "千伏": ("伏", 1000), "毫伏": ("伏", "0.001"),
 }
-CONVERTED = frozenset({"°f", "开尔文", "英里", "海里", "英寻", "英尺", "英寸", "码", "磅", "盎司", "加仑", "美制加仑", "英制加仑", "亩"})
+CONVERTED = frozenset({"°f", "开尔文", "大卡", "千卡", "卡路里", "英里", "海里", "英寻", "英尺", "英寸", "码", "磅", "盎司", "加仑", "美制加仑", "英制加仑", "亩"})
 _UNIT_WORDS = "|".join(sorted(map(re.escape, _UNITS), key=len, reverse=True))
 # Arabic numbers (not in a code after a hyphen: GPT-3.5, F-16): thousands separators, decimals, a Chinese
 # multiplier (1.2千, 3千万; not 5百分点), a percent sign. Digits glued to Latin letters (V08AA04, H2O, 5G) are codes, not quantities, unless the letters are a
@@ -114,7 +114,7 @@ _PLAIN_FOLLOWERS = set("吧呢啊吗呀啦哦嘛号个多余人名位次件家�
 _LATIN_AFTER = re.compile(r"\s?([a-z]{1,5})(?![a-z])")
 # English words that follow a number in a sentence without being its unit (created in 2004 as a derivative…).
 _ENGLISH_AFTER_NUMBER = frozenset("and or the in to by of at a s as for with when was is are were on from after "
-                                  "until since which that it its he she they we but so into over when while then "
+                                  "until since which that it its he she they we but so into over while then "
                                   "than if has had have be been".split())
 _UNKNOWN_UNIT = re.compile(r"[^\W\d的是在为了和与或及,。吧呢啊吗呀啦哦嘛]{1,4}")
 # 2小时08分36秒, 1分15秒: one duration, in seconds.
@@ -290,19 +290,20 @@ def _scientific(m: re.Match) -> str:
     return format(Decimal(m.group(1)).scaleb(exponent % 4), "f") + _MULTIPLIER_OF[exponent - exponent % 4]
 
 
-# 十分之一, 万分之二, 四分之三: a share that is an exact percentage (百分之 is read with the numerals; 三分之一 is
-# no exact one and stays as written; 四分之一圈 is a turn, not a percentage).
+# 十分之一, 万分之二, 四分之三: a share with an exact decimal (0.1; a percentage reference reads it as 10%). 百分之
+# is read with the numerals; 三分之一 has no exact decimal and stays as written; only a share said as a share
+# (十分之一以上, 四分之三的人), not 四分之一圈 or 四分之一决赛.
 _SHARE = re.compile(r"(?<![零〇一二两三四五六七八九十百千万亿\d])([二四五十千万])分之([零〇一二两三四五六七八九十百千]+|\d+(?:\.\d+)?)"
-                    rf"(?![{MEASURE_CHARS}圈周转])")
+                    r"(?=以上|以下|左右|的|多|强|弱|[^\u4e00-\u9fff]|$)")
 _SHARE_OF = {"二": 2, "四": 4, "五": 5, "十": 10, "千": 1000, "万": 10000}
 # 七成, 十成: tenths, when followed by what follows a share (七成的, 三成以上, 约两成。), not 一成不变 or 七成新.
 _TENTHS = re.compile(r"(?<![零〇一二两三四五六七八九十百千万亿\d])([一二两三四五六七八九十])成(?=[以左上多的,;。!?\n]|$)")
 # English scale words after a number (1.5 million, 3 bn): the Chinese multiplier. (A B glued to a number is
 # not read as billions: 2B类, 2B铅笔.)
-_SCALE_WORD = re.compile(r"(?<![a-z0-9.])(\d+(?:\.\d+)?)\s*(trillion|billion|million|thousand|bn)(?![a-z0-9])")
+_SCALE_WORD = re.compile(r"(?<![a-z0-9.,])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)\s*"
+                         r"(trillion|billion|million|thousand|bn)(?![a-z0-9])")  # 1,500 million
 _SCALE_OF = {"trillion": (0, "万亿"), "billion": (1, "亿"), "bn": (1, "亿"), "million": (2, "万"), "thousand": (0, "千")}
 _PER_MILLE = re.compile(r"(\d+(?:\.\d+)?)\s*‰")
-_MONTHS = re.compile(r"(?<![\d.])(\d+)\s*个月")
 
 
 _MONTH_OF = {name: i for i, names in enumerate(("jan january", "feb february", "mar march", "apr april", "may",
@@ -312,8 +313,9 @@ _MONTH_OF = {name: i for i, names in enumerate(("jan january", "feb february", "
 _MONTH = r"(" + "|".join(sorted(_MONTH_OF, key=len, reverse=True)) + r")\.?"
 # English dates: November 30, 2022 / 30 November 2022 / November 2022 -> 2022年11月30日 / 2022年11月.
 _ENGLISH_DATES = (
-    (re.compile(rf"\b{_MONTH}\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b"), lambda m: f"{m[3]}年{_MONTH_OF[m[1]]}月{m[2]}日"),
-    (re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH},?\s+(\d{{4}})\b"),
+    (re.compile(rf"\b{_MONTH}\s+([1-9]|[12]\d|3[01])(?:st|nd|rd|th)?,?\s+(\d{{4}})\b"),
+     lambda m: f"{m[3]}年{_MONTH_OF[m[1]]}月{m[2]}日"),
+    (re.compile(rf"\b([1-9]|[12]\d|3[01])(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH},?\s+(\d{{4}})\b"),
      lambda m: f"{m[3]}年{_MONTH_OF[m[2]]}月{m[1]}日"),
     (re.compile(rf"\b{_MONTH},?\s+(\d{{4}})\b"), lambda m: f"{m[2]}年{_MONTH_OF[m[1]]}月"),
 )
@@ -322,7 +324,7 @@ _ENGLISH_DATES = (
 # English number words from two (one is as often a pronoun: one of the…).
 _ENGLISH_NUMBER = {w: i for i, w in enumerate("two three four five six seven eight nine ten eleven twelve thirteen "
                                               "fourteen fifteen sixteen seventeen eighteen nineteen twenty".split(), 2)}
-_ENGLISH_NUMBER_WORD = re.compile(r"\b(" + "|".join(_ENGLISH_NUMBER) + r")\b")
+_ENGLISH_NUMBER_WORD = re.compile(r"(?<!-)\b(" + "|".join(_ENGLISH_NUMBER) + r")\b(?!-)")  # not twenty-two
 
 
 def _english_dates(text: str) -> str:
@@ -335,24 +337,24 @@ def _share(m: re.Match) -> str:
     numerator = m.group(2) if m.group(2)[0].isdigit() else _cn_integer(m.group(2))
     if numerator is None:
         return m.group(0)
-    return format((Decimal(numerator) * 100 / _SHARE_OF[m.group(1)]).normalize(), "f") + "%"
+    return format((Decimal(numerator) / _SHARE_OF[m.group(1)]).normalize(), "f")
 
 
 def _scale_word(m: re.Match) -> str:
     shift, multiplier = _SCALE_OF[m.group(2)]
-    return format(Decimal(m.group(1)).scaleb(shift), "f") + multiplier
+    return format(Decimal(m.group(1).replace(",", "")).scaleb(shift), "f") + multiplier
 
 
 def clean(text: str) -> str:
     """NFKC (full width -> half width), lower case, traditional -> simplified, unit synonyms, Arabic numerals;
-    a degree sign without C or F is 度; shares (十分之一 -> 10%, 5‰ -> 0.5%), English scales (1.5 million)
-    whole years in months (24个月 -> 2年), English dates (November 30, 2022) and number words (two) are written
-    as the numbers they are."""
+    a degree sign without C or F after a number is 度; shares (十分之一 -> 0.1, 5‰ -> 0.005, 七成 -> 70%), English
+    scales (1.5 million), English dates (November 30, 2022) and number words (two) are written as the numbers they
+    are."""
     text = _T2S.convert(unicodedata.normalize("NFKC", text).lower()).replace("−", "-").replace("﹣", "-")
     for variant, canonical in _UNIT_SYNONYMS:
         text = text.replace(variant, canonical)
     if "°" in text:  # 南纬50°: 50度; 50°c stays a temperature
-        text = re.sub(r"°(?![cf])", "度", text)
+        text = re.sub(r"(?<=\d)\s*°(?![cf])", "度", text)
     if "~" in text:  # 50度~60度 is 50度到60度 (a tilde between numbers is a range, never a code)
         text = re.sub(r"(?<=[\d度%年月日])\s*~\s*(?=\d)", "到", text)
     if "月" in text:  # the lunar months with names: 正月十五 is 1月15, 腊月初八 is 12月8
@@ -371,11 +373,20 @@ def clean(text: str) -> str:
                                text)
     text = chinese_numerals_to_arabic(text)
     if "‰" in text:
-        text = _PER_MILLE.sub(lambda m: format((Decimal(m.group(1)) / 10).normalize(), "f") + "%", text)
-    if "个月" in text:  # 12个月 is 1年 (18个月 stays in months: no whole number of years)
-        text = _MONTHS.sub(lambda m: f"{int(m.group(1)) // 12}年" if int(m.group(1)) % 12 == 0 and int(m.group(1))
-                           else m.group(0), text)
+        text = _PER_MILLE.sub(lambda m: format((Decimal(m.group(1)) / 1000).normalize(), "f"), text)
     return text
+
+
+_MONTHS_SPAN = re.compile(r"(?<![\d.第])(\d{1,6})\s*个月")
+
+
+def whole_years(cleaned: str) -> str:
+    """A span of whole years said in months written in years (12个月 -> 1年, 24个月 -> 2年; 18个月 and 第12个月
+    stay): the judge reads answers so, and a reference both ways."""
+    if "个月" not in cleaned:
+        return cleaned
+    return _MONTHS_SPAN.sub(lambda m: f"{int(m.group(1)) // 12}年" if int(m.group(1)) % 12 == 0 and m.group(1) != "0"
+                            else m.group(0), cleaned)
 
 
 _DIGIT = re.compile(r"\d")
@@ -590,7 +601,7 @@ _PLACE_VALUES = {"十": 10, "百": 100, "千": 1000, "万": 10 ** 4, "亿": 10 *
 # Counts said vaguely: 几千 / 数百 / 好几百 (1000..9999, 100..999), 十几 (11..19), 20几 (21..29), 上万 (10000 or more);
 # clean() has already written some numerals as digits (几10, 20几, 几100000).
 _VAGUE_COUNT = re.compile(r"(?:好)?(?:几|数)((?:[十百千万亿]|10+)+)|(十|(?<![\d.])[1-9]0)几(?![十百千万亿\d])|上([百千万亿])"
-                          r"|(?:(?<=[曾有过了获很是,;。\s])|^)(好几|多|数)(?=[次位个名届部座项种家本条首篇])")
+                          r"|(?:(?<=[曾有过了获很是,;。\s])|^)(好几|多|数)(?=[次位个名届部座项种家本条首篇](?!式|数))")
 # (曾多次, 有好几位: at least 2; not 斐多篇, a name)
 
 
