@@ -711,8 +711,8 @@ def _place_verdict(ref: Reference, answer: _Answer, question: str) -> Verdict | 
     if outside:  # sure unless more is said that may be another name of the reference (Genève, 靠近法国)
         mention = _text_match(ref, rules.key(answer.whole), answer.whole)  # 是京都还是东京？…答案是京都
         one_claim = all(places.within(a, b) or places.within(b, a) for a in named for b in named) \
-            and not (mention and not _inside_other_place(ref, answer.whole, mention[0]))
-        one_claim = one_claim and not _AREA.search(answer.affirmed)  # 南亚一带: a region around, perhaps holding it
+            and not (mention and not _inside_other_place(ref, answer.whole, mention[0])) \
+            and not _AREA.search(answer.affirmed)  # 南亚一带: a region around, perhaps holding it
         return Verdict("IN", plain and one_claim and (not said_more or _alias_risk(ref, answer, question)
                                                        in ("", "place_level")), "other_place")
     if inside and len(broader) + len(inside) == len(named):
@@ -1155,7 +1155,7 @@ def _code_prefix(reference: str, text: str) -> bool:
     return re.search(rf"(?<![a-z0-9]){code.group(1)}(?:型|类|级)", text) is not None
 
 
-def _broader_rank(reference: str, answer_key: str) -> bool:
+def _broader_rank(reference: str, text: str) -> bool:
     """The reference names a taxon of one rank (木兰纲, 伞形科) and the answer one of a broader rank only
     (被子植物门, 伞形目): what it belongs to, less specific."""
     rank = reference[-1:] if len(reference) >= 2 else ""
@@ -1163,7 +1163,7 @@ def _broader_rank(reference: str, answer_key: str) -> bool:
         return False
     narrower = _RANKS[_RANKS.index(rank):]
     found = {m.group(1) for m in re.finditer(rf"[\u4e00-\u9fff]{{2,}}?([{_RANKS}])(?:植物|动物|真菌|细菌)?[上中里内]?"
-                                             r"(?![\u4e00-\u9fff])", answer_key)}  # 伞形科植物, 寄生在樟科植物上
+                                             r"(?![\u4e00-\u9fff])", text)}  # 伞形科植物, 寄生在樟科植物上
     return bool(found) and not found & set(narrower)
 
 
@@ -1204,8 +1204,7 @@ def _broader_head(ref: Reference, answer: _Answer, question: str) -> bool:
     if not head:
         return False
     alone = all(i == 0 or text[i - 1] in _HEAD_LEAD or text[i - 2:i] == "属于" for i in _starts(text, head))
-    rest = text.replace(head, "")
-    return alone and sum(ch not in question_key and ch not in _FILLER for ch in rest) <= 4
+    return alone and _little_else(text.replace(head, ""), question_key)
 
 
 def _owner_only(ref: Reference, answer: _Answer, question: str) -> bool:
@@ -1222,8 +1221,12 @@ def _owner_only(ref: Reference, answer: _Answer, question: str) -> bool:
         return False
     ends = [answer.affirmed[m.end():] for m in re.finditer(re.escape(owner), answer.affirmed)]
     alone = bool(ends) and all(_OWNER_END.match(e) for e in ends)
-    rest = answer.affirmed_key.replace(owner, "")
-    return alone and sum(ch not in question_key and ch not in _FILLER for ch in rest) <= 4
+    return alone and _little_else(answer.affirmed_key.replace(owner, ""), question_key)
+
+
+def _little_else(rest_key: str, question_key: str) -> bool:
+    """At most four characters said besides the question's words and filler (what is left once a name is taken out)."""
+    return sum(ch not in question_key and ch not in _FILLER for ch in rest_key) <= 4
 
 
 _OWNER_END = re.compile(r"\s*(?:[,;。!?\n*)]|的|旗下|下属|$)")
@@ -1248,6 +1251,11 @@ def _frame(answer: _Answer, form: str, question: str) -> str:
     """Why a plain match is not sure ('' if none): every mention of the reference names someone's relative or
     predecessor (恩斯特·马赫的儿子, 京师大学堂的前身), or a clause after the last mention turns (但/其实/不过…) to
     another claim that does not repeat it."""
+    return _framed(answer, form, question)[0]
+
+
+def _framed(answer: _Answer, form: str, question: str) -> tuple[str, str]:
+    """_frame's reason and, for 'turn_after', the clause that turns."""
     text = answer.affirmed
     cleaned_key = rules.key(text)
     starts = _starts(cleaned_key, form)
@@ -1255,45 +1263,41 @@ def _frame(answer: _Answer, form: str, question: str) -> str:
     if starts and not about_relative \
             and all(_RELATIVE.match(cleaned_key, i + len(form)) or _RELATIVE_BEFORE.search(cleaned_key, 0, i)
                     for i in starts):
-        return "relative_of"
+        return "relative_of", ""
     clauses = _CLAUSE_END.split(text)
     last = max((i for i, c in enumerate(clauses) if form in rules.key(c)), default=None)
     if last is None:
-        return ""
+        return "", ""
     later = clauses[last + 1:]
     turn = next((i for i, c in enumerate(later)
                  if _LATER_TURN.match(c.strip()) or (_SELF_CONTRAST.search(c) and not about_relative)), None)
     if turn is None:
-        return ""
+        return "", ""
     at = text.find(later[turn].strip())
     sentence = text[max(text.rfind(ch, 0, at) for ch in "。;!?\n") + 1:at]
     conceded = re.search(r"虽|尽管", sentence)
     if conceded and form not in rules.key(sentence[conceded.start():]):
-        return ""  # …虽然有1,200个问题，但平均长度15.6万字: a concession about something else
+        return "", ""  # …虽然有1,200个问题，但平均长度15.6万字: a concession about something else
     # (龙门派虽然是从丘处机那一脉传下来的，但所尊的祖师是王重阳: the reference conceded, the turn answers)
     rest = "".join(later[turn:])
     rest_key = rules.key(rest)
     if len(form) >= 3 and any(i == 0 or rest_key[i - 1] in _HEAD_LEAD for i in _starts(rest_key, form[1:])):
-        return ""  # 有人以为是避汉武帝，其实不是——‘启’正是景帝的名字: the turn comes back to the reference
+        return "", ""  # 有人以为是避汉武帝，其实不是——‘启’正是景帝的名字: the turn comes back to the reference
     latin = set(_LATIN_WORDS.findall(rest)) - set(_LATIN_WORDS.findall(question))  # FDA is new beside DailyMed
-    named = [p for p in places.places_in(rules.key(rest)) if p not in question] or _PLACE_QUESTION.search(question) \
-        and [p for p in re.findall(r"[\u4e00-\u9fff]{2}(?:市|县|州|城|镇|省|岛)", rules.key(rest)) if p not in question]
+    named = [p for p in places.places_in(rest_key) if p not in question] or _PLACE_QUESTION.search(question) \
+        and [p for p in re.findall(r"[\u4e00-\u9fff]{2}(?:市|县|州|城|镇|省|岛)", rest_key) if p not in question]
     # (a place named in the turn is content, whatever filler its characters are: 但首都其实是东方市)
     if REFUSAL.search(rest) or not (latin or named or _has_content(rules.key(_LATER_TURN.sub("", rest)), question)):
-        return ""
-    return "turn_after"
+        return "", ""
+    return "turn_after", later[turn]
 
 
 def _turns_to_other(ref: Reference, answer: _Answer, form: str, question: str) -> bool:
     """After its last mention of the reference the answer turns (但/其实/不过…) and, in that clause, names another
     thing of the reference's kind (…，但最高峰是豆蔻山脉的索莫山); a negated clause asserts nothing else
     (…获得菲尔兹奖，但他没有到场领奖)."""
-    if _frame(answer, form, question) != "turn_after":
-        return False
-    clauses = _CLAUSE_END.split(answer.affirmed)
-    last = max(i for i, c in enumerate(clauses) if form in rules.key(c))
-    turn = next(c for c in clauses[last + 1:] if _LATER_TURN.match(c.strip()) or _SELF_CONTRAST.search(c))
-    return not _NEGATION.search(turn) and _other_candidate(ref, turn, form, question)
+    reason, turn = _framed(answer, form, question)
+    return reason == "turn_after" and not _NEGATION.search(turn) and _other_candidate(ref, turn, form, question)
 
 
 def _opposite_direction(hits: list[Number], text: str, question: str) -> str:

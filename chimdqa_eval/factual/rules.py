@@ -383,10 +383,11 @@ _MONTHS_SPAN = re.compile(r"(?<![\d.第])(\d{1,6})\s*个月")
 def whole_years(cleaned: str) -> str:
     """A span of whole years said in months written in years (12个月 -> 1年, 24个月 -> 2年; 18个月 and 第12个月
     stay): the judge reads answers so, and a reference both ways."""
-    if "个月" not in cleaned:
-        return cleaned
-    return _MONTHS_SPAN.sub(lambda m: f"{int(m.group(1)) // 12}年" if int(m.group(1)) % 12 == 0 and m.group(1) != "0"
-                            else m.group(0), cleaned)
+    def in_years(m: re.Match) -> str:
+        months = int(m.group(1))
+        return f"{months // 12}年" if months and months % 12 == 0 else m.group(0)
+
+    return _MONTHS_SPAN.sub(in_years, cleaned) if "个月" in cleaned else cleaned
 
 
 _DIGIT = re.compile(r"\d")
