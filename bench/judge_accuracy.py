@@ -28,10 +28,10 @@ FIELDS = ("id", "source", "question", "reference", "answer", "label", "class", "
 # simpleqa: an answer to a real Chinese SimpleQA question, which the record names by `simpleqa_id` only; the
 # question and reference come from the Chinese SimpleQA file given with --simpleqa.
 SOURCES = ("sample", "simpleqa-style", "simpleqa")
-# dev: answers looked at while the rules were written; test, test2, test3, test4: measured only in aggregate (see
-# the set's README); test2 was written after zh-rule-5, test3 after zh-rule-6 and test4 after zh-rule-7, each by new
-# writers on questions no earlier part used.
-SPLITS = ("dev", "test", "test2", "test3", "test4")
+# dev: answers looked at while the rules were written; test … test5: measured only in aggregate (see the set's
+# README); test2 was written after zh-rule-5, test3 after zh-rule-6 and test4 after zh-rule-7, each by new writers on
+# questions no earlier part used; test5 after zh-rule-8, on 120 new questions its writers wrote (source simpleqa-style).
+SPLITS = ("dev", "test", "test2", "test3", "test4", "test5")
 CLASSES = ("plain", "verbose", "hedged", "reference_not_answer", "refusal", "clarification", "less_specific",
            "too_tolerant", "units", "surface_forms", "candidates", "partial")
 
