@@ -6,7 +6,7 @@ from decimal import Decimal
 import pytest
 
 from chimdqa_eval.factual.judge_rule import grade_answer, judge_answer
-from chimdqa_eval.factual.rules import chinese_numerals_to_arabic, clean, find_numbers, key, whole_years
+from chimdqa_eval.factual.rules import chinese_numerals_to_arabic, clean, find_numbers, formula_counts, key, whole_years
 from shared_data import CHINESE_SIMPLEQA as SIMPLEQA
 
 
@@ -483,9 +483,9 @@ def test_compute_factual_reports_certainty_and_the_deciding_rule():
     # a courtesy name, a pen name, an English name
     ("《帝京篇》的作者是谁？", "骆宾王", "作者是骆观光，初唐四杰之一。", "shared_surname"),
     ("《平凡的世界》的作者是谁？", "路遥", "作者是王卫国。", "person_alias"),
-    ("《西方哲学史》的作者是哪位英国哲学家？", "罗素", "The author is Bertrand Russell.", "latin_name"),
+    ("《西方哲学史》的作者是哪位英国哲学家？", "罗素", "The author is Bertrand Russell.", "dictionary_name"),  # CO
     ("光合作用吸收的气体是什么？", "二氧化碳", "CO2。", "latin_name"),
-    ("中国第一所国立综合性大学是哪所？", "北京大学", "北大。", "no_candidate"),
+    ("中国第一所国立综合性大学是哪所？", "北京大学", "北大。", "dictionary_name"),  # CO, by CC-CEDICT's synonym
     ("该病由哪种病原体引起？", "结核分枝杆菌", "结核杆菌。", "shared_characters"),
 ])
 def test_what_the_rules_cannot_read_is_not_certain(question, reference, answer, reason):
@@ -1632,3 +1632,46 @@ def test_early_periods_read_as_ranges_but_not_inside_titles():
     assert read("战国时期") == [(-475, "range", -221)]
     assert read("春秋时期") == [(-770, "range", -476)]
     assert read("《战国策》") == read("《春秋》") == read("三国演义") == read("春秋航空") == read("中日韩三国") == []
+
+
+ZH_RULE_9_CASES = [
+    # another script by CC-CEDICT: an English name of a Chinese reference, a Chinese name of an English one, a
+    # Chinese word with the same English name (CO, never sure); not a word's other sense or a version's product
+    ("Poisson distribution.", "泊松分布", "单位时间内随机事件发生次数服从什么分布？", ("CO", False)),
+    ("It's The Last Emperor, directed by Bernardo Bertolucci.", "末代皇帝", "哪部电影获得了第60届奥斯卡最佳影片？",
+     ("CO", False)),
+    ("是谷歌在2016年I/O大会上发布的。", "Google", "Daydream平台是哪家公司发布的？", ("CO", False)),
+    ("白金。", "铂", "1748年乌略亚发现的是什么元素？", ("CO", False)),
+    ("欧佩克。", "石油输出国组织(OPEC)", "这个组织叫什么？", ("CO", False)),
+    ("She wrote it in French.", "法国", "作者是哪个国家的？", ("IN", False)),  # French is not France
+    ("她用法语写作。", "法国", "作者是哪个国家的？", ("IN", False)),
+    ("它跑的是安卓系统。", "Android 5.0", "这台设备的操作系统是什么版本？", ("IN", False)),  # no version said
+    ("Probably Bitcoin or Ethereum, I'm not sure which.", "比特币", "中本聪发明了什么？", ("IN", True)),
+    # several candidates named as two of a kind
+    ("应该是奥林巴斯和松下两家之一开发的。", "松下", "实时取景技术是哪家公司开发的？", ("IN", True)),
+    ("是奥林巴斯和松下两家中的一家。", "松下", "实时取景技术是哪家公司开发的？", ("IN", True)),
+    ("是松下，它和奥林巴斯两家一起推出了四三系统。", "松下", "实时取景技术是哪家公司开发的？", ("CO", True)),
+    # something named only by its kind: perhaps a broader description, never a sure IN
+    ("是由一种革兰氏阴性细菌引起的。", "百日咳杆菌", "百日咳是由哪种细菌引起的？", ("NA", False)),
+    ("他是通过一档选秀节目出道的。", "PRODUCE 101 第二季", "他是通过什么节目出道的？", ("NA", False)),
+    ("是**完美世界**开发的一款武侠网游。", "西山居", "这款游戏是哪家公司开发的？", ("IN", False)),
+    ("是一个叫王晶的导演拍的。", "张敏", "这部电影的导演是谁？", ("IN", False)),  # a name, not a kind
+    ("是第一个登上月球的人。", "阿姆斯特朗", "谁说了“这是个人的一小步”？", ("IN", True)),  # an ordinal
+    # a chemical formula written otherwise: the same atoms (an isomer has them too: never sure); a hydrate is not
+    ("C6H5COONa。", "C7H5NaO2", "苯甲酸钠的分子式是什么？", ("CO", False)),
+    ("Be₃Al₂Si₆O₁₈", "Be3Al2(SiO3)6", "绿柱石的化学式是什么？", ("CO", False)),
+    ("无水芒硝的化学式是Na2SO4·10H2O。", "Na2SO4", "无水芒硝的化学式是什么？", ("IN", False)),
+    ("C6H5COOH。", "C7H5NaO2", "苯甲酸钠的分子式是什么？", ("IN", False)),
+]
+
+
+@pytest.mark.parametrize("answer, reference, question, verdict", ZH_RULE_9_CASES)
+def test_zh_rule_9_cases(answer, reference, question, verdict):
+    assert_verdict(answer, reference, question, verdict)
+
+
+def test_formulas_are_read_as_their_atoms():
+    assert formula_counts("C6H5COONa") == formula_counts("C7H5NaO2") == (("C", 7), ("H", 5), ("Na", 1), ("O", 2))
+    assert formula_counts("Be3Al2(SiO3)6") == formula_counts("Be₃Al₂Si₆O₁₈")
+    assert dict(formula_counts("CuSO4·5H2O")) == {"Cu": 1, "S": 1, "O": 9, "H": 10}
+    assert formula_counts("Fe") is None and formula_counts("NASA") is None and formula_counts("Xy2O") is None

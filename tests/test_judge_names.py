@@ -2,7 +2,7 @@
 transliterated foreign names (chimdqa_eval.factual.names)."""
 import pytest
 
-from chimdqa_eval.factual import names
+from chimdqa_eval.factual import dictionary, names
 from chimdqa_eval.factual.judge_rule import judge_answer
 from chimdqa_eval.factual.rules import NORMALIZER_VERSION
 
@@ -81,8 +81,19 @@ def test_a_currency_code_inside_a_sentence_is_no_match():
     ("作者是托尔斯泰。", "Leo Tolstoy", "《安娜·卡列尼娜》的作者是谁？"),
     ("Geneva, Switzerland", "日内瓦", "红十字国际委员会总部设在哪座城市？"),      # the country beside it is context
 ])
-def test_a_transliteration_that_sounds_alike_is_a_likely_alias(answer, reference, question):
+def test_a_transliteration_that_sounds_alike_is_a_likely_alias(answer, reference, question, without_dictionary):
     assert tuple(judge_answer(answer, reference, question)) == ("CO", False, "transliteration_alias")
+
+
+@pytest.fixture
+def without_dictionary(monkeypatch):
+    """The judge with an empty CC-CEDICT, to test the rules the dictionary would otherwise answer first."""
+    monkeypatch.setattr(dictionary, "_tables", lambda: ({}, {}, {}))
+    for cached in (dictionary.english_names, dictionary.chinese_names, dictionary.synonyms):
+        cached.cache_clear()
+    yield
+    for cached in (dictionary.english_names, dictionary.chinese_names, dictionary.synonyms):
+        cached.cache_clear()
 
 
 @pytest.mark.parametrize("answer, reference, question, reason", [

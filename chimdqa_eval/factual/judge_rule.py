@@ -57,12 +57,13 @@ from __future__ import annotations
 import bisect
 import os
 import re
+import unicodedata
 import zlib
 from dataclasses import dataclass, replace
 from functools import cached_property, lru_cache
 from typing import NamedTuple
 
-from chimdqa_eval.factual import aliases, names, places, rules
+from chimdqa_eval.factual import aliases, dictionary, names, places, rules
 from chimdqa_eval.factual.rules import ALTERNATIVES, DENIAL, GUESS, HEDGE, LIST_SEPARATORS, REFUSAL, Number
 
 LONG_REFERENCE = 30          # characters of comparison key
@@ -109,6 +110,8 @@ _DESCRIPTION = re.compile(r"(?<![第\d.])(?:一|1|某)(?:位|个|座|种|名|家
                           r"|开发|推出|主持|领导|拍|唱|演|奉|编|撰|著|批|评|选|认定|拿|获|得|取得|读|毕业|任教|工作|出版|发表"
                           r"|收藏|保存|演变|发展|改组|逐步|首次)"
                           r"[^,;。!?\n]{0,10})?(?=[,;。!?\n]|$)")
+# Something named only by its kind (一种含氯的消毒液, 一档选秀节目, 某部骑士文学手稿), not an ordinal (第一个) or a count.
+_INDEFINITE = re.compile(r"(?<![第\d.一二三四五六七八九十几])(?:一|1|某)(?:种|类|档|处|部|个|位|家|座|款|项|门)(?![一-十\d])")
 _NAMING = re.compile(r"叫|名为|称为|即|就是|是")
 _CITY_QUESTION = re.compile(r"城市|哪个市|哪座城|哪个县|哪个镇")
 # Up to four characters between a question word and the kind it asks for (哪个法国地区, 哪一类动物门), not a
@@ -473,8 +476,9 @@ def _stands_alone(cleaned: str, form: str) -> bool:
     return _alone(form).search(cleaned) is not None
 
 
-def _text_match(ref: Reference, answer_key: str, cleaned: str) -> tuple[str, bool] | None:
-    """(the form found, whether it identifies the reference fully) or None."""
+def _text_match(ref: Reference, answer_key: str, cleaned: str) -> tuple[str, bool | None] | None:
+    """(the form found, whether it identifies the reference fully: None for a name only the dictionary gives) or
+    None."""
     for f in ref.forms:
         if _contains(answer_key, f, cleaned) or (len(f) == 1 and _stands_alone(cleaned, f)):
             if f in ref.aliases and not aliases.stands_as_name(cleaned, f, ref.level):
@@ -504,7 +508,33 @@ def _text_match(ref: Reference, answer_key: str, cleaned: str) -> tuple[str, boo
         for f in ref.forms:
             if _contains(folded, f.translate(_TRANSLIT)):
                 return f, False
+    by_dictionary = _dictionary_match(ref, answer_key, cleaned)
+    if by_dictionary:  # The Last Emperor for 末代皇帝, 松下 for Panasonic: one sense of a gloss, never sure
+        return by_dictionary, None
     return None
+
+
+def _dictionary_match(ref: Reference, answer_key: str, cleaned: str) -> str:
+    """The key of an English name of a Chinese reference in the answer (Poisson distribution for 泊松分布), of a
+    Chinese name of an English one (谷歌 for Google) or of a Chinese word with the reference's English name (白金 for
+    铂), by CC-CEDICT (dictionary.py); '' if none."""
+    strong = [f for f in ref.forms if f not in ref.weak]
+    if not cleaned or not strong:
+        return ""
+    if _LATIN.search(answer_key):
+        english = frozenset().union(*(dictionary.english_names(f) for f in strong if _CJK.search(f)))
+        spelled = names.find_latin(cleaned, english) if english else None
+        if spelled:
+            return rules.key(spelled)
+    if _CJK.search(answer_key):
+        if not any(_CJK.search(f) for f in strong):  # 谷歌 for Google (not 安卓 for Android 5.0: words only)
+            found = set().union(*(dictionary.chinese_names(f) for f in strong if re.fullmatch(r"[a-z]+", names.fold(f))))
+        else:  # 白金 for 铂: of the reference itself, not of a list's items or the words in its parentheses
+            found = set() if ref.items else dictionary.synonyms(ref.main)
+        for chinese in sorted(found - set(ref.forms), key=len, reverse=True):  # its forms: the rules' own matter
+            if _contains(answer_key, chinese, cleaned):
+                return chinese
+    return ""
 
 
 def _only_some_items(items, answer_key: str) -> bool:
@@ -628,6 +658,12 @@ def _unmatched(ref: Reference, answer: _Answer, question: str, risk: str) -> Ver
         return Verdict("IN", False, "other_class")
     if _REGION_QUESTION.search(question) and _REGION.search(answer.affirmed):
         return Verdict("IN", False, "other_region")
+    indefinite = _INDEFINITE.search(answer.affirmed)
+    if indefinite and not re.search(r"叫|名为|称为|称作", answer.affirmed[indefinite.end():]):
+        # 是由一种革兰氏阴性细菌引起的: perhaps only a broader description (not 一个叫王晶的导演: a name)
+        named = "**" in answer.affirmed or "《" in answer.affirmed \
+            or set(re.findall(r"[a-z]{2,}", answer.affirmed)) - set(re.findall(r"[a-z]{2,}", question.lower()))
+        return Verdict("IN" if named else "NA", False, "indefinite_description")
     return Verdict("IN", True, "guess" if refusal == "guess" else "no_match")
 
 
@@ -1359,6 +1395,8 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
         found = _text_match(ref, rules.key(masked), masked) if masked != answer.affirmed else found
     if found:
         form, full = found
+        # a name from the dictionary goes through the rules below as the reference would, but is never sure
+        by_dictionary = full is None
         other = _other_option(ref, question)
         if other and other in answer_key and _refusal(answer) == "refusal":
             return Verdict("NA", True, "refusal")  # 我不确定是火成岩还是沉积岩: the question's options, repeated
@@ -1385,12 +1423,11 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
         hedge = HEDGE.search(answer.whole)
         if hedge and form in rules.key(_clause_at(answer.whole, hedge.start())):
             # 应该是杜甫: one candidate, hedged; sure unless it also refuses
-            return Verdict("CO", not REFUSAL.search(answer.whole), "hedged_match")
+            return Verdict("CO", not REFUSAL.search(answer.whole) and not by_dictionary, "hedged_match")
         if not _BOLD.search(answer.affirmed) and _other_lead_claim(ref, answer, form, question):
             return Verdict("IN", False, "other_lead_claim")  # 这是安全边际，盈亏平衡点只是…: the answer comes first
-        if not full:
-            return Verdict("CO", False, "latin_sentence" if form not in ref.forms and _LATIN.search(form)
-                           else "partial_name")
+        if not full and not by_dictionary:
+            return Verdict("CO", False, "partial_name" if form in ref.forms else "latin_sentence")
         bold = [rules.key(b) for b in _BOLD.findall(answer.affirmed)]
         bolded = 0 < len(bold) <= 2 and any(form in b for b in bold)  # 但直到**《里斯本条约》**生效后…
         if len(bold) == 1 and not bolded and _sibling(bold[0], form) \
@@ -1415,8 +1452,8 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
             if frame:  # 恩斯特·马赫的儿子…; …，但真正…: the reference may be context, not the answer
                 return Verdict("CO" if frame == "competing_clause" else "IN", False, frame)
         # a doubt: likelier not the answer, unless the answer sets it in bold; a hedge elsewhere: not sure
-        return Verdict("IN" if doubt and not bolded else "CO", not doubt and not hedge,
-                       doubt or ("hedged_elsewhere" if hedge else "match"))
+        return Verdict("IN" if doubt and not bolded else "CO", not doubt and not hedge and not by_dictionary,
+                       doubt or ("hedged_elsewhere" if hedge else "dictionary_name" if by_dictionary else "match"))
     other = _other_option(ref, question)
     if other and other in answer_key and _refusal(answer) not in ("refusal", "apology"):
         return Verdict("IN", not HEDGE.search(answer.whole), "other_option")  # 假体腔动物 for A还是B？ asking A
@@ -2096,7 +2133,27 @@ def judge_answer(prediction: str, reference: str, question: str = "") -> Verdict
         return best._replace(certain=False)  # only symbols or emoji: the rules had nothing to compare
     if best.certain and best.grade == "IN" and answer.asked:
         return best._replace(certain=False)  # 你说的是主桥还是全长？主桥约800米: what it answers depends on the reply
+    if best.grade == "IN" and _same_formula(reference, prediction):
+        return Verdict("CO", False, "same_formula")  # C6H5COONa for C7H5NaO2: the same atoms, written otherwise
     return best
+
+
+def _same_formula(reference: str, prediction: str) -> bool:
+    """The reference is a chemical formula with a count (C7H5NaO2) and every formula the answer writes has its atoms
+    (C6H5COONa; Be₃Al₂Si₆O₁₈ for Be3Al2(SiO3)6). Isomers share them too, so this is never sure."""
+    atoms = _formula_atoms(reference)
+    if atoms is None:
+        return False
+    written = [rules.formula_counts(m.group(0))
+               for m in rules.FORMULA.finditer(unicodedata.normalize("NFKC", prediction))]
+    written = [w for w in written if w]
+    return bool(written) and all(w == atoms for w in written)
+
+
+@lru_cache(maxsize=4096)
+def _formula_atoms(reference: str):
+    reference = unicodedata.normalize("NFKC", reference.strip())
+    return rules.formula_counts(reference) if re.search(r"\d", reference) else None
 
 
 @lru_cache(maxsize=65536)

@@ -17,10 +17,12 @@ import opencc
 
 from chimdqa_eval.factual.aliases import TABLE_VERSION  # the alias table that graded goes into the version
 from chimdqa_eval.factual.places import TABLE_VERSION as _PLACES_VERSION
+from chimdqa_eval.factual.dictionary import VERSION as _CEDICT_VERSION
 
-# pypinyin's readings and babel's CLDR names (factual/names.py) are tables too: their versions say which graded.
-NORMALIZER_VERSION = (f"zh-rule-8+opencc-{opencc.__version__}+pypinyin-{version('pypinyin')}+babel-{version('babel')}"
-                      f"+{TABLE_VERSION}+places-{_PLACES_VERSION}")
+# pypinyin's readings, babel's CLDR names (factual/names.py) and CC-CEDICT (factual/dictionary.py) are tables too:
+# their versions say which graded.
+NORMALIZER_VERSION = (f"zh-rule-9+opencc-{opencc.__version__}+pypinyin-{version('pypinyin')}+babel-{version('babel')}"
+                      f"+{TABLE_VERSION}+places-{_PLACES_VERSION}+{_CEDICT_VERSION}")
 
 # Traditional -> simplified by OpenCC's maintained phrase tables (t2s), on answers and references alike.
 _T2S = opencc.OpenCC("t2s")
@@ -206,9 +208,10 @@ GUESS = re.compile(r"(可能|也许|或许|大概|应该|估计|似乎|好像|�
 HEDGE = re.compile(GUESS.pattern + r"|不(太|很|大)?(确定(?!性)|肯定)|据我所知|如果我没记错|not sure|not certain")
 # 或 starting an alias (或称, 或译), meaning "perhaps" (或许) or opening a bound (或以上, 或更早) does not offer a
 # second candidate.
-# Two named candidates (A和B二者之一, 不是2001年就是2006年, 两个都有可能), not one of a role (创办人之一).
+# Two named candidates (A和B二者之一, A和B两家之一, 不是2001年就是2006年, 两个都有可能), not one of a role (创办人之一).
 NAMED_PAIR = (r"[、和与或][^,;。]{1,12}(?<![家员士手师])(?<![^二两2]者)(?<![^二两2]人)之一"
-              r"|不是[^,;。]{1,12}就是|(?:两|二|2)(?:个|者)?都有可能")
+              r"|[、和与或][^,;。]{1,12}(?:两|二|2)[家个位者人种所座国支部本首条门]?(?:之一|中的?一[家个位种所座国支部本首条门者人])"
+              r"|不是[^,;。]{1,12}就是|(?:两|二|2)(?:个|者)?都有可能")  # A和B两家之一, A和B两家中的一家
 ALTERNATIVES = re.compile(r"或是|抑或|亦或|还是|也可能|或(?!(?:[称译作名叫许]|者[称译名叫许]|者?以上|者?以下|者?更))|\bor\b"
                           r"|(?<=[\u4e00-\u9fff]{2})/(?=[\u4e00-\u9fff]{2})(?!小时|分钟|公里|千克|公斤|立方|平方|摩尔)"  # 千卡/千克: a rate
                           r"|(?<=\d{4})/(?=\d{4}(?![\d/]))"
@@ -769,3 +772,33 @@ def _join_ranges(numbers: list[Number], cleaned: str) -> list[Number]:
                 continue
         out.append(n)
     return out
+
+
+# --- chemical formulas ----------------------------------------------------------------------------------------------
+# The element symbols of the periodic table (1-118), to read a formula written with its case (not rules.clean text).
+ELEMENT_SYMBOLS = frozenset(
+    "H He Li Be B C N O F Ne Na Mg Al Si P S Cl Ar K Ca Sc Ti V Cr Mn Fe Co Ni Cu Zn Ga Ge As Se Br Kr Rb Sr Y Zr Nb Mo "
+    "Tc Ru Rh Pd Ag Cd In Sn Sb Te I Xe Cs Ba La Ce Pr Nd Pm Sm Eu Gd Tb Dy Ho Er Tm Yb Lu Hf Ta W Re Os Ir Pt Au Hg Tl "
+    "Pb Bi Po At Rn Fr Ra Ac Th Pa U Np Pu Am Cm Bk Cf Es Fm Md No Lr Rf Db Sg Bh Hs Mt Ds Rg Cn Nh Fl Mc Lv Ts Og".split())
+_FORMULA_UNIT = r"(?:[A-Z][a-z]?\d*|\((?:[A-Z][a-z]?\d*)+\)\d*)"
+# A formula of two or more symbols, with the water or other parts of a hydrate after a dot (Na2SO4·10H2O).
+FORMULA = re.compile(rf"(?<![A-Za-z\d])\d*{_FORMULA_UNIT}{{2,}}(?:[·•]\d*{_FORMULA_UNIT}+)*(?![A-Za-z\d])")
+_FORMULA_PART = re.compile(r"\(((?:[A-Z][a-z]?\d*)+)\)(\d*)|([A-Z][a-z]?)(\d*)")
+
+
+def formula_counts(formula: str) -> tuple[tuple[str, int], ...] | None:
+    """The atoms of each element in a formula written with its case (NFKC: subscripts are digits), sorted:
+    C6H5COONa and C7H5NaO2 -> ((C, 7), (H, 5), (Na, 1), (O, 2)); Be3Al2(SiO3)6 = Be3Al2Si6O18; a hydrate counts its
+    water (Na2SO4·10H2O). None when it is no formula (an unknown symbol, one element alone, text around it)."""
+    formula = unicodedata.normalize("NFKC", formula.strip())
+    if not FORMULA.fullmatch(formula):
+        return None
+    counts: dict[str, int] = {}
+    for part in re.split(r"[·•]", formula):  # Na2SO4·10H2O: the salt and ten waters
+        lead = re.match(r"\d*", part).group(0)
+        for group, times, symbol, count in _FORMULA_PART.findall(part[len(lead):]):
+            for _, _, element, number in _FORMULA_PART.findall(group) if group else [("", "", symbol, count)]:
+                if element not in ELEMENT_SYMBOLS:
+                    return None
+                counts[element] = counts.get(element, 0) + int(number or 1) * int(times or 1) * int(lead or 1)
+    return tuple(sorted(counts.items())) if len(counts) >= 2 else None
