@@ -366,7 +366,7 @@ VERBOSE_CASES = [
     ("李白是哪个朝代的诗人？", "唐朝", "有人说他是隋朝人，其实是唐朝。", "CO", True),
     ("李白出生于哪一年？", "701年", "公元701年。", "CO", True),
     ("李白出生于哪一年？", "701年", "701年出生于碎叶城，762年去世。", "CO", False),
-    ("李白出生于哪一年？", "701年", "约生于公元700年前后。", "NA", False),
+    ("李白出生于哪一年？", "701年", "约生于公元700年前后。", "IN", False),  # a guess at a calendar year
     ("李白出生于哪一年？", "701年", "他于762年去世，享年61岁。", "IN", True),
     ("李白出生于哪一年？", "701年", "八世纪初。", "NA", True),
     ("李白出生于哪一年？", "701年", "7世纪末。", "IN", True),
@@ -1662,6 +1662,41 @@ ZH_RULE_9_CASES = [
     ("Be₃Al₂Si₆O₁₈", "Be3Al2(SiO3)6", "绿柱石的化学式是什么？", ("CO", False)),
     ("无水芒硝的化学式是Na2SO4·10H2O。", "Na2SO4", "无水芒硝的化学式是什么？", ("IN", False)),
     ("C6H5COOH。", "C7H5NaO2", "苯甲酸钠的分子式是什么？", ("IN", False)),
+    # an English name composed word by word from the dictionary (black + sky + albedo)
+    ("black-sky albedo。", "黑色天空反照率", "这个量叫什么？", ("CO", False)),
+    ("white-sky albedo。", "黑色天空反照率", "这个量叫什么？", ("IN", False)),
+    # 南非 before the reference is Africa, not the negation of 非对称
+    ("在南非开普敦的格罗特·舒尔医院进行。", "开普敦", "世界首例心脏移植手术是在哪座城市进行的？", ("CO", True)),
+    ("非对称加密。", "对称加密", "这种加密叫什么？", ("IN", False)),
+    # a foreign name without its middle names is the name; a surname alone goes through the rules for context
+    ("是美国心理学家**雷蒙德·卡特尔**提出的，他的学生约翰·霍恩后来发展了它。", "雷蒙德·伯纳德·卡特尔",
+     "这个概念是哪位心理学家提出的？", ("CO", False)),  # another person named beside it
+    ("紧张理论常被归到默顿名下，但1938年最早提出它的其实是埃米尔·涂尔干。", "罗伯特·金·默顿",
+     "紧张理论是谁提出的？", ("IN", False)),
+    # the reference's own name before its other names: the bold one decides
+    ("白居易称“彭城刘梦得，诗豪者也”，所以被称为诗豪的是**刘禹锡**。刘禹锡字梦得。", "刘禹锡",
+     "被白居易称为“诗豪”的唐代诗人是谁？", ("CO", True)),
+    # an approximate year of the common era is a guess at that year (as 1990年左右 is)
+    ("大约是公元750年左右。", "755", "安史之乱爆发于公元哪一年？", ("IN", False)),
+    ("约750年。", "755年", "这个王朝存在了多少年？", ("NA", False)),  # a duration, not a year
+    # the same number of other things: 卷 for 篇 or for 个字 (人 / 名 / 位 and 本 / 卷 / 册 / 部 are alike)
+    ("《古文观止》共收录222卷文章。", "222", "《古文观止》共收录文章多少篇？", ("IN", False)),
+    ("共收录正篆9353卷。", "9353", "《说文解字》共收录正篆多少个字？", ("IN", False)),
+    ("三位创办人。", "3", "这个网站的创办人有几名？", ("CO", True)),
+    ("是第10卷。", "10", "它是圣经的第几本书？", ("CO", False)),
+    # 码位 and 码率 are no yards; 111万4112 is one number
+    ("一共111万4112个码位。", "1114112", "Unicode编码空间共包含多少个码位？", ("CO", True)),
+    # an English self-correction
+    ("The largest landlocked country is Kazakhstan... no wait, I think it's Mongolia.", "哈萨克斯坦",
+     "世界上面积最大的内陆国是哪个国家？", ("IN", False)),
+    # reports of two candidates, one of them the reference, answer nothing
+    ("有人说是格莱德温·杰布，也有人说是特里格韦·赖伊。", "特里格韦·赖伊", "联合国第一任秘书长是谁？", ("IN", False)),
+    ("有人说是特里格韦·赖伊。", "特里格韦·赖伊", "联合国第一任秘书长是谁？", ("CO", False)),
+    # a thing named by its kind beside a rival of the reference's kind, or after a name, is no vaguer answer
+    ("NGC 60是位于鲸鱼座的一个漩涡星系。", "双鱼座", "NGC 60位于哪个星座？", ("IN", False)),
+    ("是一位南非外科医生。", "克里斯蒂安·巴纳德", "首例心脏移植手术的外科医生是谁？", ("NA", False)),
+    ("是狄更斯，一位英国作家。", "莎士比亚", "《哈姆雷特》的作者是谁？", ("IN", False)),
+    ("它是根据美日两国之间的一项双边协定归还的。", "冲绳归还协定", "冲绳是根据什么归还的？", ("NA", False)),
 ]
 
 

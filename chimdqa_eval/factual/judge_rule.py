@@ -147,6 +147,7 @@ _PARENS = re.compile(r"\(([^()]*)\)")
 # Reading the answer. A strong self-correction: what precedes the last one is superseded.
 _CORRECTION = re.compile(r"不对|(?<=,)不(?=,)|更正|纠正一下|说错了|口误|我记错了|(?<=[,。!?—\s])等等(?=[,!])|重算|重新算|准确地说|确切地说|准确来说"
                          r"|确切来说|严格来说|严格说来|更准确的说法是"
+                         r"|\bno,? wait\b|\bwait,? no\b|\bsorry,? i mean\b|\bscratch that\b|\bcorrection:"
                          # a final or true answer after what came first (但最终当选的是…, 真正的导演是…, 所以最早出处应该是…)
                          r"|(?:但|而|可|不过)(?:是)?最终[^,;。!?]{0,8}的(?:是|为)"
                          r"|(?:所以|因此|因而|故)(?:最早|最终|正确|真正)[^,;。!?]{0,6}(?:应该|应)?(?:是|为)"
@@ -162,6 +163,9 @@ _ATTRIBUTED = re.compile(
     r"(?:会|都|也|常|往往)?(?:说|认为|称|以为|觉得|误认为|误以为|流传|传说|提出|提到|提及|记载|写)|也有(?:说法|观点|资料)|一说"
     r"|常见的?说法|通常的说法|流行的说法|另一?种?说法|另有一说|另有[^,;。!?\n]{0,8}(?:给|说|称|认为|记载|写)|据说|据传"
     r"|误认为|误以为|误传|讹传|常被误|被误认为)[^,;。!?\n)]*")
+_ATTRIBUTION_CUE = re.compile(_ATTRIBUTED.pattern[:-len(r"[^,;。!?\n)]*")])  # where each report starts
+# The words that report a view, before what it names (也有人说是 in 也有人说是特里格韦·赖伊).
+_ATTRIBUTION_LEAD = re.compile(r"^[^是为称叫]*(?:是|为|称|叫)")
 # The common view (一般认为, 通常认为): the answer itself, unless the next clause turns it down.
 _COMMON_VIEW = re.compile(r"(?:一般|通常|普遍|大多|大家|人们)(?:都)?(?:认为|以为|觉得|说)[^,;。!?\n)]*")
 # What turns the common view down: a next clause that says what is really so (但…其实…, 实际上…); a caveat
@@ -272,6 +276,8 @@ def _forms(cleaned: str) -> tuple[set[str], set[str], set[str], set[str]]:
         if "·" in part or "•" in part:  # a foreign name: its surname alone is an accepted answer
             *first, last = re.split(r"[·•]", part)
             weak.add(rules.key(last))
+            if len(first) >= 2 and "《" not in part:  # 雷蒙德·卡特尔 for 雷蒙德·伯纳德·卡特尔: no middle names
+                forms.add(rules.key(first[0] + last))
             if "《" not in part:  # 《尚书·洪范》 is a book and its chapter, not a person
                 given.update(rules.key(x) for x in first)
         words = part.split()
@@ -331,7 +337,9 @@ def parse_reference(reference: str) -> Reference:
     forms, weak, other_names, given = _forms(cleaned)
     listed = len([p for p in LIST_SEPARATORS.split(_PARENS.sub("", cleaned)) if rules.key(p)])
     chapter = re.match(r"\s*《([^》·•]+)[·•][^》]+》", cleaned)
-    return Reference("text", forms=tuple(sorted(forms, key=lambda f: (f in weak, -len(f), f))), items=items,
+    # its own forms before its other names (刘禹锡 before 刘梦得: the one the answer may set in bold), longest first
+    return Reference("text", forms=tuple(sorted(forms, key=lambda f: (f in weak, f in other_names, -len(f), f))),
+                     items=items,
                      foreign=foreign, listed=listed, book=rules.key(chapter.group(1)) if chapter else "",
                      has_alternatives=alternatives, main=main, weak=frozenset(weak), given=frozenset(given),
                      aliases=frozenset(other_names), level=aliases.level_of(main))
@@ -522,7 +530,8 @@ def _dictionary_match(ref: Reference, answer_key: str, cleaned: str) -> str:
     if not cleaned or not strong:
         return ""
     if _LATIN.search(answer_key):
-        english = frozenset().union(*(dictionary.english_names(f) for f in strong if _CJK.search(f)))
+        english = frozenset().union(*(dictionary.english_names(f) | dictionary.composed_names(f)
+                                      for f in strong if _CJK.search(f)))
         spelled = names.find_latin(cleaned, english) if english else None
         if spelled:
             return rules.key(spelled)
@@ -652,18 +661,20 @@ def _unmatched(ref: Reference, answer: _Answer, question: str, risk: str) -> Ver
         return Verdict("IN", False, "no_candidate")
     if answer.asked:  # 您是问男性还是女性？两者的规定不一样。
         return Verdict("NA", False, "clarification_with_text")
+    indefinite = _INDEFINITE.search(answer.affirmed)
+    if indefinite and not re.search(r"叫|名为|称为|称作", answer.affirmed[indefinite.end():]):
+        # 是由一种革兰氏阴性细菌引起的: perhaps only a broader description (not 一个叫王晶的导演: a name)
+        named = "**" in answer.affirmed or "《" in answer.affirmed or answer.alternative \
+            or set(re.findall(r"[a-z]{2,}", answer.affirmed)) - set(re.findall(r"[a-z]{2,}", question.lower())) \
+            or _named_rival(ref, answer.affirmed, indefinite, question) \
+            or _apposed_name(answer.affirmed[:indefinite.start()], question)
+        return Verdict("IN" if named else "NA", False, "indefinite_description")
     if risk or answer.alternative:
         return Verdict("IN", False, risk or "attributed_alternative")
     if _CLASS_QUESTION.search(question) and not ref.items:  # 属于无脊椎动物 for 哪一类动物门: perhaps only broader
         return Verdict("IN", False, "other_class")
     if _REGION_QUESTION.search(question) and _REGION.search(answer.affirmed):
         return Verdict("IN", False, "other_region")
-    indefinite = _INDEFINITE.search(answer.affirmed)
-    if indefinite and not re.search(r"叫|名为|称为|称作", answer.affirmed[indefinite.end():]):
-        # 是由一种革兰氏阴性细菌引起的: perhaps only a broader description (not 一个叫王晶的导演: a name)
-        named = "**" in answer.affirmed or "《" in answer.affirmed \
-            or set(re.findall(r"[a-z]{2,}", answer.affirmed)) - set(re.findall(r"[a-z]{2,}", question.lower()))
-        return Verdict("IN" if named else "NA", False, "indefinite_description")
     return Verdict("IN", True, "guess" if refusal == "guess" else "no_match")
 
 
@@ -673,6 +684,28 @@ _CLASS_QUESTION = re.compile(r"(?:哪|什么|何)一?(?:个|种|类)?" + _ASKED_
                              r"(?=的|[?,。]|$|闻名|著称|动物|植物|生物)"  # 哪一门动物？, 哪个艺术运动的…; not 哪个部门负责
                              r"|(?:宗教|教派|宗派|信仰)(?:是|为)(?:什么|哪)"  # 信奉的宗教是什么？ 基督教 for 科普特正教会
                              r"|(?:哪|何)一?类|(?:什么|哪种|哪个)类型")  # 哪一类抗生素？ β-内酰胺类 for 头孢菌素
+
+
+def _apposed_name(before: str, question: str) -> bool:
+    """The description follows a comma right after a short name of its own (是狄更斯，一位英国作家): it is of that
+    name."""
+    if not re.search(r"[,;]\s*$", before):
+        return False
+    clauses = [c for c in _CLAUSE_END.split(before) if rules.key(c)]
+    named = "".join(ch for ch in rules.key(clauses[-1]) if ch not in _FILLER and ch not in question) if clauses else ""
+    return 2 <= len(named) <= 4
+
+
+def _named_rival(ref: Reference, text: str, indefinite: re.Match, question: str) -> bool:
+    """Beside the thing named by its kind, a name of the reference's own kind (its last character: 鲸鱼座 for
+    双鱼座, 平安时代 for 江户时代, 甘肃省 for 青海省) outside that description (一项双边协定 for 冲绳归还协定 is the
+    description itself): a rival answer, not only a vaguer one."""
+    last = ref.main[-1:] if ref.main and _CJK.search(ref.main[-1]) else ""
+    if not last:
+        return False
+    own = (indefinite.start(), indefinite.start() + len(_clause_at(text[indefinite.start():], 0)))
+    return any(not own[0] <= m.end() - 1 < own[1] and m.group(0) not in ref.main and m.group(0) not in question
+               for m in re.finditer(rf"[\u4e00-\u9fff]{{1,3}}{re.escape(last)}", text))
 
 
 def _alias_risk(ref: Reference, answer: _Answer, question: str) -> str:
@@ -809,6 +842,7 @@ def _inside_other_place(ref: Reference, text: str, form: str) -> bool:
                                     for s, e, p in spans) for i in starts)
 
 
+_AFRICA = frozenset({"南非", "北非", "东非", "西非", "中非"})  # 非 of Africa before a place, not a negation
 _ELEMENTS = frozenset("氢氦锂铍硼碳氮氧氟氖钠镁铝硅磷硫氯氩钾钙钪钛钒铬锰铁钴镍铜锌镓锗砷硒溴氪铷锶钇锆铌钼锝钌铑钯银镉铟锡锑"
                       "碲碘氙铯钡镧铈镨钕钷钐铕钆铽镝钬铒铥镱镥铪钽钨铼锇铱铂金汞铊铅铋钋砹氡钫镭锕钍镤铀")
 
@@ -1385,9 +1419,9 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
     if found and _inside_other_place(ref, answer.affirmed, found[0]):
         found = None  # 吉林省 for 吉林市, 印度尼西亚 for 印度: another place's name, not the reference's
     starts = _starts(answer_key, found[0]) if found else []
-    if starts and all(i > 0 and (answer_key[i - 1] in "非反无" or answer_key[i - 1] == "化"
-                                 and found[0][0] in _ELEMENTS) for i in starts):
-        found = None  # 非对称加密 for 对称加密: the opposite; 碘化氢气体 for 氢气: a compound's name
+    if starts and all(i > 0 and (answer_key[i - 1] in "非反无" and answer_key[i - 2:i] not in _AFRICA
+                                 or answer_key[i - 1] == "化" and found[0][0] in _ELEMENTS) for i in starts):
+        found = None  # 非对称加密 for 对称加密: the opposite (not 南非开普敦); 碘化氢气体 for 氢气: a compound's name
     if found and found[0] in ref.weak and _only_in_question_terms(answer_key, found[0], rules.key(question)):
         found = None  # 阿贝数是由…夫琅和费提出的 for 恩斯特·阿贝: the surname only in the question's own term
     if found and "《" in answer.affirmed:  # 《新元史》 for 《元史》, 《李太白全集》 for 李白: another book's title
@@ -1426,8 +1460,8 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
             return Verdict("CO", not REFUSAL.search(answer.whole) and not by_dictionary, "hedged_match")
         if not _BOLD.search(answer.affirmed) and _other_lead_claim(ref, answer, form, question):
             return Verdict("IN", False, "other_lead_claim")  # 这是安全边际，盈亏平衡点只是…: the answer comes first
-        if not full and not by_dictionary:
-            return Verdict("CO", False, "partial_name" if form in ref.forms else "latin_sentence")
+        partly = "dictionary_name" if by_dictionary else "" if full else \
+            "partial_name" if form in ref.forms else "latin_sentence"  # a surname, or pinyin among other words
         bold = [rules.key(b) for b in _BOLD.findall(answer.affirmed)]
         bolded = 0 < len(bold) <= 2 and any(form in b for b in bold)  # 但直到**《里斯本条约》**生效后…
         if len(bold) == 1 and not bolded and _sibling(bold[0], form) \
@@ -1452,13 +1486,18 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
             if frame:  # 恩斯特·马赫的儿子…; …，但真正…: the reference may be context, not the answer
                 return Verdict("CO" if frame == "competing_clause" else "IN", False, frame)
         # a doubt: likelier not the answer, unless the answer sets it in bold; a hedge elsewhere: not sure
-        return Verdict("IN" if doubt and not bolded else "CO", not doubt and not hedge and not by_dictionary,
-                       doubt or ("hedged_elsewhere" if hedge else "dictionary_name" if by_dictionary else "match"))
+        return Verdict("IN" if doubt and not bolded else "CO", not doubt and not hedge and not partly,
+                       doubt or ("hedged_elsewhere" if hedge else partly or "match"))
     other = _other_option(ref, question)
     if other and other in answer_key and _refusal(answer) not in ("refusal", "apology"):
         return Verdict("IN", not HEDGE.search(answer.whole), "other_option")  # 假体腔动物 for A还是B？ asking A
-    if answer.alternative and _text_match(ref, rules.key(answer.alternative), answer.alternative):
-        return Verdict("IN" if _has_content(answer_key, question) else "CO", False, "attributed_match")
+    attributed = answer.alternative and _text_match(ref, rules.key(answer.alternative), answer.alternative)
+    if attributed:  # 有人说是A，也有人说是B: only reports, of the reference and another candidate
+        starts = [m.start() for m in _ATTRIBUTION_CUE.finditer(answer.alternative)] + [len(answer.alternative)]
+        reports = [answer.alternative[a:b] for a, b in zip(starts, starts[1:])]
+        other = any(attributed[0] not in rules.key(c) and _has_content(rules.key(_ATTRIBUTION_LEAD.sub("", c)), question)
+                    for c in reports)
+        return Verdict("IN" if _has_content(answer_key, question) or other else "CO", False, "attributed_match")
     if answer.rejected and _text_match(ref, rules.key(answer.rejected), answer.rejected) \
             and not _place_parts(ref, answer_key):  # …位于辽宁省朝阳市，所以答案是**朝阳市**: the same place
         sure = _has_content(answer_key, question) and not REFUSAL.search(answer.affirmed) \
@@ -1736,6 +1775,29 @@ def _comparable(n: Number, r: Number) -> bool:
                 and "个" not in (_counted(n.counter), _counted(r.counter))):  # 4个阶段 for 4种: 个 counts anything
         return False  # 35% or 3个 for 412人: another quantity
     return True
+
+
+_ASKED_COUNTER = re.compile(rf"(?:多少|几)([{rules.MEASURE_CHARS}])([\u4e00-\u9fff]?)")
+
+
+def _other_counter(hits: list[Number], question: str) -> bool:
+    """Every matching number counts other things than the question asks for: another counter (222卷 for 多少篇)
+    or, for 多少个字, a counter that is not the thing (9353卷). 个 counts anything (三座 for 几个城市), people are
+    counted by 人, 名 or 位 and books by 本, 卷, 册 or 部; units of measure are left to the unit rules."""
+    asked = _ASKED_COUNTER.search(question)
+    if not asked or asked.group(1) in _NOT_COUNTERS or asked.group(1) == "个" and asked.group(2) not in _COUNTERS:
+        return False
+    thing = asked.group(2) if asked.group(1) == "个" else asked.group(1)
+    said = [(n.counter or n.unknown_unit)[:1] for n in hits]
+    return all(c and c in _COUNTERS and c != "个" and _counter_kind(c) != _counter_kind(thing) for c in said)
+
+
+_NOT_COUNTERS = "年月日号岁元米克吨度天周倍世纪代"
+_COUNTERS = "".join(ch for ch in rules.MEASURE_CHARS if ch not in _NOT_COUNTERS)
+
+
+def _counter_kind(counter: str) -> str:
+    return "人" if counter in "人名位" else "本" if counter in "本卷册部" else counter
 
 
 def _counted(counter: str) -> str:
@@ -2017,6 +2079,8 @@ def _judge_numeric(ref: Reference, answer: _Answer, question: str, question_numb
         if answer.alternative and any(_comparable(n, p[0]) and not n.matches(target(n, p)) for p in pairs
                                       for n in rules.find_numbers(answer.alternative)):
             return Verdict("IN", False, "attributed_alternative")
+        if _other_counter(hits, question):  # 9353卷 for 收录多少个字: the same number of other things
+            return Verdict("IN", False, "other_counter")
         if unsure_unit:
             return Verdict("CO", False, "unknown_unit")
         if any(n.converted for n in hits):

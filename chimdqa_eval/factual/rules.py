@@ -107,7 +107,8 @@ _ONE_LETTER_UNITS = {"m": "米", "g": "克", "k": "开尔文", "w": "瓦"}
 # Counters between a number and its qualifier (3500人左右, 3000名以上).
 _COUNTERS = re.compile(r"\s*[个多余人名位次件家座所条本台辆只种项篇部届倍任对双]{0,2}")
 # 元 in a word is no currency: 14个元字符, 元素, 元件
-_UNIT = re.compile(r"\s*[个多余]{0,2}(" + _UNIT_WORDS + r")(?<!元(?=[字素件器音数组胞老首帅宵旦]))")
+_UNIT = re.compile(r"\s*[个多余]{0,2}(" + _UNIT_WORDS + r")(?<!元(?=[字素件器音数组胞老首帅宵旦]))"
+                   r"(?<!码(?=[位率字头元点数段表]))")  # 码位, 码率: code points and rates, not yards
 _UNIT_AHEAD = re.compile(_UNIT_WORDS)
 # What may follow a plain number without being a unit we do not know: counters, qualifiers, particles, verbs
 # and prepositions that commonly follow a number in a sentence.
@@ -420,6 +421,7 @@ class Number:
     counter: str = ""       # the counter after it (3个, 5座)
     factor: Decimal = Decimal(1)  # its unit's factor to the canonical unit (公里 -> 1000 米)
     converted: bool = False  # from an imperial unit, °F or kelvin
+    era: bool = False       # written as a year of the common era (公元750年, 公元前221年)
 
     def same_unit(self, other: "Number") -> bool:
         return self.unit is None or other.unit is None or self.unit == other.unit
@@ -455,11 +457,14 @@ class Number:
 
     @property
     def guesses_a_year(self) -> bool:
-        return self.kind == "approx" and self.unit == "年" and 1000 <= self.value <= 2999
+        return self.kind == "approx" and self.unit == "年" and (1000 <= self.value <= 2999 or self.era)
 
     def rounds_to(self, reference: "Number") -> bool:
         """The reference rounds to this approximate value at its written precision (约3500 for 3518)."""
         return abs(self.value - reference.value) <= self.loose / 2 or self.matches(reference)
+
+
+_ERA_WORDS = ("公元", "西元", "公元前", "西元前")
 
 
 def _qualifier(text: str, start: int, end: int, unit_end: int, framing: str) -> str:
@@ -739,7 +744,8 @@ def _find_numbers(cleaned: str, framing: str = "", periods: bool = True) -> tupl
             kind, high = "range", value + max(loose, step)
         out.append(Number(value, step, kind, unit, scale, loose, high, start=m.start(), ordinal=cleaned[m.start() - 1:m.start()] == "第",
                           unknown_unit=unknown, counter=counter, factor=Decimal(factor),
-                          converted=bool(spelled) and spelled.group(1) in CONVERTED))
+                          converted=bool(spelled) and spelled.group(1) in CONVERTED,
+                          era=unit == "年" and cleaned[max(0, m.start() - 3):m.start()].endswith(_ERA_WORDS)))
     return tuple(_join_ranges(sorted(out, key=lambda n: n.start), cleaned))
 
 
