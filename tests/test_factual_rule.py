@@ -1697,6 +1697,14 @@ ZH_RULE_9_CASES = [
     ("是一位南非外科医生。", "克里斯蒂安·巴纳德", "首例心脏移植手术的外科医生是谁？", ("NA", False)),
     ("是狄更斯，一位英国作家。", "莎士比亚", "《哈姆雷特》的作者是谁？", ("IN", False)),
     ("它是根据美日两国之间的一项双边协定归还的。", "冲绳归还协定", "冲绳是根据什么归还的？", ("NA", False)),
+    # a short Chinese name as the start of a longer one that ends the clause is another person
+    ("制作人是冯骥才。", "冯骥", "游戏《黑神话：悟空》的制作人是谁？", ("IN", False)),
+    ("冯骥才是制作人，他也是游戏科学的创始人。", "冯骥", "游戏《黑神话：悟空》的制作人是谁？", ("CO", True)),
+    # each name followed by its role: the role the question asks for decides
+    ("由孙仪作词、翁清溪（笔名汤尼）作曲。", "翁清溪", "歌曲《月亮代表我的心》的作曲者是谁？", ("CO", True)),
+    ("由翁清溪作词、孙仪作曲。", "翁清溪", "歌曲《月亮代表我的心》的作曲者是谁？", ("IN", False)),
+    # an abbreviation's English in CC-CEDICT (abbr. for …, English)
+    ("CAS, the Chinese Academy of Sciences.", "中科院", "这个机构叫什么？", ("CO", False)),
 ]
 
 

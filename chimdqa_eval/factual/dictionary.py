@@ -37,6 +37,7 @@ _ENTRY = re.compile(r"^(\S+) (\S+) \[[^\]]*\] /(.*)/$")
 _CROSS_REFERENCE = re.compile(
     r"^(?:CL:|(?:[a-z]+ )?variant of|see\b|used (?:in|for)\b|abbr\.|also\b|same as|cf\.?\b|surname\b|pr\.|"
     r"\((?:Tw|old|dialect|archaic|literary|coll\.|slang)\)|one of\b|another name for|now written|contraction of)")
+_SHORT_FOR = re.compile(r"^abbr\. (?:for|of|to) [^,\[]*[\u4e00-\u9fff][^,\[]*(?:\[[^\]]*\])?, ([A-Za-z].*)$")
 _ABBREVIATION = re.compile(r"\(([A-Z][A-Z.&]+)\)")
 # A definition naming several things (Beijing, Shanghai and Guangzhou), whose first name is not the word's.
 _SEVERAL = re.compile(r"^[A-Z][\w.'-]*(?:, [A-Z][\w.'-]*)+,? (?:and|&) [A-Z][\w.'-]*\s*(?:\(|$)")
@@ -61,6 +62,9 @@ def version_tag() -> str:
 def english_of(definition: str) -> set[str]:
     """The English names in one definition of an entry (see the module's docstring); empty for a
     cross-reference."""
+    short_for = _SHORT_FOR.match(definition)  # abbr. for 中国科学院[…], Chinese Academy of Sciences: the English after it
+    if short_for:
+        return english_of(short_for.group(1))
     if _CROSS_REFERENCE.match(definition) or _SEVERAL.match(definition):
         return set()
     found = set(_ABBREVIATION.findall(definition))
@@ -157,13 +161,14 @@ def composed_names(phrase_key: str) -> frozenset[str]:
                 for rest in splits(end):
                     yield (phrase_key[start:end], *rest)
 
-    for words in itertools.islice(splits(0), 16):
+    for words in sorted(itertools.islice(splits(0), 16), key=len):  # fewest words first
         if len(words) < 2:
             continue
-        for names in itertools.product(*(sorted(english[word]) for word in words)):
+        combinations = itertools.product(*(sorted(english[word]) for word in words))
+        for names in itertools.islice(combinations, MAX_COMPOSED // 8):  # each split its share
             name = "".join(names)
             if len(name) >= MIN_LETTERS + 2:
                 found.add(name)
-            if len(found) >= MAX_COMPOSED:
-                return frozenset(found)
+        if len(found) >= MAX_COMPOSED:
+            break
     return frozenset(found)

@@ -696,6 +696,16 @@ def _apposed_name(before: str, question: str) -> bool:
     return 2 <= len(named) <= 4
 
 
+def _longer_name(ref: Reference, text: str, form: str, question: str) -> bool:
+    """A person's short Chinese name found only as the start of a longer name that ends its clause (制作人是冯骥才。
+    for 冯骥; not 冯骥是…, 冯骥的…)."""
+    if form != ref.main or not re.fullmatch(r"[\u4e00-\u9fff]{2,3}", form) or not _PERSON_QUESTION.search(question):
+        return False
+    ends = [m.end() for m in re.finditer(re.escape(form), text)]
+    return bool(ends) and all(re.match(r"[\u4e00-\u9fff](?![\u4e00-\u9fff])", text[e:e + 2])
+                              and text[e] not in aliases.NAME_FOLLOWERS for e in ends)
+
+
 def _named_rival(ref: Reference, text: str, indefinite: re.Match, question: str) -> bool:
     """Beside the thing named by its kind, a name of the reference's own kind (its last character: 鲸鱼座 for
     双鱼座, 平安时代 for 江户时代, 甘肃省 for 青海省) outside that description (一项双边协定 for 冲绳归还协定 is the
@@ -1121,6 +1131,29 @@ def _set_aside(text: str, form: str, question: str) -> bool:
 _ROLE_CLAIM = re.compile(r"^(.{2,6}?)(?:是|为|由)(.+)$")
 
 
+_ROLE_WORDS = "作曲|作词|填词|编曲|编剧|导演|执导|主演|演唱|监制|制片|设计|主编|翻译|插画|配音|指挥|主持"
+_ASKED_ROLE = re.compile(_ROLE_WORDS)
+# A name (a run of Chinese, ·, or a note in brackets after it) right before the role it had.
+_NAME_ROLE = re.compile(rf"([\u4e00-\u9fff·]{{2,12}}?)(?:\([^()]*\))?(?:负责|担任)?({_ROLE_WORDS})")
+
+
+def _role_after(text: str, form: str, question: str) -> str:
+    """Names each followed by their role (由孙仪作词、翁清溪作曲): 'own' when the reference is followed by the role
+    the question asks for, 'other' when another name is and the reference has another role; '' otherwise."""
+    asked = _ASKED_ROLE.search(question)
+    if not asked:
+        return ""
+    pairs = [(rules.key(m.group(1)), m.group(2)) for m in _NAME_ROLE.finditer(re.sub(r"^.*?由", "", text))]
+    if len({role for _, role in pairs}) < 2:
+        return ""  # one role only: nothing to tell the names apart
+    own = {role for name, role in pairs if name.endswith(form)}
+    if asked.group(0) in own:
+        return "own"
+    if own and any(role == asked.group(0) for name, role in pairs if form not in name):
+        return "other"
+    return ""
+
+
 def _split_roles(text: str, form: str, question: str) -> bool:
     """The answer gives two roles the question asks about to two different names, the reference in one of them
     (作曲是顾嘉辉，填词是黄霑 or 黄霑负责的是填词，作曲则是顾嘉辉 for 作曲及填词者是谁): the question asked for one
@@ -1427,6 +1460,8 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
     if found and "《" in answer.affirmed:  # 《新元史》 for 《元史》, 《李太白全集》 for 李白: another book's title
         masked = _other_titles_masked(ref, answer.affirmed)
         found = _text_match(ref, rules.key(masked), masked) if masked != answer.affirmed else found
+    if found and _longer_name(ref, answer.affirmed, found[0], question):
+        return Verdict("IN", False, "longer_name")  # 冯骥才 for 冯骥: another person's name holds it
     if found:
         form, full = found
         # a name from the dictionary goes through the rules below as the reference would, but is never sure
@@ -1475,7 +1510,10 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
             return Verdict("CO" if bolded else parallel, False, "parallel_claims")
         if ref.listed > 1 and _extra_items(ref, answer, form):
             return Verdict("IN" if len(answer_key) <= SHORT_ANSWER else "CO", False, "list_with_extras")
-        others = _others_of_kind(ref, answer, form, question)
+        role = _role_after(answer.affirmed, form, question)  # 由孙仪作词、翁清溪作曲 for 作曲者: the asked role decides
+        if role == "other":
+            return Verdict("IN", False, "role_after_name")
+        others = "" if role == "own" else _others_of_kind(ref, answer, form, question)
         if others == "other_candidates" and not bolded and _turns_to_other(ref, answer, form, question):
             return Verdict("IN", False, "turn_after")  # 奥拉山是一座名山，但最高峰是索莫山: it turns to the other one
         if others:  # MedGuide和DocQA-Fin: several answers; 锡伯族…与满族也有渊源: context
