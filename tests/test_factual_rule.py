@@ -1705,6 +1705,25 @@ ZH_RULE_9_CASES = [
     ("由翁清溪作词、孙仪作曲。", "翁清溪", "歌曲《月亮代表我的心》的作曲者是谁？", ("IN", False)),
     # an abbreviation's English in CC-CEDICT (abbr. for …, English)
     ("CAS, the Chinese Academy of Sciences.", "中科院", "这个机构叫什么？", ("CO", False)),
+    # a question back that only assumes what was meant, then a wrong answer; one that asks, then checks
+    ("您是指孙中山领导的中国同盟会吧？它是1905年在大阪成立的。", "东京", "中国同盟会于1905年在哪个城市成立？",
+     ("IN", False)),
+    ("您是指孙中山领导的中国同盟会吧？它是1905年在东京成立的。", "东京", "中国同盟会于1905年在哪个城市成立？",
+     ("CO", True)),
+    ("你问的是鲁迅的那句评价对吧？我先确认一下题意再回答。", "《儒林外史》", "这是哪本小说？", ("NA", True)),
+    # digits grouped by spaces are one number
+    ("定义为固定值149 597 870 700米。", "149597870700", "1个天文单位定义为精确的多少米？", ("CO", True)),
+    # a list's bracketed notes name its items, not the whole list
+    ("我只记得其中一颗叫火卫一（福波斯），另一颗想不起来了。", "火卫一（福波斯）、火卫二（得摩斯）",
+     "火星的两颗天然卫星分别叫什么名字？", ("NA", False)),
+    ("福波斯和得摩斯。", "火卫一（福波斯）、火卫二（得摩斯）", "火星的两颗天然卫星分别叫什么名字？", ("CO", True)),
+    ("是摩洛哥的东方省，靠近阿尔及利亚边境。", "阿尔及利亚", "凯尔迈镇位于哪个国家的奥兰省内？", ("IN", False)),
+    # 两个月 is a length of time, not the month of a date; the year of a date beside another event's year
+    ("欧元现钞是在2002年投入流通的，此后旧货币在约两个月内退出流通。", "2002年1月1日",
+     "欧元纸币和硬币正式进入流通是在哪一天？", ("NA", True)),
+    ("《日本国宪法》于1946年公布，并于次年即1947年开始施行。", "1947年5月3日",
+     "《日本国宪法》是在哪一天开始施行的？", ("NA", False)),
+    ("《日本国宪法》于1947年5月4日开始施行。", "1947年5月3日", "《日本国宪法》是在哪一天开始施行的？", ("IN", True)),
 ]
 
 

@@ -262,7 +262,7 @@ class _Answer:
 _FORMULA = re.compile(r"^(?:[a-z0-9()·]*[a-z0-9])?\([a-z0-9]+\)\d[a-z0-9()·]*$")  # Co(C3H5O3)2, (NH4)2SO4
 
 
-def _forms(cleaned: str) -> tuple[set[str], set[str], set[str], set[str]]:
+def _forms(cleaned: str, notes: bool = True) -> tuple[set[str], set[str], set[str], set[str]]:
     """Comparison keys of a short reference (whole, without the parenthesis, inside it, a division's short names,
     a person's other names), those among them that name it only in part (a foreign name's surname), those
     that are other names (aliases.py), and the keys of the name parts before a surname (约翰, john, w)."""
@@ -270,7 +270,8 @@ def _forms(cleaned: str) -> tuple[set[str], set[str], set[str], set[str]]:
         return {rules.key(cleaned)}, set(), set(), set()
     outside = _PARENS.sub("", cleaned)
     forms = {rules.key(cleaned), rules.key(outside)}
-    forms.update(rules.key(inner) for inner in _PARENS.findall(cleaned))
+    if notes:  # a list's notes name its items (火卫一（福波斯）、火卫二（得摩斯）), not the whole
+        forms.update(rules.key(inner) for inner in _PARENS.findall(cleaned))
     weak, given = set(), set()
     for part in (outside, *_PARENS.findall(cleaned)):
         if "·" in part or "•" in part:  # a foreign name: its surname alone is an accepted answer
@@ -333,8 +334,14 @@ def parse_reference(reference: str) -> Reference:
     items = (tuple(_item_forms(i) for i in items if i)
              if len(items) > 1 and (all(len(i) >= 2 for i in items) or "、" in cleaned) and "《" not in cleaned
              else ())
+    if items and "、" not in cleaned and (names.chinese_names(main) or places.place(main)):
+        items = ()  # 阿尔及利亚, 和田市: one known name with 及 or 和 in it, not a list
+    noted = LIST_SEPARATORS.split(cleaned)  # each item with the note in its brackets: 火卫一（福波斯）
+    if items and len(noted) == len(items) and all(p.count("(") == p.count(")") for p in noted):
+        items = tuple((*forms, *(rules.key(n) for n in _PARENS.findall(part) if rules.key(n)))
+                      for forms, part in zip(items, noted))
     foreign = "·" in cleaned or "•" in cleaned or bool(_LATIN.search(" ".join(_PARENS.findall(cleaned))))
-    forms, weak, other_names, given = _forms(cleaned)
+    forms, weak, other_names, given = _forms(cleaned, notes=not items)
     listed = len([p for p in LIST_SEPARATORS.split(_PARENS.sub("", cleaned)) if rules.key(p)])
     chapter = re.match(r"\s*《([^》·•]+)[·•][^》]+》", cleaned)
     # its own forms before its other names (刘禹锡 before 刘梦得: the one the answer may set in bold), longest first
@@ -602,8 +609,12 @@ def _refusal(answer: _Answer) -> str:
         return "" if not (answer.asked and not _has_content(answer.affirmed_key, "")) else "refusal"
     end = (cues[0] if not polite or polite.start() > cues[0].start() else polite).end()
     turn = _TURN.search(answer.whole, end)
-    rest = answer.whole[turn.end():] if turn else ""
-    if turn and rules.key(rest) and not REFUSAL.search(rest):
+    # 您是指…吧？它是1905年在大阪成立的: a question back that only assumes what was meant, then an answer
+    assumed = re.compile(r"吧\s*\?").search(answer.whole, end)
+    asked_back = assumed.end() - 1 if assumed and "?" not in answer.whole[end:assumed.start()] else -1
+    rest = answer.whole[turn.end():] if turn else answer.whole[asked_back + 1:] if asked_back >= 0 else ""
+    if rules.key(rest) and not REFUSAL.search(rest) and _has_content(rules.key(rest), "") \
+            and not (asked_back >= 0 and not turn and re.search(r"\?|确认|澄清", rest)):  # …吧？我先确认一下题意
         return "refusal_then_claim"
     return "refusal"
 
@@ -1502,7 +1513,9 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
         if len(bold) == 1 and not bolded and _sibling(bold[0], form) \
                 and answer.affirmed.find("**") < answer.affirmed.find(form[0]):  # not 是南宋。**北宋**灭亡于…
             return Verdict("IN", False, "bold_sibling")  # 这种叫**低副**；高副指的是…: its answer is the bold one
-        closer = "" if bolded else _closer_clause(answer, form, question)
+        # every item of a list named: the list is the answer, whichever clause is most like the question
+        whole_list = bool(ref.items) and all(any(g in answer_key for g in forms) for forms in ref.items)
+        closer = "" if bolded or whole_list else _closer_clause(answer, form, question)
         if closer == "closer_clause":  # 李元吉是当时的太子，被射杀的齐王是李建成: another clause answers the question
             return Verdict("IN", False, closer)
         parallel = _parallel(answer, form, question)
@@ -1519,7 +1532,7 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
         if others:  # MedGuide和DocQA-Fin: several answers; 锡伯族…与满族也有渊源: context
             return Verdict("IN" if others == "listed_with_others" and not bolded else "CO", False, others)
         doubt = _doubt(answer.affirmed, form, lambda part, f=form: f in rules.key(part), question, years=True)
-        if not doubt and not bolded:
+        if not doubt and not bolded and not whole_list:
             frame = _frame(answer, form, question) or closer  # competing_clause: another clause is as close
             if frame:  # 恩斯特·马赫的儿子…; …，但真正…: the reference may be context, not the answer
                 return Verdict("CO" if frame == "competing_clause" else "IN", False, frame)
@@ -2143,6 +2156,11 @@ def _judge_numeric(ref: Reference, answer: _Answer, question: str, question_numb
             if paired or any(_LEANS.search(_clause_at(answer.affirmed, n.start)) for n in stray):
                 return Verdict("IN", False, "guess_then_refusal")  # 1995年或1996年，记不准; 我印象中LMF是2006年…
             return Verdict("NA", False, "refusal_with_numbers")  # 只给出了2023年的52.3%，我无法确定
+        if any(matched) and hits and all(n.unit == "年" for n in stray) \
+                and not any(n.unit in ("月", "日") for n in candidates):
+            # 1946年公布，1947年施行 for 1947年5月3日: the year of the date, or another event's (no wrong day said)
+            return Verdict("NA" if _likeliest(candidates, hits, answer.affirmed, question) in hits else "IN", False,
+                           "partial_number_beside_other")
         if any(n.consistent_with(target(n, p)) for n in vague for p in pairs):
             # 大概是2010年代末成立的，真正出名是在2022年: the vague value may be its answer, though an exact one
             # beside it usually is (超过35°C，Genk站录得36.9°C)

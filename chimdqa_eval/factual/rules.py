@@ -349,12 +349,17 @@ def _scale_word(m: re.Match) -> str:
     return format(Decimal(m.group(1).replace(",", "")).scaleb(shift), "f") + multiplier
 
 
+_SPACED_DIGITS = re.compile(r"(?<![\d.,])\d{1,3}(?: \d{3})+(?![\d.,]|\s\d)")
+
+
 def clean(text: str) -> str:
     """NFKC (full width -> half width), lower case, traditional -> simplified, unit synonyms, Arabic numerals;
     a degree sign without C or F after a number is 度; shares (十分之一 -> 0.1, 5‰ -> 0.005, 七成 -> 70%), English
     scales (1.5 million), English dates (November 30, 2022) and number words (two) are written as the numbers they
     are."""
     text = _T2S.convert(unicodedata.normalize("NFKC", text).lower()).replace("−", "-").replace("﹣", "-")
+    if " " in text:  # 149 597 870 700: digits grouped by spaces (SI style) are one number
+        text = _SPACED_DIGITS.sub(lambda m: m.group(0).replace(" ", ""), text)
     for variant, canonical in _UNIT_SYNONYMS:
         text = text.replace(variant, canonical)
     if "°" in text:  # 南纬50°: 50度; 50°c stays a temperature
@@ -717,6 +722,8 @@ def _find_numbers(cleaned: str, framing: str = "", periods: bool = True) -> tupl
         if spelled:
             unit, factor, *offset = _UNITS[spelled.group(1)]
             unit_end = spelled.end()
+            if unit == "月" and "个" in spelled.group(0):
+                unit = "个月"  # 两个月: a length of time, never the month of a date (1月)
         elif not percent:
             follower = cleaned[m.end():m.end() + 1]
             if latin and latin.group(1) not in _ENGLISH_AFTER_NUMBER:
