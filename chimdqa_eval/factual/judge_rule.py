@@ -594,6 +594,9 @@ def _has_content(answer_key: str, question: str) -> bool:
     return bool(answer_key) and sum(ch not in question and ch not in _FILLER for ch in answer_key) >= min(2, len(answer_key))
 
 
+_ASSUMED = re.compile(r"吧\s*\?")
+
+
 @lru_cache(maxsize=4096)  # asked for by many rules of one answer, and once per reading of its reference
 def _refusal(answer: _Answer) -> str:
     """'' when the answer does not refuse; 'refusal' when it does and offers no candidate; 'refusal_then_claim'
@@ -610,7 +613,7 @@ def _refusal(answer: _Answer) -> str:
     end = (cues[0] if not polite or polite.start() > cues[0].start() else polite).end()
     turn = _TURN.search(answer.whole, end)
     # 您是指…吧？它是1905年在大阪成立的: a question back that only assumes what was meant, then an answer
-    assumed = re.compile(r"吧\s*\?").search(answer.whole, end)
+    assumed = _ASSUMED.search(answer.whole, end)
     asked_back = assumed.end() - 1 if assumed and "?" not in answer.whole[end:assumed.start()] else -1
     rest = answer.whole[turn.end():] if turn else answer.whole[asked_back + 1:] if asked_back >= 0 else ""
     if rules.key(rest) and not REFUSAL.search(rest) and _has_content(rules.key(rest), "") \
@@ -725,8 +728,14 @@ def _named_rival(ref: Reference, text: str, indefinite: re.Match, question: str)
     if not last:
         return False
     own = (indefinite.start(), indefinite.start() + len(_clause_at(text[indefinite.start():], 0)))
-    return any(not own[0] <= m.end() - 1 < own[1] and m.group(0) not in ref.main and m.group(0) not in question
-               for m in re.finditer(rf"[\u4e00-\u9fff]{{1,3}}{re.escape(last)}", text))
+    at = text.find(last)
+    while at >= 0:  # a word of one to three characters and the last one (鲸鱼座), not in the description
+        word = text[max(0, at - 3):at + 1]
+        word = word[next((i for i in range(len(word) - 1, -1, -1) if not _CJK.match(word[i])), -1) + 1:]
+        if len(word) >= 2 and not own[0] <= at < own[1] and word not in ref.main and word not in question:
+            return True
+        at = text.find(last, at + 1)
+    return False
 
 
 def _alias_risk(ref: Reference, answer: _Answer, question: str) -> str:
@@ -1059,6 +1068,17 @@ _ASIDE = re.compile(r"则|只是|仅是|仅仅是|其实|而(?!是)|并非|不�
 _CLOSER_TURN = re.compile(r"其实|实际上|事实上|才(?:是|叫|为)|而是|则")  # a closer clause that turns to the answer
 
 
+_ROLL = frozenset("、和与及")
+
+
+def _positions_of(text: str, sub: str) -> list[int]:
+    found, at = [], text.find(sub)
+    while at >= 0:
+        found.append(at)
+        at = text.find(sub, at + 1)
+    return found
+
+
 def _closer_clause(answer: _Answer, form: str, question: str) -> str:
     """'closer_clause' when a clause without the reference shares at least two more character bigrams with the
     question than the reference's own clause, and the answer turns to that clause or sets the reference aside
@@ -1075,10 +1095,15 @@ def _closer_clause(answer: _Answer, form: str, question: str) -> str:
     if any(form in c and _RESTATES.match(c) for c in clauses):
         return ""  # …任教于University of Groningen，也就是格罗宁根大学: the reference restates that clause
     own = {i: len(_word_bigrams(c.replace(form, "|")) & asked) for i, c in enumerate(clauses) if form in c}
+    listing = {i for i in own if sum(said[i].count(ch) for ch in "、和与及") >= 2  # three names or more
+               and any(said[i][max(0, at - 1):at] in _ROLL or said[i][at + len(form):at + len(form) + 1] in _ROLL
+                       for at in _positions_of(said[i], form))}
+    if own.keys() - listing:  # 乘组是翟志刚、刘伯明和景海鹏: a roll of names is context, a clause of its own decides
+        own = {i: n for i, n in own.items() if i not in listing}
     others = {i: len(_word_bigrams(c) & asked) - (1 if _CONTRAST.search(c) else 0)  # 导演则是…: a contrast must be
               for i, c in enumerate(clauses) if c and form not in c and not _NEGATION.search(c)  # clearly closer
               and not _DESCRIPTION.search(c)  # 钇铁石榴石是一种亚铁磁性材料: describes what is asked about
-              and (c[0] not in "它他她其该这此" or c[1:3] == "本人"
+              and (c[0] not in "它他她其该这此" or c[1:3] == "本人" or c.startswith("其中")  # 其中…的是刘伯明
                    or _NAMED_AS.match(re.sub(r"^(?:种|类|个|些)", "", c[1:])))  # 它被称为…, 这种叫低副
               and any(ch not in question and ch not in _FILLER for ch in c)}  # 虞预本名虞豫: 豫 is new
     if not own or not others:
