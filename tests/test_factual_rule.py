@@ -1724,6 +1724,18 @@ ZH_RULE_9_CASES = [
     ("《日本国宪法》于1946年公布，并于次年即1947年开始施行。", "1947年5月3日",
      "《日本国宪法》是在哪一天开始施行的？", ("NA", False)),
     ("《日本国宪法》于1947年5月4日开始施行。", "1947年5月3日", "《日本国宪法》是在哪一天开始施行的？", ("IN", True)),
+    # numbers written otherwise: a superscript power of ten (positive or negative), digits grouped by spaces
+    # with decimals, three-part compounds, an English day without a year, joules as J, pairs for single things
+    ("约3×10⁸米每秒。", "299792458", "真空中的光速被定义为精确的多少米每秒？", ("NA", False)),
+    ("299 792.458 km/s", "299792458", "真空中的光速被定义为精确的多少米每秒？", ("CO", True)),
+    ("6.62607015×10⁻³⁴ J·s", "6.62607015×10⁻³⁴", "普朗克常数的精确值是多少焦耳·秒？", ("CO", True)),
+    ("6.62607016×10⁻³⁴ J·s", "6.62607015×10⁻³⁴", "普朗克常数的精确值是多少焦耳·秒？", ("IN", True)),
+    ("14亿1177万8724人", "1411778724", "全国人口共多少人？", ("CO", True)),
+    ("It's observed every year on October 16.", "10月16日", "世界粮食日是每年的几月几日？", ("CO", True)),
+    ("It's observed every year on October 17.", "10月16日", "世界粮食日是每年的几月几日？", ("IN", True)),
+    ("体细胞中有12对染色体。", "24", "水稻的体细胞中有多少条染色体？", ("CO", False)),
+    ("有24对。", "46", "人类体细胞有多少条染色体？", ("IN", False)),
+    ("有23对。", "23对", "人类有多少对染色体？", ("CO", True)),
 ]
 
 

@@ -390,8 +390,8 @@ def reference_readings(reference: str, question_unit: str = "") -> tuple:
     one bare number takes the unit the question asks in (41 for 多少摄氏度 is 41°C)."""
     whole = parse_reference(reference)
     if (question_unit and whole.mode == "numeric" and len(whole.numbers) == 1 and whole.numbers[0].unit is None
-            and not whole.numbers[0].counter and re.fullmatch(r"[-−]?[\d.,\s]+", reference.strip())):
-        whole = replace(parse_reference(reference.strip() + question_unit), bare=whole.numbers)
+            and not whole.numbers[0].counter and re.fullmatch(r"[-−]?[\d.,\s]+", rules.clean(reference).strip())):
+        whole = replace(parse_reference(reference.strip() + question_unit), bare=whole.numbers)  # 6.6×10⁻³⁴ too
     cleaned = rules.clean(reference)
     in_years = rules.whole_years(cleaned)
     if in_years != cleaned:  # 12个月: as written (12 for 几个月) and in years (1年, as answers are read)
@@ -2032,6 +2032,11 @@ def _clause_at(text: str, position: int) -> str:
     return text[start:end.start() if end else len(text)]
 
 
+def _as_single(n: Number) -> Number:
+    """12对 counted one by one (24条) for a question that does not ask for pairs: converted, so never sure."""
+    return replace(n, value=n.value * 2, step=n.step * 2, loose=n.loose * 2, counter="", converted=True)
+
+
 def _as_percent(n: Number) -> Number:
     """0.241 for a percentage reference is 24.1%."""
     if n.unit is None and not n.counter and n.step < 1 and abs(n.value) <= 1:
@@ -2096,7 +2101,9 @@ def _judge_numeric(ref: Reference, answer: _Answer, question: str, question_numb
                                      or abs(n.value - t.value) <= max(t.step, n.step if n.converted else 0) / 2)
                    for t in targets)
 
-    found = [_as_percent(n) if percent else _as_multiple(n, answer.affirmed) if "倍" in question else n
+    in_pairs = not re.search(r"(?:多少|几)对", question)
+    found = [_as_percent(n) if percent else _as_multiple(n, answer.affirmed) if "倍" in question
+             else _as_single(n) if in_pairs and n.counter.startswith("对") else n
              for n in rules.find_numbers(answer.affirmed, question)]
     # Numbers the answer repeats from the question (根据2010年普查...) are context, not its answer.
     found = [n for n in found if hit(n) or not any(n.matches(q) and n.kind == q.kind in ("exact", "range")

@@ -92,13 +92,14 @@ _UNIT_WORDS = "|".join(sorted(map(re.escape, _UNITS), key=len, reverse=True))
 # multiplier (1.2千, 3千万; not 5百分点), a percent sign. Digits glued to Latin letters (V08AA04, H2O, 5G) are codes, not quantities, unless the letters are a
 # unit (see _LATIN_UNITS). 10亿1000万 is one number.
 _ARABIC = re.compile(r"(?<![a-z0-9.√])(?<![a-z]-)(-)?(\d{1,3}(?:,\d{3})+(?!\d)|\d+)(\.\d+)?\s*"
-                     r"(?:(万亿|千万|百万|亿|万|千(?![瓦赫焦卡])|百(?!分))(?:(?<=[亿万])(\d+)(千万|百万|万|千|百)?)?)?\s*(%)?")
+                     r"(?:(万亿|千万|百万|亿|万|千(?![瓦赫焦卡])|百(?!分))(?:(?<=[亿万])(\d+)(千万|百万|万|千|百)?"
+                     r"(?:(?<=亿\d\d\d\d万)(\d{1,4})(?![\d.]))?)?)?\s*(%)?")
 _MULTIPLIERS = {"万": 10 ** 4, "亿": 10 ** 8, "万亿": 10 ** 12, "千万": 10 ** 7, "百万": 10 ** 6, "千": 1000,
                 "百": 100}
 # Latin unit symbols after a number, rewritten in Chinese so that 10kg and 10公斤 read alike.
 _LATIN_UNITS = {"km": "公里", "kg": "公斤", "mg": "毫克", "cm": "厘米", "mm": "毫米", "ml": "毫升", "°c": "°c",
                 "kwh": "千瓦时", "kw": "千瓦", "mw": "兆瓦", "gw": "吉瓦", "hz": "赫兹", "khz": "千赫", "mhz": "兆赫",
-                "ghz": "吉赫", "v": "伏特", "vrms": "伏特", "kv": "千伏"}
+                "ghz": "吉赫", "v": "伏特", "vrms": "伏特", "kv": "千伏", "kj": "千焦", "j": "焦耳"}
 # (after lower-casing, mw / mhz are read as MW / MHz, the usual ones in factual QA)
 _LATIN_UNIT = re.compile(r"(?<=\d)\s*(" + "|".join(_LATIN_UNITS) + r")(?![a-z0-9])"
                          r"|(?<=\d)\s+(m|g|k|w)(?![a-z/])")  # these letters only after a space: 5g is a code
@@ -282,15 +283,18 @@ def chinese_numerals_to_arabic(text: str) -> str:
 
 # (?<!\d): a match only starts where a digit run does (the same matches; a long run of digits is not rescanned
 # from each of its digits, which took seconds on a 20,000-digit answer).
-_SCIENTIFIC = re.compile(r"(?<!\d)(\d+(?:\.\d+)?)\s*[×x*]\s*10\s*\^\s*(\d{1,2})(?!\d)")
+_SCIENTIFIC = re.compile(r"(?<!\d)(\d+(?:\.\d+)?)\s*[×x*]\s*10\s*\^\s*(-?\d{1,2})(?!\d)")
 _MULTIPLIER_OF = {0: "", 4: "万", 8: "亿", 12: "万亿"}
 
 
 def _scientific(m: re.Match) -> str:
-    """9.46×10^12 -> 9.46万亿, 3×10^5 -> 30万: the mantissa's digits keep their precision."""
+    """9.46×10^12 -> 9.46万亿, 3×10^5 -> 30万, 1.6×10^-19 -> 0.00000000000000000016: the mantissa's digits keep
+    their precision."""
     exponent = int(m.group(2))
     if exponent > 15:
         return m.group(0)
+    if exponent < 0:  # 6.62607015×10^-34: the decimal itself, its digits as written
+        return format(Decimal(m.group(1)).scaleb(exponent), "f")
     return format(Decimal(m.group(1)).scaleb(exponent % 4), "f") + _MULTIPLIER_OF[exponent - exponent % 4]
 
 
@@ -322,6 +326,11 @@ _ENGLISH_DATES = (
     (re.compile(rf"\b([1-9]|[12]\d|3[01])(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH},?\s+(\d{{4}})\b"),
      lambda m: f"{m[3]}年{_MONTH_OF[m[2]]}月{m[1]}日"),
     (re.compile(rf"\b{_MONTH},?\s+(\d{{4}})\b"), lambda m: f"{m[2]}年{_MONTH_OF[m[1]]}月"),
+    # October 16 / 16 October without a year: 10月16日 (not may, which is as often a verb)
+    (re.compile(rf"\b(?!may\b){_MONTH}\s+([1-9]|[12]\d|3[01])(?:st|nd|rd|th)?\b(?![.,]?\d)"),
+     lambda m: f"{_MONTH_OF[m[1]]}月{m[2]}日"),
+    (re.compile(rf"\b([1-9]|[12]\d|3[01])(?:st|nd|rd|th)?\s+(?:of\s+)?(?!may\b){_MONTH}\b"),
+     lambda m: f"{_MONTH_OF[m[2]]}月{m[1]}日"),
 )
 
 
@@ -349,7 +358,9 @@ def _scale_word(m: re.Match) -> str:
     return format(Decimal(m.group(1).replace(",", "")).scaleb(shift), "f") + multiplier
 
 
-_SPACED_DIGITS = re.compile(r"(?<![\d.,])\d{1,3}(?: \d{3})+(?![\d.,]|\s\d)")
+_SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
+_SUPERSCRIPT_POWER = re.compile(r"(?<=10)([⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+)")
+_SPACED_DIGITS = re.compile(r"(?<![\d.,])\d{1,3}(?: \d{3})+(?=\.\d|(?![\d.,]|\s\d))")
 
 
 def clean(text: str) -> str:
@@ -357,6 +368,8 @@ def clean(text: str) -> str:
     a degree sign without C or F after a number is 度; shares (十分之一 -> 0.1, 5‰ -> 0.005, 七成 -> 70%), English
     scales (1.5 million), English dates (November 30, 2022) and number words (two) are written as the numbers they
     are."""
+    if "10" in text:  # 3×10⁸, 10⁻³⁴: the exponent as written with ^ (NFKC would make 10⁸ the number 108)
+        text = _SUPERSCRIPT_POWER.sub(lambda m: "^" + m.group(1).translate(_SUPERSCRIPTS), text)
     text = _T2S.convert(unicodedata.normalize("NFKC", text).lower()).replace("−", "-").replace("﹣", "-")
     if " " in text:  # 149 597 870 700: digits grouped by spaces (SI style) are one number
         text = _SPACED_DIGITS.sub(lambda m: m.group(0).replace(" ", ""), text)
@@ -702,7 +715,7 @@ def _find_numbers(cleaned: str, framing: str = "", periods: bool = True) -> tupl
         latin = _LATIN_AFTER.match(cleaned, m.start() + glued)
         if latin and m.start() + glued < len(cleaned) and cleaned[m.start() + glued] != " ":
             continue  # 5g, 3m, V08AA04: letters glued to the number that are not a unit we know
-        sign, integer, fraction, multiplier, tail, tail_multiplier, percent = m.groups()
+        sign, integer, fraction, multiplier, tail, tail_multiplier, last, percent = m.groups()
         digits = integer.replace(",", "") + (fraction or "")
         value = Decimal(digits)
         step = Decimal(1).scaleb(-(len(fraction) - 1)) if fraction else Decimal(1)
@@ -712,6 +725,8 @@ def _find_numbers(cleaned: str, framing: str = "", periods: bool = True) -> tupl
         if tail:  # 10亿1000万, 3万5000: one number, as precise as its last part
             low = Decimal(_MULTIPLIERS[tail_multiplier]) if tail_multiplier else Decimal(1)
             value, step = value + Decimal(tail) * low, low
+        if last:  # 14亿1177万8724: a third part, in ones
+            value, step = value + Decimal(last), Decimal(1)
         scale = Decimal(_MULTIPLIERS[multiplier]) if multiplier else Decimal(1)
         written = integer.replace(",", "")
         loose = step * (10 ** (len(written) - len(written.rstrip("0"))) if not fraction and not tail else 1)
