@@ -416,6 +416,8 @@ def _read_answer(cleaned: str, question: str = "") -> _Answer:
         if (last is None or true.start() > last.start()) \
                 and (not question or any(ch in question and ch not in _FILLER for ch in claimed)):
             last = true
+    if last is not None and "**" in text[:last.start()] and "**" not in text[last.end():]:
+        last = None  # 共设**五个**奖项…严格来说并不属于…: the bold answer stands, what follows is a remark
     if last is not None and rules.key(text[last.end():]):  # the final answer wins
         rejected.append(text[:last.start()])
         text = text[last.end():]
@@ -2085,6 +2087,7 @@ def _judge_numeric(ref: Reference, answer: _Answer, question: str, question_numb
     if _RANK_QUESTION.search(question) and not any(r.ordinal for r in ref.numbers):  # 第几任 -> 5 is 第5
         ref = replace(ref, numbers=tuple(replace(r, ordinal=True) for r in ref.numbers),
                       bare=tuple(replace(r, ordinal=True) for r in ref.bare))
+    in_pairs = not re.search(r"(?:多少|几)(?:对|双)", question)
     pairs = list(zip(ref.numbers, ref.bare or ref.numbers))  # (in the question's unit, as written)
     percent = all(r.unit == "%" for r in ref.numbers)
 
@@ -2101,9 +2104,10 @@ def _judge_numeric(ref: Reference, answer: _Answer, question: str, question_numb
                                      or abs(n.value - t.value) <= max(t.step, n.step if n.converted else 0) / 2)
                    for t in targets)
 
-    in_pairs = not re.search(r"(?:多少|几)对", question)
     found = [_as_percent(n) if percent else _as_multiple(n, answer.affirmed) if "倍" in question
-             else _as_single(n) if in_pairs and n.counter.startswith("对") else n
+             else _as_single(n) if in_pairs and n.counter.startswith("对")
+             else replace(n, counter=n.counter[1:]) if n.counter.startswith(("对", "双")) and not in_pairs  # 31对 for 31
+             else n
              for n in rules.find_numbers(answer.affirmed, question)]
     # Numbers the answer repeats from the question (根据2010年普查...) are context, not its answer.
     found = [n for n in found if hit(n) or not any(n.matches(q) and n.kind == q.kind in ("exact", "range")
