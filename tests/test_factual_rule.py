@@ -1641,7 +1641,8 @@ ZH_RULE_9_CASES = [
     ("It's The Last Emperor, directed by Bernardo Bertolucci.", "末代皇帝", "哪部电影获得了第60届奥斯卡最佳影片？",
      ("CO", False)),
     ("是谷歌在2016年I/O大会上发布的。", "Google", "Daydream平台是哪家公司发布的？", ("CO", False)),
-    ("白金。", "铂", "1748年乌略亚发现的是什么元素？", ("CO", False)),
+    ("阿联酋。", "阿拉伯联合酋长国", "2020年护照指数排名第一的是哪个国家？", ("CO", False)),
+    ("王后。", "女王", "伊丽莎白二世的头衔是什么？", ("IN", True)),  # queen, a common word: no synonym
     ("欧佩克。", "石油输出国组织(OPEC)", "这个组织叫什么？", ("CO", False)),
     ("She wrote it in French.", "法国", "作者是哪个国家的？", ("IN", False)),  # French is not France
     ("她用法语写作。", "法国", "作者是哪个国家的？", ("IN", False)),
@@ -1755,3 +1756,48 @@ def test_formulas_are_read_as_their_atoms():
     assert formula_counts("Be3Al2(SiO3)6") == formula_counts("Be₃Al₂Si₆O₁₈")
     assert dict(formula_counts("CuSO4·5H2O")) == {"Cu": 1, "S": 1, "O": 9, "H": 10}
     assert formula_counts("Fe") is None and formula_counts("NASA") is None and formula_counts("Xy2O") is None
+
+
+REVIEW_9_CASES = [
+    # a description of a name the answer gives (its subject) is no vaguer answer; the numerals after 一种 are
+    # the numerals only
+    ("是牛顿。牛顿是一位英国科学家。", "莱布尼茨", "谁发明了二进制？", ("IN", False)),
+    ("答案是上海。上海是一座国际化大都市。", "北京", "中国首都是哪座城市？", ("IN", False)),
+    ("是由一种不耐酸的细菌引起的。", "百日咳杆菌", "百日咳是由哪种细菌引起的？", ("NA", False)),
+    ("是德国的一家公司西门子开发的。", "博世", "这项技术是哪家公司开发的？", ("IN", False)),
+    # a longer name only where the clause ends after it; particles end a name
+    ("屠呦呦获2015年诺贝尔生理学或医学奖。", "屠呦呦", "哪位中国科学家获得了诺贝尔生理学或医学奖？", ("CO", True)),
+    ("是鲁迅呗。", "鲁迅", "《狂人日记》的作者是谁？", ("CO", True)),
+    # a reference in pairs is not doubled; a strong correction after a bold answer still corrects
+    ("12对", "12对", "人有多少肋骨？", ("CO", True)),
+    ("答案是**1905年**。更正：是1906年。", "1906年", "哪一年？", ("CO", True)),
+    # a reference of several years is no date; counters of one class count the same things
+    ("1975年和1982年", "1975年、1980年", "他分别在哪两年获奖？", ("IN", True)),
+    ("305首", "305篇", "《诗经》收录了多少篇诗歌？", ("CO", False)),
+    # a common word of a word with several senses is no English name of it (father for 老子)
+    ("Confucius, whose father was Kong He.", "老子", "《道德经》的作者是谁？", ("IN", False)),
+    # full-width digits before a superscript power; a bare power of ten; march is no month without a year
+    ("光速约为３×１０⁸米/秒", "3×10⁸米/秒", "光速是多少米每秒？", ("CO", True)),
+    ("10⁻³⁴", "1×10⁻³⁴", "这个数是多少？", ("CO", True)),
+    ("Long March 7", "长征七号", "海南文昌首飞的新一代中型火箭是？", ("CO", False)),
+    # a remark reported beside the answer is no rival candidate; a denied formula is no formula of the answer
+    ("有人认为是李白写的，据说这首诗写于扬州。", "李白", "《静夜思》的作者是谁？", ("CO", False)),
+    ("肯定不是C7H5NaO2。", "C7H5NaO2", "苯甲酸钠的化学式是什么？", ("IN", False)),
+    # a refusal that assumes what was meant and adds only context still refuses
+    ("我不知道，您说的是松下吧？松下是一家日本公司。", "1918年", "大阪的这家公司是哪一年成立的？", ("NA", True)),
+]
+
+
+@pytest.mark.parametrize("answer, reference, question, verdict", REVIEW_9_CASES)
+def test_review_9_cases(answer, reference, question, verdict):
+    assert_verdict(answer, reference, question, verdict)
+
+
+def test_odd_inputs_do_not_crash_and_long_ones_stay_bounded():
+    from chimdqa_eval.factual import dictionary
+    assert judge_answer("Paris", "北京·", "哪个城市？").grade == "IN"  # an empty part of a name
+    assert dictionary.composed_names("丞乙" * 600) == frozenset()  # too long to compose: no recursion
+    assert judge_answer("It is Something Else", "甲（" + "丞乙" * 600 + "）", "是什么？").grade == "IN"
+    assert clean("12 345 6") == "12 345 6" and clean("固定值149 597 870 700米") == "固定值149597870700米"
+    assert clean("123 " * 2000 + "1").count(" ") == 2000  # a list of numbers, left as it is
+    assert [n.value for n in find_numbers(clean("14亿1177万8千人"))] == [1411778000]

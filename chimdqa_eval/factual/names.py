@@ -309,6 +309,8 @@ def _pinyin_skeleton(han: str) -> tuple[frozenset[str], ...]:
     or er (尼尔: N L)."""
     from pypinyin import Style, lazy_pinyin
     syllables = lazy_pinyin(han, style=Style.NORMAL)
+    if not syllables:  # 北京· : an empty part of a name
+        return ()
     out = ["V"] * (syllables[0][:1] in _VOWELS or syllables[0][:1] == "y" or syllables[0] == "wu")
     for syllable in syllables:
         initial = _PINYIN_INITIAL.match(syllable)

@@ -93,7 +93,7 @@ _UNIT_WORDS = "|".join(sorted(map(re.escape, _UNITS), key=len, reverse=True))
 # unit (see _LATIN_UNITS). 10亿1000万 is one number.
 _ARABIC = re.compile(r"(?<![a-z0-9.√])(?<![a-z]-)(-)?(\d{1,3}(?:,\d{3})+(?!\d)|\d+)(\.\d+)?\s*"
                      r"(?:(万亿|千万|百万|亿|万|千(?![瓦赫焦卡])|百(?!分))(?:(?<=[亿万])(\d+)(千万|百万|万|千|百)?"
-                     r"(?:(?<=亿\d\d\d\d万)(\d{1,4})(?![\d.]))?)?)?\s*(%)?")
+                     r"(?:(?<=亿\d\d\d\d万)(\d{1,4}(?:千|百)?)(?![\d.千百万亿]))?)?)?\s*(%)?")
 _MULTIPLIERS = {"万": 10 ** 4, "亿": 10 ** 8, "万亿": 10 ** 12, "千万": 10 ** 7, "百万": 10 ** 6, "千": 1000,
                 "百": 100}
 # Latin unit symbols after a number, rewritten in Chinese so that 10kg and 10公斤 read alike.
@@ -283,19 +283,19 @@ def chinese_numerals_to_arabic(text: str) -> str:
 
 # (?<!\d): a match only starts where a digit run does (the same matches; a long run of digits is not rescanned
 # from each of its digits, which took seconds on a 20,000-digit answer).
-_SCIENTIFIC = re.compile(r"(?<!\d)(\d+(?:\.\d+)?)\s*[×x*]\s*10\s*\^\s*(-?\d{1,2})(?!\d)")
+_SCIENTIFIC = re.compile(r"(?<![\d.])(?:(\d+(?:\.\d+)?)\s*[×x*]\s*)?10\s*\^\s*(-?\d{1,2})(?!\d)")  # 10^8 alone too
 _MULTIPLIER_OF = {0: "", 4: "万", 8: "亿", 12: "万亿"}
 
 
 def _scientific(m: re.Match) -> str:
     """9.46×10^12 -> 9.46万亿, 3×10^5 -> 30万, 1.6×10^-19 -> 0.00000000000000000016: the mantissa's digits keep
     their precision."""
-    exponent = int(m.group(2))
+    exponent, mantissa = int(m.group(2)), Decimal(m.group(1) or 1)
     if exponent > 15:
         return m.group(0)
     if exponent < 0:  # 6.62607015×10^-34: the decimal itself, its digits as written
-        return format(Decimal(m.group(1)).scaleb(exponent), "f")
-    return format(Decimal(m.group(1)).scaleb(exponent % 4), "f") + _MULTIPLIER_OF[exponent - exponent % 4]
+        return format(mantissa.scaleb(exponent), "f")
+    return format(mantissa.scaleb(exponent % 4), "f") + _MULTIPLIER_OF[exponent - exponent % 4]
 
 
 # 十分之一, 万分之二, 四分之三: a share with an exact decimal (0.1; a percentage reference reads it as 10%). 百分之
@@ -326,10 +326,10 @@ _ENGLISH_DATES = (
     (re.compile(rf"\b([1-9]|[12]\d|3[01])(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH},?\s+(\d{{4}})\b"),
      lambda m: f"{m[3]}年{_MONTH_OF[m[2]]}月{m[1]}日"),
     (re.compile(rf"\b{_MONTH},?\s+(\d{{4}})\b"), lambda m: f"{m[2]}年{_MONTH_OF[m[1]]}月"),
-    # October 16 / 16 October without a year: 10月16日 (not may, which is as often a verb)
-    (re.compile(rf"\b(?!may\b){_MONTH}\s+([1-9]|[12]\d|3[01])(?:st|nd|rd|th)?\b(?![.,]?\d)"),
+    # October 16 / 16 October without a year: 10月16日 (not may or march, as often verbs or nouns: Long March 7)
+    (re.compile(rf"\b(?!may\b|march\b){_MONTH}\s+([1-9]|[12]\d|3[01])(?:st|nd|rd|th)?\b(?![.,]?\d)"),
      lambda m: f"{_MONTH_OF[m[1]]}月{m[2]}日"),
-    (re.compile(rf"\b([1-9]|[12]\d|3[01])(?:st|nd|rd|th)?\s+(?:of\s+)?(?!may\b){_MONTH}\b"),
+    (re.compile(rf"\b([1-9]|[12]\d|3[01])(?:st|nd|rd|th)?\s+(?:of\s+)?(?!may\b|march\b){_MONTH}\b"),
      lambda m: f"{_MONTH_OF[m[2]]}月{m[1]}日"),
 )
 
@@ -359,8 +359,15 @@ def _scale_word(m: re.Match) -> str:
 
 
 _SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
-_SUPERSCRIPT_POWER = re.compile(r"(?<=10)([⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+)")
-_SPACED_DIGITS = re.compile(r"(?<![\d.,])\d{1,3}(?: \d{3})+(?=\.\d|(?![\d.,]|\s\d))")
+_SUPERSCRIPT_POWER = re.compile(r"(?<=[1１][0０])([⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+)")
+_SPACED_DIGITS = re.compile(r"(?<![\d.,])\d{1,3}(?: \d{3})++(?:\.\d+)?(?: ?\d)?")  # one pass, no backtracking
+
+
+def _spaced_digits(m: re.Match) -> str:
+    """One number of space-grouped digits, unless more digits follow it (a list: 12 345 6)."""
+    run = m.group(0)
+    return run if run[-1:].isdigit() and (run[-2:-1] == " " or m.end() < len(m.string) and m.string[m.end()].isdigit()
+                                          or not re.search(r"(?: \d{3}|\.\d+)$", run)) else run.replace(" ", "")
 
 
 def clean(text: str) -> str:
@@ -368,11 +375,11 @@ def clean(text: str) -> str:
     a degree sign without C or F after a number is 度; shares (十分之一 -> 0.1, 5‰ -> 0.005, 七成 -> 70%), English
     scales (1.5 million), English dates (November 30, 2022) and number words (two) are written as the numbers they
     are."""
-    if "10" in text:  # 3×10⁸, 10⁻³⁴: the exponent as written with ^ (NFKC would make 10⁸ the number 108)
+    if "0" in text or "０" in text:  # 3×10⁸, 10⁻³⁴: the exponent as written with ^ (NFKC would read 10⁸ as 108)
         text = _SUPERSCRIPT_POWER.sub(lambda m: "^" + m.group(1).translate(_SUPERSCRIPTS), text)
     text = _T2S.convert(unicodedata.normalize("NFKC", text).lower()).replace("−", "-").replace("﹣", "-")
     if " " in text:  # 149 597 870 700: digits grouped by spaces (SI style) are one number
-        text = _SPACED_DIGITS.sub(lambda m: m.group(0).replace(" ", ""), text)
+        text = _SPACED_DIGITS.sub(_spaced_digits, text)
     for variant, canonical in _UNIT_SYNONYMS:
         text = text.replace(variant, canonical)
     if "°" in text:  # 南纬50°: 50度; 50°c stays a temperature
@@ -725,8 +732,9 @@ def _find_numbers(cleaned: str, framing: str = "", periods: bool = True) -> tupl
         if tail:  # 10亿1000万, 3万5000: one number, as precise as its last part
             low = Decimal(_MULTIPLIERS[tail_multiplier]) if tail_multiplier else Decimal(1)
             value, step = value + Decimal(tail) * low, low
-        if last:  # 14亿1177万8724: a third part, in ones
-            value, step = value + Decimal(last), Decimal(1)
+        if last:  # 14亿1177万8724, 14亿1177万8千: a third part, in ones, thousands or hundreds
+            low = Decimal(_MULTIPLIERS[last[-1]]) if last[-1] in "千百" else Decimal(1)
+            value, step = value + Decimal(last.rstrip("千百")) * low, low
         scale = Decimal(_MULTIPLIERS[multiplier]) if multiplier else Decimal(1)
         written = integer.replace(",", "")
         loose = step * (10 ** (len(written) - len(written.rstrip("0"))) if not fraction and not tail else 1)
