@@ -208,3 +208,21 @@ def test_the_signature_names_the_name_tables():
 def test_a_latin_word_that_sounds_like_part_of_the_reference_is_a_likely_alias(answer, reference, grade):
     verdict = judge_answer(answer, reference, "这是什么？")
     assert (verdict.grade, verdict.certain) == (grade, False)
+
+
+def test_the_dictionary_tables_are_cached_on_disk_and_a_broken_cache_is_rebuilt(tmp_path, monkeypatch):
+    """CC-CEDICT's tables are built once and kept under $CHIMDQA_CACHE/cedict, named by the dictionary's version,
+    this module's source and Python's: a later process loads the same tables; a damaged file is rebuilt."""
+    monkeypatch.setenv("CHIMDQA_CACHE", str(tmp_path))
+    dictionary._tables.cache_clear()
+    try:
+        built = dictionary._tables()
+        (saved,) = (tmp_path / "cedict").glob("*.marshal")
+        assert dictionary.VERSION in saved.name
+        dictionary._tables.cache_clear()
+        assert dictionary._tables() == built  # loaded from the file
+        saved.write_bytes(b"not a table")
+        dictionary._tables.cache_clear()
+        assert dictionary._tables() == built and "poissondistribution" in built[1]["泊松分布"]
+    finally:
+        dictionary._tables.cache_clear()

@@ -16,16 +16,23 @@ Names are compared as folded keys (names.fold of rules.key) of at least MIN_LETT
 
 The reverse (English -> Chinese) holds only names written with a capital letter (proper names) and headwords of
 two characters or more.
+
+The tables are built once per dictionary version and module source and kept under cache_dir("cedict").
 """
 from __future__ import annotations
 
 import gzip
+import hashlib
 import itertools
+import marshal
+import os
 import re
+import sys
 from collections import defaultdict
 from functools import lru_cache
 from importlib import resources
 from importlib.metadata import version
+from pathlib import Path
 
 
 MIN_LETTERS = 4
@@ -91,6 +98,31 @@ VERSION = version_tag()
 
 @lru_cache(maxsize=1)
 def _tables() -> tuple[dict[str, frozenset[str]], ...]:
+    """The tables below, from cache_dir("cedict") when built before by this very module for this very
+    dictionary and Python (the file name holds all three), else built and saved there (2-4 s; a read-only cache
+    only costs that). marshal, not pickle: loading it runs no code."""
+    from chimdqa_eval.cache import cache_dir
+    source = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:12]
+    try:
+        path = cache_dir("cedict") / f"{VERSION}-{source}-py{sys.version_info[0]}{sys.version_info[1]}.marshal"
+        with path.open("rb") as f:
+            tables = marshal.load(f)
+        if isinstance(tables, tuple) and len(tables) == 4 and all(isinstance(t, dict) for t in tables):
+            return tables
+    except (OSError, EOFError, ValueError, TypeError):
+        pass
+    tables = _build_tables()
+    try:
+        spare = path.with_suffix(f".{os.getpid()}.tmp")
+        with spare.open("wb") as f:
+            marshal.dump(tables, f)
+        os.replace(spare, path)  # whole or not at all, if two processes build at once
+    except (OSError, NameError):
+        pass
+    return tables
+
+
+def _build_tables() -> tuple[dict[str, frozenset[str]], ...]:
     """(simplified headword key -> all English name keys, for names composed word by word; headword key -> the
     English names an answer may use for it, see english_names; proper English name key -> headword keys; proper
     English name key -> the keys of the words whose first sense it names)."""
