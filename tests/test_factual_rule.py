@@ -1743,22 +1743,7 @@ ZH_RULE_9_CASES = [
     ("首届诺贝尔奖共设**五个**奖项。经济学奖1969年才首次颁发，严格来说并不属于诺贝尔遗嘱中的奖项。", "5",
      "1901年首次颁发诺贝尔奖时共设有几个奖项？", ("CO", True)),
     ("首届诺贝尔奖共设六个奖项，严格来说是五个。", "5", "1901年首次颁发诺贝尔奖时共设有几个奖项？", ("CO", True)),
-]
-
-
-@pytest.mark.parametrize("answer, reference, question, verdict", ZH_RULE_9_CASES)
-def test_zh_rule_9_cases(answer, reference, question, verdict):
-    assert_verdict(answer, reference, question, verdict)
-
-
-def test_formulas_are_read_as_their_atoms():
-    assert formula_counts("C6H5COONa") == formula_counts("C7H5NaO2") == (("C", 7), ("H", 5), ("Na", 1), ("O", 2))
-    assert formula_counts("Be3Al2(SiO3)6") == formula_counts("Be₃Al₂Si₆O₁₈")
-    assert dict(formula_counts("CuSO4·5H2O")) == {"Cu": 1, "S": 1, "O": 9, "H": 10}
-    assert formula_counts("Fe") is None and formula_counts("NASA") is None and formula_counts("Xy2O") is None
-
-
-REVIEW_9_CASES = [
+    # cases from the review of the zh-rule-9 change
     # a description of a name the answer gives (its subject) is no vaguer answer; the numerals after 一种 are
     # the numerals only
     ("是牛顿。牛顿是一位英国科学家。", "莱布尼茨", "谁发明了二进制？", ("IN", False)),
@@ -1788,9 +1773,16 @@ REVIEW_9_CASES = [
 ]
 
 
-@pytest.mark.parametrize("answer, reference, question, verdict", REVIEW_9_CASES)
-def test_review_9_cases(answer, reference, question, verdict):
+@pytest.mark.parametrize("answer, reference, question, verdict", ZH_RULE_9_CASES)
+def test_zh_rule_9_cases(answer, reference, question, verdict):
     assert_verdict(answer, reference, question, verdict)
+
+
+def test_formulas_are_read_as_their_atoms():
+    assert formula_counts("C6H5COONa") == formula_counts("C7H5NaO2") == (("C", 7), ("H", 5), ("Na", 1), ("O", 2))
+    assert formula_counts("Be3Al2(SiO3)6") == formula_counts("Be₃Al₂Si₆O₁₈")
+    assert dict(formula_counts("CuSO4·5H2O")) == {"Cu": 1, "S": 1, "O": 9, "H": 10}
+    assert formula_counts("Fe") is None and formula_counts("NASA") is None and formula_counts("Xy2O") is None
 
 
 def test_odd_inputs_do_not_crash_and_long_ones_stay_bounded():

@@ -105,6 +105,9 @@ def _tables() -> tuple[dict[str, frozenset[str]], ...]:
     source = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:12]
     try:
         path = cache_dir("cedict") / f"{VERSION}-{source}-py{sys.version_info[0]}{sys.version_info[1]}.marshal"
+    except OSError:  # no cache folder to be had
+        return _build_tables()
+    try:
         with path.open("rb") as f:
             tables = marshal.load(f)
         if isinstance(tables, tuple) and len(tables) == 4 and all(isinstance(t, dict) for t in tables):
@@ -117,7 +120,7 @@ def _tables() -> tuple[dict[str, frozenset[str]], ...]:
         with spare.open("wb") as f:
             marshal.dump(tables, f)
         os.replace(spare, path)  # whole or not at all, if two processes build at once
-    except (OSError, NameError):
+    except OSError:
         pass
     return tables
 
@@ -137,8 +140,9 @@ def _build_tables() -> tuple[dict[str, frozenset[str]], ...]:
     for headword, definitions in entries:
         if not headword or (len(headword) == 1 and senses[headword] > 1):
             continue
-        first = next((found for found in map(english_of, definitions) if found), set())
-        for name in set().union(*map(english_of, definitions)):
+        said = [english_of(definition) for definition in definitions]
+        first = next((found for found in said if found), set())
+        for name in set().union(*said):
             key = _key(name)
             if not key:
                 continue

@@ -746,7 +746,7 @@ def _longer_name(ref: Reference, text: str, form: str, question: str) -> bool:
     for 冯骥; not 冯骥是…, 冯骥的…)."""
     if form != ref.main or not re.fullmatch(r"[\u4e00-\u9fff]{2,3}", form) or not _PERSON_QUESTION.search(question):
         return False
-    ends = [m.end() for m in re.finditer(re.escape(form), text)]
+    ends = [at + len(form) for at in _starts(text, form)]
     return bool(ends) and all(_LONGER_NAME_END.match(text, e) and text[e] not in aliases.NAME_FOLLOWERS for e in ends)
 
 
@@ -781,13 +781,11 @@ def _named_rival(ref: Reference, text: str, indefinite: re.Match, question: str)
     if not last:
         return False
     own = (indefinite.start(), indefinite.start() + len(_clause_at(text[indefinite.start():], 0)))
-    at = text.find(last)
-    while at >= 0:  # a word of one to three characters and the last one (鲸鱼座), not in the description
+    for at in _positions(text, last):  # a word of one to three characters and the last one (鲸鱼座), not in the description
         word = text[max(0, at - 3):at + 1]
         word = word[next((i for i in range(len(word) - 1, -1, -1) if not _CJK.match(word[i])), -1) + 1:]
         if len(word) >= 2 and not own[0] <= at < own[1] and word not in ref.main and word not in question:
             return True
-        at = text.find(last, at + 1)
     return False
 
 
@@ -1124,14 +1122,6 @@ _CLOSER_TURN = re.compile(r"其实|实际上|事实上|才(?:是|叫|为)|而是
 _ROLL = frozenset("、和与及")
 
 
-def _positions_of(text: str, sub: str) -> list[int]:
-    found, at = [], text.find(sub)
-    while at >= 0:
-        found.append(at)
-        at = text.find(sub, at + 1)
-    return found
-
-
 def _closer_clause(answer: _Answer, form: str, question: str) -> str:
     """'closer_clause' when a clause without the reference shares at least two more character bigrams with the
     question than the reference's own clause, and the answer turns to that clause or sets the reference aside
@@ -1148,9 +1138,9 @@ def _closer_clause(answer: _Answer, form: str, question: str) -> str:
     if any(form in c and _RESTATES.match(c) for c in clauses):
         return ""  # …任教于University of Groningen，也就是格罗宁根大学: the reference restates that clause
     own = {i: len(_word_bigrams(c.replace(form, "|")) & asked) for i, c in enumerate(clauses) if form in c}
-    listing = {i for i in own if sum(said[i].count(ch) for ch in "、和与及") >= 2  # three names or more
+    listing = {i for i in own if sum(said[i].count(ch) for ch in _ROLL) >= 2  # three names or more
                and any(said[i][max(0, at - 1):at] in _ROLL or said[i][at + len(form):at + len(form) + 1] in _ROLL
-                       for at in _positions_of(said[i], form))}
+                       for at in _starts(said[i], form))}
     if own.keys() - listing:  # 乘组是翟志刚、刘伯明和景海鹏: a roll of names is context, a clause of its own decides
         own = {i: n for i, n in own.items() if i not in listing}
     others = {i: len(_word_bigrams(c) & asked) - (1 if _CONTRAST.search(c) else 0)  # 导演则是…: a contrast must be
@@ -1411,7 +1401,7 @@ def _owner_only(ref: Reference, answer: _Answer, question: str) -> bool:
                   if main[:k] not in question_key and main[:k] in answer.affirmed_key), "")
     if not owner or len(owner) * 5 < len(main) * 2:  # at least 40% of it
         return False
-    ends = [answer.affirmed[m.end():] for m in re.finditer(re.escape(owner), answer.affirmed)]
+    ends = [answer.affirmed[at + len(owner):] for at in _starts(answer.affirmed, owner)]
     alone = bool(ends) and all(_OWNER_END.match(e) for e in ends)
     return alone and _little_else(answer.affirmed_key.replace(owner, ""), question_key)
 
