@@ -232,9 +232,9 @@ def test_hub_mirrors_on_folders(board, tmp_path):
     assert remote["status"] == "FINISHED"
     assert (remote_results / pending["id"] / "results.json").is_file()
     # the participant sees the outcome after pulling
-    from chimdqa_eval.queue.sync import mirror_for
+    from chimdqa_eval.queue.sync import mirror_for, pull_view
 
-    mirror_for(str(remote_requests)).pull(participant)
+    pull_view(mirror_for(str(remote_requests)), participant)
     assert Queue(participant).read(pending["id"])["status"] == "FINISHED"
 
 

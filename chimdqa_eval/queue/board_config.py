@@ -77,12 +77,14 @@ class BoardConfig:
         return argv
 
     def evaluate_argv(self, predictions, out, *, metadata=None, model=None) -> list[str]:
-        argv = ["evaluate", "--predictions", str(predictions), "--out", str(out), *self.selection_argv(),
+        """`--flag=value` for what a request brings, so a value starting with `-` (a model named `-x`) stays a
+        value."""
+        argv = ["evaluate", f"--predictions={predictions}", f"--out={out}", *self.selection_argv(),
                 *self.scoring_argv()]
         if metadata:
-            argv += ["--metadata", str(metadata)]
+            argv.append(f"--metadata={metadata}")
         if model:
-            argv += ["--model", model]
+            argv.append(f"--model={model}")
         return argv
 
     def signature(self, revision: str) -> str:

@@ -7,6 +7,9 @@ marks it FINISHED — or FAILED with a reason the participant can act on — and
 """
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import functools
 import getpass
 import os
 import shutil
@@ -19,8 +22,11 @@ from pathlib import Path
 
 from chimdqa_eval.queue.board_config import CONFIG_FILE, BoardConfig, EvaluateParser, load_board_config
 from chimdqa_eval.queue.store import DAY, Queue
-from chimdqa_eval.queue.sync import mirror_for
+from chimdqa_eval.queue.sync import files_under, mirror_for, pull_view, take_new_requests
+from chimdqa_eval.report.results import file_sha256
 from chimdqa_eval.schema import InputError
+
+BOARD_FILES = ("leaderboard.csv", "leaderboard.md", "index.html", "README.md")
 
 
 def add_arguments(parser) -> None:
@@ -47,8 +53,11 @@ def add_arguments(parser) -> None:
     mode.add_argument("--watch", type=float, metavar="SECONDS", help="keep processing, looking again every SECONDS")
     status = sub.add_parser("status", help="print the queue", description="print every request with its status")
     status.add_argument("--queue", required=True, metavar="DIR", help="the queue folder")
+    status.add_argument("--results", metavar="DIR", help="the processor's results folder (marks FINISHED requests "
+                                                         "whose results are gone)")
     for p in (submit, process):
-        p.add_argument("--config", metavar="FILE", help=f"the board's settings (default: {CONFIG_FILE} in the queue)")
+        p.add_argument("--config", metavar="FILE", help=f"the board's settings (default: {CONFIG_FILE} in the queue "
+                                                        "folder; `process` never reads them from a mirror)")
         p.add_argument("--hub-requests", metavar="REPO",
                        help="mirror the queue to this Hub dataset repo (org/name) or folder")
     process.add_argument("--hub-results", metavar="REPO",
@@ -84,7 +93,7 @@ def run_submit(args) -> int:
     queue = Queue(args.queue)
     mirror = mirror_for(args.hub_requests)
     if mirror:
-        mirror.pull(queue.root)
+        pull_view(mirror, queue.root)
     config = board_config(args)
     submission = validate(config, args.predictions, metadata=args.metadata, model=args.model,
                           allow_partial=args.allow_partial, data_dir=args.data_dir)
@@ -95,8 +104,11 @@ def run_submit(args) -> int:
     request = queue.add(args.predictions, model=submission.metadata["model"],
                         submitter=args.submitter or getpass.getuser(), metadata=metadata,
                         allow_partial=args.allow_partial, per_day=config.per_submitter_per_day)
-    if mirror:
-        mirror.push(queue.root, f"submit {request['id']}")
+    queue.report_unreadable()
+    if mirror:  # only this request's files: the rest of the mirror is the board's, not the participant's
+        names = [request["predictions"], *([request["metadata"]] if request["metadata"] else []),
+                 f"requests/{request['id']}.json"]
+        mirror.publish(files_under(queue.root, names), f"submit {request['id']}")
     print(f"queued {request['id']}: model {request['model']!r}, {len(submission.items)} questions "
           f"(coverage {100 * submission.coverage:.1f}%), status PENDING")
     return 0
@@ -139,7 +151,8 @@ def over_daily_limit(queue: Queue, request: dict, per_day: int | None) -> str | 
             f"one ({', '.join(r['id'] for r in earlier)}); this board accepts {per_day} per day")
 
 
-def score_request(queue: Queue, request: dict, config: BoardConfig, results_dir: Path, worker: str) -> str:
+def score_request(queue: Queue, request: dict, config: BoardConfig, results_dir: Path, worker: str,
+                  board: str) -> str:
     """Score one RUNNING request; returns its final status. Problems with the submission FAIL it with their
     message; problems on the maintainer's side put it back in the queue and raise ProcessingError."""
     from chimdqa_eval import pipeline
@@ -151,9 +164,12 @@ def score_request(queue: Queue, request: dict, config: BoardConfig, results_dir:
         return "FAILED"
     predictions, metadata = queue.predictions_path(request), queue.metadata_path(request)
     try:
+        if not predictions.is_file() or file_sha256(predictions) != request["sha256"]:
+            raise InputError(f"the predictions file is missing or changed since submission (sha256 "
+                             f"{request['sha256'][:12]}… recorded when it was submitted); submit it again")
         validate(config, predictions, metadata=metadata, model=request["model"],
                  allow_partial=request.get("allow_partial", False))
-    except InputError as err:
+    except InputError as err:  # everything in the participant's files is checked here, before scoring
         queue.settle(rid, worker, "FAILED", reason=str(err).replace(str(queue.root) + os.sep, ""))
         return "FAILED"
     for left in results_dir.glob(f".{rid}.*"):  # an interrupted attempt's half-written folder
@@ -163,7 +179,8 @@ def score_request(queue: Queue, request: dict, config: BoardConfig, results_dir:
     if request.get("allow_partial"):
         argv.append("--allow-partial")
     try:
-        pipeline.run(EvaluateParser(config.source).parse_args(argv[1:]))
+        with contextlib.redirect_stdout(sys.stderr):  # evaluate's summary table is not the processor's output
+            pipeline.run(EvaluateParser(config.source).parse_args(argv[1:]))
     except Exception as err:  # noqa: BLE001 — whatever broke, the request goes back and the maintainer is told
         shutil.rmtree(scratch, ignore_errors=True)
         give_up = request["attempts"] >= config.max_attempts
@@ -179,71 +196,119 @@ def score_request(queue: Queue, request: dict, config: BoardConfig, results_dir:
             shutil.rmtree(final)
         os.replace(scratch, final)
 
-    if not queue.settle(rid, worker, "FINISHED", results=rid, on_owned=install):
+    if not queue.settle(rid, worker, "FINISHED", results=rid, board=board, on_owned=install):
         shutil.rmtree(scratch, ignore_errors=True)  # another processor took it over; its run counts
         return "TAKEN OVER"
     return "FINISHED"
 
 
-def rebuild_board(queue: Queue, config: BoardConfig, results_dir: Path, board_dir: Path, revision: str) -> int:
-    """Rewrite the board from every FINISHED request. Under the board's own lock, reading the queue inside it:
-    of two processors finishing at once, the one that writes last has read the later state, so the board never
-    goes back to fewer rows."""
-    import fcntl
-
-    from chimdqa_eval.report.leaderboard import write_leaderboard
+def board_rows(queue: Queue, results_dir: Path, board: str, log=print) -> list[dict]:
+    """The results of every FINISHED request scored under `board` (the current settings). A request whose
+    results folder is gone or unreadable is reported through `log` and left off; the others still count."""
     from chimdqa_eval.report.results import read_results
 
+    rows = []
+    for request in queue.requests():
+        if request["status"] != "FINISHED" or request.get("board") != board:
+            continue
+        try:
+            rows.append(read_results(results_dir / request["id"]))
+        except InputError as err:
+            log(f"warning: {request['id']} is FINISHED but its results cannot be read, so it is not on the board: "
+                f"{err}")
+    return rows
+
+
+def rebuild_board(queue: Queue, config: BoardConfig, results_dir: Path, board_dir: Path, revision: str,
+                  log=print) -> int:
+    """Rewrite the board from every FINISHED request scored with the current settings. Under the board's own
+    lock, reading the queue inside it: of two processors finishing at once, the one that writes last has read
+    the later state, so the board never goes back to fewer rows. With no such request the board's pages are
+    removed rather than left showing rows scored otherwise."""
+    from chimdqa_eval.report.leaderboard import write_leaderboard
+
+    signature = config.signature(revision)
     with open(queue.root / ".board.lock", "a+") as handle:  # not in the board folder: that one is published
         fcntl.flock(handle, fcntl.LOCK_EX)
-        finished = [r for r in queue.requests() if r["status"] == "FINISHED"]
-        if not finished:
+        results = board_rows(queue, results_dir, signature, log)
+        if not results:
+            for name in BOARD_FILES:
+                (board_dir / name).unlink(missing_ok=True)
             return 0
-        results = [read_results(results_dir / r["results"]) for r in finished]
         write_leaderboard(board_dir, results, title=config.title,
                           note=f"Every row was scored by the board's maintainers with the same pinned settings: "
-                               f"{config.signature(revision)}")
+                               f"{signature}")
         return len(results)
 
 
 def process_once(queue: Queue, config: BoardConfig, results_dir: Path, board_dir: Path, *, worker: str,
-                 requests_mirror=None, results_mirror=None) -> dict:
-    """Score every request there is to score; {request id: final status}."""
+                 requests_mirror=None, results_mirror=None, log=print) -> dict:
+    """Score every request there is to score; {request id: final status}. New requests come from the mirror
+    through `intake` only; the queue's own records are published back over the mirror after every change."""
     results_dir.mkdir(parents=True, exist_ok=True)
     revision = load_questions(config)[2]["revision"]
+    board = config.signature(revision)
     done: dict = {}
+    again = queue.requeue_other_settings(board, worker)
+    if again:
+        log(f"the board's settings changed: {len(again)} finished request(s) will be scored again")
+        rebuild_board(queue, config, results_dir, board_dir, revision, log)
+    def publish(message):  # the processor's records and settings, over whatever the mirror holds of them
+        if requests_mirror:
+            requests_mirror.publish(files_under(queue.root, ("requests",)) +
+                                    [("leaderboard.yaml", Path(config.source))], message)
+
     while True:
         if requests_mirror:
-            requests_mirror.pull(queue.root)
+            take_new_requests(requests_mirror, queue, log)
+            publish("queue state")
         request = queue.claim(worker, stale_after=config.stale_after, max_attempts=config.max_attempts)
         if request is None:
             break
-        if requests_mirror:
-            requests_mirror.push(queue.root, f"{request['id']}: RUNNING")
-        print(f"scoring {request['id']} (model {request['model']!r}, attempt {request['attempts']})", flush=True)
+        publish(f"{request['id']}: RUNNING")
+        log(f"scoring {request['id']} (model {request['model']!r}, attempt {request['attempts']})")
         try:
             with Heartbeat(queue, request["id"], worker, interval=max(0.2, config.stale_after / 4)):
-                status = score_request(queue, request, config, results_dir, worker)
+                status = score_request(queue, request, config, results_dir, worker, board)
         finally:
-            if requests_mirror:
-                requests_mirror.push(queue.root, f"{request['id']}: settled")
+            publish(f"{request['id']}: settled")
         done[request["id"]] = status
-        print(f"{request['id']}: {status}", flush=True)
+        log(f"{request['id']}: {status}")
         if status == "FINISHED":
-            rebuild_board(queue, config, results_dir, board_dir, revision)
+            rebuild_board(queue, config, results_dir, board_dir, revision, log)
             if results_mirror:
-                results_mirror.push(results_dir, f"results of {request['id']}")
+                results_mirror.publish(files_under(results_dir, [request["id"]]), f"results of {request['id']}")
+    queue.report_unreadable()
     return done
+
+
+def preflight(config: BoardConfig, results_dir: Path) -> None:
+    """The board's own settings, checked once before any request is taken, so that a mistake in them is the
+    maintainer's error (exit 2) and never FAILs or holds up a participant's request."""
+    from chimdqa_eval.llm import endpoint_from_args
+    from chimdqa_eval.report.results import check_writable
+
+    args = EvaluateParser(config.source).parse_args(config.evaluate_argv("predictions.jsonl", "out")[1:])
+    if args.judge in ("llm", "cascade"):
+        endpoint_from_args(args, needed_for=f"--judge {args.judge}")
+    if args.judge_prompt:
+        from chimdqa_eval.factual.judge_llm import load_template
+
+        load_template(args.judge_prompt)
+    check_writable(results_dir, "--results")
 
 
 def run_process(args) -> int:
     config = board_config(args)
+    preflight(config, Path(args.results))
     queue = Queue(args.queue)
     worker = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
     mirrors = {"requests_mirror": mirror_for(args.hub_requests), "results_mirror": mirror_for(args.hub_results)}
+    log = functools.partial(print, flush=True)
     while True:
         try:
-            done = process_once(queue, config, Path(args.results), Path(args.board), worker=worker, **mirrors)
+            done = process_once(queue, config, Path(args.results), Path(args.board), worker=worker, log=log,
+                                **mirrors)
         except ProcessingError as err:
             print(f"chimdqa queue process: {err}\n(the request is back in the queue; fix the cause and run again)",
                   file=sys.stderr)
@@ -255,13 +320,18 @@ def run_process(args) -> int:
 
 
 def run_status(args) -> int:
-    requests = Queue(args.queue).requests()
+    queue = Queue(args.queue)
+    requests = queue.requests()
+    queue.report_unreadable(sys.stdout)
     if not requests:
-        print(f"{args.queue}: the queue is empty")
+        print(f"{args.queue}: no readable request in the queue")
         return 0
     print(f"{'request':<52} {'status':<9} {'submitter':<14} date")
     for r in requests:
-        print(f"{r['id']:<52} {r['status']:<9} {r['submitter'][:14]:<14} {r['date']}")
+        shown_status = r["status"]
+        if args.results and r["status"] == "FINISHED" and not (Path(args.results) / r["id"]).is_dir():
+            shown_status += " (results missing)"
+        print(f"{r['id']:<52} {shown_status:<9} {r['submitter'][:14]:<14} {r['date']}")
         for line in (r.get("reason") or "").splitlines():  # a FAILED request's reason, in full
             print(f"    {line}")
     counts = {s: sum(r["status"] == s for r in requests) for s in ("PENDING", "RUNNING", "FINISHED", "FAILED")}
