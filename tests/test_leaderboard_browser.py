@@ -1,69 +1,15 @@
-"""The static leaderboard page in a headless browser: it loads, its table has one row per result, and every
-embedded plot decodes (the page records naturalWidth > 0 per image).
-
-The browser is $CHIMDQA_BROWSER (a path or a command name), else the first of chromium, chromium-browser and
-google-chrome on PATH. Without one the page test is skipped with the reason, unless CHIMDQA_REQUIRE_BROWSER=1
-(.ci/run sets it after installing Debian's chromium): then it fails with that reason."""
+"""The static leaderboard page in a headless browser (see browser.py for which one, and when a missing one
+skips or fails): it loads, its table has one row per result, and every embedded plot decodes (the page records
+naturalWidth > 0 per image)."""
 import json
 import os
 import re
-import shutil
 import stat
-import subprocess
 
-import pytest
-
+from browser import browser_or_outcome, chromium, dump_dom, find_browser
 from chimdqa_eval import cli, release
 from chimdqa_eval.report.leaderboard import write_leaderboard
 from chimdqa_eval.report.results import read_results
-
-BROWSER_NAMES = ("chromium", "chromium-browser", "google-chrome")
-CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-extensions",
-                  "--virtual-time-budget=10000", "--dump-dom")
-
-
-def find_browser(environ) -> tuple[str | None, str]:
-    """(the browser's path, "") or (None, why there is none), looked up in `environ` (its CHIMDQA_BROWSER and
-    PATH). A CHIMDQA_BROWSER that names nothing runnable is not replaced by another browser."""
-    path = environ.get("PATH", os.defpath)
-    chosen = environ.get("CHIMDQA_BROWSER")
-    if chosen:
-        found = shutil.which(chosen, path=path)
-        return (found, "") if found else (None, f"CHIMDQA_BROWSER={chosen!r} is not an executable file or a "
-                                                "command on PATH")
-    for name in BROWSER_NAMES:
-        found = shutil.which(name, path=path)
-        if found:
-            return found, ""
-    return None, (f"no browser to check the leaderboard page in: none of {', '.join(BROWSER_NAMES)} is on PATH "
-                  "and CHIMDQA_BROWSER is not set (Debian: `apt-get install -y chromium`, as .ci/run does)")
-
-
-def browser_or_outcome(environ) -> tuple[str, str]:
-    """("run", browser path), or ("skip" | "fail", reason): a missing browser fails only where
-    CHIMDQA_REQUIRE_BROWSER=1 says one must be there."""
-    found, reason = find_browser(environ)
-    if found:
-        return "run", found
-    return ("fail" if environ.get("CHIMDQA_REQUIRE_BROWSER") == "1" else "skip"), reason
-
-
-def chromium() -> str:
-    outcome, detail = browser_or_outcome(os.environ)
-    if outcome == "fail":
-        pytest.fail(detail + " (CHIMDQA_REQUIRE_BROWSER=1)")
-    if outcome == "skip":
-        pytest.skip(detail)
-    return detail
-
-
-def dump_dom(browser, page, profile) -> str:
-    run = subprocess.run([browser, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", page.resolve().as_uri()],
-                         capture_output=True, text=True, timeout=120,
-                         env={**os.environ, "HOME": str(profile)})
-    assert run.returncode == 0, run.stderr[-2000:]
-    return run.stdout
 
 
 def test_leaderboard_page_renders_in_chromium(tmp_path, monkeypatch):
@@ -151,12 +97,7 @@ def test_leaderboard_fits_1400_px_with_every_column(tmp_path, monkeypatch):
         "rag": {m: entry for m in RAG_COLUMNS}})
     board = tmp_path / "board"
     write_leaderboard(board, [run, full, *matching_paper_rows([run])])
-    page = board / "index.html"
-    run_ = subprocess.run([chromium(), *CHROMIUM_FLAGS, "--window-size=1400,3000",
-                           f"--user-data-dir={tmp_path / 'profile'}", page.resolve().as_uri()],
-                          capture_output=True, text=True, timeout=120, env={**os.environ, "HOME": str(tmp_path)})
-    assert run_.returncode == 0, run_.stderr[-2000:]
-    dom = run_.stdout
+    dom = dump_dom(chromium(), board / "index.html", tmp_path / "profile", "--window-size=1400,3000")
     assert len(re.findall(r'<section class="group', dom)) == 2
     width, viewport = map(int, re.search(r'data-width="(\d+)/(\d+)"', dom).groups())
     assert width <= viewport <= 1400

@@ -1,55 +1,59 @@
 """Self-contained HTML pages (the per-run report and the leaderboard page): tables in the paper's layout
 (Tables 4-6) and matplotlib plots embedded as base64 PNG, so one file can be mailed or served by a static Space.
 
-Every function here reads results documents (see results.py) and never re-scores.
+Every function here reads results documents (see results.py) and never re-scores. The markup is in Jinja2
+templates (templates/), rendered with autoescape on: a value from a file (a model name, a label, a metadata
+field, a number that turned out to be a string) is always escaped where a template writes it, in text and in
+attributes alike; Python builds plain values and text only, never markup.
 """
 from __future__ import annotations
 
 import base64
 import io
+import re
 import warnings
+
+from jinja2 import Environment, PackageLoader, StrictUndefined
+from jinja2.ext import Extension
+from jinja2.lexer import Token
+from markupsafe import Markup
 
 from chimdqa_eval.families import FAMILIES, FAMILY_TITLES, METRIC_LABELS
 from chimdqa_eval.report.results import comparison_group, metric_value, skip_reason
-from chimdqa_eval.report.safe import html_text as esc
+from chimdqa_eval.report.safe import fixed, html_value, link_target, percent
 from chimdqa_eval.schema import DOMAINS, FACTUAL_TYPES, LABEL_ORDER, OPEN_TYPES, QUESTION_TYPES
 
 PAPER_TAG = "reported in the paper"
 CJK_FONTS = ("Noto Sans CJK SC", "Source Han Sans SC", "WenQuanYi Zen Hei", "Microsoft YaHei", "SimHei")
 
-CSS = """
-body{font-family:system-ui,-apple-system,"Segoe UI","Noto Sans CJK SC",sans-serif;margin:2em auto;max-width:1320px;
-padding:0 1em;color:#222}
-h1{font-size:1.6em}h2{font-size:1.25em;margin-top:2em;border-bottom:1px solid #ddd}
-table{border-collapse:collapse;margin:.8em 0;font-size:.9em}
-th,td{border:1px solid #ccc;padding:.3em .55em;text-align:right}th{background:#f4f4f4}
-td.name,th.name{text-align:left}tr.paper td{color:#666;font-style:italic}
-.ci,.wide td.name{white-space:nowrap}.wide{overflow-x:auto}
-section.group{margin-top:2.5em}section.paper-group h2{color:#666}
-table[id^=leaderboard]{font-size:.85em}table[id^=leaderboard] td{white-space:nowrap;padding:.3em .4em}
-table[id^=leaderboard] td.name{white-space:normal;min-width:8em}
-td.domains{text-align:left}td.domains summary{cursor:pointer;color:#555;font-size:.85em}
-td.domains .grid{display:grid;gap:0 .7em;text-align:right;font-size:.85em}td.domains .grid .name{text-align:left}
-details.tables>summary{cursor:pointer;color:#555;margin:.4em 0}
-.ci{color:#888;font-size:.8em}.skip{color:#b33}.muted{color:#777;font-size:.9em}
-code{font-size:.85em;word-break:break-all}figure{display:inline-block;margin:.5em 1em .5em 0}
-figcaption{font-size:.85em;color:#555}
-"""
 
-IMAGE_STATUS = '<p class="muted" id="image-status"></p>\n'
-# After load, record in the page whether each embedded image decoded (naturalWidth > 0): browsers then show,
-# and headless checks can read, a plain status instead of guessing from pixels. The page's laid-out width is
-# recorded too, so a headless check can tell whether it scrolls sideways.
-IMAGE_CHECK = """
-<script>
-function checkImages(){var imgs=document.images,ok=0;for(var i=0;i<imgs.length;i++){
-var good=imgs[i].complete&&imgs[i].naturalWidth>0;imgs[i].setAttribute('data-rendered',good?'yes':'no');if(good)ok++;}
-var s=document.getElementById('image-status');if(s){s.textContent=ok+' of '+imgs.length+' images rendered';
-s.setAttribute('data-ok',ok);s.setAttribute('data-total',imgs.length);}
-var d=document.documentElement;document.body.setAttribute('data-width',d.scrollWidth+'/'+d.clientWidth);}
-if(document.readyState==='complete'){checkImages();}else{window.addEventListener('load',checkImages);}
-</script>
-"""
+class JoinLines(Extension):
+    """Line breaks, and the indentation after them, in a template's own text are layout for its reader, not
+    output: a table comes out on one line (whitespace between cells would be text nodes in the page), and a
+    space wanted between two words is written on their line."""
+    _BREAK = re.compile(r"\n[ \t]*")
+
+    def filter_stream(self, stream):
+        for token in stream:
+            yield Token(token.lineno, "data", self._BREAK.sub("", token.value)) if token.type == "data" else token
+
+
+# finalize: every {{ value }} is escaped by safe.html_value (quotes too), unless it is a piece one of these
+# templates made; autoescape stays on for whatever reaches the page another way (filters, concatenation).
+TEMPLATES = Environment(loader=PackageLoader("chimdqa_eval.report"), autoescape=True, finalize=html_value,
+                        undefined=StrictUndefined, extensions=[JoinLines])
+TEMPLATES.filters["fixed"] = fixed
+TEMPLATES.globals["PAPER_TAG"] = PAPER_TAG
+
+
+def render(template: str, **values) -> str:
+    """A whole page from one of the templates, ending in a line break as a text file does."""
+    return TEMPLATES.get_template(template).render(**values) + "\n"
+
+
+def part(macro: str, *args) -> Markup:
+    """A piece of a page, made by a macro of parts.html from plain values."""
+    return getattr(TEMPLATES.get_template("parts.html").module, macro)(*args)
 
 
 def model_name(results: dict) -> str:
@@ -103,55 +107,44 @@ def open_headline(results_list) -> str | None:
     return None
 
 
-def _cell(results, family, metric, column=None, label=None, with_ci=False) -> str:
+def _cell(results, family, metric, column=None, label=None, with_ci=False) -> dict:
+    """One metric's cell for parts.html's `cell`: its value, why it has none (overall values only), and with_ci
+    its 95% CI or the note said instead of one (e.g. "no variation")."""
     value = metric_value(results, family, metric, column, label)
+    cell = {"value": value, "skip": None, "ci": None, "note": None}
     if value is None:
-        reason = skip_reason(results, family, metric) if column is None else None
-        return f'<td class="skip" title="{esc(reason)}">skipped</td>' if reason else "<td></td>"
-    text = f"{value:.1f}"
-    if with_ci:
+        cell["skip"] = skip_reason(results, family, metric) if column is None else None
+    elif with_ci:
         entry = results["metrics"][family][metric]
         if column is not None:
             entry = entry["by"][column][label]
-        low, high = entry.get("ci95", [None, None])
-        if low is not None:
-            text += f' <span class="ci">[{low:.1f}, {high:.1f}]</span>'
-        elif entry.get("note"):  # e.g. "no variation": no interval to show
-            text += f' <span class="ci">({esc(entry["note"])})</span>'
-    return f"<td>{text}</td>"
+        ci = entry.get("ci95", [None, None])
+        cell.update(ci=ci if ci[0] is not None else None, note=entry.get("note"))
+    return cell
 
 
-def _row_start(results) -> str:
-    css = ' class="paper"' if is_paper_row(results) else ""
-    tag = f' <span class="muted">({PAPER_TAG})</span>' if is_paper_row(results) else ""
-    return f'<tr{css}><td class="name">{esc(model_label(results))}{tag}</td>'
-
-
-def paper_table(results_list, family: str, *, per_domain_metric: str | None, with_ci: bool = False) -> str:
+def paper_table(results_list, family: str, *, per_domain_metric: str | None, with_ci: bool = False) -> Markup:
     """The paper's layout: the family's metrics, then one metric per domain (Table 4: F1, Table 5: B-F1)."""
     metrics = [m for m in METRIC_LABELS[family]
                if any(metric_value(r, family, m) is not None or skip_reason(r, family, m) for r in results_list)]
     if family == "factual":
         metrics = list(METRIC_LABELS["factual"])
-    head = "".join(f"<th>{METRIC_LABELS[family][m]}</th>" for m in metrics)
     domains = domains_with_values(results_list, family, per_domain_metric) if per_domain_metric else []
-    if per_domain_metric:
-        head += "".join(f"<th>{d}<br><span class='muted'>{METRIC_LABELS[family][per_domain_metric]}</span></th>"
-                        for d in domains)
     rows = []
     for r in results_list:
         if family not in r["metrics"] and not any(s["family"] == family for s in r.get("skipped", [])):
             continue
         if family == "rag" and not r["model"].get("rag"):  # a run without retrieval has no Table 6 row to show
             continue
-        cells = "".join(_cell(r, family, m, with_ci=with_ci) for m in metrics)
-        if per_domain_metric:
-            cells += "".join(_cell(r, family, per_domain_metric, "domain", d) for d in domains)
-        rows.append(_row_start(r) + cells + "</tr>")
-    return f'<div class="wide"><table><tr><th class="name">model</th>{head}</tr>{"".join(rows)}</table></div>'
+        cells = [_cell(r, family, m, with_ci=with_ci) for m in metrics]
+        cells += [_cell(r, family, per_domain_metric, "domain", d) for d in domains]
+        rows.append({"label": model_label(r), "paper": is_paper_row(r), "cells": cells})
+    head = [METRIC_LABELS[family][m] for m in metrics]
+    domain_head = [(d, METRIC_LABELS[family][per_domain_metric]) for d in domains]
+    return part("paper_table", {"head": head, "domains": domain_head, "rows": rows})
 
 
-def breakdown_table(results: dict, family: str, column: str) -> str:
+def breakdown_table(results: dict, family: str, column: str) -> Markup:
     """One result's family metrics per label of a breakdown column, with CIs and item counts."""
     metrics = results["metrics"].get(family, {})
     labels = []
@@ -162,14 +155,13 @@ def breakdown_table(results: dict, family: str, column: str) -> str:
     order = LABEL_ORDER.get(column, ())
     labels.sort(key=lambda x: order.index(x) if x in order else len(order))
     if not labels:
-        return ""
-    head = "".join(f"<th>{esc(METRIC_LABELS[family].get(m, m))}</th>" for m in metrics)
-    rows = []
-    for label in labels:
-        n = max((e["by"].get(column, {}).get(label, {}).get("n", 0) for e in metrics.values()), default=0)
-        cells = "".join(_cell(results, family, m, column, label, with_ci=True) for m in metrics)
-        rows.append(f'<tr><td class="name">{esc(label)}</td><td>{n}</td>{cells}</tr>')
-    return (f'<table><tr><th class="name">{esc(column)}</th><th>n</th>{head}</tr>{"".join(rows)}</table>')
+        return Markup()
+    rows = [{"label": label,
+             "n": max((e["by"].get(column, {}).get(label, {}).get("n", 0) for e in metrics.values()), default=0),
+             "cells": [_cell(results, family, m, column, label, with_ci=True) for m in metrics]}
+            for label in labels]
+    head = [METRIC_LABELS[family].get(m, m) for m in metrics]
+    return part("breakdown_table", {"column": column, "head": head, "rows": rows})
 
 
 # ---- plots -------------------------------------------------------------------------------------------------
@@ -311,89 +303,76 @@ def plots(results_list) -> list[tuple[str, str]]:
 
 # ---- pages -------------------------------------------------------------------------------------------------
 
-def figures_html(results_list, heading: str = "h2") -> str:
-    """The Plots section; empty when the results support none (e.g. Chinese SimpleQA: no domains, no types)."""
-    items = [f'<figure><img alt="{esc(c)}" src="{uri}"><figcaption>{esc(c)}</figcaption></figure>'
-             for c, uri in plots(results_list)]
-    if not items:
-        return ""
-    return f"<{heading}>Plots</{heading}>" + "\n".join(items)
+def figures_html(figures: list[tuple[str, str]], heading: str = "h2") -> Markup:
+    """The Plots section of `figures` (see plots); empty when there are none (e.g. Chinese SimpleQA: no domains,
+    no types)."""
+    return part("figures", figures, heading)
 
 
-def tables_html(results_list, *, with_ci: bool) -> str:
-    parts = []
+def tables_html(results_list, *, with_ci: bool) -> Markup:
+    sections = []
     open_metric = open_headline(results_list)
     if any("factual" in r.get("metrics", {}) for r in results_list):
         per_domain = "F1" if _has_domains(results_list, "factual", "F1") else None  # none for Chinese SimpleQA
-        parts.append("<h2>Factual questions (Table 4)</h2>"
-                     + paper_table(results_list, "factual", per_domain_metric=per_domain, with_ci=with_ci))
+        sections.append(("Factual questions (Table 4)",
+                         paper_table(results_list, "factual", per_domain_metric=per_domain, with_ci=with_ci)))
     if any("open_ended" in r.get("metrics", {}) for r in results_list):
-        parts.append("<h2>Open-ended questions (Table 5)</h2>"
-                     + paper_table(results_list, "open_ended", per_domain_metric=open_metric, with_ci=with_ci))
+        sections.append(("Open-ended questions (Table 5)",
+                         paper_table(results_list, "open_ended", per_domain_metric=open_metric, with_ci=with_ci)))
     if any("rag" in r.get("metrics", {}) for r in results_list):
-        parts.append("<h2>RAG (Table 6)</h2>" + paper_table(results_list, "rag", per_domain_metric=None,
-                                                            with_ci=with_ci))
-    return "\n".join(parts)
+        sections.append(("RAG (Table 6)", paper_table(results_list, "rag", per_domain_metric=None, with_ci=with_ci)))
+    return part("tables", sections)
 
 
-def page(title: str, body: str) -> str:
-    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{esc(title)}</title>'
-            f'<meta name="viewport" content="width=device-width, initial-scale=1"><style>{CSS}</style></head>'
-            f"<body>\n<h1>{esc(title)}</h1>\n{body}\n{IMAGE_STATUS if '<img ' in body else ''}{IMAGE_CHECK}"
-            "</body></html>\n")
+def _facts(results: dict) -> list[tuple[str, object, str | None]]:
+    """(name, value, link) rows of the report's first table; only an http(s) address is a link."""
+    ds, sub, model = results["dataset"], results["submission"], results["model"]
+    facts = [("model", model["model"]), ("RAG", "yes" if model.get("rag") else "no"),
+             ("dataset", f"{ds['name']} / {ds['config']} / {ds['split']}"), ("revision", ds["revision"]),
+             ("questions scored", f"{sub['n_scored']} of {ds['n_questions']} "
+                                  f"(coverage {percent(sub['coverage'])}%)"),
+             ("predictions", f"{sub['file']} (sha256 {sub['sha256'][:12]})"),
+             ("toolkit", f"{results['toolkit']['name']} {results['toolkit']['version']}"),
+             ("created", results["created"]), ("run id", results.get("run_id", ""))]
+    facts += [(k, model[k]) for k in ("date", "notes", "url") if model.get(k)]
+    return [(name, value, link_target(value) if name == "url" else None) for name, value in facts]
 
 
-def _signatures_html(results: dict) -> str:
-    rows = "".join(f'<tr><td class="name">{esc(f)}</td><td class="name">{esc(METRIC_LABELS.get(f, {}).get(m, m))}'
-                   f'</td><td class="name"><code>{esc(e.get("signature", ""))}</code></td></tr>'
-                   for f, metrics in results["metrics"].items() for m, e in metrics.items())
-    head = "".join(f'<th class="name">{h}</th>' for h in ("family", "metric", "signature"))
-    return f"<table><tr>{head}</tr>{rows}</table>"
-
-
-def _skipped_html(results: dict) -> str:
-    if not results["skipped"]:
-        return "<p>Nothing was skipped.</p>"
-    items = "".join(f"<li><b>{esc(s['family'])}{'.' + esc(s['metric']) if s['metric'] else ''}</b>: "
-                    f"{esc(s['reason'])}</li>" for s in results["skipped"])
-    return f"<ul>{items}</ul>"
+def _breakdowns(results: dict) -> list[tuple[str, list[tuple[str, Markup]]]]:
+    """(family title, [(column, its breakdown table)]) per family of the results."""
+    out = []
+    for family in results["metrics"]:
+        columns = []
+        for entry in results["metrics"][family].values():
+            columns += [c for c in entry.get("by", {}) if c not in columns]
+        out.append((FAMILY_TITLES[family], [(c, breakdown_table(results, family, c)) for c in columns]))
+    return out
 
 
 def report_html(results: dict, others=()) -> str:
     """The report of one evaluation; `others` (e.g. the same model in the other RAG condition) join the
     overview tables and plots."""
     everything = [results, *others]
-    ds, sub, model = results["dataset"], results["submission"], results["model"]
-    facts = [("model", model["model"]), ("RAG", "yes" if model.get("rag") else "no"),
-             ("dataset", f"{ds['name']} / {ds['config']} / {ds['split']}"), ("revision", ds["revision"]),
-             ("questions scored", f"{sub['n_scored']} of {ds['n_questions']} "
-                                  f"(coverage {100 * sub['coverage']:.1f}%)"),
-             ("predictions", f"{sub['file']} (sha256 {sub['sha256'][:12]})"),
-             ("toolkit", f"{results['toolkit']['name']} {results['toolkit']['version']}"),
-             ("created", results["created"]), ("run id", results.get("run_id", ""))]
-    facts += [(k, model[k]) for k in ("date", "notes", "url") if model.get(k)]
-    body = ['<table>' + "".join(f'<tr><th class="name">{esc(k)}</th><td class="name">{esc(v)}</td></tr>'
-                                for k, v in facts) + "</table>",
-            tables_html(everything, with_ci=True), figures_html(everything)]
-    for family in results["metrics"]:
-        body.append(f"<h2>{esc(FAMILY_TITLES[family])}: breakdowns with 95% CIs</h2>")
-        columns = []
-        for entry in results["metrics"][family].values():
-            columns += [c for c in entry.get("by", {}) if c not in columns]
-        body += [f"<h3>by {esc(c)}</h3>" + breakdown_table(results, family, c) for c in columns]
-    body += [generation_html(results), calibration_html(results)]
-    body += ["<h2>Skipped</h2>", _skipped_html(results), "<h2>Signatures</h2>", _signatures_html(results)]
-    return page(f"{ds['name']} report: {model_label(results)}", "\n".join(body))
+    figures = plots(everything)
+    signatures = [(f, METRIC_LABELS.get(f, {}).get(m, m), e.get("signature", ""))
+                  for f, metrics in results["metrics"].items() for m, e in metrics.items()]
+    return render("report.html", title=f"{results['dataset']['name']} report: {model_label(results)}",
+                  images=bool(figures or results.get("calibration")), facts=_facts(results),
+                  tables=tables_html(everything, with_ci=True), figures=figures_html(figures),
+                  breakdowns=_breakdowns(results), generation=generation_html(results),
+                  calibration=calibration_html(results),
+                  skipped=[(s["family"], s["metric"], s["reason"]) for s in results["skipped"]],
+                  signatures=signatures)
 
 
 # ---- how the predictions were made (results["generation"], from `chimdqa generate`) --------------------------
 
-def generation_html(results: dict) -> str:
+def generation_html(results: dict) -> Markup:
     """The Generation section: mode, backend, template, retrieval settings, and the retrieval's hit@k / recall@k
     of the evidence pages per question type; empty for predictions made elsewhere."""
     gen = results.get("generation")
     if not gen:
-        return ""
+        return Markup()
     template = gen.get("template") or {}
     facts = [("mode", gen.get("mode")), ("backend", gen.get("backend")), ("model", gen.get("model")),
              ("API hosts", gen.get("api")), ("template", f"{template.get('version')} (sha256 "
@@ -407,17 +386,11 @@ def generation_html(results: dict) -> str:
         facts.append(("retrieval", f"{retrieval.get('method')}, top {retrieval.get('top_k')}, chunks of "
                                    f"{retrieval.get('chunk_size')} characters, overlap {retrieval.get('chunk_overlap')}"
                                    + (f", re-ranked by {retrieval['reranker']}" if retrieval.get("reranker") else "")))
-    parts = ["<h2>Generation</h2><table>" + "".join(
-        f'<tr><th class="name">{esc(k)}</th><td class="name">{esc(v)}</td></tr>' for k, v in facts) + "</table>"]
     quality = gen.get("retrieval_quality")
-    if quality:
-        k = quality["k"]
-        rows = [("all", quality)] + list(quality.get("by", {}).get("question_type", {}).items())
-        cells = "".join(f'<tr><td class="name">{esc(label)}</td><td>{q["hit_at_k"]:.1f}</td>'
-                        f'<td>{q["recall_at_k"]:.1f}</td><td>{q["n"]}</td></tr>' for label, q in rows)
-        parts.append(f"<h3>Retrieval of the evidence pages</h3><table><tr><th class='name'>question type</th>"
-                     f"<th>hit@{k}</th><th>recall@{k}</th><th>n</th></tr>{cells}</table>")
-    return "\n".join(parts)
+    if not quality:
+        return part("generation", facts, None, None)
+    rows = [("all", quality)] + list(quality.get("by", {}).get("question_type", {}).items())
+    return part("generation", facts, quality["k"], rows)
 
 
 # ---- calibration (results["calibration"], from submitted confidences) ---------------------------------------
@@ -437,32 +410,14 @@ def reliability_diagram(calibration: dict):
     ax.set_ylim(0, 108)
     ax.set_xlabel("stated confidence")
     ax.set_ylabel("accuracy (% correct)")
-    ax.set_title(f"Reliability diagram, ECE {calibration['ece']:.1f}", fontsize=9)
+    ax.set_title(f"Reliability diagram, ECE {fixed(calibration['ece'])}", fontsize=9)
     return fig
 
 
-def calibration_html(results: dict) -> str:
+def calibration_html(results: dict) -> Markup:
     """The Calibration section: ECE overall and per label, the bins, and the reliability diagram; empty without
     confidences."""
     cal = results.get("calibration")
     if not cal:
-        return ""
-    def number(value):
-        return "–" if value is None else f"{value:.1f}"
-
-    rows = "".join(f'<tr><td class="name">{b["low"]:.0f}–{b["high"]:.0f}</td><td>{b["n"]}</td>'
-                   f'<td>{number(b["confidence"])}</td><td>{number(b["accuracy"])}</td></tr>' for b in cal["bins"])
-    parts = [f"<h2>Calibration</h2><p>Expected calibration error <b>{cal['ece']:.2f}</b> (percentage points) over "
-             f"{cal['n']} factual answers with a stated confidence ({esc(cal['binning'])}; correct = graded CO).</p>",
-             '<table><tr><th class="name">confidence</th><th>n</th><th>mean confidence</th><th>accuracy</th></tr>'
-             f"{rows}</table>",
-             f'<figure><img alt="reliability diagram" src="{png_data_uri(reliability_diagram(cal))}">'
-             "<figcaption>Reliability diagram (bars: accuracy per bin, n = bin size)</figcaption></figure>"]
-    for column, groups in cal.get("by", {}).items():
-        cells = "".join(f'<tr><td class="name">{esc(label)}</td><td>{g["ece"]:.2f}</td><td>{g["n"]}</td>'
-                        f'<td>{g["accuracy"]:.1f}</td><td>{g["mean_confidence"]:.1f}</td></tr>'
-                        for label, g in groups.items())
-        parts.append(f"<h3>ECE by {esc(column)}</h3><table><tr><th class='name'>{esc(column)}</th><th>ECE</th>"
-                     f"<th>n</th><th>accuracy</th><th>mean confidence</th></tr>{cells}</table>")
-    return "\n".join(parts)
-
+        return Markup()
+    return part("calibration", cal, png_data_uri(reliability_diagram(cal)))

@@ -15,6 +15,8 @@ import json
 from importlib import resources
 from pathlib import Path
 
+from markupsafe import Markup
+
 from chimdqa_eval.hub.spaces import static_space_card
 from chimdqa_eval.report import html as H
 from chimdqa_eval.families import FAMILIES, METRIC_LABELS
@@ -223,22 +225,19 @@ def _domain_metrics(results: dict, open_metric: str | None) -> list[tuple[str, s
     return [(f, m) for f, m in metrics if H.domains_with_values([results], f, m)]
 
 
-def _domain_cell(results: dict, open_metric: str | None) -> str:
-    """The per-domain values folded behind a <details>, so the table fits the page."""
+def _domain_cell(results: dict, open_metric: str | None) -> dict | None:
+    """The per-domain values of one row (parts.html's domain_cell, folded behind a <details> so the table fits
+    the page); None when it has none."""
     metrics = _domain_metrics(results, open_metric)
     domains = [d for d in DOMAINS if any(d in H.domains_with_values([results], f, m) for f, m in metrics)]
     if not domains:
-        return "<td></td>"
-    head = "".join(f"<b>{METRIC_LABELS[f][m]}</b>" for f, m in metrics)
-    cells = "".join(f"<span class=name>{H.esc(d)}</span>" + "".join(
-        f"<span>{H.esc(_fmt(metric_value(results, f, m, 'domain', d)))}</span>" for f, m in metrics) for d in domains)
-    summary = f"{len(domains)} domains" if len(domains) > 1 else domains[0]
-    return (f'<td class="domains"><details><summary>{summary}</summary>'
-            f'<div class="grid" style="grid-template-columns:auto{" auto" * len(metrics)}"><b></b>{head}{cells}'
-            "</div></details></td>")
+        return None
+    return {"summary": f"{len(domains)} domains" if len(domains) > 1 else domains[0],
+            "metrics": [METRIC_LABELS[f][m] for f, m in metrics],
+            "domains": [(d, [_fmt(metric_value(results, f, m, "domain", d)) for f, m in metrics]) for d in domains]}
 
 
-def _board_table(key: tuple, group: list[dict], table_id: str) -> str:
+def _board_table(key: tuple, group: list[dict], table_id: str) -> Markup:
     """A group's ranked table: headline columns (those with a value in the group) and the per-domain ones
     folded per row."""
     rank = not is_paper_group(key)
@@ -254,28 +253,24 @@ def _board_table(key: tuple, group: list[dict], table_id: str) -> str:
              "coverage %": lambda k, r: _fmt(_coverage(r))}
     if not rank:  # the papers' rows: not ranked, no judge of ours, no item counts
         facts = {f: cell for f, cell in facts.items() if f in ("model", "RAG")}
-    head = "".join(f'<th{" class=name" if f in ("model", "judge") else ""}>{f}</th>' for f in facts)
-    domains = any(_domain_metrics(r, open_metric) for r in group)  # none for Chinese SimpleQA
-    head += "".join(f"<th>{H.esc(label)}</th>" for _, _, label in columns) + "<th>per domain</th>" * domains
-    body = []
-    for k, r in enumerate(group, 1):
-        row = "".join(f'<td{" class=name" if f in ("model", "judge") else ""}>{H.esc(cell(k, r))}</td>'
-                      for f, cell in facts.items())
-        row += "".join(f"<td>{H.esc(_fmt(metric_value(r, family, m)))}</td>" for family, m, _ in columns)
-        css = ' class="paper"' if H.is_paper_row(r) else ""
-        body.append(f"<tr{css}>{row}{_domain_cell(r, open_metric) if domains else ''}</tr>")
-    return (f'<table id="{table_id}"><thead><tr>{head}</tr></thead>'
-            f'<tbody>{"".join(body)}</tbody></table>')
+    named = ("model", "judge")  # left-aligned, as names are
+    rows = [{"paper": H.is_paper_row(r), "facts": [(cell(k, r), f in named) for f, cell in facts.items()],
+             "scores": [_fmt(metric_value(r, family, m)) for family, m, _ in columns],
+             "domain": _domain_cell(r, open_metric)}
+            for k, r in enumerate(group, 1)]
+    return H.part("board_table", {"id": table_id, "head": [(f, f in named) for f in facts],
+                                  "columns": [label for _, _, label in columns],
+                                  "domains": any(_domain_metrics(r, open_metric) for r in group),  # not for SimpleQA
+                                  "rows": rows})
 
 
 def _group_note(key: tuple, group: list[dict]) -> str:
     if is_paper_group(key):
         source = group[0]["dataset"].get("source", "")
-        return (f'<p class="muted">As {H.PAPER_TAG} ({H.esc(source)}): the full release, not the revision of '
-                "any measured group on this page, and without confidence intervals. Shown for orientation, not "
-                "ranked against measured rows.</p>")
-    return (f'<p class="muted">{len(group)} result{"s" * (len(group) != 1)} on the same questions, ranked by '
-            "factual F1; partial submissions (coverage below 100%) rank after complete ones.</p>")
+        return (f"As {H.PAPER_TAG} ({source}): the full release, not the revision of any measured group on this "
+                "page, and without confidence intervals. Shown for orientation, not ranked against measured rows.")
+    return (f"{len(group)} result{'s' * (len(group) != 1)} on the same questions, ranked by factual F1; partial "
+            "submissions (coverage below 100%) rank after complete ones.")
 
 
 def _count(results_list) -> str:
@@ -288,20 +283,13 @@ def _count(results_list) -> str:
 
 def to_html(results_list, title: str, settings_note: str | None = None) -> str:
     groups = leaderboard_groups(results_list)
-    sections = []
-    for k, (key, group) in enumerate(groups, 1):
-        table_id = "leaderboard" if k == 1 else f"leaderboard-{k}"
-        paper = " paper-group" if is_paper_group(key) else ""
-        sections.append(
-            f'<section class="group{paper}" id="group-{k}"><h2>{H.esc(group_heading(key))}</h2>'
-            + _group_note(key, group) + _board_table(key, group, table_id)
-            + '<details class="tables"><summary>Tables 4-6 in the paper\'s layout</summary>'
-            + H.tables_html(group, with_ci=False) + "</details>" + H.figures_html(group, "h3") + "</section>")
-    intro = ((f'<p class="muted">{H.esc(settings_note)}</p>' if settings_note else "") +
-             f'<p class="muted">{_count(results_list)} in {len(groups)} group{"s" * (len(groups) != 1)}: '
-             "one per benchmark, config, split and dataset revision. Only results in one group were scored on "
-             "the same questions; each group is ranked and plotted on its own.</p>")
-    return H.page(title, intro + "\n".join(sections))
+    figures = [H.plots(group) for _, group in groups]
+    sections = [{"paper": is_paper_group(key), "heading": group_heading(key), "note": _group_note(key, group),
+                 "table": _board_table(key, group, "leaderboard" if k == 1 else f"leaderboard-{k}"),
+                 "tables": H.tables_html(group, with_ci=False), "figures": H.figures_html(group_figures, "h3")}
+                for k, ((key, group), group_figures) in enumerate(zip(groups, figures), 1)]
+    return H.render("board.html", title=title, note=settings_note, count=_count(results_list), groups=sections,
+                    images=any(figures))
 
 
 def write_leaderboard(out_dir, results_list, *, title: str = "ChiMDQA leaderboard",

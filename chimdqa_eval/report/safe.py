@@ -2,15 +2,18 @@
 
 A results.json is input like any other: a model name, a revision or a metric name in it can hold HTML, Markdown,
 line breaks or a spreadsheet formula, and a number can be a string. These rules are applied where each
-output is written (html_text, md_cell, csv_cell) and when a results document is read for a page
-(check_results_values), so nothing a results file holds runs in a browser or a spreadsheet, and a wrong type is
-an InputError naming the file and the field instead of a TypeError halfway through a page.
+output is written (html_value for every value the pages' templates write, md_cell, csv_cell) and when a results
+document is read for a page (check_results_values), so nothing a results file holds runs in a browser or a
+spreadsheet, and a wrong type is an InputError naming the file and the field instead of a TypeError halfway
+through a page.
 """
 from __future__ import annotations
 
 import html
 import math
 import re
+
+from markupsafe import Markup
 
 from chimdqa_eval.families import METRIC_LABELS
 from chimdqa_eval.schema import (ID_LIMIT, METADATA_LIMITS, raise_problems, shown, surrogate_problem, too_long,
@@ -26,6 +29,29 @@ _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|])")
 def html_text(value) -> str:
     """`value` as HTML text or a double-quoted attribute value: & < > " ' escaped."""
     return html.escape(str(value), quote=True)
+
+
+def html_value(value) -> Markup:
+    """How the pages' templates write every value (their Jinja environment's finalize): a piece of page that
+    one of those templates made (Markup) as it is, anything else escaped by html_text."""
+    return value if isinstance(value, Markup) else Markup(html_text(value))
+
+
+def link_target(url) -> str | None:
+    """`url` where a page may make it a link: an http(s) address (schema.url_problem's rule). None for anything
+    else (javascript:, data:, a relative or protocol-relative address): that is shown as text only."""
+    return url if isinstance(url, str) and url_problem("url", url) is None else None
+
+
+def fixed(value, digits: int = 1):
+    """A number with `digits` decimals, for a page; anything else as it is (a string where a number belongs,
+    in a hand-made file), so that it is shown as text where it is written instead of breaking the page."""
+    return f"{value:.{digits}f}" if _is_number(value) else value
+
+
+def percent(fraction):
+    """A fraction (0-1) as a percentage with one decimal (see fixed)."""
+    return fixed(100 * fraction) if _is_number(fraction) else fraction
 
 
 def one_line(text: str) -> str:
