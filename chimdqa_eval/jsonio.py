@@ -46,18 +46,21 @@ def _too_deep(value) -> bool:
     return False
 
 
-def _line_of(text: str, position: int) -> int:
-    return text.count("\n", 0, position) + 1
+def _line_of(text: str | bytes, position: int) -> int:
+    return text.count("\n" if isinstance(text, str) else b"\n", 0, position) + 1
 
 
-def loads(text: str | bytes, location: str, *, first_line: int = 1, bom: bool = True):
-    """Parse one JSON document. `location` names it in errors (a file, or `file line N`); `first_line` is the
-    line the text starts on, so errors inside a multi-line document name the file's own line."""
+def loads(text: str | bytes, location: str, *, first_line: int | None = None, bom: bool = True):
+    """Parse one JSON document. `location` names it in errors. A whole file's errors name their line; a line of
+    a JSON Lines file is given with `first_line` (its line number, which `location` already names)."""
+    whole = first_line is None
+    first_line = 1 if whole else first_line
     if isinstance(text, bytes):
         try:
             text = text.decode("utf-8-sig" if bom else "utf-8")
         except UnicodeDecodeError as err:
-            raise InputError(f"{location}: not UTF-8 text ({err.reason} at byte {err.start})") from None
+            line = f", line {_line_of(text, err.start)}" if whole else ""
+            raise InputError(f"{location}: not UTF-8 text ({err.reason} at byte {err.start}{line})") from None
     elif bom and text.startswith("\ufeff"):
         text = text[1:]
     try:
@@ -67,8 +70,8 @@ def loads(text: str | bytes, location: str, *, first_line: int = 1, bom: bool = 
                          f"column {err.colno})") from None
     except _TooLong as err:
         match = _LONG_INT.search(text)
-        line = first_line + _line_of(text, match.start()) - 1 if match else first_line
-        raise InputError(f"{location}: line {line}: an integer of {err.args[0]} digits (at most {MAX_INT_DIGITS} "
+        line = f"line {_line_of(text, match.start())}: " if whole and match else ""
+        raise InputError(f"{location}: {line}an integer of {err.args[0]} digits (at most {MAX_INT_DIGITS} "
                          "are read)") from None
     except RecursionError:
         value = None

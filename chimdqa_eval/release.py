@@ -13,11 +13,11 @@ skipped. Blank lines are not records and are passed over.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 import sys
 from pathlib import Path
 
+from chimdqa_eval import jsonio
 from chimdqa_eval.schema import (ID_LIMIT, LEVELS, InputError, canonical_domain, canonical_question_type,
                                  category_of, shown, surrogate_problem, too_long, where)
 from chimdqa_eval.text import is_wide, normalize_text
@@ -66,32 +66,18 @@ def id_in_raw_line(raw: str) -> str | None:
 
 
 def read_jsonl(path):
-    """Yield (line number, record) for each non-blank line; InputError for invalid JSON, a non-object or text
-    that is not text (a lone surrogate)."""
+    """Yield (line number, record) for each non-blank line; InputError at the first line that is not UTF-8, not
+    JSON within jsonio's limits, not an object, or holds text that is not text (a lone surrogate)."""
     path = Path(path)
-    if path.is_dir():
-        raise InputError(f"{path}: is a folder; expected a jsonl file")
-    try:
-        with path.open(encoding="utf-8") as f:
-            for number, raw in enumerate(f, start=1):
-                if not raw.strip():
-                    continue
-                try:  # without the line break, so that an error at the end of the line has this line's column
-                    record = json.loads(raw.rstrip("\r\n"))
-                except json.JSONDecodeError as err:
-                    location = where(path, number, id_in_raw_line(raw))
-                    raise InputError(f"{location}: invalid JSON ({err.msg} at column {err.colno})") from None
-                if not isinstance(record, dict):
-                    raise InputError(f"{where(path, number)}: expected a JSON object, got "
-                                     f"{type(record).__name__}")
-                problem = surrogate_problem(record)
-                if problem:
-                    raise InputError(f"{_record_location(path, number, record)}: {problem}")
-                yield number, record
-    except FileNotFoundError:
-        raise InputError(f"{path}: file not found") from None
-    except UnicodeDecodeError as err:
-        raise InputError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
+    for number, record, problem in jsonio.iter_jsonl(path, what="jsonl file"):
+        if problem is not None:
+            raise InputError(f"{where(path, number, id_in_raw_line(record))}: {problem}")
+        if not isinstance(record, dict):
+            raise InputError(f"{where(path, number)}: expected a JSON object, got {type(record).__name__}")
+        problem = surrogate_problem(record)
+        if problem:
+            raise InputError(f"{_record_location(path, number, record)}: {problem}")
+        yield number, record
 
 
 def _check_fields(record: dict, fields, location: str) -> None:

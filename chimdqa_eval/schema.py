@@ -6,6 +6,7 @@ record id or list index) and what is wrong, so a user can fix the record without
 from __future__ import annotations
 
 import datetime
+import functools
 import math
 import string
 from pathlib import Path
@@ -269,25 +270,79 @@ def check_breakdowns(**columns) -> dict:
     return out
 
 
+MAX_YAML_BYTES = 2**20  # templates and a board's settings are a few KB
+MAX_YAML_DEPTH = 64
+
+
+@functools.cache
+def _yaml_loader():
+    """yaml's SafeLoader without anchors and aliases and with nesting capped: a few hundred bytes of aliases expand
+    to billions of values wherever the document is walked or printed (a billion laughs), and deep nesting runs the
+    composer out of stack. Nobody needs either in a template or a board's settings."""
+    import yaml
+
+    class PlainLoader(yaml.SafeLoader):
+        depth = 0
+
+        def compose_node(self, parent, index):
+            event = self.peek_event()
+            line = event.start_mark.line + 1
+            if event.anchor is not None:  # an alias event's anchor is the name it refers to
+                raise _YamlRefused(f"line {line}: YAML anchors and aliases (&name, *name) are not accepted; write "
+                                   "the value out each time")
+            if self.depth >= MAX_YAML_DEPTH:
+                raise _YamlRefused(f"line {line}: YAML nested more than {MAX_YAML_DEPTH} levels deep")
+            self.depth += 1
+            try:
+                return super().compose_node(parent, index)
+            finally:
+                self.depth -= 1
+
+    return PlainLoader
+
+
+class _YamlRefused(Exception):
+    pass
+
+
+def yaml_document(text: str, label: str):
+    """The value of the YAML document `text` (one a user or the toolkit wrote), read by yaml's safe rules without
+    anchors, aliases or deep nesting; InputError starting with `label` otherwise."""
+    import yaml
+
+    loader = _yaml_loader()(text)
+    try:
+        return loader.get_single_data()
+    except _YamlRefused as err:
+        raise InputError(f"{label}: {err}") from None
+    except yaml.YAMLError as err:
+        raise InputError(f"{label}: not a UTF-8 YAML file ({err})") from None
+    finally:
+        loader.dispose()
+
+
 def read_yaml_mapping(path, label: str, *, expected: str = "a mapping", empty: dict | None = None,
                       missing_hint: str = "") -> tuple[dict, bytes]:
     """(the mapping in the YAML file at `path`, the file's bytes) for the files users write (a grader template,
     a prompt template, a board's settings). Every problem is an InputError that starts with `label` (the file,
-    or the flag that named it): a missing file (plus `missing_hint`), a folder, text that is not UTF-8 YAML, YAML
-    that is not a mapping (`expected` says what belongs there). An empty file is `empty` when that is given."""
-    import yaml
-
+    or the flag that named it): a missing file (plus `missing_hint`), a folder, a file over MAX_YAML_BYTES, text
+    that is not UTF-8 YAML or uses anchors and aliases (yaml_document), YAML that is not a mapping (`expected` says
+    what belongs there). An empty file is `empty` when that is given."""
     path = Path(path)
     if path.is_dir():
         raise InputError(f"{label}: not a file (a folder)")
     try:
-        data = path.read_bytes()
+        with path.open("rb") as f:
+            data = f.read(MAX_YAML_BYTES + 1)
     except FileNotFoundError:
         raise InputError(f"{label}: no such file{missing_hint}") from None
+    if len(data) > MAX_YAML_BYTES:
+        raise InputError(f"{label}: larger than {MAX_YAML_BYTES:,} bytes, the most a YAML file may hold")
     try:
-        doc = yaml.safe_load(data.decode("utf-8"))
-    except (UnicodeDecodeError, yaml.YAMLError) as err:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
         raise InputError(f"{label}: not a UTF-8 YAML file ({err})") from None
+    doc = yaml_document(text, label)
     if doc is None and empty is not None:
         doc = dict(empty)
     if not isinstance(doc, dict):

@@ -5,7 +5,8 @@ One line per question: ``{"id": ..., "prediction": ..., "retrieved_contexts": [.
 string or ``{"text": ..., "doc_id": ..., "page": ...}`` (what `chimdqa generate` writes); a confidence is a number
 0-100 or null (the model stated none). The metadata sits next to it as ``<stem>.meta.json``:
 ``{"model": ..., "rag": true|false, "date": "YYYY-MM-DD", "notes": ..., "url": ..., "generation": {...}}``
-(``generation``: what `chimdqa generate` records about the run).
+(``generation``: what `chimdqa generate` records about the run; the fields that reports read as numbers or
+mappings are checked by type, GENERATION_SCHEMA). Both files are read by jsonio, with its limits.
 
 Every problem in the file (bad JSON, wrong types, duplicates, ids the dataset does not have, missing ids) is
 collected first and reported in one InputError, so a submitter fixes everything in one round.
@@ -13,10 +14,10 @@ collected first and reported in one InputError, so a submitter fixes everything 
 from __future__ import annotations
 
 import difflib
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from chimdqa_eval import jsonio
 from chimdqa_eval.release import id_in_raw_line
 from chimdqa_eval.schema import (ID_LIMIT, METADATA_LIMITS, InputError, logprobs_problem, raise_problems, shown,
                                  surrogate_problem, too_long, url_problem, where)
@@ -26,6 +27,34 @@ PREDICTION_FIELDS = ("id", "prediction", "retrieved_contexts", "logprobs", "conf
 OPTIONAL_FIELDS = ("retrieved_contexts", "logprobs", "confidence")
 METADATA_FIELDS = ("model", "rag", "date", "notes", "url", "generation")
 CONTEXT_FIELDS = ("text", "doc_id", "page")
+METADATA_MAX_BYTES = 2**20  # what `chimdqa generate` writes stays under 100 KB even for a whole release
+
+# The fields of `generation` (what `chimdqa generate` records) that reports and summaries read as numbers or
+# mappings, with their types, so that metadata written by hand fails here, naming the field, rather than halfway
+# through a report. Other fields are shown as text.
+_COUNT = {"type": "integer", "minimum": 0}
+_POSITIVE = {"type": "integer", "minimum": 1}
+_SHARE = {"type": "number", "minimum": 0, "maximum": 100}
+_QUALITY = {"type": "object", "required": ["hit_at_k", "recall_at_k", "n"],
+            "properties": {"hit_at_k": _SHARE, "recall_at_k": _SHARE, "n": _POSITIVE}}
+GENERATION_SCHEMA = {
+    "type": "object", "required": ["mode"],
+    "properties": {
+        "mode": {"enum": ["long", "rag", "closed-book"]},
+        "temperature": {"type": ["number", "null"], "minimum": 0},
+        "max_tokens": {"type": ["integer", "null"], "minimum": 1},
+        "template": {"type": "object"},
+        "n_questions": _COUNT, "n_answered": _COUNT, "n_from_cache": _COUNT,
+        "context": {"type": "object", "properties": {"max_context_tokens": _POSITIVE, "questions_truncated": _COUNT}},
+        "retrieval": {"type": "object",
+                      "properties": {"top_k": _POSITIVE, "chunk_size": _POSITIVE, "chunk_overlap": _COUNT}},
+        "retrieval_quality": {
+            "type": "object", "required": ["k", *_QUALITY["required"]],
+            "properties": {**_QUALITY["properties"], "k": _POSITIVE, "n_without_evidence": _COUNT,
+                           "by": {"type": "object", "additionalProperties": {"type": "object",
+                                                                             "additionalProperties": _QUALITY}}}},
+    },
+}
 
 
 @dataclass
@@ -122,43 +151,28 @@ def read_predictions(path) -> list[dict]:
 
 def _parse_predictions(path: Path):
     """(valid rows, problems, ids named on any line, valid or not) of a predictions jsonl."""
-    if path.is_dir():
-        raise InputError(f"{path}: is a folder; expected a predictions file (jsonl)")
-    if not path.is_file():
-        raise InputError(f"{path}: no such predictions file")
     rows, problems = [], []
     first_line_of: dict = {}
     named: set = set()
-    with path.open("rb") as f:
-        for line_no, raw in enumerate(f, 1):
-            loc = where(path.name, line_no)
-            try:  # utf-8-sig: a byte-order mark (Windows editors) on the first line is not an error
-                text = raw.decode("utf-8-sig" if line_no == 1 else "utf-8")
-            except UnicodeDecodeError as err:
-                problems.append(f"{loc}: not UTF-8 text ({err.reason} at byte {err.start})")
-                continue
-            if not text.strip():
-                continue
-            try:  # without the line break: an error at the end of the line is in this line's last column + 1
-                record = json.loads(text.rstrip("\r\n"))
-            except json.JSONDecodeError as err:
-                record_id = id_in_raw_line(text)
-                named.add(record_id)
-                problems.append(f"{where(path.name, line_no, record_id=record_id)}: not valid JSON "
-                                f"({err.msg} at column {err.colno})")
-                continue
-            if isinstance(record, dict) and isinstance(record.get("id"), str):
-                loc = where(path.name, line_no, record_id=record["id"])
-                named.add(record["id"])
-            record_problems = _record_problems(record, loc)
-            if record_problems:
-                problems += record_problems
-                continue
-            if record["id"] in first_line_of:
-                problems.append(f"{loc}: duplicate id (first on line {first_line_of[record['id']]})")
-                continue
-            first_line_of[record["id"]] = line_no
-            rows.append({**record, "line": line_no})
+    for line_no, record, problem in jsonio.iter_jsonl(path, what="predictions file"):
+        if problem is not None:  # the line as text: its id may still be read off it
+            record_id = id_in_raw_line(record)
+            named.add(record_id)
+            problems.append(f"{where(path.name, line_no, record_id=record_id)}: {problem}")
+            continue
+        loc = where(path.name, line_no)
+        if isinstance(record, dict) and isinstance(record.get("id"), str):
+            loc = where(path.name, line_no, record_id=record["id"])
+            named.add(record["id"])
+        record_problems = _record_problems(record, loc)
+        if record_problems:
+            problems += record_problems
+            continue
+        if record["id"] in first_line_of:
+            problems.append(f"{loc}: duplicate id (first on line {first_line_of[record['id']]})")
+            continue
+        first_line_of[record["id"]] = line_no
+        rows.append({**record, "line": line_no})
     if not rows and not problems:
         raise InputError(f"{path}: empty predictions file (expected one JSON object per line)")
     for name in OPTIONAL_FIELDS:
@@ -172,6 +186,15 @@ def _parse_predictions(path: Path):
     return rows, problems, named
 
 
+def generation_problems(generation: dict) -> list[str]:
+    """Each way `generation` breaks GENERATION_SCHEMA, as "generation.<field path>: <what is wrong>"."""
+    import jsonschema
+
+    errors = jsonschema.Draft202012Validator(GENERATION_SCHEMA).iter_errors(generation)
+    return [f"{'.'.join(['generation', *map(str, error.absolute_path)])}: {shown(error.message, 200, quoted=False)}"
+            for error in sorted(errors, key=lambda e: list(map(str, e.absolute_path)))]
+
+
 def read_metadata(path, *, overrides: dict | None = None, has_contexts: bool = False) -> dict:
     """The submission's metadata: the side file (if present) updated by `overrides` (e.g. from the CLI).
 
@@ -182,12 +205,7 @@ def read_metadata(path, *, overrides: dict | None = None, has_contexts: bool = F
     if path.exists() and not path.is_file():
         raise InputError(f"{path}: is a folder or other non-file; expected the submission metadata (JSON)")
     if path.is_file():
-        try:
-            meta = json.loads(path.read_text(encoding="utf-8-sig"))
-        except json.JSONDecodeError as err:
-            raise InputError(f"{path}: not valid JSON ({err.msg} at line {err.lineno}, column {err.colno})") from None
-        except UnicodeDecodeError as err:
-            raise InputError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
+        meta = jsonio.read_json(path, what="submission metadata file", max_bytes=METADATA_MAX_BYTES)
         if not isinstance(meta, dict):
             raise InputError(f"{path}: expected a JSON object with {', '.join(METADATA_FIELDS)}")
     meta.update({k: v for k, v in (overrides or {}).items() if v is not None})
@@ -207,6 +225,8 @@ def read_metadata(path, *, overrides: dict | None = None, has_contexts: bool = F
             problems.append(bad_url)
     if "generation" in meta and not isinstance(meta["generation"], dict):
         problems.append(f"'generation' must be an object, got {type(meta['generation']).__name__}")
+    elif "generation" in meta:
+        problems += generation_problems(meta["generation"])
     if "rag" in meta and not isinstance(meta["rag"], bool):
         problems.append(f"'rag' must be true or false, got {shown(meta['rag'])}")
     if isinstance(meta.get("date"), str) and len(meta["date"]) <= METADATA_LIMITS["date"]:

@@ -538,3 +538,133 @@ def test_a_label_studio_task_annotated_by_two_people_is_refused_not_half_read(tm
     with pytest.raises(InputError, match=r"export.json task 1 \(id law-01-ret-001\): annotations by 2 different "
                                          r"annotators"):
         read_verdict_file(path)
+
+
+# ---- review sheets and work files as untrusted input (no LLM: a work folder as `build screen` leaves it) -----------
+
+# What OWASP's CSV-injection guidance lists as a formula start, each as the start of a generated question.
+FORMULA_QUESTIONS = ("=HYPERLINK(\"http://x.test\",\"点击\")", "+1+1 是多少？", "-2+3 是多少？", "@SUM(A1:A2)",
+                     "\t=1+1", "\r=1+1", "普通的问题？")
+
+
+def hand_made_work(tmp_path, questions=FORMULA_QUESTIONS):
+    """A work folder holding one kept pair per question, written by hand."""
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "manifest.json").write_text(json.dumps({"stages": {}, "history": []}), encoding="utf-8")
+    (work / "pages.jsonl").write_text(json.dumps({"doc_id": "doc-1", "page": 1, "text": "第一页的内容。"},
+                                                 ensure_ascii=False) + "\n", encoding="utf-8")
+    pairs = [{"id": f"doc-1-ret-{i:03d}", "domain": "finance", "question_type": "retrieval", "level": "L1",
+              "doc_id": "doc-1", "evidence_pages": [1], "question": q, "answer": f"答案{i}", "screen": {"status": "kept"}}
+             for i, q in enumerate(questions, start=1)]
+    (work / "screened.jsonl").write_text("".join(json.dumps(p, ensure_ascii=False) + "\n" for p in pairs),
+                                         encoding="utf-8")
+    return work
+
+
+def raw_sheet(path):
+    """A sheet's rows as a spreadsheet program reads them: no newline translation, so a CR stays a CR."""
+    return list(csv.DictReader(io.StringIO(path.read_bytes().decode("utf-8-sig"), newline="")))
+
+
+def write_raw_sheet(path, rows, columns):
+    out = io.StringIO(newline="")
+    writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\r\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    path.write_bytes(out.getvalue().encode("utf-8"))
+
+
+def stored_verdicts(work):
+    return [json.loads(line) for line in (work / "review" / "verdicts.jsonl").read_text(encoding="utf-8").splitlines()]
+
+
+def test_review_sheets_neutralise_formulas_and_read_them_back(tmp_path, capsys):
+    work = hand_made_work(tmp_path)
+    assert cli("review-export", work) == 0
+    rows = raw_sheet(work / "review" / "reviewer-1.csv")
+    by_question = dict(zip(FORMULA_QUESTIONS, rows))
+    for question, row in by_question.items():
+        # a cell a spreadsheet would run as a formula starts with an apostrophe; plain text is left alone
+        assert row["question"] == (question if question == "普通的问题？" else "'" + question)
+    # Each reviewer copies the question, as shown, into an edit, and drops text_version: the import compares the
+    # question cells with the pairs' questions and stores the edits, both read back to the original text.
+    columns = [c for c in rows[0] if c != "text_version"]
+    for number, reviewer in enumerate(("reviewer-1", "reviewer-2"), start=1):
+        rows = raw_sheet(work / "review" / f"{reviewer}.csv")
+        for row in rows:
+            del row["text_version"]
+            row["verdict"] = "edit"
+            row["edited_question"] = row["question"]
+            row["edited_answer"] = f"第{number}位审稿人的答案"
+        write_raw_sheet(tmp_path / f"{reviewer}.csv", rows, columns)
+    assert cli("review-import", work, tmp_path / "reviewer-1.csv", tmp_path / "reviewer-2.csv") == 0
+    stored = {(v["reviewer"], v["id"]): v["edited_question"] for v in stored_verdicts(work)}
+    pair_ids = [row["id"] for row in rows]
+    for pair_id, question in zip(pair_ids, FORMULA_QUESTIONS):
+        assert stored[("reviewer-1", pair_id)] == stored[("reviewer-2", pair_id)] == question.strip()
+    # the answers differ: every pair goes to the arbiter, whose sheet shows the reviewers' edits neutralised too
+    arbitration = raw_sheet(work / "review" / "arbitration.csv")
+    assert len(arbitration) == len(FORMULA_QUESTIONS)
+    for row in arbitration:
+        question = FORMULA_QUESTIONS[pair_ids.index(row["id"])]
+        plain = question == "普通的问题？"
+        assert row["question"] == (question if plain else "'" + question)
+        assert row["reviewer-1_edited_question"] == (question if plain else "'" + question.strip())
+        row["verdict"], row["edited_question"] = "edit", row["reviewer-1_edited_question"]
+        row["edited_answer"] = row["reviewer-2_edited_answer"]
+    write_raw_sheet(tmp_path / "arbiter.csv", arbitration, list(arbitration[0]))
+    assert cli("review-import", work, tmp_path / "arbiter.csv") == 0
+    arbiter = {v["id"]: v["edited_question"] for v in stored_verdicts(work) if v["reviewer"] == "arbiter"}
+    assert [arbiter[i] for i in pair_ids] == [q.strip() for q in FORMULA_QUESTIONS]
+
+
+DEEP = "[" * 1000 + "]" * 1000     # JSON nested 1,000 deep
+HUGE = "7" * 5000                  # an integer of 5,000 digits
+
+
+@pytest.mark.parametrize("content, message", [
+    (f'[{{"pair_id": "doc-1-ret-001", "reviewer": "reviewer-1", "verdict": "accept", "note": {DEEP}}}]'.encode(),
+     "export.json: JSON nested more than"),
+    (f'[\n{{"pair_id": "doc-1-ret-001", "reviewer": "reviewer-1",\n "verdict": {HUGE}}}]'.encode(),
+     "export.json: line 3: an integer of 5000 digits"),
+    ('[{"pair_id": "doc-1-ret-001", "reviewer": "reviewer-1", "note": "坏"}]'.encode("gbk"), "export.json: not UTF-8"),
+])
+def test_a_hostile_label_studio_export_is_refused_by_name(tmp_path, capsys, content, message):
+    work = hand_made_work(tmp_path)
+    assert cli("review-export", work) == 0
+    (tmp_path / "export.json").write_bytes(content)
+    capsys.readouterr()
+    assert cli("review-import", work, tmp_path / "export.json") == 2
+    assert message in capsys.readouterr().err
+    assert not (work / "review" / "verdicts.jsonl").exists()
+
+
+def test_a_review_sheet_cell_beyond_the_csv_limit_is_refused_by_row(tmp_path, capsys):
+    work = hand_made_work(tmp_path)
+    assert cli("review-export", work) == 0
+    rows = raw_sheet(work / "review" / "reviewer-1.csv")
+    rows[1]["note"] = "长" * 200_000   # more than Python's csv module reads in one cell
+    write_raw_sheet(tmp_path / "long.csv", rows, list(rows[0]))
+    capsys.readouterr()
+    assert cli("review-import", work, tmp_path / "long.csv") == 2
+    assert "long.csv row 3: not readable as CSV (field larger than field limit" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name, line, text, message", [
+    ("manifest.json", 1, f'{{"stages": {{}}, "history": [], "n": {HUGE}}}',
+     "manifest.json: line 1: an integer of 5000"),
+    ("manifest.json", 1, '{"stages": {}, "history": ' + DEEP + "}", "manifest.json: JSON nested more than"),
+    ("screened.jsonl", 2, '{"id": "doc-1-ret-002", "x": ' + DEEP + "}",
+     "screened.jsonl line 2 (id doc-1-ret-002): JSON nested more than"),
+    ("pages.jsonl", 1, '{"doc_id": "doc-1", "page": ' + HUGE + ', "text": "x"}',
+     "pages.jsonl line 1 (id doc-1): an integer of 5000 digits"),
+])
+def test_a_hostile_work_file_is_refused_by_name_and_line(tmp_path, capsys, name, line, text, message):
+    work = hand_made_work(tmp_path)
+    lines = (work / name).read_text(encoding="utf-8").splitlines()
+    lines[line - 1] = text
+    (work / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert cli("review-export", work) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err

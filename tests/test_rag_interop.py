@@ -131,7 +131,8 @@ def test_not_json_is_a_clear_error(tmp_path, capsys):
     path = tmp_path / "x.json"
     path.write_text("{not json", encoding="utf-8")
     assert main(["rag-metrics", str(path)]) == 2
-    assert "not a JSON file" in capsys.readouterr().err
+    assert f"{path}: not valid JSON (Expecting property name enclosed in double quotes at line 1, column 2)" in \
+        capsys.readouterr().err
 
 
 def test_a_checker_without_its_model_exits_2_like_every_bad_input(tmp_path, capsys):

@@ -93,7 +93,7 @@ def test_read_qa_returns_canonical_columns_in_file_order(tmp_path):
 # --- bad input: each error names the file, the line and the id ------------------------------------------
 
 BAD_QA_LINES = {
-    "invalid JSON": ('{"id": "fin-ret-002", "domain": "finance", "question": "x",', "invalid JSON"),
+    "invalid JSON": ('{"id": "fin-ret-002", "domain": "finance", "question": "x",', "not valid JSON"),
     "missing field": (qa_record(id="fin-ret-002", answer=None), "missing field answer"),
     "unknown domain": (qa_record(id="fin-ret-002", domain="sports"), "unknown domain 'sports'"),
     "unknown type": (qa_record(id="fin-ret-002", question_type="翻译"), "unknown question type '翻译'"),
@@ -288,8 +288,8 @@ def test_lone_surrogate_in_a_release_line_names_file_line_and_id(tmp_path):
 
 def test_json_error_column_and_escaped_ids_in_release_messages(tmp_path):
     path = write_lines(tmp_path / "qa" / "a.jsonl", ['{"id": "fin-ret-009", "domain": "finance"'])
-    with pytest.raises(InputError, match=r"line 1 \(id fin-ret-009\): invalid JSON \(Expecting ',' delimiter at "
-                                         r"column 42\)"):
+    with pytest.raises(InputError, match=r"line 1 \(id fin-ret-009\): not valid JSON \(Expecting ',' delimiter at "
+                                         r"line 1, column 42\)"):
         release.read_qa(files=[path])
     write_lines(path, [qa_record(id="x\n\x1b[2J", domain="sp\u202eorts")])
     with pytest.raises(InputError) as err:

@@ -50,7 +50,7 @@ def test_all_problems_are_listed_in_one_error(tmp_path):
         "[1, 2]",                                    # line 8: not an object
     ])
     message = error_of(load_submission, path, QUESTIONS)
-    for expected in ("line 2 (id q2): not valid JSON (Expecting ',' delimiter at column 31)",
+    for expected in ("line 2 (id q2): not valid JSON (Expecting ',' delimiter at line 2, column 31)",
                      "line 3 (id q1): duplicate id (first on line 1)",
                      "line 4: 'id' must be a non-empty string", "line 5 (id q3): 'prediction' must be a string",
                      "line 6 (id zzz): id not in the dataset", "line 7 (id q4): unknown field(s) answer",
@@ -148,7 +148,8 @@ def test_byte_order_mark_is_fine_and_bad_encoding_is_reported(tmp_path):
     path.write_bytes("\ufeff".encode() + b'{"id": "q1", "prediction": "a"}\n' + '{"id": "q2", "prediction": "乙"}\n'
                      .encode("gbk") + b'{"id": "q3", "prediction": "c"}\n')
     message = error_of(read_predictions, path)
-    assert "bom.jsonl line 2: not UTF-8 text" in message and "line 1" not in message
+    # the id is read off the line's text all the same
+    assert "bom.jsonl line 2 (id q2): not UTF-8 text" in message and "line 1" not in message
     path.write_bytes("\ufeff".encode() + b'{"id": "q1", "prediction": "a"}\n')
     assert read_predictions(path) == [{"id": "q1", "prediction": "a", "line": 1}]
 
@@ -164,8 +165,9 @@ def test_json_error_column_is_the_column_on_the_line(tmp_path):
     path = write(tmp_path, ['{"id": "q1", "prediction": "a"', '{"id": "q2", "prediction": "b",}'])
     message = error_of(read_predictions, path)
     # the first line ends without its brace: the error is just past its last character, not "column 1"
-    assert "line 1 (id q1): not valid JSON (Expecting ',' delimiter at column 31)" in message
-    assert "line 2 (id q2): not valid JSON (Expecting property name enclosed in double quotes at column 32)" in message
+    assert "line 1 (id q1): not valid JSON (Expecting ',' delimiter at line 1, column 31)" in message
+    assert "line 2 (id q2): not valid JSON (Expecting property name enclosed in double quotes at line 2, column 32)" \
+        in message
 
 
 def test_missing_predictions_are_only_the_ids_no_line_names(tmp_path):
@@ -247,3 +249,11 @@ def test_metadata_url_must_be_a_web_address(tmp_path):
                                                                                                        meta)
     meta.write_text(json.dumps({"model": "m", "url": "HTTPS://example.org/model?x=1"}), encoding="utf-8")
     assert read_metadata(meta)["url"] == "HTTPS://example.org/model?x=1"
+
+
+def test_metadata_file_size_is_capped(tmp_path):
+    meta = tmp_path / "m.meta.json"
+    meta.write_text(json.dumps({"model": "m", "generation": {"mode": "rag", "backend": "x" * 2**20}}),
+                    encoding="utf-8")
+    assert "m.meta.json: larger than 1,048,576 bytes, the most a submission metadata file may hold" in \
+        error_of(read_metadata, meta)

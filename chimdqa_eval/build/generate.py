@@ -22,8 +22,6 @@ import shutil
 from functools import cache
 from pathlib import Path
 
-import yaml
-
 from chimdqa_eval import release
 from chimdqa_eval.build import work as W
 from chimdqa_eval.build.endpoints import (add_llm_arguments, check_cap, dry_run, generator_endpoint, model_fields,
@@ -31,7 +29,7 @@ from chimdqa_eval.build.endpoints import (add_llm_arguments, check_cap, dry_run,
 from chimdqa_eval.factual import rules
 from chimdqa_eval.generate.packing import page_block  # the page marker answering prompts use too
 from chimdqa_eval.llm import ChatRequest, prompt_key
-from chimdqa_eval.schema import LEVELS, QUESTION_TYPES, InputError, where
+from chimdqa_eval.schema import LEVELS, QUESTION_TYPES, InputError, read_yaml_mapping, where
 from chimdqa_eval.text import normalize_text
 
 TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"
@@ -42,7 +40,7 @@ TYPE_CODES = dict(zip(QUESTION_TYPES, ("ret", "fil", "sta", "cal", "cmp", "inf",
 @cache
 def load_yaml(relative: str) -> dict:
     path = TEMPLATE_DIR / relative
-    return yaml.safe_load(path.read_text(encoding="utf-8"))
+    return read_yaml_mapping(path, str(path))[0]
 
 
 def generation_template(question_type: str) -> dict:

@@ -7,9 +7,11 @@ review-export writes, for each reviewer, the pairs the screen kept as
     WORK/review/<reviewer>.labelstudio.json    Label Studio tasks ([{"data": {...}}]) for the labeling config
     WORK/review/labelstudio-config.xml         verdict (Choices), edited_question, edited_answer, note (TextArea)
 
-Each row / task carries the evidence pages' text, so a reviewer needs no PDF viewer. Verdicts may also be
-written 通过 / 修改 / 拒绝; a blank verdict means not reviewed yet. `edit` needs an edited question or answer
-(a blank edited field keeps the original).
+Each row / task carries the evidence pages' text, so a reviewer needs no PDF viewer. A CSV cell whose text a
+spreadsheet would run as a formula (it starts with = + - @, a tab or a carriage return: generated questions can)
+starts with an apostrophe, as on the leaderboard's CSV; the import reads it back as the text without it.
+Verdicts may also be written 通过 / 修改 / 拒绝; a blank verdict means not reviewed yet. `edit` needs an edited
+question or answer (a blank edited field keeps the original).
 
 review-import reads filled CSV sheets and Label Studio exports: JSON (a list of tasks whose `annotations[].result`
 hold the verdict choice and the text areas; the last annotation that was not cancelled counts, and a task
@@ -35,11 +37,13 @@ import json
 from itertools import combinations
 from pathlib import Path
 
+from chimdqa_eval import jsonio
 from chimdqa_eval.agreement import agreement
 from chimdqa_eval.build import work as W
 from chimdqa_eval.build.generate import context_text
 from chimdqa_eval.build.screen import screened_pairs
 from chimdqa_eval.release import read_jsonl
+from chimdqa_eval.report.safe import csv_cell, one_line
 from chimdqa_eval.schema import InputError
 from chimdqa_eval.signature import make_signature
 
@@ -154,18 +158,34 @@ def text_version(pair: dict) -> str:
     return "v" + pair_digest(pair)
 
 
-def read_csv_verdicts(path: Path) -> list[tuple[str, dict]]:
-    """(location, {id, reviewer, verdict, edited_question, edited_answer, note}) per row of a filled sheet."""
+def _csv_rows(path: Path) -> tuple[list[str], list[dict]]:
+    """(columns, rows) of a CSV file, its cells as the text they stand for (_sheet_text); InputError naming the
+    file, or the row where the csv module gives up (a cell over its 128 KB, say)."""
+    data = jsonio.read_capped(path, what="review sheet", max_bytes=jsonio.MAX_FILE_BYTES)
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        text = data.decode("utf-8-sig")  # no newline translation: a carriage return in a cell stays one
     except UnicodeDecodeError as err:
         raise InputError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
     reader = csv.DictReader(io.StringIO(text, newline=""))
-    missing = [c for c in ("id", "reviewer", *ANSWER_COLUMNS) if c not in (reader.fieldnames or [])]
+    columns, rows = None, []
+    try:
+        columns = reader.fieldnames or []
+        for row in reader:
+            rows.append(row)
+    except csv.Error as err:
+        number = 1 if columns is None else len(rows) + 2  # as a spreadsheet numbers rows: the header is row 1
+        raise InputError(f"{path} row {number}: not readable as CSV ({err})") from None
+    return columns, [{k: _sheet_text(v) if isinstance(v, str) else v for k, v in row.items()} for row in rows]
+
+
+def read_csv_verdicts(path: Path) -> list[tuple[str, dict]]:
+    """(location, {id, reviewer, verdict, edited_question, edited_answer, note}) per row of a filled sheet."""
+    columns, rows = _csv_rows(path)
+    missing = [c for c in ("id", "reviewer", *ANSWER_COLUMNS) if c not in columns]
     if missing:
         raise InputError(f"{path}: not a review sheet; missing column(s) {', '.join(missing)}")
     out = []
-    for number, row in enumerate(reader, start=2):  # row 1 is the header, as a spreadsheet numbers them
+    for number, row in enumerate(rows, start=2):  # row 1 is the header, as a spreadsheet numbers them
         pair_id = (row.get("id") or "").strip()
         location = f"{path} row {number}" + (f" (id {pair_id})" if pair_id else "")
         if None in row:
@@ -197,10 +217,7 @@ def _annotation_values(annotation: dict, location: str) -> dict:
 def read_label_studio_verdicts(path: Path) -> list[tuple[str, dict]]:
     """The same records from a Label Studio export: JSON (tasks with `data` and `annotations`; a task without a
     live annotation is pending) or JSON-MIN (one flat object per task: pair_id, reviewer, verdict, ...)."""
-    try:
-        tasks = json.loads(path.read_text(encoding="utf-8-sig"))  # a byte order mark, as Notepad writes, is fine
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise InputError(f"{path}: not a Label Studio JSON export ({err})") from None
+    tasks = jsonio.read_json(path, what="Label Studio JSON export")  # a byte order mark (Notepad's) is fine
     if not isinstance(tasks, list):
         raise InputError(f"{path}: a Label Studio export is a JSON list of tasks, got {type(tasks).__name__}")
     out = []
@@ -243,11 +260,26 @@ def read_verdict_file(path) -> list[tuple[str, dict]]:
 
 # ---- writing sheets -----------------------------------------------------------------------------------------------
 
+def _sheet_cell(value):
+    """`value` for a sheet's cell: text that a spreadsheet would run as a formula (csv_cell, the leaderboard's
+    rule: starting with = + - @, a tab or a carriage return) gets its apostrophe; unlike a board's cell it keeps
+    its line breaks, which evidence and answers need and which the import must read back as they were."""
+    if isinstance(value, str) and csv_cell(value) != one_line(value):  # csv_cell put an apostrophe before it
+        return "'" + value
+    return value
+
+
+def _sheet_text(cell: str) -> str:
+    """A sheet's cell as the text it stands for: _sheet_cell's apostrophe taken off again (a spreadsheet program
+    either keeps it in the cell or hides it and saves the text without it)."""
+    return cell[1:] if cell.startswith("'") and _sheet_cell(cell[1:]) == cell else cell
+
+
 def _csv_text(rows, columns) -> str:
     out = io.StringIO(newline="")
     writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\r\n")
     writer.writeheader()
-    writer.writerows(rows)
+    writer.writerows({k: _sheet_cell(v) for k, v in row.items()} for row in rows)
     return "\ufeff" + out.getvalue()
 
 

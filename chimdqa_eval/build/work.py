@@ -14,11 +14,11 @@ Files are written whole and renamed into place, so an interrupted stage never le
 from __future__ import annotations
 
 import hashlib
-import json
 from datetime import datetime, timezone
 from pathlib import Path
 
 import chimdqa_eval
+from chimdqa_eval import jsonio
 from chimdqa_eval.release import read_jsonl
 from chimdqa_eval.schema import InputError
 
@@ -37,19 +37,17 @@ MADE_BY = {DOCUMENTS: "build generate", PAGES: "build generate", GENERATED: "bui
 
 
 def write_text(path: Path, text: str) -> None:
-    """Write then rename (report.results.replace_file), so a reader never sees a half-written file."""
-    from chimdqa_eval.report.results import replace_file
-
+    """Write then rename (jsonio.write_atomic), so a reader never sees a half-written file."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    replace_file(path, text)
+    jsonio.write_atomic(path, text)
 
 
 def write_jsonl(path: Path, rows) -> None:
-    write_text(path, "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
+    write_text(path, "".join(jsonio.dumps(row, indent=None) for row in rows))
 
 
 def write_json(path: Path, data) -> None:
-    write_text(path, json.dumps(data, ensure_ascii=False, indent=1) + "\n")
+    write_text(path, jsonio.dumps(data))
 
 
 def read_rows(work: Path, name: str) -> list[dict]:
@@ -71,10 +69,7 @@ def read_manifest(work: Path) -> dict:
     path = Path(work) / MANIFEST
     if not path.is_file():
         return {"stages": {}, "history": []}
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as err:
-        raise InputError(f"{path}: invalid JSON ({err.msg} at line {err.lineno})") from None
+    return jsonio.read_json(path, what="build manifest")
 
 
 def file_digest(path: Path) -> str | None:

@@ -25,7 +25,6 @@ import gzip
 import hashlib
 import itertools
 import marshal
-import os
 import re
 import sys
 from collections import defaultdict
@@ -102,6 +101,7 @@ def _tables() -> tuple[dict[str, frozenset[str]], ...]:
     dictionary and Python (the file name holds all three), else built and saved there (2-4 s; a read-only cache
     only costs that). marshal, not pickle: loading it runs no code."""
     from chimdqa_eval.cache import cache_dir
+    from chimdqa_eval.jsonio import write_atomic
     source = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:12]
     try:
         path = cache_dir("cedict") / f"{VERSION}-{source}-py{sys.version_info[0]}{sys.version_info[1]}.marshal"
@@ -116,10 +116,7 @@ def _tables() -> tuple[dict[str, frozenset[str]], ...]:
         pass
     tables = _build_tables()
     try:
-        spare = path.with_suffix(f".{os.getpid()}.tmp")
-        with spare.open("wb") as f:
-            marshal.dump(tables, f)
-        os.replace(spare, path)  # whole or not at all, if two processes build at once
+        write_atomic(path, marshal.dumps(tables))  # whole or not at all, if two processes build at once
     except OSError:
         pass
     return tables

@@ -24,7 +24,7 @@ import numpy as np
 
 from chimdqa_eval.cache import cache_dir
 from chimdqa_eval.generate.chunking import Chunk, chunk_pages
-from chimdqa_eval.report.results import replace_file
+from chimdqa_eval.jsonio import write_atomic
 from chimdqa_eval.schema import InputError
 from chimdqa_eval.signature import package_version
 from chimdqa_eval.text import tokenize_many, tokenizer_signature
@@ -196,7 +196,7 @@ class Retriever:
             path.parent.mkdir(parents=True, exist_ok=True)
             buffer = io.BytesIO()
             np.save(buffer, matrix)
-            replace_file(path, buffer.getvalue())
+            write_atomic(path, buffer.getvalue())
         start = 0
         for doc_id in order:
             n = len(self.indexes[doc_id].chunks)

@@ -18,7 +18,7 @@ import yaml
 
 import chimdqa
 from chimdqa_eval import release
-from chimdqa_eval.schema import DOMAINS, QUESTION_TYPES, InputError
+from chimdqa_eval.schema import DOMAINS, QUESTION_TYPES, InputError, yaml_document
 
 CARD = release.shipped_path("dataset_card.md")
 
@@ -58,7 +58,7 @@ def card_with_configs(card_text: str, configs: list[dict], revision: str) -> str
     if not card_text.startswith("---\n") or "\n---\n" not in card_text[4:]:
         raise InputError(f"{CARD}: the card must start with a YAML front matter block between '---' lines")
     header, body = card_text[4:].split("\n---\n", 1)
-    metadata = yaml.safe_load(header) or {}
+    metadata = yaml_document("---\n" + header, str(CARD)) or {}  # with its opening line: lines as in the card
     metadata["configs"] = configs
     front = yaml.safe_dump(metadata, allow_unicode=True, sort_keys=False, default_flow_style=None, width=120)
     return f"---\n{front}---\n{body.rstrip()}\n\nRelease fingerprint of these files: `{revision}`.\n"

@@ -318,7 +318,9 @@ class BertScorer:
 
 
 def _save_atomic(path: Path, array: np.ndarray) -> None:
-    """Write then rename, so a concurrent or interrupted run never leaves a half-written entry."""
+    """Write then rename, so a concurrent or interrupted run never leaves a half-written entry. Not
+    jsonio.write_atomic: that one lists the folder for stale temporaries on every write (quadratic in this folder of
+    one entry per reference) and syncs to disk what is only a cache, whose unreadable entries are recomputed."""
     handle, temporary = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
     try:
         with os.fdopen(handle, "wb") as out:

@@ -15,6 +15,7 @@ import json
 import sys
 from pathlib import Path
 
+from chimdqa_eval import jsonio
 from chimdqa_eval.llm import add_endpoint_arguments, cap_message, endpoint_from_args, format_plan
 from chimdqa_eval.rag import metrics as M
 from chimdqa_eval.rag.scoring import (CHECKERS, CLAIM_FIELDS, EXTRACTORS, RagItem, evaluate_items, item_structures,
@@ -27,14 +28,7 @@ GIVEN_FIELDS = tuple(CLAIM_FIELDS.values()) + M.STRUCTURES
 def read_ragchecker(path) -> tuple[list[RagItem], dict]:
     """(items, the parsed file); InputError naming the file and result for anything malformed."""
     path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise InputError(f"{path}: not a JSON file: {err}") from None
-    except IsADirectoryError:
-        raise InputError(f"{path}: is a folder; expected a RAGChecker results JSON file") from None
+    data = jsonio.read_json(path, what="RAGChecker results JSON file")
     problem = surrogate_problem(data)
     if problem:
         raise InputError(f"{path}: {problem}")
@@ -137,8 +131,7 @@ def run(args) -> int:
     if client is not None:
         result["llm_usage"] = client.usage_report()
     if args.output:
-        Path(args.output).write_text(json.dumps(to_ragchecker(data, items, result), ensure_ascii=False, indent=2),
-                                     encoding="utf-8")
+        jsonio.write_json_atomic(args.output, to_ragchecker(data, items, result), indent=2)
     printed = result if args.per_item else {k: v for k, v in result.items() if k != "per_item"}
     json.dump(printed, sys.stdout, ensure_ascii=False, indent=2)
     sys.stdout.write("\n")
