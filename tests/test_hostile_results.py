@@ -227,3 +227,57 @@ def test_export_names_stay_the_known_ones(run_dir):
     doc["dataset"]["config"] = ["all"]
     with pytest.raises(InputError, match=r"dataset.config \['all'\] is not one this toolkit writes"):
         exports.eval_results_filename(doc)
+
+
+# ---- results.json and items.jsonl go through the one JSON reader with limits ------------------------------
+
+PAYLOADS = {  # what a hostile results folder can hold where a value belongs
+    "deep": (b"[" * 1000 + b"]" * 1000, "JSON nested more than"),
+    "huge-integer": (b"9" * 5000, "an integer of 5000 digits"),
+    "not-utf8": (b'"caf\xe9 \xff"', "not UTF-8 text"),
+}
+
+
+def with_payload(run_dir, tmp_path, payload: bytes):
+    """A copy of the run folder whose results.json holds `payload` as model.notes; (folder, line of the payload)."""
+    folder = tmp_path / "payload"
+    shutil.copytree(run_dir, folder)
+    doc = json.loads((folder / "results.json").read_text(encoding="utf-8"))
+    doc["model"]["notes"] = "@@PAYLOAD@@"
+    text = json.dumps(doc, ensure_ascii=False, indent=1).encode("utf-8")
+    (folder / "results.json").write_bytes(text.replace(b'"@@PAYLOAD@@"', payload))
+    return folder, text[:text.index(b'"@@PAYLOAD@@"')].count(b"\n") + 1
+
+
+@pytest.mark.parametrize("command", ["compare", "leaderboard"])
+@pytest.mark.parametrize("kind", PAYLOADS)
+def test_a_hostile_results_json_is_an_input_error(run_dir, tmp_path, capsys, kind, command):
+    payload, problem = PAYLOADS[kind]
+    folder, line = with_payload(run_dir, tmp_path, payload)
+    argv = (["compare", str(run_dir), str(folder)] if command == "compare"
+            else ["leaderboard", str(folder), "--out", str(tmp_path / "board")])
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"{folder / 'results.json'}: " in err and problem in err and "Traceback" not in err, err
+    if kind != "deep":  # a nesting depth is a property of the whole document, not of one line
+        assert f"line {line}" in err, err
+    assert not (tmp_path / "board").exists()
+
+
+@pytest.mark.parametrize("kind", PAYLOADS)
+def test_a_hostile_items_line_is_an_input_error_naming_the_line(run_dir, tmp_path, capsys, kind):
+    import hashlib
+
+    payload, problem = PAYLOADS[kind]
+    folder = tmp_path / "items"
+    shutil.copytree(run_dir, folder)
+    items = (folder / "items.jsonl").read_bytes() + b'{"id": "x", "v": ' + payload + b"}\n"
+    (folder / "items.jsonl").write_bytes(items)
+    doc = json.loads((folder / "results.json").read_text(encoding="utf-8"))
+    doc["files"]["items_sha256"] = hashlib.sha256(items).hexdigest()  # forged to match
+    (folder / "results.json").write_text(json.dumps(doc), encoding="utf-8")
+    assert cli.main(["compare", str(run_dir), str(folder)]) == 2
+    err = capsys.readouterr().err
+    line = len(items.splitlines())
+    assert f"{folder / 'items.jsonl'} line {line}: " in err and problem in err, err
+    assert "Traceback" not in err

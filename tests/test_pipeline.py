@@ -461,6 +461,25 @@ def test_a_run_that_fails_while_writing_leaves_the_previous_run_whole(tmp_path, 
     assert read_results(tmp_path)["model"]["model"] == "sample-system"
 
 
+def test_a_folder_shared_with_other_files_keeps_them(tmp_path):
+    """`chimdqa run` evaluates into the folder that holds its predictions: a re-run replaces the run's own files
+    (all listed with their checksums) and leaves the rest as it was."""
+    folder = tmp_path / "run"
+    folder.mkdir()
+    predictions = folder / "predictions.jsonl"
+    shutil.copy(SAMPLE_PREDICTIONS, predictions)
+    shutil.copy(release.SAMPLE_DIR / "predictions.meta.json", folder / "predictions.meta.json")
+    for model in ("first", "second"):
+        assert evaluate("--predictions", predictions, "--out", folder, "--resamples", 0, "--metrics", "factual",
+                        "--model", model) == 0
+    results = read_results(folder)
+    assert results["model"]["model"] == "second" and set(results["files"]) == {"items", "items_sha256", "report",
+                                                                                "report_sha256"}
+    assert predictions.read_bytes() == SAMPLE_PREDICTIONS.read_bytes()
+    assert sorted(p.name for p in folder.iterdir()) == ["items.jsonl", "predictions.jsonl", "predictions.meta.json",
+                                                          "report.html", "results.json"]
+
+
 def test_an_out_folder_that_cannot_be_written_fails_before_scoring(tmp_path, monkeypatch, capsys):
     """/sys/kernel exists but takes no new files, even for root (chmod does not stop root, so a read-only
     folder of our own would not test anything when the suite runs as root)."""

@@ -49,7 +49,8 @@ def process(queue, results, board_dir, mirror) -> int:
 
 def board_models(board_dir: Path) -> list[str]:
     path = board_dir / "leaderboard.csv"
-    return sorted(r["model"] for r in csv.DictReader(path.open(encoding="utf-8"))) if path.exists() else []
+    rows = csv.DictReader(path.open(encoding="utf-8")) if path.exists() else []
+    return sorted(r["model"].removeprefix("'") for r in rows)  # the CSV's guard against formulas (`-x` -> `'-x`)
 
 
 def local(queue) -> dict:

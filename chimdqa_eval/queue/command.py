@@ -172,7 +172,8 @@ def score_request(queue: Queue, request: dict, config: BoardConfig, results_dir:
     except InputError as err:  # everything in the participant's files is checked here, before scoring
         queue.settle(rid, worker, "FAILED", reason=str(err).replace(str(queue.root) + os.sep, ""))
         return "FAILED"
-    for left in results_dir.glob(f".{rid}.*"):  # an interrupted attempt's half-written folder
+    # an interrupted attempt's half-written folder, and the scratch folder evaluate keeps beside it
+    for left in [*results_dir.glob(f".{rid}.*"), *results_dir.glob(f"..{rid}.*")]:
         shutil.rmtree(left, ignore_errors=True)
     scratch = results_dir / f".{rid}.{worker.replace(':', '-')}"
     argv = config.evaluate_argv(predictions, scratch, metadata=metadata, model=request["model"])

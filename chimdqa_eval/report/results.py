@@ -4,10 +4,11 @@ Every number in results.json is derived from the per-item values in items.jsonl 
 so breakdowns, confidence intervals and paired comparisons never re-score anything. The layout is described
 by results.schema.json, next to this file; bump SCHEMA_VERSION's major part on any incompatible change.
 
-A results folder is written so that it is never torn: each file goes to a temporary name in the same folder and
-is renamed into place, results.json last, and results.json records the sha256 of the items.jsonl it was derived
-from (and a run id). Readers refuse a folder whose items.jsonl does not match: a run killed halfway, two runs
-into one folder or a full disk cannot leave a results.json beside another run's items.
+A run folder is whole: results.json lists every other file of the run (items.jsonl, report.html) with its
+sha256, and readers refuse a folder where a listed file is missing or differs, or where a file of a run lies
+unlisted. A run is written into a scratch folder beside --out and swapped in only once complete (write_results),
+so a run that fails or is killed leaves the previous one as it was; what a killed writer left is removed by the
+next write into the folder.
 
     metrics: {family: {metric: {value, ci95: [low, high], n, [note: "no variation",] signature,
                                 by: {column: {label: {value, ci95, n[, note]}}}}}}
@@ -15,11 +16,17 @@ into one folder or a full disk cannot leave a results.json beside another run's 
 """
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import datetime
+import errno
 import hashlib
-import json
 import math
 import os
+import re
+import shutil
+import sys
+import time
 import uuid
 from pathlib import Path
 from typing import Callable
@@ -29,12 +36,23 @@ import numpy as np
 import chimdqa_eval
 from chimdqa_eval.aggregate import DEFAULT_RESAMPLES, DEFAULT_SEED, NO_VARIATION, summarize
 from chimdqa_eval.families import FamilyScores
+from chimdqa_eval.jsonio import (MAX_FILE_BYTES, dumps, loads, read_capped, read_json, remove_stale_temporaries,
+                                 write_atomic)
 from chimdqa_eval.schema import LABEL_ORDER, InputError
 
-SCHEMA_VERSION = "2.0"  # 2: files.items_sha256 and run_id (1.x folders could be torn)
+try:
+    import fcntl
+except ImportError:  # Windows: scratch folders are then judged abandoned by their age
+    fcntl = None
+
+# 2.0: files.items_sha256 and run_id (1.x folders could be torn); 2.1: files.report_sha256 (a 2.0 folder could
+# hold another run's report)
+SCHEMA_VERSION = "2.1"
 SCHEMA_PATH = Path(__file__).with_name("results.schema.json")
 RESULTS_FILE, ITEMS_FILE, REPORT_FILE = "results.json", "items.jsonl", "report.html"
+RESULTS_MAX_BYTES = 64 * 2**20  # a results.json of every config and breakdown stays under 1 MB
 PAPER_REVISION = "paper"  # the revision of paper rows: the papers' full releases, not a fingerprint we can take
+replace_file = write_atomic  # the name report/leaderboard.py and generate/ still import
 
 
 def _entry(value, ci, n) -> dict:
@@ -59,7 +77,8 @@ def aggregate_family(scores: FamilyScores, *, resamples: int = DEFAULT_RESAMPLES
 
 
 def file_sha256(path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    with Path(path).open("rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def build_results(*, model: dict, dataset: dict, submission: dict, settings: dict,
@@ -81,7 +100,6 @@ def build_results(*, model: dict, dataset: dict, submission: dict, settings: dic
         "settings": dict(settings),
         "metrics": metrics,
         "skipped": all_skipped,
-        "files": {"items": ITEMS_FILE, "report": REPORT_FILE},
     }
 
 
@@ -103,24 +121,7 @@ def _plain(value):
 
 
 def items_jsonl(items: list[dict]) -> str:
-    return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in items)
-
-
-def replace_file(path, content: str | bytes) -> Path:
-    """Write `content` (text as UTF-8) to a temporary file next to `path`, then rename it over `path`: readers
-    see the old file or the new one, never half of one."""
-    path = Path(path)
-    data = content.encode("utf-8") if isinstance(content, str) else content  # encoding errors: before any write
-    temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
-    try:
-        with temporary.open("wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(temporary, path)
-    finally:
-        temporary.unlink(missing_ok=True)
-    return path
+    return "".join(dumps(row, indent=None) for row in items)
 
 
 def check_writable(folder, what: str = "--out") -> Path:
@@ -138,17 +139,163 @@ def check_writable(folder, what: str = "--out") -> Path:
 
 
 def write_results(out_dir, results: dict, items: list[dict], report: Callable[[dict], str] | None = None) -> Path:
-    """Write items.jsonl, report.html (``report(results)``, when given) and results.json into `out_dir`, each
-    atomically and results.json last; results.json records the sha256 of items.jsonl. Returns its path."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    """Write a run into `out_dir`: items.jsonl, report.html (``report(results)``, when given) and results.json,
+    whose `files` lists the other two with their sha256. Everything is rendered first, written into a scratch
+    folder, and swapped in only once complete (_swap_in): a failure or a kill leaves the previous run as it was.
+    Returns the path of results.json."""
+    Path(out_dir).mkdir(parents=True, exist_ok=True)
+    out = Path(out_dir).resolve()  # --out as a link: the run goes into the folder it points to, the link stays
     data = items_jsonl(items).encode("utf-8")
-    results.setdefault("files", {}).update(items=ITEMS_FILE, items_sha256=hashlib.sha256(data).hexdigest())
-    page = None if report is None else report(results).encode("utf-8")  # rendered before anything is replaced
-    replace_file(out / ITEMS_FILE, data)
-    if page is not None:
-        replace_file(out / results["files"].get("report", REPORT_FILE), page)
-    return replace_file(out / RESULTS_FILE, json.dumps(results, ensure_ascii=False, indent=1) + "\n")
+    results["files"] = {"items": ITEMS_FILE, "items_sha256": hashlib.sha256(data).hexdigest()}
+    contents = {ITEMS_FILE: data}
+    if report is not None:
+        contents[REPORT_FILE] = report(results).encode("utf-8")
+        results["files"].update(report=REPORT_FILE, report_sha256=hashlib.sha256(contents[REPORT_FILE]).hexdigest())
+    contents[RESULTS_FILE] = dumps(results).encode("utf-8")
+    _remove_leftovers(out)
+    with _scratch_folder(out) as staged:
+        for name, content in contents.items():
+            write_atomic(staged / name, content)
+        _swap_in(staged, out)
+    return Path(out_dir) / RESULTS_FILE
+
+
+_RUN_NAMES = (ITEMS_FILE, REPORT_FILE, RESULTS_FILE)  # moved into a shared folder in this order: results.json last
+_NAMES = "|".join(map(re.escape, _RUN_NAMES))
+# what a folder holding nothing but a run holds: its files, temporary files of earlier writers, write checks
+_RUN_ENTRY = re.compile(rf"(?:{_NAMES})|\.(?:{_NAMES})\.[0-9a-f]{{8}}\.tmp|\.write-check\.[0-9a-f]{{8}}")
+_ABANDONED_AFTER = 3600.0  # where there are no locks: a scratch folder this old belongs to a writer that died
+_AT_FDCWD, _RENAME_EXCHANGE = -100, 2
+
+
+def _scratch_pattern(out: Path) -> re.Pattern:
+    return re.compile(re.escape(f".{out.name}.run-") + r"[0-9a-f]{8}\.tmp")
+
+
+@contextlib.contextmanager
+def _scratch_folder(out: Path):
+    """A new folder to stage a run in: beside `out`, or inside it where the parent cannot take it. It is locked
+    while its writer lives, so that no other writer takes it for abandoned, and removed at the end: after a swap
+    it holds the previous run, after a failure the unfinished new one."""
+    staged, lock = _claim(out, out.parent) or _claim(out, out)
+    try:
+        yield staged
+    finally:
+        shutil.rmtree(staged, ignore_errors=True)
+        if lock is not None:
+            os.close(lock)
+
+
+def _claim(out: Path, base: Path):
+    """(a new scratch folder for `out` in `base`, the descriptor holding its lock or None where there are no
+    locks), or None where `base` cannot hold it: a parent that is not writable, or on another filesystem than
+    `out` (a mount point), where a rename into `out` would not be one step."""
+    for _ in range(3):
+        staged = base / f".{out.name}.run-{uuid.uuid4().hex[:8]}.tmp"
+        try:
+            staged.mkdir()
+            if staged.stat().st_dev != out.stat().st_dev:
+                staged.rmdir()
+                return None
+        except OSError:
+            if base == out:
+                raise
+            return None
+        if fcntl is None:
+            return staged, None
+        lock = os.open(staged, os.O_RDONLY)
+        held = _try_lock(lock)
+        if held is not False and os.fstat(lock).st_nlink:
+            if held:
+                return staged, lock
+            os.close(lock)
+            return staged, None
+        os.close(lock)  # another writer's clean-up took the folder in the instant before the lock: take another
+    raise OSError(errno.EBUSY, "another writer keeps removing the scratch folders beside it", str(out))
+
+
+def _try_lock(descriptor: int) -> bool | None:
+    """Lock an open folder for this process (released when closed or when the process dies): True, or False when
+    another process holds its lock, or None where the filesystem has no such locks."""
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    except OSError:
+        return None
+    return True
+
+
+def _remove_leftovers(out: Path) -> None:
+    """Remove what killed writers left: their scratch folders (beside `out` or inside it), and temporary files of
+    the run's files in `out` that writers before schema 2.1 left (jsonio's rule: over an hour old)."""
+    pattern = _scratch_pattern(out)
+    for base in (out.parent, out):
+        try:
+            with os.scandir(base) as entries:
+                found = [Path(e.path) for e in entries if pattern.fullmatch(e.name) and e.is_dir(follow_symlinks=False)]
+        except OSError:
+            continue
+        for folder in found:
+            _remove_if_abandoned(folder)
+    for name in _RUN_NAMES:
+        remove_stale_temporaries(out / name)
+
+
+def _remove_if_abandoned(folder: Path) -> None:
+    """Remove a scratch folder whose writer is gone: no process holds its lock (where there are no locks: it is
+    over an hour old). The lock is held while removing, so a writer creating the folder this instant notices."""
+    try:
+        descriptor = None if fcntl is None else os.open(folder, os.O_RDONLY)
+    except OSError:
+        return  # removed already
+    try:
+        held = None if descriptor is None else _try_lock(descriptor)
+        if held is False or (held is None and not _older_than(folder, _ABANDONED_AFTER)):
+            return
+        shutil.rmtree(folder, ignore_errors=True)
+    finally:
+        if descriptor is not None:
+            os.close(descriptor)
+
+
+def _older_than(path: Path, seconds: float) -> bool:
+    try:
+        return time.time() - path.stat().st_mtime > seconds
+    except OSError:
+        return False
+
+
+def _swap_in(staged: Path, out: Path) -> None:
+    """Put the run staged beside `out` in its place. A folder that holds nothing but a run (or nothing) is swapped
+    whole in one step (_exchange), so a reader finds the old run or the new one at every moment. A folder that
+    holds other files too keeps them: the run's own files are moved in one by one, results.json last; a kill
+    between two of these moves leaves a folder that readers refuse by its checksums, never one read as a run."""
+    if staged.parent == out.parent and _holds_only_a_run(out):
+        shutil.copymode(out, staged)  # the folder keeps its permissions
+        if _exchange(staged, out):
+            return
+    for name in _RUN_NAMES:
+        if (staged / name).exists():
+            os.replace(staged / name, out / name)
+        else:  # a run written without a report: the previous run's must not stay, unlisted
+            (out / name).unlink(missing_ok=True)
+
+
+def _holds_only_a_run(out: Path) -> bool:
+    with os.scandir(out) as entries:
+        return all(_RUN_ENTRY.fullmatch(e.name) and not e.is_dir(follow_symlinks=False) for e in entries)
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two folders in one step (Linux's renameat2 with RENAME_EXCHANGE, glibc 2.28 on). False where it did
+    not happen, which leaves both as they were: another system, a kernel or filesystem without the call, a sticky
+    folder where `b` belongs to another user."""
+    renameat2 = getattr(ctypes.CDLL(None), "renameat2", None) if sys.platform == "linux" else None
+    if renameat2 is None:
+        return False
+    renameat2.argtypes = (ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint)
+    return renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0
 
 
 def results_path(path) -> Path:
@@ -159,14 +306,11 @@ def results_path(path) -> Path:
 
 def read_results(path) -> dict:
     """Load a results.json (or the folder holding it), checking it is a results document we can read and that
-    the items.jsonl beside it is the one it was derived from."""
+    the files of its run beside it are the ones it was written with (_check_run_files)."""
     path = results_path(path)
     if not path.is_file():
         raise InputError(f"{path}: no results file (run `chimdqa evaluate --out DIR` first)")
-    try:
-        results = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as err:
-        raise InputError(f"{path}: not valid JSON ({err.msg} at line {err.lineno})") from None
+    results = read_json(path, what="results file", max_bytes=RESULTS_MAX_BYTES)
     if not isinstance(results, dict) or "schema_version" not in results:
         raise InputError(f"{path}: not a chimdqa results file (no schema_version)")
     major = str(results["schema_version"]).split(".")[0]
@@ -191,25 +335,49 @@ def read_results(path) -> dict:
         raise InputError(f"{path}: files must be an object {{items, items_sha256, ...}}, got "
                          f"{type(results['files']).__name__}")
     results["_path"] = str(path)
-    _checked_items_bytes(results)
+    _check_run_files(results)
     return results
 
 
-def _items_path(results: dict) -> Path:
-    name = str(results.get("files", {}).get("items", ITEMS_FILE))
-    if Path(name).name != name or name in ("", ".", ".."):  # the items live next to results.json, nowhere else
-        raise InputError(f"{results['_path']}: files.items must be a file name next to it, got {name!r}")
+_WHAT = {"items": "per-item file", "report": "report"}
+
+
+def _run_file(results: dict, key: str) -> Path:
+    """The path of the run's file that `files.<key>` names: a file name next to results.json, nowhere else."""
+    name = results["files"].get(key, ITEMS_FILE if key == "items" else None)
+    if not isinstance(name, str) or Path(name).name != name or name in ("", ".", ".."):
+        raise InputError(f"{results['_path']}: files.{key} must be a file name next to it, got {name!r}")
     return Path(results["_path"]).with_name(name)
 
 
-def _checked_items_bytes(results: dict) -> bytes:
-    """The bytes of the results' items.jsonl, after checking they are the ones results.json was written with."""
-    files = results.get("files", {})
-    path = _items_path(results)
+def _check_run_files(results: dict) -> None:
+    """Every file results.json lists is there with the sha256 it records, and no file of a run lies beside it
+    unlisted: a folder holding files of different runs is refused, naming the file. Schema 2.0 recorded no
+    checksum of the report; such a report is left unchecked (no reader uses it)."""
+    files, source = results["files"], Path(results["_path"])
+    listed = {_run_file(results, "items")}
+    _checked_bytes(results, "items")
+    if "report" in files:
+        listed.add(_run_file(results, "report"))
+        if "report_sha256" in files or results["schema_version"] != "2.0":
+            _checked_bytes(results, "report")
+    for name in (ITEMS_FILE, REPORT_FILE):
+        if source.with_name(name) not in listed and source.with_name(name).exists():
+            raise InputError(f"{source.with_name(name)}: a file of a run, but not listed in {source.name} (run "
+                             f"{results.get('run_id')}): the folder holds files of different runs (an interrupted "
+                             "run, or two runs into one --out); run `chimdqa evaluate` into it again")
+
+
+def _checked_bytes(results: dict, key: str) -> bytes:
+    """The bytes of the run's file `files.<key>`, after checking they are the ones results.json was written with."""
+    path = _run_file(results, key)
+    expected = results["files"].get(f"{key}_sha256")
+    if expected is None:
+        raise InputError(f"{results['_path']}: files.{key}_sha256 missing: results.json records the checksum of "
+                         f"every file of its run (from schema 2.1 on, of its {key} too)")
     if not path.is_file():
-        raise InputError(f"{path}: per-item file not found (it is written next to results.json)")
-    data = path.read_bytes()
-    expected = files.get("items_sha256")
+        raise InputError(f"{path}: {_WHAT[key]} not found, listed in {Path(results['_path']).name} beside it")
+    data = read_capped(path, what=_WHAT[key], max_bytes=MAX_FILE_BYTES)
     if hashlib.sha256(data).hexdigest() != expected:
         raise InputError(f"{path} does not match {Path(results['_path']).name} (sha256 {expected}; run "
                          f"{results.get('run_id')}): the folder holds files of different runs (an interrupted "
@@ -218,15 +386,13 @@ def _checked_items_bytes(results: dict) -> bytes:
 
 
 def read_items(results: dict) -> dict[str, dict]:
-    """{id: items.jsonl row} for a results document loaded with read_results (checked against its sha256)."""
-    path = _items_path(results)
+    """{id: items.jsonl row} for a results document loaded with read_results (checked against its sha256), each
+    line read within jsonio's limits."""
+    path = _run_file(results, "items")
     rows = {}
-    for line_no, text in enumerate(_checked_items_bytes(results).decode("utf-8").split("\n"), 1):
-        if text.strip():
-            try:
-                row = json.loads(text)
-            except json.JSONDecodeError as err:
-                raise InputError(f"{path} line {line_no}: not valid JSON ({err.msg})") from None
+    for line_no, line in enumerate(_checked_bytes(results, "items").split(b"\n"), 1):
+        if line.strip():
+            row = loads(line, f"{path} line {line_no}", first_line=line_no, bom=False)
             if not isinstance(row, dict) or not isinstance(row.get("id"), str):
                 raise InputError(f"{path} line {line_no}: not an object with an id (each line is one scored question)")
             rows[row["id"]] = row
