@@ -11,24 +11,31 @@ parsed, and keeps every reply (text, token log-probabilities, usage) in an on-di
 arrives: a re-run asks nothing again and a run killed halfway resumes where it stopped. Failures are reported
 per request in `ChatOutcome.error`, never replaced by a default value. It counts requests, cache hits and the
 API's token usage per stage (`usage_report()`), never sends more than `max_calls` requests, counts what a run
-would still ask (`pending`) and checks that an endpoint answers before a run (`probe`). Only the standard
-library talks HTTP, so nothing here is imported unless a user asks for an API.
+would still ask (`pending`) and checks that an endpoint answers before a run (`probe`).
+
+Hard limits, because the endpoint may be slow, broken or hostile: one attempt ends `timeout` seconds after it
+starts, whatever the server sends (connect, send and every read share that deadline, so a server trickling a
+byte at a time cannot stretch it); a reply body over MAX_REPLY_BYTES is refused while it streams in; a
+Retry-After is waited only up to RETRY_AFTER_CAP (and never longer than `timeout`), a longer one ends the
+request at once; and an API base that fails to connect BREAKER_FAILURES times in a row (over BREAKER_SECONDS at
+least) stops the run with `EndpointDied`, naming it and saying how many answers are cached for the re-run.
+HTTP goes through httpx (one client per ChatClient, keep-alive pools sized to the concurrency), retries through
+tenacity; both are imported only when a client is made, so the commands' option parsing stays fast.
 """
 from __future__ import annotations
 
 import hashlib
-import http.client
 import json
 import os
 import queue
-import random
 import re
 import sqlite3
+import sys
 import threading
 import time
-import urllib.error
 import urllib.request
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from collections import Counter
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
@@ -41,10 +48,22 @@ from chimdqa_eval.schema import InputError
 FATAL_STATUSES = (401, 403, 404)
 CAP_ERROR = "not asked: the --max-llm-calls cap ({cap}) was reached"
 PROBE_TIMEOUT = 10.0  # seconds: an endpoint that cannot list its models or answer one token by then is not up
+MAX_REPLY_BYTES = 16 * 2**20  # the largest reply body read; 50k tokens with their log-probabilities fit
+RETRY_AFTER_CAP = 60.0  # seconds: the longest wait before a retry (Retry-After or backoff)
+BREAKER_FAILURES = 8  # consecutive connection failures of one API base, spanning at least
+BREAKER_SECONDS = 3.0  # this many seconds: the endpoint is down (not a blip), so the run stops
+PROGRESS_EVERY = 5.0  # seconds between two progress lines when stderr is not a terminal
+_ERROR_DETAIL = 300  # bytes of an error reply quoted in messages
+DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 class ChatError(RuntimeError):
     """The endpoint refused in a way no retry fixes (bad key, no permission, unknown model or URL)."""
+
+
+class EndpointDied(ChatError):
+    """An API base stopped accepting connections during a run: the run stops rather than retrying every pending
+    request against it. A ChatError, so every command that reports a refusing endpoint reports this one too."""
 
 
 class EndpointError(InputError):
@@ -88,6 +107,10 @@ class LLMEndpoint:
             if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
                 raise EndpointError("api_bases", base, "expected an http:// or https:// URL such as "
                                     "http://localhost:8000/v1")
+            try:
+                parts.port
+            except ValueError:
+                raise EndpointError("api_bases", base, "the port is not a number from 0 to 65535") from None
         if len(set(bases)) != len(bases):
             raise EndpointError("api_bases", bases, "an API base is listed twice")
         if not isinstance(self.api_key_env, str) or not self.api_key_env:
@@ -107,14 +130,14 @@ class LLMEndpoint:
                 _check_number("prices", price, 0, what="USD per million tokens")
 
     @property
-    def hosts(self) -> str:
-        """The API hosts, sorted and comma-joined: what identifies the server in signatures and cache keys (never
-        a key or a path)."""
-        return ",".join(sorted({urlsplit(base).hostname for base in self.api_bases}))
+    def origins(self) -> str:
+        """The API bases' scheme://host:port, sorted and comma-joined: what identifies the server in signatures
+        and cache keys (two ports of one host are two servers; never a key, a user name or a path)."""
+        return ",".join(sorted({origin(base) for base in self.api_bases}))
 
     def signature_fields(self, prefix: str = "judge_") -> dict:
-        """What identifies the model in a score's signature: model, API hosts, temperature."""
-        return {f"{prefix}model": self.model, f"{prefix}api": self.hosts, f"{prefix}temperature": self.temperature}
+        """What identifies the model in a score's signature: model, API origins, temperature."""
+        return {f"{prefix}model": self.model, f"{prefix}api": self.origins, f"{prefix}temperature": self.temperature}
 
     def client(self, **options) -> "ChatClient":
         """A ChatClient for this endpoint; `options` are the client's tuning knobs (parse_retries, backoff)."""
@@ -122,6 +145,13 @@ class LLMEndpoint:
                           concurrency=self.concurrency, max_retries=self.max_retries, timeout=self.timeout,
                           temperature=self.temperature, max_tokens=self.max_tokens, max_calls=self.max_calls,
                           prices=self.prices, **options)
+
+
+def origin(url: str) -> str:
+    """scheme://host:port of a URL, the port always written (http://h and http://h:80 are one server)."""
+    parts = urlsplit(url)
+    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+    return f"{parts.scheme}://{host}:{parts.port or DEFAULT_PORTS[parts.scheme]}"
 
 
 def _check_number(name, value, minimum, *, integer=False, strict=False, what=""):
@@ -193,6 +223,10 @@ class _Transient(Exception):
         self.wait = wait
 
 
+class _EndpointDown(Exception):
+    """The circuit breaker is open: this request is not sent."""
+
+
 class _Rejected(Exception):
     """The endpoint refused this one request (e.g. HTTP 400, prompt too long); asking again would not help."""
 
@@ -201,8 +235,224 @@ class _CapReached(Exception):
     """The client has sent max_calls requests; nothing more is asked."""
 
 
+# -- HTTP with a deadline ---------------------------------------------------------------------------------------
+
+_request = threading.local()  # .deadline: time.monotonic() by which this thread's current HTTP request must end
+
+
+def _time_left(timeout: float | None, expired: str) -> float | None:
+    """The timeout of one socket operation: the operation's own, cut to what is left before the calling thread's
+    request deadline; raises the httpcore timeout named `expired` once the deadline has passed."""
+    import httpcore
+
+    deadline = getattr(_request, "deadline", None)
+    if deadline is None:
+        return timeout
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise getattr(httpcore, expired)("the request's deadline passed")
+    return left if timeout is None else min(timeout, left)
+
+
+class _DeadlineStream:
+    """An httpcore network stream whose every read, write and TLS handshake ends by the request's deadline: a
+    server trickling a byte at a time cannot stretch a request past it (a timeout per read alone would let it)."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self._stream.read(max_bytes, _time_left(timeout, "ReadTimeout"))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._stream.write(buffer, _time_left(timeout, "WriteTimeout"))
+
+    def close(self) -> None:
+        self._stream.close()
+
+    def start_tls(self, ssl_context, server_hostname=None, timeout=None) -> "_DeadlineStream":
+        return _DeadlineStream(self._stream.start_tls(ssl_context, server_hostname,
+                                                      _time_left(timeout, "ConnectTimeout")))
+
+    def get_extra_info(self, info: str):
+        return self._stream.get_extra_info(info)
+
+
+class _DeadlineBackend:
+    """httpcore's synchronous network backend, opening _DeadlineStreams."""
+
+    def __init__(self):
+        import httpcore
+
+        self._backend = httpcore.SyncBackend()
+
+    def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None) -> _DeadlineStream:
+        return _DeadlineStream(self._backend.connect_tcp(host, port, _time_left(timeout, "ConnectTimeout"),
+                                                         local_address, socket_options))
+
+    def sleep(self, seconds: float) -> None:
+        self._backend.sleep(seconds)
+
+
+def _transport(connections: int, proxy: str | None):
+    """An httpx transport keeping up to `connections` keep-alive connections, over _DeadlineStreams, through
+    `proxy` (an http:// or https:// proxy URL) when one is given."""
+    import httpcore
+    import httpx
+
+    transport = httpx.HTTPTransport()
+    pool = dict(ssl_context=httpx.create_ssl_context(), max_connections=connections,
+                max_keepalive_connections=connections, network_backend=_DeadlineBackend())
+    if proxy is None:
+        connection_pool = httpcore.ConnectionPool(**pool)
+    else:
+        try:
+            parsed = httpx.Proxy(proxy)
+        except ValueError as err:
+            raise InputError(f"the environment names the proxy {proxy!r}: {err}") from None
+        url = parsed.url
+        connection_pool = httpcore.HTTPProxy(
+            proxy_url=httpcore.URL(scheme=url.raw_scheme, host=url.raw_host, port=url.port, target=url.raw_path),
+            proxy_auth=parsed.raw_auth, proxy_headers=parsed.headers.raw, **pool)
+    # httpx takes no network backend of its own: its transport keeps its pool here, and only uses it through
+    # the pool's public interface, which is what is swapped in.
+    transport._pool = connection_pool
+    return transport
+
+
+def _proxy_for(base: str) -> str | None:
+    """The proxy the environment (http_proxy, https_proxy, no_proxy) names for an API base, as urllib reads it."""
+    parts = urlsplit(base)
+    if urllib.request.proxy_bypass(parts.hostname):
+        return None
+    return urllib.request.getproxies().get(parts.scheme)
+
+
+def _http_client(bases, connections: int):
+    """One httpx client for all the API bases: a keep-alive pool of `connections` per origin (bases sharing one
+    share it, with room for all of them). Compression is declined, so the size cap counts what is sent."""
+    import httpx
+
+    per_origin = Counter(origin(base) for base in bases)
+    transports = {}
+    for base in bases:
+        url = httpx.URL(base)
+        pattern = f"{url.scheme}://{url.netloc.decode('ascii')}"
+        transports.setdefault(pattern, _transport(connections * per_origin[origin(base)], _proxy_for(base)))
+    return httpx.Client(mounts=transports, transport=next(iter(transports.values())), trust_env=False,
+                        headers={"Accept-Encoding": "identity"})
+
+
+def _read_body(response, limit: int, refuse: bool) -> bytes:
+    """At most `limit` bytes of a streamed response body. Over the limit: _Rejected when `refuse` (the length
+    it announces is checked before any byte is read), else the first `limit` bytes (an error's detail)."""
+    declared = response.headers.get("Content-Length", "")
+    if refuse and declared.isdigit() and int(declared) > limit:
+        raise _Rejected(f"the reply announces {int(declared):,} bytes, more than the {limit:,} bytes read "
+                        "(MAX_REPLY_BYTES)")
+    body = bytearray()
+    for chunk in response.iter_bytes():
+        body += chunk
+        if len(body) > limit:
+            if refuse:
+                raise _Rejected(f"the reply is larger than {limit:,} bytes, the most read (MAX_REPLY_BYTES)")
+            break
+    return bytes(body[:limit])
+
+
+def _connection_failure(err) -> bool:
+    """Whether an httpx error means the server could not be reached or dropped the connection (refused,
+    reset, closed without a reply, no connection in time): what the circuit breaker counts."""
+    import httpx
+
+    return isinstance(err, (httpx.ConnectError, httpx.ConnectTimeout, httpx.ReadError, httpx.WriteError,
+                            httpx.RemoteProtocolError))
+
+
+class _Breaker:
+    """Counts each API base's consecutive connection failures; any reply from the base resets its count. Once one
+    base has failed BREAKER_FAILURES times in a row over at least BREAKER_SECONDS, `tripped` is set and `dead`
+    says which base, how often, over how long and the last error."""
+
+    def __init__(self, bases: int):
+        self._lock = threading.Lock()
+        self._streaks: list[tuple | None] = [None] * bases  # (failures, first failure time, last error)
+        self.tripped = threading.Event()
+        self.dead: tuple | None = None  # (base index, failures, seconds, last error)
+
+    def alive(self, base: int) -> None:
+        with self._lock:
+            self._streaks[base] = None
+
+    def failed(self, base: int, error: str) -> None:
+        now = time.monotonic()
+        with self._lock:
+            failures, first, _ = self._streaks[base] or (0, now, None)
+            self._streaks[base] = (failures + 1, first, error)
+            if failures + 1 >= BREAKER_FAILURES and now - first >= BREAKER_SECONDS and self.dead is None:
+                self.dead = (base, failures + 1, now - first, error)
+                self.tripped.set()
+
+    def down(self) -> tuple | None:
+        """`dead`, or else a base still failing BREAKER_FAILURES times in a row (requests that failed faster than
+        BREAKER_SECONDS, every one of them, end a run the same way)."""
+        with self._lock:
+            if self.dead is not None:
+                return self.dead
+            for base, streak in enumerate(self._streaks):
+                if streak is not None and streak[0] >= BREAKER_FAILURES:
+                    return (base, streak[0], time.monotonic() - streak[1], streak[2])
+        return None
+
+
+class _Progress:
+    """How far complete_all is: tqdm's bar when stderr is a terminal; else (a log file, CI, a pipe) a plain line
+    every PROGRESS_EVERY seconds, and a last one when any was printed."""
+
+    def __init__(self, desc: str, asked: int, cached: int):
+        self.desc, self.asked, self.cached = desc, asked, cached
+        self.answered = self.failed = 0
+        self.start = time.monotonic()
+        self.due = self.start + PROGRESS_EVERY
+        self.shown = None  # (answered, failed) of the last line printed
+        self.bar = None
+        if sys.stderr is not None and sys.stderr.isatty():
+            from tqdm.auto import tqdm
+
+            self.bar = tqdm(total=asked, desc=desc, unit="req")
+
+    def wait_time(self) -> float | None:
+        """How long the caller may wait for answers before the next line is due (None: no lines)."""
+        return None if self.bar is not None else max(0.0, self.due - time.monotonic())
+
+    def count(self, ok: bool) -> None:
+        if ok:
+            self.answered += 1
+        else:
+            self.failed += 1
+        if self.bar is not None:
+            self.bar.update(1)
+
+    def report(self) -> None:
+        if self.bar is None and time.monotonic() >= self.due:
+            self._line()
+            self.due = time.monotonic() + PROGRESS_EVERY
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+        elif self.shown is not None and self.shown != (self.answered, self.failed):
+            self._line()
+
+    def _line(self) -> None:
+        left = self.asked - self.answered - self.failed
+        print(f"{self.desc}: {self.answered} answered, {self.cached} cached, {self.failed} failed, {left} left "
+              f"({time.monotonic() - self.start:.0f} s)", file=sys.stderr, flush=True)
+        self.shown = (self.answered, self.failed)
+
+
 class ChatCache:
-    """sqlite store of replies keyed by (model, settings: API hosts and generation settings, request key); each
+    """sqlite store of replies keyed by (model, settings: API origins and generation settings, request key); each
     reply is a JSON record {text, logprobs, usage}. WAL, so readers never block writers."""
 
     def __init__(self, path: Path):
@@ -255,6 +505,8 @@ class ChatClient:
                  concurrency: int = 16, max_retries: int = 5, parse_retries: int = 2, timeout: float = 60.0,
                  temperature: float = 0.0, max_tokens: int | None = None, backoff: float = 0.5,
                  max_calls: int | None = None, prices=None):
+        import tenacity
+
         self.endpoint = LLMEndpoint(model, api_base, api_key_env=api_key_env, concurrency=concurrency,
                                     timeout=timeout, max_retries=max_retries, temperature=temperature,
                                     max_tokens=max_tokens, cache_path=cache_path, max_calls=max_calls, prices=prices)
@@ -270,11 +522,17 @@ class ChatClient:
         self.max_tokens = max_tokens
         self.backoff = backoff
         self.max_calls = max_calls
+        # A wait longer than one attempt may take is not worth it: the request gives up instead.
+        self.max_wait = min(RETRY_AFTER_CAP, timeout)
+        self._backoff = (tenacity.wait_exponential(multiplier=backoff, max=self.max_wait)
+                         + tenacity.wait_random(0, backoff / 2))
         self.cache = ChatCache(Path(cache_path) if cache_path else cache_dir("llm") / "chat.sqlite")
-        # Whatever the signature says produced an answer (the API hosts too: one model name on two servers can
+        # Whatever the signature says produced an answer (the API origins too: one model name on two servers can
         # be two models) and the generation settings are part of the cache key.
-        self._settings = json.dumps({"api": self.endpoint.hosts, "temperature": temperature,
+        self._settings = json.dumps({"api": self.endpoint.origins, "temperature": temperature,
                                      "max_tokens": max_tokens})
+        self._http = _http_client(self.endpoint.api_bases, concurrency)
+        self._breaker = _Breaker(len(self.urls))
         # One slot per request allowed in flight, bases interleaved: a worker takes the base at the head and puts
         # it back at the tail, so bases are served in turn and a slow base gets fewer requests.
         self._slots: queue.Queue = queue.Queue()
@@ -288,7 +546,7 @@ class ChatClient:
 
     @property
     def signature_fields(self) -> dict:
-        """What identifies the judge in a score's signature (hosts only: no key, no path secrets); every metric
+        """What identifies the judge in a score's signature (origins only: no key, no path secrets); every metric
         that asks an LLM adds these fields."""
         return self.endpoint.signature_fields()
 
@@ -298,8 +556,9 @@ class ChatClient:
         return any(stage["not_asked"] for stage in self._stages.values())
 
     def close(self) -> None:
-        """Close the cache; the client cannot be used afterwards."""
+        """Close the cache and the connections; the client cannot be used afterwards."""
         self.cache.close()
+        self._http.close()
 
     def __enter__(self) -> "ChatClient":
         return self
@@ -335,7 +594,8 @@ class ChatClient:
     def complete_all(self, requests: Sequence[ChatRequest], parse: Callable[[str], object], desc: str = "",
                      stage: str = "judge") -> list[ChatOutcome]:
         """One outcome per request, in the same order. `parse` raises ValueError on an unusable reply. Usage is
-        counted under `stage` (see usage_report)."""
+        counted under `stage` (see usage_report). EndpointDied when an API base stopped answering (the answers
+        received before are cached); ChatError when the endpoint refuses every request alike."""
         outcomes: dict[str, ChatOutcome] = {}
         todo: dict[str, ChatRequest] = {}
         for request in requests:
@@ -349,28 +609,44 @@ class ChatClient:
                 todo[key] = request
         self._count(stage, cache_hits=len(outcomes), asked=len(todo))
         if todo:
-            outcomes.update(self._ask_all(list(todo.values()), parse, desc or stage, stage))
+            outcomes.update(self._ask_all(list(todo.values()), parse, desc or stage, stage, len(outcomes)))
+            down = self._breaker.down()
+            if down is not None and not all(o.ok for o in outcomes.values()):
+                raise EndpointDied(self._died_message(down, sum(o.ok for o in outcomes.values()), len(outcomes)))
         return [outcomes[r.key] for r in requests]
 
-    def _ask_all(self, requests: list[ChatRequest], parse, desc: str, stage: str) -> dict[str, ChatOutcome]:
-        from tqdm.auto import tqdm
+    def _died_message(self, down: tuple, cached: int, total: int) -> str:
+        base, failures, seconds, error = down
+        return (f"the LLM endpoint {origin(self.urls[base])} stopped answering: {failures} connection attempts failed "
+                f"in a row over {seconds:.0f} s (last: {error}). {cached} of {total} answers are cached: run the "
+                f"same command again when the endpoint is back, and only the {total - cached} missing are asked")
 
+    def _ask_all(self, requests: list[ChatRequest], parse, desc: str, stage: str,
+                 cached: int) -> dict[str, ChatOutcome]:
         results = {}
+        progress = _Progress(desc or self.model, len(requests), cached)
         pool = ThreadPoolExecutor(max_workers=min(self.concurrency * len(self.urls), len(requests)))
         try:
             futures = {pool.submit(self._ask_one, r, parse, stage): r for r in requests}
-            with tqdm(total=len(requests), desc=desc or self.model, unit="req", disable=None) as bar:
-                for future in as_completed(futures):
-                    request = futures[future]
-                    outcome = future.result()
+            waiting = set(futures)
+            while waiting:
+                done, waiting = wait(waiting, timeout=progress.wait_time(), return_when=FIRST_COMPLETED)
+                for future in done:
+                    if future.exception() is not None:
+                        continue
+                    request, outcome = futures[future], future.result()
                     if outcome.ok:
                         # Written at once, from this thread only, so a killed run loses nothing it was told.
                         self.cache.put(self.model, self._settings, request.key,
                                        {"text": outcome.raw, "logprobs": outcome.logprobs, "usage": outcome.usage})
                     results[request.key] = outcome
-                    bar.update(1)
+                    progress.count(outcome.ok)
+                for future in done:
+                    future.result()  # a ChatError (a bad key...) stops the run, once the answers above are kept
+                progress.report()
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
+            progress.close()
         return results
 
     def _ask_one(self, request: ChatRequest, parse, stage: str) -> ChatOutcome:
@@ -387,9 +663,10 @@ class ChatClient:
                 reply = self._post(request, stage)
             except _CapReached:
                 return ChatOutcome(None, reply and reply["text"], CAP_ERROR.format(cap=self.max_calls))
+            except _EndpointDown:
+                return ChatOutcome(None, reply and reply["text"], "not asked: the endpoint stopped answering")
             except _Transient as failure:
-                return ChatOutcome(None, reply and reply["text"],
-                                   f"gave up after {self.max_retries + 1} attempts: {failure}")
+                return ChatOutcome(None, reply and reply["text"], str(failure))
             except _Rejected as failure:
                 return ChatOutcome(None, reply and reply["text"], f"request rejected: {failure}")
             try:
@@ -415,26 +692,50 @@ class ChatClient:
         return headers
 
     def _post(self, request: ChatRequest, stage: str) -> dict:
-        """The reply {text, logprobs, usage}, retrying transient failures; raises _Transient when retries run out
-        and _CapReached when the client may send no more requests."""
+        """The reply {text, logprobs, usage}, retrying transient failures (tenacity) while attempts are left and
+        the wait the server asks for is one this client makes; raises _Transient saying why it gave up,
+        _CapReached when the client may send no more requests, _EndpointDown once the circuit breaker is open."""
+        import tenacity
+
         data = json.dumps(self._body(request), ensure_ascii=False).encode("utf-8")
         headers = self._headers()
-        for attempt in range(self.max_retries + 1):
-            base = self._slots.get()
-            try:
-                self._reserve_call(base, stage)
-                reply = self._post_once(self.urls[base], data, headers)
-            except _Transient as failure:
-                if attempt == self.max_retries:
-                    raise
-                wait = failure.wait if failure.wait is not None else self.backoff * 2 ** attempt
-            else:
-                self._count_reply(stage, reply["usage"])
-                return reply
-            finally:
-                self._slots.put(base)
-            time.sleep(min(wait, 60.0) + random.uniform(0, self.backoff / 2))
-        raise AssertionError("unreachable")
+        retrying = tenacity.Retrying(
+            retry=tenacity.retry_if_exception_type(_Transient),
+            stop=tenacity.stop_after_attempt(self.max_retries + 1) | self._wait_too_long,
+            wait=self._wait, sleep=self._breaker.tripped.wait, reraise=True)
+        try:
+            return retrying(self._attempt, data, headers, stage)
+        except _Transient as failure:
+            attempts = retrying.statistics.get("attempt_number", 1)
+            message = f"gave up after {attempts} attempt{'s' if attempts > 1 else ''}: {failure}"
+            if self._wait_too_long_for(failure):
+                message += (f" (its Retry-After asks for a wait of {failure.wait:g} s; this client waits at most "
+                            f"{self.max_wait:g} s, the lesser of RETRY_AFTER_CAP and --timeout)")
+            raise _Transient(message) from None
+
+    def _wait_too_long_for(self, failure: BaseException | None) -> bool:
+        return isinstance(failure, _Transient) and failure.wait is not None and failure.wait > self.max_wait
+
+    def _wait_too_long(self, state) -> bool:
+        return self._wait_too_long_for(state.outcome.exception())
+
+    def _wait(self, state) -> float:
+        """The server's Retry-After when it sent one (no longer than max_wait: see _wait_too_long), else
+        exponential backoff with jitter."""
+        failure = state.outcome.exception()
+        return failure.wait if failure.wait is not None else self._backoff(state)
+
+    def _attempt(self, data: bytes, headers: dict, stage: str) -> dict:
+        if self._breaker.tripped.is_set():
+            raise _EndpointDown()
+        base = self._slots.get()
+        try:
+            self._reserve_call(base, stage)
+            reply = self._post_once(base, data, headers)
+        finally:
+            self._slots.put(base)
+        self._count_reply(stage, reply["usage"])
+        return reply
 
     def _reserve_call(self, base: int, stage: str) -> None:
         with self._lock:
@@ -444,23 +745,44 @@ class ChatClient:
             self.sent_per_base[base] += 1
             self._stage(stage)["requests"] += 1
 
-    def _post_once(self, url: str, data: bytes, headers: dict, timeout: float | None = None) -> dict:
-        request = urllib.request.Request(url, data=data, headers=headers, method="POST")
+    def _exchange(self, url: str, data: bytes | None, headers: dict, timeout: float) -> tuple:
+        """(status, headers, body) of one HTTP request (POST `data`, or GET) that ends within `timeout` seconds
+        in all. A success's body over MAX_REPLY_BYTES is _Rejected; an error's is cut to its first bytes."""
+        _request.deadline = time.monotonic() + timeout
         try:
-            with urllib.request.urlopen(request, timeout=timeout or self.timeout) as response:
-                payload = response.read()
-        except urllib.error.HTTPError as err:
-            detail = err.read()[:300].decode("utf-8", "replace")
-            if err.code == 429 or err.code >= 500:
-                raise _Transient(f"HTTP {err.code}: {detail}", _retry_after(err.headers.get("Retry-After")))
-            if err.code in FATAL_STATUSES:
-                hint = f" (is ${self.api_key_env} set and valid?)" if err.code in (401, 403) else ""
-                raise ChatError(f"{url} answered HTTP {err.code}{hint}: {detail}") from None
-            raise _Rejected(f"HTTP {err.code}: {detail}") from None
-        except (urllib.error.URLError, TimeoutError, ConnectionError, OSError, http.client.HTTPException) as err:
-            # HTTPException: the connection broke mid-reply (IncompleteRead, a garbage status line)
-            raise _Transient(f"{type(err).__name__}: {err}") from None
-        return parse_completion(payload)
+            with self._http.stream("GET" if data is None else "POST", url, content=data, headers=headers,
+                                   timeout=timeout) as response:
+                success = response.status_code < 300
+                body = _read_body(response, MAX_REPLY_BYTES if success else _ERROR_DETAIL, refuse=success)
+                return response.status_code, response.headers, body
+        finally:
+            _request.deadline = None
+
+    def _post_once(self, base: int, data: bytes, headers: dict, timeout: float | None = None) -> dict:
+        import httpx
+
+        url, timeout = self.urls[base], timeout or self.timeout
+        try:
+            status, reply_headers, body = self._exchange(url, data, headers, timeout)
+        except httpx.TimeoutException as err:
+            if _connection_failure(err):
+                self._breaker.failed(base, f"no connection within {timeout:g} s")
+            else:
+                self._breaker.alive(base)
+            raise _Transient(f"timed out: no complete reply within the {timeout:g} s deadline (--timeout)") from None
+        except httpx.RequestError as err:
+            if _connection_failure(err):
+                self._breaker.failed(base, _reason(err))
+            raise _Transient(f"connection to {origin(url)} failed ({_reason(err)})") from None
+        self._breaker.alive(base)
+        if status == 429 or status >= 500:
+            raise _Transient(f"HTTP {status}: {_detail(body)}", _retry_after(reply_headers.get("Retry-After")))
+        if status in FATAL_STATUSES:
+            hint = f" (is ${self.api_key_env} set and valid?)" if status in (401, 403) else ""
+            raise ChatError(f"{url} answered HTTP {status}{hint}: {_detail(body)}")
+        if status >= 300:
+            raise _Rejected(f"HTTP {status}: {_detail(body)}")
+        return parse_completion(body)
 
     # -- usage -----------------------------------------------------------------------------------------------
 
@@ -496,7 +818,7 @@ class ChatClient:
                 prompt_price, completion_price = self.endpoint.prices
                 record["cost_usd"] = round((record["prompt_tokens"] * prompt_price
                                             + record["completion_tokens"] * completion_price) / 1e6, 6)
-        report = {"model": self.model, "api": self.endpoint.hosts, "max_calls": self.max_calls,
+        report = {"model": self.model, "api": self.endpoint.origins, "max_calls": self.max_calls,
                   "calls_sent": self.calls_sent, "cap_reached": self.cap_reached,
                   "prices_usd_per_mtok": list(self.endpoint.prices) if self.endpoint.prices else None,
                   "stages": stages, "total": total}
@@ -512,22 +834,21 @@ class ChatClient:
         """Check that every API base answers, before a run: GET <base>/models, and where that is not served, one
         chat request of one token. A refused connection, an unknown host, a timeout, HTTP 404, 401 or 403 raises
         InputError naming the URL at once (no retries). The one-token request counts as a call."""
+        import httpx
+
         timeout = min(timeout, self.timeout)
         for index, base in enumerate(self.endpoint.api_bases):
             url = _models_url(base)
             try:
-                with urllib.request.urlopen(urllib.request.Request(url, headers=self._headers()),
-                                            timeout=timeout) as response:
-                    response.read()
-                continue
-            except urllib.error.HTTPError as err:
-                if err.code in (401, 403):
-                    raise InputError(f"the LLM endpoint {url} answered HTTP {err.code} (is ${self.api_key_env} set "
-                                     f"and valid?): {err.read()[:300].decode('utf-8', 'replace')}") from None
-            except (urllib.error.URLError, TimeoutError, ConnectionError, OSError, http.client.HTTPException) as err:
+                status, _, body = self._exchange(url, None, self._headers(), timeout)
+            except httpx.RequestError as err:
                 raise InputError(f"the LLM endpoint {base} cannot be reached ({_reason(err)}); is the server "
                                  "running and the URL right?") from None
-            self._probe_chat(index, base, timeout)
+            if status in (401, 403):
+                raise InputError(f"the LLM endpoint {url} answered HTTP {status} (is ${self.api_key_env} set "
+                                 f"and valid?): {_detail(body)}")
+            if status >= 300:
+                self._probe_chat(index, base, timeout)
 
     def _probe_chat(self, index: int, base: str, timeout: float) -> None:
         """The endpoint does not list models: ask for one token (some servers only serve chat completions)."""
@@ -535,7 +856,7 @@ class ChatClient:
                 "temperature": 0.0}
         try:
             self._reserve_call(index, "probe")
-            reply = self._post_once(self.urls[index], json.dumps(body).encode("utf-8"), self._headers(), timeout)
+            reply = self._post_once(index, json.dumps(body).encode("utf-8"), self._headers(), timeout)
             self._count_reply("probe", reply["usage"])
         except _CapReached:
             pass  # no call left to spend on a probe; the run itself reports the cap
@@ -549,18 +870,27 @@ class ChatClient:
 
 
 def _reason(err: BaseException) -> str:
-    reason = getattr(err, "reason", None)
-    return f"{type(reason).__name__}: {reason}" if reason is not None else f"{type(err).__name__}: {err}"
+    """The root cause of an httpx error (e.g. ConnectionRefusedError: [Errno 111] Connection refused): httpx
+    wraps httpcore's error, which was raised while handling the socket's."""
+    while (err.__cause__ or err.__context__) is not None:
+        err = err.__cause__ or err.__context__
+    return f"{type(err).__name__}: {err}"
+
+
+def _detail(body: bytes) -> str:
+    return body[:_ERROR_DETAIL].decode("utf-8", "replace")
 
 
 def parse_completion(payload: bytes) -> dict:
     """{text, logprobs, usage} of a chat.completion body; _Transient when it is not one. logprobs: one float
     per generated token from choices[0].logprobs.content, or None when the endpoint sent none."""
+    from chimdqa_eval.jsonio import loads
+
     try:
-        data = json.loads(payload)
+        data = loads(payload, "the reply")
         choice = data["choices"][0]
         content = choice["message"]["content"]
-    except (ValueError, KeyError, IndexError, TypeError):
+    except (InputError, KeyError, IndexError, TypeError):
         content = None
     if not isinstance(content, str):
         raise _Transient(f"not a chat completion: {payload[:200]!r}")
@@ -606,9 +936,12 @@ def add_endpoint_arguments(parser, prefix: str = "", model_flag: str | None = "-
     parser.add_argument(f"{p}concurrency", type=int, default=16, metavar="N",
                         help="parallel requests per API base (default 16)")
     parser.add_argument(f"{p}timeout", type=float, default=60.0, metavar="SECONDS",
-                        help="seconds to wait for one reply (default 60)")
+                        help="the most one attempt at a request may take in all: connecting, sending and reading "
+                             "the whole reply (default 60); a server asking to wait longer (Retry-After) is not "
+                             "waited for")
     parser.add_argument(f"{p}max-retries", type=int, default=5, metavar="N",
-                        help="retries of a timed-out, refused or 429/5xx request (default 5)")
+                        help="retries of a timed-out, refused or 429/5xx request (default 5); an endpoint that "
+                             f"refuses {BREAKER_FAILURES} connections in a row stops the run at once")
     parser.add_argument(f"{p}max-llm-calls", type=int, metavar="N",
                         help="send at most N requests; what is answered is cached and the same command resumes")
     parser.add_argument(f"{p}price-per-mtok", type=float, nargs=2, metavar=("PROMPT", "COMPLETION"),

@@ -351,9 +351,19 @@ def read_yaml_mapping(path, label: str, *, expected: str = "a mapping", empty: d
 
 
 def format_fields(text: str, location: str) -> set[str]:
-    """The {field} names a str.format text uses; InputError naming `location` when it is no valid format text."""
+    """The {field} names a str.format text uses; InputError naming `location` when it is no valid format text or
+    a field is more than a plain {name}: a format spec, a conversion, an attribute, an index or a position would
+    let a template reach into the values it is given (or fail on them at run time), so none is accepted."""
     try:
-        return {field for _, field, _, _ in string.Formatter().parse(text) if field is not None}
+        parsed = [(field, spec, conversion) for _, field, spec, conversion in string.Formatter().parse(text)
+                  if field is not None]
     except ValueError as err:
         raise InputError(f"{location} is not a valid format text ({err}; write a literal brace as {{{{ or }}}})") \
             from None
+    for field, spec, conversion in parsed:
+        if spec or conversion or not field.isidentifier():
+            written = "{" + field + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "") + "}"
+            raise InputError(f"{location} uses the field {written}: only plain {{name}} fields are accepted (no "
+                             "format spec, conversion, attribute, index or position; write a literal brace as "
+                             "{{ or }})")
+    return {field for field, _, _ in parsed}

@@ -14,16 +14,21 @@ whose last message contains a text, to check what was (not) asked again. Every c
 by default one "token" per character (prompt: all message contents; completion: the reply), or `Reply.usage`;
 `Reply(no_usage=True)` leaves it out, `Reply(logprobs=[...])` adds OpenAI-style token log-probabilities.
 `GET <base>/models` lists the one model "test-model" unless the server was made with `serve_models=False`.
+`Reply(raw=chunks, interval=s)` writes the byte chunks verbatim (status line and headers included), `s` seconds
+apart: a server that trickles, or streams a body far larger than it holds in memory. `close()` also drops every
+open connection, keep-alive ones included, the way a killed server does; `replied` lists the request bodies
+whose completion was written whole before that.
 """
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Callable
+from typing import Callable, Iterable
 
 
 @dataclass
@@ -37,6 +42,8 @@ class Reply:
     usage: dict | None = None      # default: one token per character (see the module docstring)
     no_usage: bool = False         # leave `usage` out of the completion, as some servers do
     logprobs: list | None = None   # one log-probability per token, sent as choices[0].logprobs.content
+    raw: Iterable[bytes] | None = None  # sent verbatim instead of a response built here
+    interval: float = 0.0          # seconds between two chunks of `raw`
 
 
 def completion_body(text: str, model: str = "test-model", usage: dict | None = None,
@@ -74,6 +81,8 @@ class ChatServer:
         self.requests: list[dict] = []
         self.gets: list[str] = []
         self.headers: list[dict] = []
+        self.replied: list[dict] = []
+        self._connections: set = set()
         self._queue: deque = deque()
         self._lock = threading.Lock()
         self._httpd = _Server(("127.0.0.1", port), self._handler_class())  # port 0: a free one
@@ -98,9 +107,17 @@ class ChatServer:
         return self
 
     def close(self) -> None:
+        """Stop listening and drop every open connection (keep-alive ones too): what a killed server does."""
         self._httpd.shutdown()
         self._httpd.server_close()
         self._thread.join()
+        with self._lock:
+            connections, self._connections = list(self._connections), set()
+        for connection in connections:
+            try:
+                connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass  # already closed by its handler
 
     def __enter__(self) -> "ChatServer":
         return self.start()
@@ -122,6 +139,19 @@ class ChatServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+
+            def setup(self):
+                super().setup()
+                with server._lock:
+                    server._connections.add(self.connection)
+
+            def finish(self):
+                with server._lock:
+                    server._connections.discard(self.connection)
+                try:
+                    super().finish()
+                except OSError:
+                    pass  # the connection was dropped by close()
 
             def do_GET(self):
                 with server._lock:
@@ -147,6 +177,8 @@ class ChatServer:
                 self._send(reply, body)
 
             def _send(self, reply: Reply, request: dict | None = None):
+                if reply.raw is not None:
+                    return self._send_raw(reply)
                 if reply.body is not None:
                     payload = reply.body
                 elif reply.status == 200:
@@ -164,8 +196,24 @@ class ChatServer:
                         self.send_header(key, value)
                     self.end_headers()
                     self.wfile.write(data)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client gave up (its timeout); nothing to tell it
+                    self.wfile.flush()
+                except OSError:
+                    self.close_connection = True  # the client gave up (its timeout), or close() dropped it
+                    return
+                if request is not None:
+                    with server._lock:
+                        server.replied.append(request)
+
+            def _send_raw(self, reply: Reply):
+                self.close_connection = True
+                try:
+                    for n, chunk in enumerate(reply.raw):
+                        if n and reply.interval:
+                            time.sleep(reply.interval)
+                        self.wfile.write(chunk)
+                        self.wfile.flush()
+                except OSError:
+                    pass  # the client stopped reading: what a client with limits does
 
             def log_message(self, *args):
                 pass  # keep test output clean

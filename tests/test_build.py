@@ -165,7 +165,7 @@ def test_round_trip(server, tmp_path, capsys):
     record = json.loads((work / "manifest.json").read_text(encoding="utf-8"))["stages"]["screen"]
     finance = next(b for b in record["balancing"] if b["domain"] == "finance")
     assert "confidence_prompt:screen-confidence-1|" in record["signature"]
-    assert "judge-a@127.0.0.1:t0.0" in record["signature"]
+    assert f"judge-a@{server.api_base[:-len('/v1')]}:t0.0" in record["signature"]
     assert (finance["L1"], finance["L2"], finance["L1_kept"]) == (6, 3, 4)
 
     # review-export

@@ -159,7 +159,7 @@ def test_llm_judge_against_a_local_server(tmp_path):
         assert (result["CO"], result["NA"], result["IN"]) == (25.0, 25.0, 25.0)  # not silently NA
         fields = parse_signature(result["signature"])
         assert fields["judge"] == "llm" and fields["prompt"] == "zh-judge-1"
-        assert fields["judge_model"] == "grader-1" and fields["judge_api"] == "127.0.0.1"
+        assert fields["judge_model"] == "grader-1" and fields["judge_api"] == server.api_base[:-len("/v1")]
 
         # A re-run asks only for the item that has no verdict yet.
         server.handler = lambda body: "结论：错误"
@@ -215,7 +215,8 @@ def test_llm_judge_takes_an_endpoint_or_a_shared_client(tmp_path):
                                concurrency=1, cache_path=tmp_path / "judge.sqlite")
         result = compute_factual(predictions, references, questions, judge="llm", endpoint=endpoint)
         assert result["grades"] == ["CO", "IN"] and len(a.requests) + len(b.requests) == 2
-        assert parse_signature(result["signature"])["judge_api"] == "127.0.0.1,localhost"
+        assert parse_signature(result["signature"])["judge_api"] == ",".join(sorted(
+            [a.api_base[:-len("/v1")], b.api_base[:-len("/v1")].replace("127.0.0.1", "localhost")]))
         with endpoint.client() as client:  # shared: the caller keeps it open and reads its usage
             compute_factual(predictions, references, questions, judge="llm", endpoint=client)
             compute_factual(["不知道"], ["陶渊明"], questions[:1], judge="llm", endpoint=client)

@@ -257,7 +257,8 @@ def test_several_api_bases_are_served_in_turn_with_their_own_concurrency(tmp_pat
     assert len(a.requests) >= 4 and len(b.requests) >= 4
     assert client.sent_per_base == [len(a.requests), len(b.requests)]
     assert first_state["max"] == 2 and second_state["max"] == 2  # 2 per base, never more
-    assert client.signature_fields["judge_api"] == "127.0.0.1,localhost"
+    assert client.signature_fields["judge_api"] == ",".join(sorted(
+        [a.api_base[:-len("/v1")], b.api_base[:-len("/v1")].replace("127.0.0.1", "localhost")]))
 
 
 def test_logprobs_and_usage_are_parsed_and_kept_in_the_cache(tmp_path):
@@ -391,9 +392,10 @@ def test_endpoint_settings_are_checked(changes, message):
 def test_endpoint_keeps_one_url_as_a_tuple_and_signs_without_secrets():
     endpoint = LLMEndpoint("m", "https://user:pw@api.example.com/v1?key=1", api_key_env="MY_KEY")
     assert endpoint.api_bases == ("https://user:pw@api.example.com/v1?key=1",)
-    assert endpoint.signature_fields() == {"judge_model": "m", "judge_api": "api.example.com",
+    assert endpoint.signature_fields() == {"judge_model": "m", "judge_api": "https://api.example.com:443",
                                            "judge_temperature": 0.0}
-    assert endpoint.signature_fields(prefix="") == {"model": "m", "api": "api.example.com", "temperature": 0.0}
+    assert endpoint.signature_fields(prefix="") == {"model": "m", "api": "https://api.example.com:443",
+                                                    "temperature": 0.0}
 
 
 def parse_cli(*argv, model_flag="--judge-model"):

@@ -261,7 +261,8 @@ def test_answers_the_llm_judge_left_ungraded_fail_the_run_and_a_rerun_resumes(tm
     err = capsys.readouterr().err
     assert "no verdict for 1 of 6 factual answers" in err and "law-ret-002" in err
     assert not (tmp_path / "out" / "results.json").exists()
-    with ChatServer(lambda body: "结论：错误") as server:
+    port = int(server.api_base.rsplit(":", 1)[1].split("/")[0])  # the same server again: its replies are cached
+    with ChatServer(lambda body: "结论：错误", port=port) as server:
         assert evaluate(*args, "--api-base", server.api_base) == 0
         assert len(server.requests) == 1  # the five verdicts already given came from the cache
     assert read_results(tmp_path / "out")["metrics"]["factual"]["CO"]["value"] == pytest.approx(500 / 6)

@@ -64,8 +64,8 @@ def test_llm_extractor_and_checker_give_the_hand_worked_metrics(tmp_path):
     assert item["retrieved2response"] == [["Entailment", "Neutral"], ["Neutral", "Entailment"]]
     assert "extractor:llm-rag-extract-zh-v1:judge" in out["signature"]
     assert "checker:llm-rag-check-zh-v1:judge:k=8" in out["signature"]
-    # The judge is signed as the factual metric signs it: model, API host, temperature.
-    assert "|judge_model:judge|judge_api:127.0.0.1|judge_temperature:0.0|" in out["signature"]
+    # The judge is signed as the factual metric signs it: model, API origin, temperature.
+    assert f"|judge_model:judge|judge_api:{server.api_base[:-len('/v1')]}|judge_temperature:0.0|" in out["signature"]
 
 
 def test_a_rerun_asks_nothing_again(tmp_path):

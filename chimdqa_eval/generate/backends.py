@@ -28,7 +28,7 @@ class Answer:
 
 def prompt_cache_key(version: str, messages) -> str:
     """A prompt's cache key: the template version and every message. The client adds the rest of the request
-    (model, API hosts, temperature, max tokens, extra fields such as logprobs)."""
+    (model, API origins, temperature, max tokens, extra fields such as logprobs)."""
     from chimdqa_eval.llm import prompt_key
 
     return prompt_key(f"generate-{version}", json.dumps(list(messages), ensure_ascii=False, sort_keys=True))
@@ -61,7 +61,7 @@ class ApiBackend:
 
     def metadata(self) -> dict:
         endpoint = self.client.endpoint
-        return {"api": endpoint.hosts, "api_bases": len(endpoint.api_bases),
+        return {"api": endpoint.origins, "api_bases": len(endpoint.api_bases),
                 "concurrency_per_base": endpoint.concurrency, "usage": self.client.usage_report()}
 
     def close(self) -> None:

@@ -7,7 +7,9 @@ reads, with its metadata side file.
 Modes: ``long`` packs the question's document into the prompt (packing.py), ``rag`` retrieves chunks of it
 (retrieval.py), ``closed-book`` gives no document (Chinese SimpleQA always). Answers are cached by the full
 request as they arrive, so a re-run asks nothing again and a killed run resumes where it stopped; questions
-left unanswered (an endpoint that kept failing) are listed and the command exits 1 after writing the others.
+left unanswered (a request that kept failing) are listed and the command exits 1 after writing the others. An
+endpoint that stops accepting connections stops the run within seconds (chimdqa_eval.llm's circuit breaker): an
+error (exit 2) names it and says how many answers are cached for the re-run.
 """
 from __future__ import annotations
 
@@ -222,7 +224,7 @@ def generate(args, mode: str, out: Path) -> dict:
             return {"complete": True, "dry_run": True, "metadata": None, "path": out}
         if pending and args.backend == "openai":
             backend.client.probe()  # a wrong URL or a server that is down stops here, not after minutes of retries
-        answers = backend.complete(batch)
+        answers = complete(backend, batch)
         backend_meta = backend.metadata()
         cap = _cap_message(backend)
     finally:
@@ -263,6 +265,17 @@ def generate(args, mode: str, out: Path) -> dict:
               "answers received are cached: run the same command again to ask only for the missing ones.",
               file=sys.stderr)
     return {"complete": not failed, "dry_run": False, "metadata": metadata, "path": out}
+
+
+def complete(backend, batch) -> list:
+    """The backend's answers; an endpoint that refuses every request (a bad key) or stopped answering midway is
+    an InputError saying so and how many answers are cached for the re-run."""
+    from chimdqa_eval.llm import ChatError
+
+    try:
+        return backend.complete(batch)
+    except ChatError as err:
+        raise InputError(str(err)) from None
 
 
 def _cap_message(backend) -> str | None:

@@ -24,7 +24,11 @@ PLACEHOLDERS = {
     ("confidence",): set(),
     ("passage",): {"number", "page", "text"},
 }
-_CONFIDENCE = re.compile(r"[*_\s]*置信度[*_\s]*[:：][*_\s]*(\d{1,3}(?:\.\d+)?)\s*%?[*_\s]*$")
+# key path -> the placeholders that text must use: a user prompt without the question asks nothing
+REQUIRED = {("user", "with_context"): {"question"}, ("user", "closed_book"): {"question"}}
+# The look-behind starts a match only where a run of marks and spaces starts, and no two adjacent repetitions
+# can take the same characters: searching a line costs time linear in its length, whatever a model sends.
+_CONFIDENCE = re.compile(r"(?<![*_\s])[*_\s]*置信度[*_\s]*[:：][*_\s]*(\d{1,3}(?:\.\d+)?)(?:\s*%)?[*_\s]*$")
 
 
 @dataclass(frozen=True)
@@ -42,7 +46,8 @@ class Template:
 
 
 def load_template(path=None) -> Template:
-    """The template at `path` (default: the bundled one), checked: every text present, only known placeholders."""
+    """The template at `path` (default: the bundled one), checked: every text present, only known placeholders,
+    each a plain {name}, the question in each user prompt."""
     path = Path(path) if path is not None else DEFAULT_TEMPLATE
     needs = f"a 'version' and the texts {', '.join('.'.join(k) for k in PLACEHOLDERS)}"
     data, raw = read_yaml_mapping(path, f"--prompt {path}", expected=f"a mapping with {needs}")
@@ -60,6 +65,10 @@ def load_template(path=None) -> Template:
         if used - allowed:
             raise InputError(f"{path}: '{name}' uses unknown placeholder(s) {', '.join(sorted(used - allowed))}; "
                              f"allowed: {', '.join(sorted(allowed)) or 'none'}")
+        missing = REQUIRED.get(key, set()) - used
+        if missing:
+            raise InputError(f"{path}: '{name}' must use {', '.join('{' + m + '}' for m in sorted(missing))}: "
+                             "without it the model is never asked the question")
         texts[key] = value
     return Template(str(path), str(data["version"]), hashlib.sha256(raw).hexdigest(), texts)
 

@@ -12,14 +12,12 @@ A task without claims needs no answer and a task with an empty premise entails n
 from __future__ import annotations
 
 import functools
-import json
-import re
 from typing import NamedTuple
 
 import numpy as np
 
 from chimdqa_eval.models import LOADED_PER_KIND, ModelUnavailable, load_model, pair_logits
-from chimdqa_eval.rag.claims import raise_failures
+from chimdqa_eval.rag.claims import raise_failures, reply_array
 
 
 class CheckTask(NamedTuple):
@@ -166,13 +164,7 @@ _LLM_LABELS = {"蕴含": "Entailment", "支持": "Entailment", "entailment": "En
 
 def parse_check_reply(raw: str, n_claims: int) -> list[str]:
     """Exactly `n_claims` RAGChecker labels from the reply's JSON array; ValueError otherwise."""
-    match = re.search(r"\[.*\]", raw, re.S)
-    if not match:
-        raise ValueError("no JSON array in the reply")
-    try:
-        items = json.loads(match.group(0))
-    except json.JSONDecodeError as err:
-        raise ValueError(f"the array is not valid JSON: {err}") from None
+    items = reply_array(raw)
     if not isinstance(items, list) or len(items) != n_claims:
         raise ValueError(f"expected {n_claims} labels, got {len(items) if isinstance(items, list) else items!r}")
     labels = [_LLM_LABELS.get(str(x).strip().lower()) for x in items]

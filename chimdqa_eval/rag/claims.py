@@ -8,8 +8,10 @@ signature:
 """
 from __future__ import annotations
 
-import json
 import re
+
+from chimdqa_eval.jsonio import loads
+from chimdqa_eval.schema import InputError
 
 # A list-item marker at the start of a line or after a space, a colon or a sentence end: "1." "2、" "3)" "（一）"
 # "(2)" "一、" "-" "•". "1.5" is a number, not a marker, hence the look-ahead.
@@ -126,15 +128,21 @@ EXTRACT_TEMPLATE = """请把下面的【回答】拆解成若干条独立的事�
 {text}"""
 
 
-def parse_claim_list(raw: str) -> list[str]:
-    """The JSON array of strings in a reply (code fences and surrounding chatter allowed); ValueError if none."""
+def reply_array(raw: str) -> object:
+    """The JSON value from a reply's first '[' to its last ']' (code fences and chatter around it allowed), read
+    within jsonio's limits; ValueError when there is none or it is not JSON (the client asks again)."""
     start, end = raw.find("["), raw.rfind("]")
     if start < 0 or end < start:
         raise ValueError("no JSON array in the reply")
     try:
-        items = json.loads(raw[start:end + 1])
-    except json.JSONDecodeError as err:
-        raise ValueError(f"the array is not valid JSON: {err}") from None
+        return loads(raw[start:end + 1], "the array", bom=False)
+    except InputError as err:
+        raise ValueError(str(err)) from None
+
+
+def parse_claim_list(raw: str) -> list[str]:
+    """The JSON array of strings in a reply (code fences and surrounding chatter allowed); ValueError if none."""
+    items = reply_array(raw)
     if not isinstance(items, list) or not all(isinstance(x, str) for x in items):
         raise ValueError("expected a JSON array of strings")
     return [x.strip() for x in items if x.strip()]

@@ -375,7 +375,7 @@ def generation_html(results: dict) -> Markup:
         return Markup()
     template = gen.get("template") or {}
     facts = [("mode", gen.get("mode")), ("backend", gen.get("backend")), ("model", gen.get("model")),
-             ("API hosts", gen.get("api")), ("template", f"{template.get('version')} (sha256 "
+             ("API", gen.get("api")), ("template", f"{template.get('version')} (sha256 "
                                                           f"{str(template.get('sha256'))[:12]})"),
              ("temperature / max tokens", f"{gen.get('temperature')} / {gen.get('max_tokens')}")]
     context, retrieval = gen.get("context"), gen.get("retrieval")
