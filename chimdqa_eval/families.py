@@ -17,7 +17,12 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass, field
 
+from typing import TYPE_CHECKING
+
 from chimdqa_eval.schema import InputError
+
+if TYPE_CHECKING:  # the settings object is made by the orchestration module that calls these functions
+    from chimdqa_eval.evaluation import EvalConfig
 
 
 @dataclass(frozen=True)
@@ -79,37 +84,6 @@ class FamilyUnavailable(RuntimeError):
     family, a skipped family with this reason otherwise."""
 
 
-@dataclass(frozen=True)
-class ScoringSettings:
-    """How `chimdqa evaluate` scores (what results.json's `settings` records), independent of the command line."""
-    judge: str = "rule"
-    judge_prompt: str | None = None
-    tokenizer: str = "jieba"
-    bertscore_model: str = "bert-base-chinese"
-    bertscore_num_layers: int | None = None
-    perplexity_model: str | None = None
-    nli_model: str | None = None
-    allow_download: bool = False
-    resamples: int = 1000
-    seed: int = 12345
-    metrics: tuple | None = None        # the names given to --metrics, None for all
-
-    @classmethod
-    def from_args(cls, args) -> "ScoringSettings":
-        return cls(**{name: getattr(args, name) for name in cls.__dataclass_fields__ if hasattr(args, name)}
-                   | {"metrics": tuple(args.metrics) if args.metrics else None})
-
-    @property
-    def named(self) -> bool:
-        return self.metrics is not None
-
-    @property
-    def uses_llm(self) -> bool:
-        from chimdqa_eval.factual import LLM_JUDGES
-
-        return self.judge in LLM_JUDGES  # the run has an LLM endpoint, which the RAG claims use too
-
-
 @dataclass
 class FamilyScores:
     """What one family produced on its items, before aggregation: per-item values (written to items.jsonl) and
@@ -136,7 +110,7 @@ def family_items(family: Family, items: list[dict], simpleqa: bool = False) -> l
     return [] if simpleqa else items
 
 
-def preflight(family: Family, items: list[dict], settings: ScoringSettings) -> None:
+def preflight(family: Family, items: list[dict], settings: EvalConfig) -> None:
     """The checks a family can make before scoring (FamilyUnavailable): RAG metrics need retrieved contexts and
     a claim checker (an NLI model, or an LLM judge's endpoint)."""
     if family.name != "rag":
@@ -149,7 +123,7 @@ def preflight(family: Family, items: list[dict], settings: ScoringSettings) -> N
                                 "--api-base; nothing is downloaded unless you name one")
 
 
-def score_family(family: Family, items: list[dict], metrics, settings: ScoringSettings, *, client=None,
+def score_family(family: Family, items: list[dict], metrics, settings: EvalConfig, *, client=None,
                  simpleqa: bool = False) -> FamilyScores:
     """Score a family's items; raises FamilyUnavailable when what it needs is missing (see the skip policy)."""
     scorer = {"factual": _factual, "open_ended": _open_ended, "rag": _rag}[family.name]

@@ -294,17 +294,32 @@ def test_several_api_bases_share_the_work(tmp_path):
 
 
 def test_run_hands_its_evaluation_options_to_evaluate(tmp_path):
-    from chimdqa_eval.generate.run_command import evaluate_argv
+    """`chimdqa run` takes evaluate's options under evaluate's names (the judge's endpoint as --judge-api-base
+    etc., which evaluate accepts too) and scores with the same EvalConfig."""
+    import dataclasses
 
-    args = cli.build_parser(["run"]).parse_args(
-        ["run", "--model", "m", "--api-base", "http://a/v1", "--mode", "long", "rag", "--out", str(tmp_path),
-         "--config", "law", "--judge", "llm", "--judge-model", "judge", "--judge-api-base", "http://j1/v1",
-         "http://j2/v1", "--metrics", "factual", "rag", "--resamples", "0", "--nli-model", "nli"])
-    argv = evaluate_argv(args, tmp_path / "rag" / "predictions.jsonl", tmp_path / "rag", tmp_path / "long.json")
-    parsed = cli.build_parser(["evaluate"]).parse_args(["evaluate", *argv])
-    assert parsed.config == "law" and parsed.judge == "llm" and parsed.judge_model == "judge"
-    assert parsed.api_base == ["http://j1/v1", "http://j2/v1"] and parsed.metrics == ["factual", "rag"]
-    assert parsed.resamples == 0 and parsed.nli_model == "nli" and parsed.rag_pair == str(tmp_path / "long.json")
+    from chimdqa_eval.evaluation import ENDPOINT_OPTIONS, EvalConfig
+
+    prompt = tmp_path / "judge.yaml"
+    prompt.write_text(release.shipped_path("chimdqa_eval/factual/templates/zh-judge-1.yaml")
+                      .read_text(encoding="utf-8"), encoding="utf-8")
+    scoring = ["--config", "law", "--judge", "llm", "--judge-model", "judge", "--judge-api-base", "http://j1/v1",
+               "http://j2/v1", "--judge-timeout", "7", "--judge-prompt", str(prompt), "--metrics", "factual", "rag",
+               "--resamples", "0", "--nli-model", "nli", "--tokenizer", "char", "--bertscore-num-layers", "3"]
+    ran = cli.build_parser(["run"]).parse_args(
+        ["run", "--model", "m", "--api-base", "http://a/v1", "--timeout", "99", "--mode", "long", "rag", "--out",
+         str(tmp_path), *scoring])
+    evaluated = cli.build_parser(["evaluate"]).parse_args(["evaluate", "--predictions", "p", "--out", "o", *scoring])
+    config = EvalConfig.from_args(ran, endpoint_prefix="judge_")
+    assert config == EvalConfig.from_args(evaluated)
+    assert config.api_base == ("http://j1/v1", "http://j2/v1") and config.timeout == 7  # not the generator's
+    assert config.judge_prompt == str(prompt) and config.tokenizer == "char"
+    # every option a run can set is one `run` takes
+    per_run = {"allow_partial", "rag_pair"}
+    for field in dataclasses.fields(EvalConfig):
+        if field.name not in per_run:
+            name = "judge_" + field.name if field.name in ENDPOINT_OPTIONS else field.name
+            assert hasattr(ran, name), f"chimdqa run lacks --{name.replace('_', '-')}"
 
 
 def test_chinese_simpleqa_is_answered_closed_book_with_short_answer_prompts(tmp_path):

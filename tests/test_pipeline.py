@@ -486,7 +486,7 @@ def test_an_out_folder_that_cannot_be_written_fails_before_scoring(tmp_path, mon
     folder of our own would not test anything when the suite runs as root)."""
     from pathlib import Path
 
-    from chimdqa_eval import pipeline
+    from chimdqa_eval import evaluation
 
     folder = Path("/sys/kernel")
     try:
@@ -501,7 +501,7 @@ def test_an_out_folder_that_cannot_be_written_fails_before_scoring(tmp_path, mon
     def score(*args, **kwargs):
         raise AssertionError("scored before checking --out")
 
-    monkeypatch.setattr(pipeline, "score", score)
+    monkeypatch.setattr(evaluation, "score", score)
     assert evaluate("--predictions", SAMPLE_PREDICTIONS, "--out", folder) == 2
     assert f"--out {folder}: cannot create or write into the folder" in capsys.readouterr().err
 

@@ -30,7 +30,7 @@ MODES = ("long", "rag", "closed-book")
 
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     """Everything but --mode and --out: shared with `chimdqa run`."""
-    from chimdqa_eval.pipeline import CONFIGS
+    from chimdqa_eval.evaluation import CONFIGS
 
     parser.add_argument("--model", required=True,
                         help="the endpoint's model name, or a local causal LM folder with --backend transformers")
@@ -192,7 +192,7 @@ def generate(args, mode: str, out: Path) -> dict:
     """Answer every selected question in `mode` and write `out` and its metadata; returns
     {"complete": bool, "metadata": ..., "path": out}."""
     from chimdqa_eval.generate import backends, prompts
-    from chimdqa_eval.pipeline import SIMPLEQA_CONFIG, load_questions
+    from chimdqa_eval.evaluation import SIMPLEQA_CONFIG, load_questions
     from chimdqa_eval.report.results import items_jsonl, replace_file
     from chimdqa_eval.submission import metadata_path_for
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import yaml
 
-from chimdqa_eval.pipeline import CONFIGS
+from chimdqa_eval.evaluation import CONFIGS
 from chimdqa_eval.families import FAMILIES
 from chimdqa_eval.report.results import read_results
 from chimdqa_eval.report.safe import check_results_values

@@ -19,12 +19,13 @@
 """
 from __future__ import annotations
 
-import argparse
+import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from chimdqa_eval.evaluation import EvalConfig
 from chimdqa_eval.schema import InputError, read_yaml_mapping
 
 CONFIG_FILE = "leaderboard.yaml"
@@ -32,9 +33,10 @@ BENCHMARKS = {"chimdqa": "ChiMDQA", "chinese_simpleqa": "Chinese SimpleQA"}
 TOP_KEYS = ("title", "benchmark", "config", "split", "release", "data_files", "scoring", "limits", "stale_after",
             "max_attempts")
 LIMIT_KEYS = ("per_submitter_per_day",)
-# evaluate options the queue sets per request; a board cannot pin them
+# evaluate options the queue sets per request or per board (top level); `scoring:` cannot pin them
 PER_REQUEST = ("predictions", "out", "metadata", "model", "config", "split", "data_dir", "data_files", "rag_pair",
-               "allow_partial", "command", "_run", "help")
+               "allow_partial")
+PINNABLE = tuple(f.name for f in dataclasses.fields(EvalConfig) if f.name not in PER_REQUEST)
 
 
 @dataclass(frozen=True)
@@ -51,41 +53,16 @@ class BoardConfig:
     max_attempts: int = 3
     source: str = "defaults"
 
-    def selection_argv(self) -> list[str]:
-        """The evaluate options that pick the questions (shared by submit-time validation and scoring)."""
-        argv = ["--config", "chinese_simpleqa" if self.benchmark == "chinese_simpleqa" else self.config,
-                "--split", self.split]
-        if self.release:
-            argv += ["--data-dir", self.release]
-        if self.data_files:
-            argv += ["--data-files", *self.data_files]
-        return argv
-
-    def scoring_argv(self) -> list[str]:
-        """The pinned scoring settings as `chimdqa evaluate` options."""
-        argv = []
-        for key, value in self.scoring.items():
-            flag = "--" + key.replace("_", "-")
-            if value is None or value is False:
-                continue
-            if value is True:
-                argv.append(flag)
-            elif isinstance(value, list):
-                argv += [flag, *map(str, value)]
-            else:
-                argv += [flag, str(value)]
-        return argv
-
-    def evaluate_argv(self, predictions, out, *, metadata=None, model=None) -> list[str]:
-        """`--flag=value` for what a request brings, so a value starting with `-` (a model named `-x`) stays a
-        value."""
-        argv = ["evaluate", f"--predictions={predictions}", f"--out={out}", *self.selection_argv(),
-                *self.scoring_argv()]
-        if metadata:
-            argv.append(f"--metadata={metadata}")
-        if model:
-            argv.append(f"--model={model}")
-        return argv
+    @property
+    def evaluation(self) -> EvalConfig:
+        """How every request is scored: the selection plus the pinned settings (null: the default)."""
+        selection = {"config": "chinese_simpleqa" if self.benchmark == "chinese_simpleqa" else self.config,
+                     "split": self.split, "data_dir": self.release, "data_files": self.data_files or None}
+        pinned = {key: value for key, value in self.scoring.items() if value is not None}
+        try:
+            return EvalConfig(**selection, **pinned)
+        except InputError as err:
+            raise InputError(f"{self.source}: scoring: {err}") from None
 
     def signature(self, revision: str) -> str:
         """`board:<digest>|revision:…`: the digest covers the selection, the release revision and the scoring
@@ -98,23 +75,6 @@ class BoardConfig:
         settings = ",".join(f"{k}={v}" for k, v in sorted(self.scoring.items()) if v is not None) or "defaults"
         return make_signature({"board": digest, "benchmark": self.benchmark, "config": self.config,
                                "split": self.split, "revision": revision, "scoring": settings.replace("|", "/")})
-
-
-class EvaluateParser(argparse.ArgumentParser):
-    """`chimdqa evaluate`'s own options, raising instead of exiting, to check a board's settings up front."""
-
-    def __init__(self, source: str):
-        super().__init__(prog="chimdqa evaluate", add_help=False)
-        self.source = source
-        from chimdqa_eval import pipeline
-
-        pipeline.add_arguments(self)
-
-    def error(self, message):
-        raise InputError(f"{self.source}: `chimdqa evaluate` rejects the board's settings: {message}")
-
-    def options(self) -> set[str]:
-        return {a.dest for a in self._actions}
 
 
 def load_board_config(path) -> BoardConfig:
@@ -131,16 +91,11 @@ def load_board_config(path) -> BoardConfig:
     scoring = doc.get("scoring") or {}
     if not isinstance(scoring, dict):
         raise InputError(f"{path}: scoring: expected a mapping of evaluate options")
-    evaluate = EvaluateParser(str(path))
-    known = evaluate.options() - set(PER_REQUEST)
-    for key, value in scoring.items():
-        if key not in known:
+    for key in scoring:
+        if key not in PINNABLE:
             hint = " (set per board in the top level)" if key in PER_REQUEST else ""
             raise InputError(f"{path}: scoring.{key}: not a `chimdqa evaluate` option that a board can pin{hint}; "
-                             f"expected one of {', '.join(sorted(known))}")
-        if not (value is None or isinstance(value, (str, int, float, bool)) or
-                (isinstance(value, list) and all(isinstance(v, (str, int, float)) for v in value))):
-            raise InputError(f"{path}: scoring.{key}: expected a string, number, boolean or list, got {value!r}")
+                             f"expected one of {', '.join(sorted(PINNABLE))}")
     limits = doc.get("limits") or {}
     if not isinstance(limits, dict) or set(limits) - set(LIMIT_KEYS):
         raise InputError(f"{path}: limits: expected a mapping with {', '.join(LIMIT_KEYS)}")
@@ -167,6 +122,5 @@ def load_board_config(path) -> BoardConfig:
                          release=release, data_files=data_files, scoring=dict(scoring), per_submitter_per_day=per_day,
                          stale_after=float(numbers["stale_after"]), max_attempts=int(numbers["max_attempts"]),
                          source=str(path))
-    # The selection and the pinned options must be ones evaluate accepts: parse them now, not per request.
-    evaluate.parse_args(config.evaluate_argv("predictions.jsonl", "out")[1:])
+    config.evaluation  # the selection and the pinned settings are checked now, not per request
     return config

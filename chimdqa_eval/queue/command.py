@@ -20,7 +20,7 @@ import time
 import uuid
 from pathlib import Path
 
-from chimdqa_eval.queue.board_config import CONFIG_FILE, BoardConfig, EvaluateParser, load_board_config
+from chimdqa_eval.queue.board_config import CONFIG_FILE, BoardConfig, load_board_config
 from chimdqa_eval.queue.store import DAY, Queue
 from chimdqa_eval.queue.sync import files_under, mirror_for, pull_view, take_new_requests
 from chimdqa_eval.report.results import file_sha256
@@ -73,10 +73,10 @@ def board_config(args) -> BoardConfig:
 
 
 def load_questions(config: BoardConfig, data_dir=None):
-    from chimdqa_eval.pipeline import SIMPLEQA_CONFIG, load_questions as select
+    from chimdqa_eval.evaluation import load_questions as select
 
-    name = SIMPLEQA_CONFIG if config.benchmark == "chinese_simpleqa" else config.config
-    return select(name, data_dir or config.release, list(config.data_files) or None, config.split)
+    selection = config.evaluation
+    return select(selection.config, data_dir or selection.data_dir, selection.data_files, selection.split)
 
 
 def validate(config: BoardConfig, predictions, *, metadata=None, model=None, allow_partial=False, data_dir=None):
@@ -155,7 +155,7 @@ def score_request(queue: Queue, request: dict, config: BoardConfig, results_dir:
                   board: str) -> str:
     """Score one RUNNING request; returns its final status. Problems with the submission FAIL it with their
     message; problems on the maintainer's side put it back in the queue and raise ProcessingError."""
-    from chimdqa_eval import pipeline
+    from chimdqa_eval.evaluation import evaluate
 
     rid = request["id"]
     limit = over_daily_limit(queue, request, config.per_submitter_per_day)
@@ -176,12 +176,11 @@ def score_request(queue: Queue, request: dict, config: BoardConfig, results_dir:
     for left in [*results_dir.glob(f".{rid}.*"), *results_dir.glob(f"..{rid}.*")]:
         shutil.rmtree(left, ignore_errors=True)
     scratch = results_dir / f".{rid}.{worker.replace(':', '-')}"
-    argv = config.evaluate_argv(predictions, scratch, metadata=metadata, model=request["model"])
-    if request.get("allow_partial"):
-        argv.append("--allow-partial")
     try:
-        with contextlib.redirect_stdout(sys.stderr):  # evaluate's summary table is not the processor's output
-            pipeline.run(EvaluateParser(config.source).parse_args(argv[1:]))
+        with contextlib.redirect_stdout(sys.stderr):  # progress of the scoring is not the processor's output
+            scored = evaluate(predictions, config.evaluation.replace(allow_partial=bool(request["allow_partial"])),
+                              metadata=metadata, model=request["model"])
+            scored.write(scratch)
     except Exception as err:  # noqa: BLE001 — whatever broke, the request goes back and the maintainer is told
         shutil.rmtree(scratch, ignore_errors=True)
         give_up = request["attempts"] >= config.max_attempts
@@ -286,16 +285,14 @@ def process_once(queue: Queue, config: BoardConfig, results_dir: Path, board_dir
 def preflight(config: BoardConfig, results_dir: Path) -> None:
     """The board's own settings, checked once before any request is taken, so that a mistake in them is the
     maintainer's error (exit 2) and never FAILs or holds up a participant's request."""
-    from chimdqa_eval.llm import endpoint_from_args
     from chimdqa_eval.report.results import check_writable
 
-    args = EvaluateParser(config.source).parse_args(config.evaluate_argv("predictions.jsonl", "out")[1:])
-    if args.judge in ("llm", "cascade"):
-        endpoint_from_args(args, needed_for=f"--judge {args.judge}")
-    if args.judge_prompt:
+    settings = config.evaluation
+    settings.endpoint()  # the LLM judge's model and endpoint are there
+    if settings.judge_prompt:
         from chimdqa_eval.factual.judge_llm import load_template
 
-        load_template(args.judge_prompt)
+        load_template(settings.judge_prompt)
     check_writable(results_dir, "--results")
 
 
