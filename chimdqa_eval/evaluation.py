@@ -245,6 +245,8 @@ class Prepared:
                         "n_scored": len(submission.items), "coverage": round(submission.coverage, 6),
                         "missing_ids": submission.missing_ids, "n_outside_config": submission.n_outside},
             settings=settings, families=families, skipped=skipped)
+        for family in families:
+            results.update(family.summary)  # the cascade: how many grades the rules and the LLM each gave
         if "generation" in submission.metadata:  # how `chimdqa generate` made the predictions (retrieval quality)
             results["generation"] = submission.metadata["generation"]
         calibration = calibration_of(submission.items, families, config.judge)

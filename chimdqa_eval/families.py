@@ -95,6 +95,7 @@ class FamilyScores:
     statistic: str
     signatures: dict[str, str]                # metric -> signature
     skipped: dict[str, str] = field(default_factory=dict)  # metric -> reason
+    summary: dict = field(default_factory=dict)  # run-level facts for results.json (the cascade's split)
 
 
 def _labels(items, columns) -> dict:
@@ -153,8 +154,12 @@ def _factual(family, items, metrics, settings, *, client, simpleqa) -> FamilySco
     per_item = {"grade": list(result["grades"])}
     if "judged_by" in result:  # the cascade: which judge decided each item
         per_item["judged_by"] = result["judged_by"]
+    if "certain" in result:  # the rule judge's trace: was it sure, and which rule decided
+        per_item["certain"] = result["certain"]
+        per_item["rule"] = result["reasons"]
     return FamilyScores(family.name, [i["id"] for i in items], _labels(items, columns), per_item,
-                        family.statistic, {m: result["signature"] for m in SCORE_NAMES})
+                        family.statistic, {m: result["signature"] for m in SCORE_NAMES},
+                        summary={"cascade": result["cascade"]} if "cascade" in result else {})
 
 
 def _open_ended(family, items, metrics, settings, *, client, simpleqa) -> FamilyScores:

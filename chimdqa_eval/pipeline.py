@@ -113,6 +113,13 @@ def summary_table(results: dict) -> str:
             ci = e.get("note", "") if e["ci95"][0] is None else f"[{e['ci95'][0]:.1f}, {e['ci95'][1]:.1f}]"
             label = METRIC_LABELS.get(family, {}).get(metric, metric)
             lines.append(f"{family:<11} {label:<24} {e['value']:>8.2f}  {ci:<17} {e['n']:>6}")
+    if "cascade" in results:
+        lines.append(cascade_line(results["cascade"]))
     for s in results["skipped"]:
         lines.append(f"skipped: {s['family']}{'.' + s['metric'] if s['metric'] else ''}: {s['reason']}")
     return "\n".join(lines)
+
+
+def cascade_line(cascade: dict) -> str:
+    return (f"cascade: the rules decided {cascade['rule']} factual grades, the LLM judge {cascade['llm']} "
+            f"({cascade['llm_calls_saved']} LLM calls saved)")

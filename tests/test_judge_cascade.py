@@ -123,11 +123,21 @@ def test_cascade_through_evaluate_records_who_judged(tmp_path, capsys, monkeypat
         assert server.requests == []
         assert cli.main(args) == 0
         asked = len([b for b in server.requests if b.get("messages")])
+    printed = capsys.readouterr().out
     results = read_results(tmp_path / "out")
     rows = [r for r in read_items(results).values() if "factual" in r]
     by_llm = [r for r in rows if r["factual"]["judged_by"] == "llm"]
     assert asked == planned == len(by_llm) and 0 < len(by_llm) < len(rows)
     assert all(r["factual"]["grade"] == "IN" for r in by_llm)  # the server's verdict
+    # the rule judge's trace for every item, and the split in results.json, the summary and the report
+    assert all(r["factual"]["certain"] == (r["factual"]["judged_by"] == "rule") for r in rows)
+    assert all(isinstance(r["factual"]["rule"], str) and r["factual"]["rule"] for r in rows)
+    split = {"rule": len(rows) - len(by_llm), "llm": len(by_llm), "llm_calls_saved": len(rows) - len(by_llm)}
+    assert results["cascade"] == split
+    line = f"the rules decided {split['rule']} factual grades, the LLM judge {split['llm']}"
+    assert line in printed
+    page = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    assert f"the rules decided {split['rule']} grades, the LLM judge {split['llm']}" in page
     assert results["settings"]["judge"] == "cascade"
     assert results["settings"]["judge_prompt"]["version"] == "zh-judge-1"
     assert parse_signature(results["metrics"]["factual"]["F1"]["signature"])["judge"] == "cascade"

@@ -335,6 +335,10 @@ def _facts(results: dict) -> list[tuple[str, object, str | None]]:
              ("toolkit", f"{results['toolkit']['name']} {results['toolkit']['version']}"),
              ("created", results["created"]), ("run id", results.get("run_id", ""))]
     facts += [(k, model[k]) for k in ("date", "notes", "url") if model.get(k)]
+    if "cascade" in results:
+        cascade = results["cascade"]
+        facts.append(("factual judge", f"cascade: the rules decided {cascade['rule']} grades, the LLM judge "
+                                       f"{cascade['llm']} ({cascade['llm_calls_saved']} LLM calls saved)"))
     return [(name, value, link_target(value) if name == "url" else None) for name, value in facts]
 
 

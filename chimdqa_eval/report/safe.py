@@ -174,6 +174,10 @@ def results_value_problems(doc: dict) -> list[str]:
                 for column, labels in _object(problems, f"{field}.by", entry.get("by", {})).items():
                     for label, sub in _object(problems, f"{field}.by.{shown(column, quoted=False)}", labels).items():
                         _score(problems, f"{field}.by.{shown(column, quoted=False)}.{shown(label, quoted=False)}", sub)
+    if "cascade" in doc:  # shown in the report's facts
+        cascade = _object(problems, "cascade", doc["cascade"])
+        for name in ("rule", "llm", "llm_calls_saved"):
+            _number(problems, f"cascade.{name}", cascade.get(name), optional=False, integer=True, low=0)
     skipped = doc.get("skipped", [])
     if not isinstance(skipped, list):
         problems.append(f"skipped must be a list, got {_type(skipped)}")
