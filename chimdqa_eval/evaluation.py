@@ -252,6 +252,12 @@ class Prepared:
         calibration = calibration_of(submission.items, families, config.judge)
         if calibration is not None:
             results["calibration"] = calibration
+        elif (why := calibration_skipped(submission.items, families)) is not None:
+            results["skipped"].append({"family": "calibration", "metric": "ece", "reason": why})
+        if self.rag_pair is not None:  # the run without (or with) retrieval that the report pairs this one with
+            other = self.rag_pair
+            results["rag_pair"] = {"run_id": other.get("run_id"), "model": other["model"]["model"],
+                                   "rag": bool(other["model"].get("rag")), "file": other.get("_path")}
         columns = LABEL_COLUMNS + (("confidence",) if calibration is not None else ())
         return Run(results, res.item_rows(submission.items, families, columns), self.rag_pair)
 
@@ -301,6 +307,16 @@ def calibration_of(items: list[dict], families, judge: str) -> dict | None:
 
     return calibration_summary([confidence[i] for i in factual.ids], [g == "CO" for g in factual.per_item["grade"]],
                                factual.labels, correctness=f"factual-grade-CO-{judge}-judge")
+
+
+def calibration_skipped(items: list[dict], families) -> str | None:
+    """Why a submission that states confidences has no calibration; None when it states none."""
+    if "confidence" not in items[0]:
+        return None
+    if not any(f.family == "factual" for f in families):
+        return "the predictions state confidences, but no factual answer was graded (calibration needs the grades)"
+    return ("the predictions have a confidence field, but no factual answer carries a number (all null: e.g. "
+            "`chimdqa generate --ask-confidence` found no 置信度 line), so ECE cannot be computed")
 
 
 def score_with_llm(client, items, wanted, settings: EvalConfig, simpleqa):

@@ -113,6 +113,9 @@ def summary_table(results: dict) -> str:
             ci = e.get("note", "") if e["ci95"][0] is None else f"[{e['ci95'][0]:.1f}, {e['ci95'][1]:.1f}]"
             label = METRIC_LABELS.get(family, {}).get(metric, metric)
             lines.append(f"{family:<11} {label:<24} {e['value']:>8.2f}  {ci:<17} {e['n']:>6}")
+    if "calibration" in results:
+        cal = results["calibration"]
+        lines.append(f"{'calibration':<11} {'ECE':<24} {cal['ece']:>8.2f}  {'(lower is better)':<17} {cal['n']:>6}")
     if "cascade" in results:
         lines.append(cascade_line(results["cascade"]))
     for s in results["skipped"]:

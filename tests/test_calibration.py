@@ -1,6 +1,7 @@
 """Expected calibration error and reliability bins against a hand computation, and the confidence field of a
 submission as `chimdqa evaluate` reads it."""
 import json
+import re
 
 import pytest
 
@@ -77,7 +78,7 @@ def test_confidence_and_context_objects_are_validated(tmp_path):
     assert "line 4 (id d): 'retrieved_contexts'" in text
 
 
-def test_evaluate_reports_ece_per_category_on_chinese_simpleqa(tmp_path):
+def test_evaluate_reports_ece_per_category_on_chinese_simpleqa(tmp_path, capsys):
     """Four Chinese SimpleQA-style questions; the rule judge grades two right; ECE as computed by hand."""
     rows = [{"id": f"q{i}", "primary_category": cat, "secondary_category": "x", "question": f"问题{i}？",
              "answer": answer, "urls": []}
@@ -91,6 +92,7 @@ def test_evaluate_reports_ece_per_category_on_chinese_simpleqa(tmp_path):
     out = tmp_path / "out"
     assert cli.main(["evaluate", "--predictions", str(preds), "--config", "chinese_simpleqa", "--data-files",
                      str(data), "--out", str(out), "--resamples", "0"]) == 0
+    assert re.search(r"calibration +ECE +26\.67 .* 3$", capsys.readouterr().out, re.M)  # ECE in the summary
     results = json.loads((out / "results.json").read_text(encoding="utf-8"))
     cal = results["calibration"]
     # bins: 80 right (|100-80| = 20), 60 wrong (|0-60| = 60), 100 right (0); the 4th has no confidence
@@ -102,3 +104,13 @@ def test_evaluate_reports_ece_per_category_on_chinese_simpleqa(tmp_path):
     assert "<h2>Calibration</h2>" in report and 'alt="reliability diagram"' in report
     items = [json.loads(line) for line in (out / "items.jsonl").read_text(encoding="utf-8").splitlines()]
     assert [i["confidence"] for i in items] == [80, 60, 100, None]
+    # stated confidences that are all null (no 置信度 line found): calibration is skipped with its reason
+    preds.write_text("".join(json.dumps({"id": f"q{i}", "prediction": p, "confidence": None}, ensure_ascii=False)
+                             + "\n" for i, (p, _) in enumerate(predictions)), encoding="utf-8")
+    assert cli.main(["evaluate", "--predictions", str(preds), "--config", "chinese_simpleqa", "--data-files",
+                     str(data), "--out", str(out), "--resamples", "0"]) == 0
+    results = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert "calibration" not in results
+    [skipped] = [s for s in results["skipped"] if s["family"] == "calibration"]
+    assert skipped["metric"] == "ece" and "no factual answer carries a number" in skipped["reason"]
+    assert "skipped: calibration.ece: the predictions have a confidence field" in capsys.readouterr().out

@@ -97,3 +97,20 @@ def test_the_readme_python_example_runs(tmp_path, monkeypatch):
     written = read_results(tmp_path / "results")
     assert comparable(namespace["run"].results) == comparable(written)
     assert namespace["f1"] == written["metrics"]["factual"]["F1"]["value"]
+
+
+def test_results_record_the_run_they_are_paired_with(tmp_path):
+    """--rag-pair (rag_pair=): results.json names the other condition's run, as the report pairs them."""
+    plain = evaluate(SAMPLE, EvalConfig(metrics=["factual"], resamples=0))
+    plain_path = plain.write(tmp_path / "without")
+    with_rag = tmp_path / "with-rag.jsonl"
+    with_rag.write_bytes(SAMPLE.read_bytes())
+    (tmp_path / "with-rag.meta.json").write_text(json.dumps({"model": "sample-system", "rag": True}),
+                                                 encoding="utf-8")
+    run = evaluate(with_rag, EvalConfig(metrics=["factual"], resamples=0, rag_pair=str(tmp_path / "without")))
+    assert run.results["rag_pair"] == {"run_id": plain.results["run_id"], "model": "sample-system", "rag": False,
+                                       "file": str(plain_path)}
+    assert "rag_pair" not in plain.results
+    assert read_results(run.write(tmp_path / "with"))["rag_pair"]["run_id"] == plain.results["run_id"]
+    page = (tmp_path / "with" / "report.html").read_text(encoding="utf-8")
+    assert f"sample-system without RAG (run {plain.results['run_id']})" in page

@@ -335,6 +335,10 @@ def _facts(results: dict) -> list[tuple[str, object, str | None]]:
              ("toolkit", f"{results['toolkit']['name']} {results['toolkit']['version']}"),
              ("created", results["created"]), ("run id", results.get("run_id", ""))]
     facts += [(k, model[k]) for k in ("date", "notes", "url") if model.get(k)]
+    if "rag_pair" in results:
+        pair = results["rag_pair"]
+        facts.append(("paired with", f"{pair['model']} {'with' if pair['rag'] else 'without'} RAG "
+                                     f"(run {pair['run_id']})"))
     if "cascade" in results:
         cascade = results["cascade"]
         facts.append(("factual judge", f"cascade: the rules decided {cascade['rule']} grades, the LLM judge "

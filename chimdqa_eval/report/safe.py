@@ -174,6 +174,12 @@ def results_value_problems(doc: dict) -> list[str]:
                 for column, labels in _object(problems, f"{field}.by", entry.get("by", {})).items():
                     for label, sub in _object(problems, f"{field}.by.{shown(column, quoted=False)}", labels).items():
                         _score(problems, f"{field}.by.{shown(column, quoted=False)}.{shown(label, quoted=False)}", sub)
+    if "rag_pair" in doc:  # shown in the report's facts
+        pair = _object(problems, "rag_pair", doc["rag_pair"])
+        _text(problems, "rag_pair.model", pair.get("model"), METADATA_LIMITS["model"])
+        _text(problems, "rag_pair.run_id", pair.get("run_id"), ID_LIMIT, optional=True)
+        if not isinstance(pair.get("rag"), bool):
+            problems.append(f"rag_pair.rag must be true or false, got {_type(pair.get('rag'))}")
     if "cascade" in doc:  # shown in the report's facts
         cascade = _object(problems, "cascade", doc["cascade"])
         for name in ("rule", "llm", "llm_calls_saved"):
