@@ -6,7 +6,8 @@ and its sister benchmark Chinese SimpleQA, as a Hugging Face `datasets` builder.
     chimdqa.load()                                   # DatasetDict of the `all` config, 13 splits
 
 Configs: ``all`` (default) and one per domain (academic education finance law medical news) hold the QA
-pairs; their splits are the ten question types, ``factual``, ``open_ended`` and ``test`` (everything).
+pairs (with ``evidence``, the pages holding the answer: a list of page numbers, empty where a question has
+none); their splits are the ten question types, ``factual``, ``open_ended`` and ``test`` (everything).
 ``documents`` has one row per PDF page; ``chinese_simpleqa`` reads the Chinese SimpleQA jsonl given as
 ``data_files``. Without ``data_dir`` the small sample release in data/sample is used, so nothing is downloaded.
 
@@ -36,7 +37,9 @@ _LICENSE = "apache-2.0"
 PLAIN_SPLITS = {"test": None}  # documents and chinese_simpleqa have one split
 
 _List = getattr(datasets, "List", None) or datasets.Sequence  # `List` exists from datasets 4 on
-QA_FEATURES = datasets.Features({c: datasets.Value("string") for c in release.QA_COLUMNS})
+# evidence: the pages (1-based) holding the answer, for retrieval hit@k / recall@k; [] where a question has none
+QA_FEATURES = datasets.Features({**{c: datasets.Value("string") for c in release.QA_COLUMNS},
+                                 "evidence": _List(datasets.Value("int32"))})
 PAGE_FEATURES = datasets.Features({"doc_id": datasets.Value("string"), "domain": datasets.Value("string"),
                                    "title": datasets.Value("string"), "page": datasets.Value("int32"),
                                    "text": datasets.Value("string")})
@@ -89,7 +92,7 @@ class ChiMDQA(datasets.GeneratorBasedBuilder):
                 raise InputError("documents: data_files is not used; pass the release folder as data_dir=")
             self._rows = release.read_documents(self.config.data_dir)
         else:
-            qa = release.read_qa(self.config.data_dir, files=files or None)
+            qa = release.read_qa(self.config.data_dir, files=files or None, evidence=True)
             self._rows = release.select_qa(qa, domains=self.config.domains)
         return [datasets.SplitGenerator(name=name, gen_kwargs={"question_types": types})
                 for name, types in self.config.splits.items()]

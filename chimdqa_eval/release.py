@@ -164,8 +164,9 @@ def read_evidence(data_dir=None, files=None) -> dict[str, list[int]]:
     return out
 
 
-def read_qa(data_dir=None, files=None) -> list[dict]:
-    """Validated QA rows of a release (or of the given jsonl files), in file order.
+def read_qa(data_dir=None, files=None, evidence: bool = False) -> list[dict]:
+    """Validated QA rows of a release (or of the given jsonl files), in file order; with evidence, each row also
+    has ``evidence``, its evidence pages ([] when the record has none), as the loader's QA configs do.
 
     When the release has a documents index, every doc_id must be listed there under the same domain."""
     paths = [Path(f) for f in files] if files is not None else qa_files(data_dir)
@@ -178,6 +179,8 @@ def read_qa(data_dir=None, files=None) -> list[dict]:
         for number, record in read_jsonl(path):
             location = _record_location(path, number, record)
             row = qa_row(record, location)
+            if evidence:
+                row["evidence"] = evidence_pages(record, location) or []
             ids.add(row["id"], location)
             if index is not None:
                 _check_document(row, index, location)

@@ -21,6 +21,7 @@ from chimdqa_eval.cli import main
 from chat_server import ChatServer, Reply
 
 SAMPLE = {row["question"]: row for row in release.read_qa()}
+SAMPLE_EVIDENCE = release.read_evidence()   # id -> the sample's hand-annotated evidence pages
 TITLES = {doc["title"]: doc["doc_id"] for doc in release.read_document_index()}
 JUDGES = ("judge-a", "judge-b", "judge-c")
 
@@ -36,9 +37,11 @@ def _field(text, label):
 
 
 class Script:
-    """The chat server's replies: a generator that writes the sample's pairs, and three judges."""
+    """The chat server's replies: a generator that writes the sample's pairs, and three judges. The generator
+    cites page 1 for every pair, or with sample_evidence the sample's own evidence pages."""
 
-    def __init__(self):
+    def __init__(self, sample_evidence: bool = False):
+        self.sample_evidence = sample_evidence
         self.generation_calls = Counter()
         self.fail_news_generation = 3   # more than the client's parse retries: the request fails once
 
@@ -58,7 +61,8 @@ class Script:
         doc_id = TITLES[re.search(r"【文档标题】(.+)", user).group(1)]
         question_type = re.search(r"【题型】\S+（(\w+)）", user).group(1)
         self.generation_calls[(doc_id, question_type)] += 1
-        pairs = [{"question": r["question"], "answer": r["answer"], "level": r["level"], "evidence_pages": [1]}
+        pairs = [{"question": r["question"], "answer": r["answer"], "level": r["level"],
+                  "evidence_pages": SAMPLE_EVIDENCE[r["id"]] if self.sample_evidence else [1]}
                  for r in SAMPLE.values() if r["doc_id"] == doc_id and r["question_type"] == question_type]
         if (doc_id, question_type) == ("finance-01", "filtering"):
             pairs.append({**pairs[0], "question": DUPLICATE})
@@ -232,7 +236,8 @@ def test_round_trip(server, tmp_path, capsys):
         row["verdict"] = "accept" if row["id"] == split else "reject"
     write_sheet(tmp_path / "arbiter.csv", arbitration)
     assert cli("review-import", work, tmp_path / "arbiter.csv") == 0
-    capsys.readouterr()
+    printed = capsys.readouterr().out
+    assert "2 disagreements between the reviewers, all decided by the arbiter" in printed and "awaiting" not in printed
     review = json.loads((work / "manifest.json").read_text(encoding="utf-8"))["stages"]["review"]
     assert review["counts"] == {"accept": n - 3, "edit": 1, "reject": 2, "pending": 0, "disagreement": 0,
                                 "arbitrated": 2}
@@ -355,6 +360,60 @@ def test_bad_review_files_name_file_row_and_id(server, tmp_path, capsys, monkeyp
                "--types", "retrieval", "comparison") == 0
     assert cli("review-import", work, work / "review" / "reviewer-1.csv") == 2
     assert "generated.jsonl has changed since `chimdqa build screen` ran" in capsys.readouterr().err
+
+
+def released_rows(folder):
+    return [json.loads(line) for path in sorted((folder / "qa").glob("*.jsonl"))
+            for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def test_a_release_keeps_evidence_pages_and_its_build_json_describes_itself(tmp_path, capsys):
+    work, first, second = tmp_path / "work", tmp_path / "first", tmp_path / "second"
+    with ChatServer(Script(sample_evidence=True)) as s:
+        assert cli("generate", release.SAMPLE_DIR, "--out", work, "--model", "gen-x", "--api-base", s.api_base,
+                   "--types", "retrieval", "summarization") == 0
+        assert cli("screen", work, "--judges", *(f"{j}@{s.api_base}" for j in JUDGES), "--max-l1-share", 1) == 0
+    assert cli("release", work, "--out", first, "--skip-review") == 0
+
+    # every released pair carries the pages the generator cited: the sample's evidence for that question
+    rows = released_rows(first)
+    assert len(rows) > 12 and {tuple(r["evidence"]) for r in rows} == {(1,), (2,), (1, 2)}
+    for row in rows:
+        assert row["evidence"] == SAMPLE_EVIDENCE[SAMPLE[row["question"]]["id"]], row["id"]
+    assert release.read_evidence(first) == {r["id"]: r["evidence"] for r in rows}   # what generate's hit@k reads
+    loaded = chimdqa.load(data_dir=first, split="test")
+    assert {r["id"]: r["evidence"] for r in loaded} == {r["id"]: r["evidence"] for r in rows}
+
+    def described(folder):
+        record = json.loads((folder / "build.json").read_text(encoding="utf-8"))
+        return record, record["stages"]["release"]
+
+    record, made = described(first)
+    assert record["human_review"] is False and made["settings"] == {"out": str(first.resolve()), "skip_review": True}
+    assert made["fingerprint"] == release.fingerprint(first)
+    assert sorted(made["ids"]) == sorted(r["id"] for r in rows) and made["counts"]["released"] == len(rows)
+    assert record["history"][-1]["stage"] == "release"
+
+    # reviewed: one pair rejected; the second release's build.json is about the second release, and the first
+    # release's is left as it was
+    assert cli("review-export", work) == 0
+    rejected = read_sheet(work / "review" / "reviewer-1.csv")[0]["id"]
+    for reviewer in ("reviewer-1", "reviewer-2"):
+        sheet = read_sheet(work / "review" / f"{reviewer}.csv")
+        for row in sheet:
+            row["verdict"] = "reject" if row["id"] == rejected else "accept"
+        write_sheet(tmp_path / f"{reviewer}.csv", sheet)
+    assert cli("review-import", work, tmp_path / "reviewer-1.csv", tmp_path / "reviewer-2.csv") == 0
+    assert cli("release", work, "--out", second) == 0
+    capsys.readouterr()
+    second_rows = released_rows(second)
+    assert second_rows == [r for r in rows if r["id"] != rejected]
+    record, made = described(second)
+    assert record["human_review"] is True and made["settings"] == {"out": str(second.resolve()), "skip_review": False}
+    assert made["fingerprint"] == release.fingerprint(second) != release.fingerprint(first)
+    assert sorted(made["ids"]) == sorted(r["id"] for r in second_rows) and made["counts"]["released"] == len(rows) - 1
+    assert record["stages"]["review"]["counts"]["reject"] == 1
+    assert described(first)[1]["settings"]["out"] == str(first.resolve())
 
 
 def test_decide():
@@ -668,3 +727,85 @@ def test_a_hostile_work_file_is_refused_by_name_and_line(tmp_path, capsys, name,
     assert cli("review-export", work) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+
+
+def test_every_bad_row_of_every_review_file_is_reported_at_once(tmp_path, capsys):
+    work = hand_made_work(tmp_path, [f"问题{i}？" for i in range(1, 7)])
+    assert cli("review-export", work) == 0
+    rows = raw_sheet(work / "review" / "reviewer-1.csv")
+    for row in rows:
+        row["verdict"] = "accept"
+    rows[1]["verdict"] = "maybe"
+    rows[2]["verdict"] = "edit"                              # without an edited text
+    rows[3]["id"] = "no-such-id"
+    rows[4]["reviewer"] = "someone"
+    rows[5]["edited_answer"] = "改了却选了通过"
+    write_raw_sheet(tmp_path / "r1.csv", rows, list(rows[0]))
+    tasks = json.loads((work / "review" / "reviewer-2.labelstudio.json").read_text(encoding="utf-8"))
+    minimal = [{**task["data"], "verdict": "accept"} for task in tasks]
+    minimal[0]["verdict"] = "ok"
+    minimal[3]["pair_id"] = ""
+    minimal.append(dict(minimal[1]))                        # a second verdict on the same pair
+    (tmp_path / "r2.json").write_text(json.dumps(minimal, ensure_ascii=False), encoding="utf-8")
+    (tmp_path / "notes.txt").write_text("我的笔记", encoding="utf-8")
+    capsys.readouterr()
+
+    assert cli("review-import", work, tmp_path / "r1.csv", tmp_path / "r2.json", tmp_path / "notes.txt") == 2
+    err = capsys.readouterr().err
+    expected = [f"r1.csv row 3 (id {rows[1]['id']}): unknown verdict 'maybe'",
+                f"r1.csv row 4 (id {rows[2]['id']}): verdict edit without an edited_question or edited_answer",
+                "r1.csv row 5 (id no-such-id): id no-such-id is not in the review set",
+                f"r1.csv row 6 (id {rows[4]['id']}): reviewer 'someone' is not one of reviewer-1, reviewer-2, arbiter",
+                f"r1.csv row 7 (id {rows[5]['id']}): edited text given with verdict accept; use edit",
+                f"r2.json task 1 (id {minimal[0]['pair_id']}): unknown verdict 'ok'",
+                "r2.json task 4: pair_id is missing",
+                f"r2.json task {len(minimal)} (id {minimal[1]['pair_id']}): a second verdict of reviewer-2 on this id "
+                "(first at ",
+                "notes.txt: expected a .csv review sheet or a .json Label Studio export"]
+    for message in expected:
+        assert message in err, message
+    assert f"{len(expected)} problems" in err
+    assert err.count("r1.csv row 2 ") == 0                 # the good rows are not named
+    assert not (work / "review" / "verdicts.jsonl").exists()   # nothing written from bad files
+
+
+def test_disagreements_the_arbiter_decided_are_no_longer_counted_as_open(tmp_path, capsys):
+    work = hand_made_work(tmp_path, ["问题一？", "问题二？", "问题三？"])
+    assert cli("review-export", work) == 0
+    for number, reviewer in enumerate(("reviewer-1", "reviewer-2"), start=1):
+        rows = raw_sheet(work / "review" / f"{reviewer}.csv")
+        for i, row in enumerate(rows):
+            row["verdict"] = "accept" if number == 1 or i == 0 else "reject"   # they differ on pairs 2 and 3
+        write_raw_sheet(tmp_path / f"{reviewer}.csv", rows, list(rows[0]))
+    ids = [row["id"] for row in rows]
+    capsys.readouterr()
+
+    def review_import(*files):
+        assert cli("review-import", work, *files) == 0
+        stage = json.loads((work / "manifest.json").read_text(encoding="utf-8"))["stages"]["review"]
+        return capsys.readouterr().out, stage
+
+    out, stage = review_import(tmp_path / "reviewer-1.csv", tmp_path / "reviewer-2.csv")
+    assert stage["disputed"] == ids[1:] and stage["awaiting_arbiter"] == ids[1:]
+    assert (stage["counts"]["disagreement"], stage["counts"]["arbitrated"]) == (2, 0)
+    assert "2 disagreements between the reviewers, 2 awaiting the arbiter in " in out
+
+    sheet = work / "review" / "arbitration.csv"    # the arbiter fills the sheet in place, one pair at a time
+    arbitration = raw_sheet(sheet)
+    assert [row["id"] for row in arbitration] == ids[1:]
+    arbitration[0]["verdict"] = "accept"
+    write_raw_sheet(sheet, arbitration, list(arbitration[0]))
+    out, stage = review_import(sheet)
+    assert stage["disputed"] == ids[1:] and stage["awaiting_arbiter"] == ids[2:]
+    assert (stage["counts"]["disagreement"], stage["counts"]["arbitrated"]) == (1, 1)
+    assert "2 disagreements between the reviewers, 1 decided by the arbiter, 1 awaiting the arbiter in " in out
+
+    arbitration = raw_sheet(sheet)
+    assert [row["verdict"] for row in arbitration] == ["accept", ""]   # the decided pair is shown as decided
+    arbitration[1]["verdict"] = "reject"
+    write_raw_sheet(sheet, arbitration, list(arbitration[0]))
+    out, stage = review_import(sheet)
+    assert stage["disputed"] == ids[1:] and stage["awaiting_arbiter"] == []
+    assert stage["counts"] == {"accept": 2, "edit": 0, "reject": 1, "pending": 0, "disagreement": 0, "arbitrated": 2}
+    assert "2 disagreements between the reviewers, all decided by the arbiter" in out
+    assert "awaiting" not in out

@@ -30,6 +30,7 @@ def test_export_hub_loads_with_datasets_load_dataset(tmp_path, capsys):
     retrieval = datasets.load_dataset(str(out), "finance", split="retrieval")
     assert retrieval.to_list() == chimdqa.load("finance", split="retrieval").to_list()
     assert retrieval.features == chimdqa.QA_FEATURES
+    assert retrieval["evidence"] == [[1], [2]]   # fin-ret-001 and fin-ret-002 in data/sample/qa/finance.jsonl
 
     exported = datasets.load_dataset(str(out), "all")
     local = chimdqa.load("all")
@@ -75,7 +76,33 @@ def test_partial_release_leaves_out_empty_cells(tmp_path):
     assert not (out / "data" / "law" / "computational.parquet").exists()
     law_splits = datasets.load_dataset(str(out), "law")
     assert "computational" not in law_splits and len(law_splits["test"]) == 10
+    assert law_splits["test"].features == chimdqa.QA_FEATURES
     assert len(datasets.load_dataset(str(out), "all", split="computational")) == 5
+
+
+def test_a_question_without_evidence_pages_exports_an_empty_list(tmp_path):
+    root = tmp_path / "release"
+    shutil.copytree(release.SAMPLE_DIR, root)
+    news = root / "qa" / "news.jsonl"
+    records = [json.loads(line) for line in news.read_text("utf-8").splitlines()]
+    del records[0]["evidence"]
+    news.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+    out = hub_dataset.export_hub(tmp_path / "hub", root)
+    exported = {r["id"]: r["evidence"] for r in datasets.load_dataset(str(out), "news", split="test")}
+    assert exported == {r["id"]: r.get("evidence", []) for r in records} and exported[records[0]["id"]] == []
+
+
+def test_the_card_documents_every_qa_feature(tmp_path):
+    card = hub_dataset.CARD.read_text(encoding="utf-8")
+    table = card.split("QA configs:", 1)[1].split("\n\n", 2)[1]
+    documented = {}
+    for line in table.splitlines()[2:]:   # after the header and its rule
+        name, kind = (cell.strip(" `") for cell in line.strip("|").split("|")[:2])
+        documented[name] = kind
+    features = chimdqa.QA_FEATURES
+    assert list(documented) == list(features)
+    assert documented["evidence"] == "list of int32"
+    assert all(documented[c] == "string" for c in features if c != "evidence")
 
 
 def test_card_without_front_matter_is_an_error():

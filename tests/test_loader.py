@@ -36,13 +36,56 @@ def test_builder_configs_and_splits_on_the_datasets_api(tmp_path):
     assert set(dd["test"]["domain"]) == {"finance"}
     assert builder.as_dataset(split="retrieval")[0] == {
         "id": "fin-ret-001", "domain": "finance", "question_type": "retrieval", "category": "factual",
-        "level": "L1", "question": "公司2023年研发投入是多少？", "answer": "3.15亿元", "doc_id": "finance-01"}
+        "level": "L1", "question": "公司2023年研发投入是多少？", "answer": "3.15亿元", "doc_id": "finance-01",
+        "evidence": [1]}
+
+
+def raw_qa_records(folder=release.SAMPLE_DIR) -> list[dict]:
+    """The QA lines of a release as written, read with nothing but json."""
+    return [json.loads(line) for path in sorted((folder / "qa").glob("*.jsonl"))
+            for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 def test_all_config_matches_the_release_files_row_for_row():
     test = chimdqa.load("all", split="test")
     assert isinstance(test, datasets.Dataset)
-    assert test.to_list() == release.read_qa()
+    assert [{k: v for k, v in row.items() if k != "evidence"} for row in test.to_list()] == release.read_qa()
+    assert [row["evidence"] for row in test] == [record["evidence"] for record in raw_qa_records()]
+
+
+def test_evidence_is_a_list_of_page_numbers_in_the_all_and_domain_configs(tmp_path):
+    evidence = datasets.Sequence(datasets.Value("int32")) if not hasattr(datasets, "List") else \
+        datasets.List(datasets.Value("int32"))
+    root = tmp_path / "release"
+    shutil.copytree(release.SAMPLE_DIR, root)
+    law = root / "qa" / "law.jsonl"
+    records = [json.loads(line) for line in law.read_text("utf-8").splitlines()]
+    del records[0]["evidence"]               # a question without evidence pages
+    records[1]["evidence"] = [2, 1, 2]       # listed unsorted, with a repeat
+    write_jsonl(law, records)
+
+    for config in ("all", "law"):
+        builder = chimdqa.ChiMDQA(config_name=config, data_dir=str(root), cache_dir=str(tmp_path / config))
+        builder.download_and_prepare()
+        test = builder.as_dataset(split="test")
+        assert test.features["evidence"] == evidence, config
+        by_id = {row["id"]: row["evidence"] for row in test}
+        assert by_id[records[0]["id"]] == [] and by_id[records[1]["id"]] == [1, 2]
+        assert by_id[records[2]["id"]] == records[2]["evidence"]
+    loaded = chimdqa.load("law", split="test", data_dir=root)
+    assert loaded.features == chimdqa.QA_FEATURES and loaded["evidence"][:2] == [[], [1, 2]]
+    assert {r["id"]: r["evidence"] for r in chimdqa.load("all", split="test", data_files=str(law))} == \
+        {r["id"]: r["evidence"] for r in loaded}
+    assert "evidence" not in chimdqa.load("documents", split="test", data_dir=root).features
+
+
+def test_bad_evidence_stops_loading_naming_file_line_and_id(tmp_path):
+    records = raw_qa_records()[:2]
+    records[1]["evidence"] = [0, 2]
+    path = write_jsonl(tmp_path / "qa.jsonl", records)
+    with pytest.raises(InputError, match=rf"qa.jsonl line 2 \(id {records[1]['id']}\): field evidence must be a "
+                                         r"non-empty list of page numbers"):
+        chimdqa.load(data_files=str(path))
 
 
 def test_type_splits_partition_test_and_domains_partition_all():

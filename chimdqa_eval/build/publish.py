@@ -3,11 +3,14 @@
 release writes the pairs the screen kept and the review accepted (with reviewers' edits applied) in the
 loader's release layout:
 
-    RELEASE/qa/<domain>.jsonl     id, domain, question_type, level, question, answer, doc_id (nothing else)
+    RELEASE/qa/<domain>.jsonl     id, domain, question_type, level, question, answer, doc_id, and evidence (the
+                                  pages the generator cited, for retrieval hit@k / recall@k and the loader)
     RELEASE/documents.jsonl       every document of the work folder; RELEASE/pdf/ its PDFs
     RELEASE/provenance.jsonl      per pair: generator model and template version, evidence pages, screening
                                   scores, reviewers' verdicts and notes, the original text of an edited pair
-    RELEASE/build.json            the work folder's manifest: every stage's settings, versions, counts, dates
+    RELEASE/build.json            the work folder's manifest with this release recorded (stages.release: its
+                                  folder, counts, ids and fingerprint): every stage's settings, versions, counts,
+                                  dates
 
 The loader reads only qa/ and documents.jsonl, so chimdqa.load(data_dir=RELEASE), `chimdqa stats` and
 `chimdqa export-hub` work on it unchanged. It refuses while any pair is pending review or disputed without an
@@ -107,19 +110,23 @@ def write_release(work, out, skip_review: bool = False) -> dict:
     for stale in (out / release_files.QA_DIR).glob("*.jsonl"):
         stale.unlink()
     for domain in DOMAINS:
-        rows = [{field: pair[field] for field in release_files.QA_FIELDS} for pair, _ in chosen
-                if pair["domain"] == domain]
+        rows = [{**{field: pair[field] for field in release_files.QA_FIELDS}, "evidence": pair["evidence_pages"]}
+                for pair, _ in chosen if pair["domain"] == domain]
         if rows:
             W.write_jsonl(out / release_files.QA_DIR / f"{domain}.jsonl", rows)
     W.write_jsonl(out / PROVENANCE, [provenance(pair, originals[pair["id"]], decision, verdicts.get(pair["id"], {}))
                                      for pair, decision in chosen])
     qa = release_files.read_qa(out)  # the loader's own checks, so a release that would not load is never reported done
-    manifest = W.read_manifest(work)
-    W.write_json(out / BUILD_RECORD, {"work": str(work.resolve()), "human_review": not skip_review, **manifest})
     counts = {"released": len(qa), "documents": len(documents), "edited": sum(
         d is not None and d["verdict"] == "edit" for _, d in chosen)}
-    return W.record_stage(work, "release", {"out": str(out.resolve()), "skip_review": skip_review}, counts,
-                          ids=[pair["id"] for pair, _ in chosen], fingerprint=release_files.fingerprint(out))
+    # build.json is the manifest with this release recorded, so it describes the release it sits in; it is
+    # written before the work folder's manifest, so a work folder never names a release left without one
+    manifest, entry = W.manifest_with_stage(work, "release", {"out": str(out.resolve()), "skip_review": skip_review},
+                                            counts, ids=[pair["id"] for pair, _ in chosen],
+                                            fingerprint=release_files.fingerprint(out))
+    W.write_json(out / BUILD_RECORD, {"work": str(work.resolve()), "human_review": not skip_review, **manifest})
+    W.write_json(work / W.MANIFEST, manifest)
+    return entry
 
 
 # ---- funnel ---------------------------------------------------------------------------------------------------------

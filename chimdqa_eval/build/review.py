@@ -20,8 +20,11 @@ flat object per task). The reviewer
 is the sheet's `reviewer` column / the task's data.reviewer. Verdicts are merged into WORK/review/verdicts.jsonl
 (a file imported again replaces that reviewer's verdicts). Pairs the reviewers disagree on (different verdicts,
 or different edits) go to WORK/review/arbitration.csv / arbitration.labelstudio.json for a third reviewer
-(`arbiter`), whose imported verdicts decide them. Cohen's kappa over the verdicts is reported per reviewer pair.
-A bad file stops the import before anything is written, with an InputError naming the file, the row and the id.
+(`arbiter`), whose imported verdicts decide them; the manifest's review record lists the pairs the reviewers
+disagree on (`disputed`) and those of them the arbiter has not decided yet (`awaiting_arbiter`, counted as
+`disagreement`). Cohen's kappa over the verdicts is reported per reviewer pair.
+Bad files stop the import before anything is written, with one InputError listing every bad row of every file
+(file, row and id) and every file that cannot be read as a sheet or an export at all.
 
 A verdict counts only for the text it was given on: each sheet row / task carries the pair's `text_version` (a
 digest of its question and answer), each stored verdict the same digest. When a pair is generated again with other
@@ -44,7 +47,7 @@ from chimdqa_eval.build.generate import context_text
 from chimdqa_eval.build.screen import screened_pairs
 from chimdqa_eval.release import read_jsonl
 from chimdqa_eval.report.safe import csv_cell, one_line
-from chimdqa_eval.schema import InputError
+from chimdqa_eval.schema import InputError, raise_problems
 from chimdqa_eval.signature import make_signature
 
 VERDICTS = ("accept", "edit", "reject")
@@ -178,8 +181,26 @@ def _csv_rows(path: Path) -> tuple[list[str], list[dict]]:
     return columns, [{k: _sheet_text(v) if isinstance(v, str) else v for k, v in row.items()} for row in rows]
 
 
-def read_csv_verdicts(path: Path) -> list[tuple[str, dict]]:
-    """(location, {id, reviewer, verdict, edited_question, edited_answer, note}) per row of a filled sheet."""
+def _row(location: str, parse) -> tuple[str, dict | None, str | None]:
+    """(location, the record parse() returns, None), or (location, None, the problem) when the row is bad."""
+    try:
+        return location, parse(), None
+    except InputError as err:
+        return location, None, str(err)
+
+
+def _csv_verdict(row: dict, pair_id: str, location: str) -> dict:
+    if None in row:
+        raise InputError(f"{location}: more cells than columns")
+    if not pair_id:
+        raise InputError(f"{location}: empty id")
+    return {"id": pair_id, "reviewer": (row["reviewer"] or "").strip(), **_verdict_record(row, location),
+            "shown": _shown(row)}
+
+
+def read_csv_verdicts(path: Path) -> list[tuple[str, dict | None, str | None]]:
+    """(location, {id, reviewer, verdict, edited_question, edited_answer, note, shown}, None) per row of a filled
+    sheet, or (location, None, problem) for a bad row; InputError when the file is not a sheet at all."""
     columns, rows = _csv_rows(path)
     missing = [c for c in ("id", "reviewer", *ANSWER_COLUMNS) if c not in columns]
     if missing:
@@ -188,12 +209,7 @@ def read_csv_verdicts(path: Path) -> list[tuple[str, dict]]:
     for number, row in enumerate(rows, start=2):  # row 1 is the header, as a spreadsheet numbers them
         pair_id = (row.get("id") or "").strip()
         location = f"{path} row {number}" + (f" (id {pair_id})" if pair_id else "")
-        if None in row:
-            raise InputError(f"{location}: more cells than columns")
-        if not pair_id:
-            raise InputError(f"{location}: empty id")
-        out.append((location, {"id": pair_id, "reviewer": (row["reviewer"] or "").strip(),
-                               **_verdict_record(row, location), "shown": _shown(row)}))
+        out.append(_row(location, lambda: _csv_verdict(row, pair_id, location)))
     return out
 
 
@@ -214,40 +230,49 @@ def _annotation_values(annotation: dict, location: str) -> dict:
     return values
 
 
-def read_label_studio_verdicts(path: Path) -> list[tuple[str, dict]]:
-    """The same records from a Label Studio export: JSON (tasks with `data` and `annotations`; a task without a
+def _task_verdict(task: dict, minimal: bool, data: dict, pair_id: str, location: str) -> dict:
+    if not pair_id:
+        raise InputError(f"{location}: pair_id is missing")
+    if minimal:
+        values = {k: data.get(k) for k in ANSWER_COLUMNS}
+    else:
+        live = [a for a in task.get("annotations") or [] if isinstance(a, dict) and not a.get("was_cancelled")]
+        annotators = {json.dumps(a.get("completed_by"), sort_keys=True) for a in live}
+        if len(annotators) > 1:  # one project for all reviewers: the task's reviewer cannot say whose is whose
+            raise InputError(f"{location}: annotations by {len(annotators)} different annotators on a task of "
+                             f"{data.get('reviewer')}; give each reviewer a Label Studio project of their own "
+                             "(their own .labelstudio.json) and import each project's export")
+        values = _annotation_values(live[-1], location) if live else {}
+    return {"id": pair_id, "reviewer": str(data.get("reviewer") or "").strip(), **_verdict_record(values, location),
+            "shown": _shown(data)}
+
+
+def read_label_studio_verdicts(path: Path) -> list[tuple[str, dict | None, str | None]]:
+    """The same rows from a Label Studio export: JSON (tasks with `data` and `annotations`; a task without a
     live annotation is pending) or JSON-MIN (one flat object per task: pair_id, reviewer, verdict, ...)."""
     tasks = jsonio.read_json(path, what="Label Studio JSON export")  # a byte order mark (Notepad's) is fine
     if not isinstance(tasks, list):
         raise InputError(f"{path}: a Label Studio export is a JSON list of tasks, got {type(tasks).__name__}")
     out = []
     for number, task in enumerate(tasks, start=1):
+        location = f"{path} task {number}"
         if not isinstance(task, dict):
-            raise InputError(f"{path} task {number}: not an object")
+            out.append((location, None, f"{location}: not an object"))
+            continue
         minimal = "data" not in task
         data = task if minimal else task["data"]
         if not isinstance(data, dict):
-            raise InputError(f"{path} task {number}: data is not an object")
+            out.append((location, None, f"{location}: data is not an object"))
+            continue
         pair_id = str(data.get("pair_id") or "").strip()
-        location = f"{path} task {number}" + (f" (id {pair_id})" if pair_id else "")
-        if not pair_id:
-            raise InputError(f"{location}: pair_id is missing")
-        if minimal:
-            values = {k: data.get(k) for k in ANSWER_COLUMNS}
-        else:
-            live = [a for a in task.get("annotations") or [] if isinstance(a, dict) and not a.get("was_cancelled")]
-            annotators = {json.dumps(a.get("completed_by"), sort_keys=True) for a in live}
-            if len(annotators) > 1:  # one project for all reviewers: the task's reviewer cannot say whose is whose
-                raise InputError(f"{location}: annotations by {len(annotators)} different annotators on a task of "
-                                 f"{data.get('reviewer')}; give each reviewer a Label Studio project of their own "
-                                 "(their own .labelstudio.json) and import each project's export")
-            values = _annotation_values(live[-1], location) if live else {}
-        out.append((location, {"id": pair_id, "reviewer": str(data.get("reviewer") or "").strip(),
-                               **_verdict_record(values, location), "shown": _shown(data)}))
+        location += f" (id {pair_id})" if pair_id else ""
+        out.append(_row(location, lambda: _task_verdict(task, minimal, data, pair_id, location)))
     return out
 
 
-def read_verdict_file(path) -> list[tuple[str, dict]]:
+def verdict_rows(path) -> list[tuple[str, dict | None, str | None]]:
+    """(location, record, None) or (location, None, problem) per row of a review sheet or Label Studio export;
+    InputError when the file cannot be read as one at all."""
     path = Path(path)
     if not path.is_file():
         raise InputError(f"{path}: file not found")
@@ -256,6 +281,15 @@ def read_verdict_file(path) -> list[tuple[str, dict]]:
     if path.suffix.lower() == ".json":
         return read_label_studio_verdicts(path)
     raise InputError(f"{path}: expected a .csv review sheet or a .json Label Studio export")
+
+
+def read_verdict_file(path) -> list[tuple[str, dict]]:
+    """(location, record) per row; InputError listing every bad row."""
+    rows = verdict_rows(path)
+    problems = [problem for _, _, problem in rows if problem]
+    if problems:
+        raise_problems(problems, f"{path}: not a usable review file")
+    return [(location, record) for location, record, _ in rows]
 
 
 # ---- writing sheets -----------------------------------------------------------------------------------------------
@@ -329,33 +363,52 @@ def review_export(work, reviewers, force: bool = False) -> dict:
 
 # ---- importing verdicts ---------------------------------------------------------------------------------------------
 
-def _check_records(records, pairs: dict, reviewers) -> None:
-    """pairs: id -> the screened pair, for the ids of the review set."""
-    allowed = (*reviewers, ARBITER)
-    seen = {}
-    for location, record in records:
-        if record["id"] not in pairs:
-            raise InputError(f"{location}: id {record['id']} is not in the review set (see `build review-export`)")
-        shown, pair = record["shown"], pairs[record["id"]]
-        # the text_version when the sheet has one (a spreadsheet program may reformat an answer such as 3/4), else
-        # the question and answer themselves
-        if shown.get("text_version"):
-            changed = ([f"text_version {shown['text_version']} is not the current {text_version(pair)}"]
-                       if shown["text_version"] != text_version(pair) else [])
-        else:
-            changed = [f"its {field} differs from the current one" for field in ("question", "answer")
-                       if field in shown and not _same_text(shown[field], pair[field])]
-        if changed:
-            raise InputError(f"{location}: exported for an earlier text of this pair ({changed[0]}; it was generated "
-                             "again since); export the sheets again (`chimdqa build review-export --force`) and "
-                             "review them")
-        if record["reviewer"] not in allowed:
-            raise InputError(f"{location}: reviewer {record['reviewer']!r} is not one of {', '.join(allowed)}")
-        key = (record["id"], record["reviewer"])
-        if key in seen:
-            raise InputError(f"{location}: a second verdict of {record['reviewer']} on this id "
-                             f"(first at {seen[key]})")
-        seen[key] = location
+def _record_problem(location: str, record: dict, pairs: dict, allowed, seen: dict) -> str | None:
+    """What is wrong with one verdict record, or None. pairs: id -> the screened pair, for the ids of the review
+    set; seen: (id, reviewer) -> where a verdict was first given, filled as records pass."""
+    if record["id"] not in pairs:
+        return f"{location}: id {record['id']} is not in the review set (see `build review-export`)"
+    shown, pair = record["shown"], pairs[record["id"]]
+    # the text_version when the sheet has one (a spreadsheet program may reformat an answer such as 3/4), else
+    # the question and answer themselves
+    if shown.get("text_version"):
+        changed = ([f"text_version {shown['text_version']} is not the current {text_version(pair)}"]
+                   if shown["text_version"] != text_version(pair) else [])
+    else:
+        changed = [f"its {field} differs from the current one" for field in ("question", "answer")
+                   if field in shown and not _same_text(shown[field], pair[field])]
+    if changed:
+        return (f"{location}: exported for an earlier text of this pair ({changed[0]}; it was generated again "
+                "since); export the sheets again (`chimdqa build review-export --force`) and review them")
+    if record["reviewer"] not in allowed:
+        return f"{location}: reviewer {record['reviewer']!r} is not one of {', '.join(allowed)}"
+    key = (record["id"], record["reviewer"])
+    if key in seen:
+        return f"{location}: a second verdict of {record['reviewer']} on this id (first at {seen[key]})"
+    seen[key] = location
+    return None
+
+
+def read_review_files(files, pairs: dict, reviewers) -> list[tuple[str, dict]]:
+    """(location, record) of every row of the files; InputError listing every bad row of every file (and every
+    file that cannot be read at all), so one round of fixes makes them all importable."""
+    allowed, seen = (*reviewers, ARBITER), {}
+    records, problems = [], []
+    for path in files:
+        try:
+            rows = verdict_rows(path)
+        except InputError as err:
+            problems.append(str(err))
+            continue
+        for location, record, problem in rows:
+            problem = problem or _record_problem(location, record, pairs, allowed, seen)
+            if problem:
+                problems.append(problem)
+            else:
+                records.append((location, record))
+    if problems:
+        raise_problems(problems, f"nothing imported from {', '.join(map(str, files))}")
+    return records
 
 
 def read_verdicts(work: Path) -> dict:
@@ -385,7 +438,7 @@ def _unimported(path: Path, verdicts: dict) -> list[str]:
     """Locations of verdicts in an existing arbitration sheet that were never imported."""
     if not path.is_file():
         return []
-    return [location for location, r in read_csv_verdicts(path)
+    return [location for location, r in read_verdict_file(path)
             if r["verdict"] and verdicts.get(r["id"], {}).get(ARBITER, {}).get("verdict") != r["verdict"]]
 
 
@@ -394,9 +447,8 @@ def review_import(work, files) -> dict:
     export = W.stage_record(work, "review-export")
     W.check_fresh(work, ["screen", "review-export"])
     reviewers, ids = export["settings"]["reviewers"], export["ids"]
-    records = [r for path in files for r in read_verdict_file(path)]
     pairs = {p["id"]: p for p in W.read_rows(work, W.SCREENED)}
-    _check_records(records, {i: pairs[i] for i in ids}, reviewers)
+    records = read_review_files(files, {i: pairs[i] for i in ids}, reviewers)
     verdicts = read_verdicts(work)
     for _, record in records:
         record.pop("shown")
@@ -409,6 +461,7 @@ def review_import(work, files) -> dict:
 
     disputed = [i for i in ids if decide(reviewers_only(i), reviewers)["verdict"] == "disagreement"]
     decided = {i: decide(verdicts.get(i, {}), reviewers)["verdict"] for i in ids}
+    awaiting = [i for i in disputed if decided[i] == "disagreement"]  # the others the arbiter decided
     sheet = work / W.REVIEW_DIR / "arbitration.csv"
     kept_sheet = _unimported(sheet, verdicts)
     if disputed and not kept_sheet:
@@ -422,7 +475,7 @@ def review_import(work, files) -> dict:
                           signature=make_signature({"stage": "build-review", "kappa": "cohen",
                                                     "labels": ",".join(VERDICTS)}),
                           kappa=kappas({i: reviewers_only(i) for i in ids}, reviewers), disputed=disputed,
-                          arbitration_sheet_kept=kept_sheet, stale=[list(s) for s in stale])
+                          awaiting_arbiter=awaiting, arbitration_sheet_kept=kept_sheet, stale=[list(s) for s in stale])
 
 
 def _live_and_stale(work: Path, ids) -> tuple[dict, list]:
@@ -477,7 +530,7 @@ def run_import(args) -> int:
     record = review_import(args.work, args.files)
     c = record["counts"]
     print(f"decisions: {c['accept']} accept, {c['edit']} edit, {c['reject']} reject, {c['pending']} pending, "
-          f"{c['disagreement']} disagreements ({c['arbitrated']} decided by the {ARBITER})")
+          f"{c['disagreement']} undecided")
     for k in record["kappa"]:
         kappa = "undefined" if k["kappa"] is None else f"{k['kappa']:.3f}"
         share = "-" if k["agreement"] is None else f"{k['agreement']:.1f}%"
@@ -488,9 +541,18 @@ def run_import(args) -> int:
               f"and no longer count, e.g. {record['stale'][0][1]} on {record['stale'][0][0]}; export the sheets "
               "again (`chimdqa build review-export --force`)")
     sheet = Path(args.work) / W.REVIEW_DIR / "arbitration.csv"
+    if record["disputed"]:
+        print(_disagreements_line(len(record["disputed"]), len(record["awaiting_arbiter"]), sheet))
     if record["arbitration_sheet_kept"]:
         print(f"{sheet} holds verdicts not imported yet ({record['arbitration_sheet_kept'][0]} ...); it was left "
               "as it is: import it")
-    elif record["disputed"]:
-        print(f"{len(record['disputed'])} disagreements in {sheet} (and .labelstudio.json) for the {ARBITER}")
     return 0
+
+
+def _disagreements_line(disputed: int, awaiting: int, sheet: Path) -> str:
+    """How many pairs the reviewers disagree on, how many of them the arbiter decided, and where the rest wait."""
+    head = f"{disputed} disagreement{'s' if disputed != 1 else ''} between the reviewers, "
+    if not awaiting:
+        return head + f"all decided by the {ARBITER}"
+    decided = f"{disputed - awaiting} decided by the {ARBITER}, " if awaiting < disputed else ""
+    return head + decided + f"{awaiting} awaiting the {ARBITER} in {sheet} (and .labelstudio.json)"

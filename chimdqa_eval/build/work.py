@@ -77,15 +77,22 @@ def file_digest(path: Path) -> str | None:
     return hashlib.sha256(path.read_bytes()).hexdigest()[:16] if path.is_file() else None
 
 
-def record_stage(work: Path, stage: str, settings: dict, counts: dict, inputs=(), **extra) -> dict:
-    """Record a stage run in the manifest (its latest run, and one line of history) and return the record.
-    `inputs` are the work files the stage read; their digests let later stages notice a re-run upstream."""
+def manifest_with_stage(work: Path, stage: str, settings: dict, counts: dict, inputs=(), **extra) -> tuple[dict, dict]:
+    """(the manifest with this stage run recorded: its latest run and one line of history, the record), not
+    written yet. `inputs` are the work files the stage read; their digests let later stages notice a re-run
+    upstream."""
     entry = {"date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
              "chimdqa_eval": chimdqa_eval.__version__, "settings": settings, "counts": counts,
              "inputs": {name: file_digest(Path(work) / name) for name in inputs}, **extra}
     manifest = read_manifest(work)
     manifest["stages"][stage] = entry
     manifest["history"].append({"stage": stage, "date": entry["date"], "counts": counts})
+    return manifest, entry
+
+
+def record_stage(work: Path, stage: str, settings: dict, counts: dict, inputs=(), **extra) -> dict:
+    """Record a stage run in the manifest (manifest_with_stage) and return the record."""
+    manifest, entry = manifest_with_stage(work, stage, settings, counts, inputs, **extra)
     write_json(Path(work) / MANIFEST, manifest)
     return entry
 

@@ -67,7 +67,7 @@ def card_with_configs(card_text: str, configs: list[dict], revision: str) -> str
 def export_hub(out, data_dir=None) -> Path:
     """Write the Hub folder for the release in data_dir (default: the bundled sample); returns OUT."""
     out = Path(out)
-    qa = release.read_qa(data_dir)
+    qa = release.read_qa(data_dir, evidence=True)
     pages = release.read_documents(data_dir)
     tables = {documents_path(d): ([p for p in pages if p["domain"] == d], chimdqa.PAGE_FEATURES) for d in DOMAINS}
     for d in DOMAINS:
