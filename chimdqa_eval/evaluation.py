@@ -7,7 +7,7 @@
     run.write("results/")                                 # results.json, items.jsonl, report.html, swapped in whole
 
 `EvalConfig` holds every scoring option with its default and its checks; `chimdqa evaluate` builds it from its
-flags (`from_args`), a leaderboard from its `scoring:` block (`from_mapping`), Python from keywords. Factual
+flags (`from_args`), a leaderboard and Python from keywords (a leaderboard.yaml's `scoring:` block). Factual
 questions go to the factual metric, open-ended ones to the open-ended metrics, and, when the submission carries
 retrieved contexts, every question also goes to the RAG metrics. Offline and without model weights it still
 completes: the rule judge and the lexical metrics run, the model-based metrics are listed as skipped with the reason.
@@ -15,6 +15,7 @@ completes: the rule judge and the lexical metrics run, the model-based metrics a
 from __future__ import annotations
 
 import dataclasses
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -71,9 +72,14 @@ class EvalConfig:
     def __post_init__(self):
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
+            if isinstance(value, os.PathLike):  # a Path where a file or folder is named
+                object.__setattr__(self, f.name, value := os.fspath(value))
             if isinstance(value, list) or (isinstance(value, str) and f.type.startswith("tuple[str")):
                 # lists from flags or YAML, one text for a list of one; the object stays hashable and frozen
                 object.__setattr__(self, f.name, value := tuple(value) if isinstance(value, list) else (value,))
+            if isinstance(value, tuple) and any(isinstance(v, os.PathLike) for v in value):
+                object.__setattr__(self, f.name, value := tuple(os.fspath(v) if isinstance(v, os.PathLike) else v
+                                                                for v in value))
             problem = _type_problem(f.type, value)
             if problem:
                 raise InputError(f"{flag(f.name)}: expected {problem}, got {shown(value)}")
@@ -83,6 +89,8 @@ class EvalConfig:
                                  f"{shown(getattr(self, name))}")
         if self.resamples < 0:
             raise InputError(f"--resamples: expected 0 (no CIs) or a positive number, got {self.resamples}")
+        if self.seed < 0:
+            raise InputError(f"--seed: expected a whole number from 0, got {self.seed}")
         if self.judge_prompt and self.judge not in LLM_JUDGES:
             raise InputError("--judge-prompt is the LLM judge's template: use it with --judge llm or --judge cascade")
         from chimdqa_eval.llm import endpoint_from_args
@@ -100,20 +108,6 @@ class EvalConfig:
 
         return cls(**{f.name: getattr(args, source(f.name)) for f in dataclasses.fields(cls)
                       if hasattr(args, source(f.name))})
-
-    @classmethod
-    def from_mapping(cls, mapping: dict, source: str, *, allowed=None) -> "EvalConfig":
-        """From a mapping of option names (a leaderboard.yaml `scoring:` block): an unknown name, or one outside
-        `allowed`, is an InputError naming `source` and the key."""
-        names = [f.name for f in dataclasses.fields(cls)] if allowed is None else list(allowed)
-        for key in mapping:
-            if key not in names:
-                raise InputError(f"{source}: {key}: not an option that can be set here; expected one of "
-                                 f"{', '.join(sorted(names))}")
-        try:
-            return cls(**mapping)
-        except InputError as err:
-            raise InputError(f"{source}: {err}") from None
 
     def replace(self, **changes) -> "EvalConfig":
         return dataclasses.replace(self, **changes)
@@ -252,8 +246,9 @@ class Prepared:
         calibration = calibration_of(submission.items, families, config.judge)
         if calibration is not None:
             results["calibration"] = calibration
-        elif (why := calibration_skipped(submission.items, families)) is not None:
-            results["skipped"].append({"family": "calibration", "metric": "ece", "reason": why})
+        elif "confidence" in submission.fields:
+            results["skipped"].append({"family": "calibration", "metric": "ece",
+                                       "reason": calibration_skipped(families)})
         if self.rag_pair is not None:  # the run without (or with) retrieval that the report pairs this one with
             other = self.rag_pair
             results["rag_pair"] = {"run_id": other.get("run_id"), "model": other["model"]["model"],
@@ -309,10 +304,8 @@ def calibration_of(items: list[dict], families, judge: str) -> dict | None:
                                factual.labels, correctness=f"factual-grade-CO-{judge}-judge")
 
 
-def calibration_skipped(items: list[dict], families) -> str | None:
-    """Why a submission that states confidences has no calibration; None when it states none."""
-    if "confidence" not in items[0]:
-        return None
+def calibration_skipped(families) -> str:
+    """Why a submission whose predictions have a confidence field has no calibration."""
     if not any(f.family == "factual" for f in families):
         return "the predictions state confidences, but no factual answer was graded (calibration needs the grades)"
     return ("the predictions have a confidence field, but no factual answer carries a number (all null: e.g. "

@@ -27,7 +27,14 @@ PREDICTION_FIELDS = ("id", "prediction", "retrieved_contexts", "logprobs", "conf
 OPTIONAL_FIELDS = ("retrieved_contexts", "logprobs", "confidence")
 METADATA_FIELDS = ("model", "rag", "date", "notes", "url", "generation")
 CONTEXT_FIELDS = ("text", "doc_id", "page")
-METADATA_MAX_BYTES = 2**20  # what `chimdqa generate` writes stays under 100 KB even for a whole release
+# Scoring time grows faster than linearly with an answer's length (LCS, alignments, claim checks): answers and
+# contexts far beyond any real one (references reach ~4,700 characters, chunks 400) would hold a run for hours.
+PREDICTION_LIMIT = 20_000
+CONTEXT_LIMIT = 20_000
+CONTEXTS_LIMIT = 100
+# what `chimdqa generate` writes stays under 100 KB for a whole release, plus about 70 bytes a question in long mode
+# (its per-question record of what the truncation kept): some 400 KB for 6,000 questions
+METADATA_MAX_BYTES = 2**20
 
 # The fields of `generation` (what `chimdqa generate` records) that reports and summaries read as numbers or
 # mappings, with their types, so that metadata written by hand fails here, naming the field, rather than halfway
@@ -45,7 +52,17 @@ GENERATION_SCHEMA = {
         "max_tokens": {"type": ["integer", "null"], "minimum": 1},
         "template": {"type": "object"},
         "n_questions": _COUNT, "n_answered": _COUNT, "n_from_cache": _COUNT,
-        "context": {"type": "object", "properties": {"max_context_tokens": _POSITIVE, "questions_truncated": _COUNT}},
+        "context": {"type": "object", "properties": {
+            "max_context_tokens": _POSITIVE, "questions_truncated": _COUNT,
+            "truncation": {"enum": ["middle", "head", "tail"]}, "signature": {"type": "string"},
+            "evidence_pages": {"type": "object", "additionalProperties": _COUNT},
+            "tokens": {"type": "object", "additionalProperties": {"type": "array", "items": _COUNT,
+                                                                  "minItems": 2, "maxItems": 2}},
+            "questions": {"type": "object", "additionalProperties": {
+                "type": "object", "required": ["tokens"],
+                "properties": {"tokens": _COUNT, "evidence": {
+                    "type": "object", "propertyNames": {"pattern": "^[1-9][0-9]*$"},
+                    "additionalProperties": {"enum": ["kept", "partly", "cut"]}}}}}}},
         "retrieval": {"type": "object",
                       "properties": {"top_k": _POSITIVE, "chunk_size": _POSITIVE, "chunk_overlap": _COUNT}},
         "retrieval_quality": {
@@ -65,6 +82,7 @@ class Submission:
     missing_ids: list[str] = field(default_factory=list)
     n_questions: int = 0
     n_outside: int = 0                      # predictions for release questions outside the selected config
+    fields: tuple = ()                      # the optional fields the file gives (all-or-none across it)
 
     @property
     def coverage(self) -> float:
@@ -110,9 +128,14 @@ def _record_problems(record, loc: str) -> list[str]:
         problems.append(f"{loc}: missing field 'prediction' (use \"\" for a question the system did not answer)")
     elif not isinstance(record["prediction"], str):
         problems.append(f"{loc}: 'prediction' must be a string, got {type(record['prediction']).__name__}")
+    elif len(record["prediction"]) > PREDICTION_LIMIT:
+        problems.append(f"{loc}: 'prediction' has {len(record['prediction']):,} characters, more than the "
+                        f"{PREDICTION_LIMIT:,} an answer may have")
     if "retrieved_contexts" in record and not _valid_contexts(record["retrieved_contexts"]):
         problems.append(f"{loc}: 'retrieved_contexts' must be a list of strings or of objects "
                         "{\"text\": string, \"doc_id\": string, \"page\": integer >= 1}")
+    elif "retrieved_contexts" in record and (problem := _contexts_size_problem(record["retrieved_contexts"])):
+        problems.append(f"{loc}: 'retrieved_contexts' {problem}")
     confidence = record.get("confidence")
     if confidence is not None and (isinstance(confidence, bool) or not isinstance(confidence, (int, float))
                                    or not 0 <= confidence <= 100):
@@ -123,6 +146,16 @@ def _record_problems(record, loc: str) -> list[str]:
         if problem:
             problems.append(f"{loc}: 'logprobs'{problem}")
     return problems
+
+
+def _contexts_size_problem(contexts) -> str | None:
+    if len(contexts) > CONTEXTS_LIMIT:
+        return f"has {len(contexts)} contexts, more than the {CONTEXTS_LIMIT} a question may have"
+    for i, context in enumerate(contexts):
+        text = context if isinstance(context, str) else context["text"]
+        if len(text) > CONTEXT_LIMIT:
+            return f"[{i}] has {len(text):,} characters, more than the {CONTEXT_LIMIT:,} a context may have"
+    return None
 
 
 def _valid_contexts(contexts) -> bool:
@@ -299,4 +332,5 @@ def load_submission(predictions_path, questions: list[dict], *, metadata_path=No
     if not items:
         raise InputError(f"{predictions_path}: no prediction matches a question of the dataset selection")
     return Submission(path=predictions_path, metadata=metadata, items=items, missing_ids=missing,
-                      n_questions=len(questions), n_outside=n_all - len(rows))
+                      n_questions=len(questions), n_outside=n_all - len(rows),
+                      fields=tuple(f for f in OPTIONAL_FIELDS if f in rows[0]))

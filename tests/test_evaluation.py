@@ -72,18 +72,17 @@ def test_python_equals_the_cli_on_chinese_simpleqa_with_the_cascade(tmp_path):
     ({"concurrency": 0}, "--concurrency 0"),
     ({"judge_prompt": "x.yaml"}, "--judge-prompt is the LLM judge's template"),
     ({"price_per_mtok": ["a", 1]}, "--price-per-mtok: expected a list of numbers"),
+    ({"seed": -1}, "--seed: expected a whole number from 0"),
 ])
 def test_the_settings_are_checked_when_made(keywords, message):
     with pytest.raises(InputError, match=re.escape(message)):
         EvalConfig(**keywords)
 
 
-def test_a_settings_mapping_names_its_source_and_key():
-    with pytest.raises(InputError, match=re.escape("board.yaml: tokeniser: not an option")):
-        EvalConfig.from_mapping({"tokeniser": "jieba"}, "board.yaml")
-    with pytest.raises(InputError, match=re.escape("board.yaml: --seed: expected a whole number")):
-        EvalConfig.from_mapping({"seed": 1.5}, "board.yaml")
-    assert EvalConfig.from_mapping({"api_base": "http://h:1/v1"}, "board.yaml").api_base == ("http://h:1/v1",)
+def test_paths_are_accepted_where_files_are_named(tmp_path):
+    config = EvalConfig(data_dir=release.SAMPLE_DIR, data_files=[tmp_path / "qa.jsonl"])
+    assert config.data_dir == str(release.SAMPLE_DIR) and config.data_files == (str(tmp_path / "qa.jsonl"),)
+    assert EvalConfig(api_base="http://h:1/v1").api_base == ("http://h:1/v1",)  # one text for a list of one
 
 
 def test_the_readme_python_example_runs(tmp_path, monkeypatch):

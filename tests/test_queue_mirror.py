@@ -10,6 +10,7 @@ import pytest
 
 from chat_server import ChatServer
 from chimdqa_eval import cli, release
+from chimdqa_eval.queue.board_config import load_board_config
 from chimdqa_eval.queue.store import Queue
 from test_queue import BOARD, SAMPLE, variant
 
@@ -37,7 +38,7 @@ def submit(mirror: Path, tmp_path: Path, predictions: Path, submitter: str, *ext
     """A participant's honest `chimdqa queue submit` through the mirror; the request it wrote there."""
     own = tmp_path / f"participant-{submitter}"
     assert cli.main(["queue", "submit", str(predictions), "--queue", str(own), "--submitter", submitter,
-                     "--hub-requests", str(mirror), *extra]) == 0
+                     "--hub-requests", str(mirror), *map(str, extra)]) == 0
     newest = max((mirror / "requests").glob("*.json"), key=lambda p: p.stat().st_mtime_ns)
     return json.loads(newest.read_text(encoding="utf-8"))
 
@@ -79,7 +80,8 @@ def test_a_mirror_cannot_change_the_boards_settings(board, tmp_path):
         assert process(queue, results, board_dir, mirror) == 0
         assert attacker.requests == [] and attacker.gets == []
     assert (queue / "leaderboard.yaml").read_text(encoding="utf-8") == BOARD
-    assert (mirror / "leaderboard.yaml").read_text(encoding="utf-8") == BOARD
+    published = load_board_config(mirror / "leaderboard.yaml")  # the maintainer's settings, published back
+    assert published.scoring == load_board_config(queue / "leaderboard.yaml").scoring
     doc = json.loads((results / request["id"] / "results.json").read_text(encoding="utf-8"))
     assert doc["settings"]["judge"] == "rule" and doc["settings"]["resamples"] == 20
     assert SECRET_TOKEN not in json.dumps(doc)
@@ -250,4 +252,115 @@ def test_rows_scored_under_old_settings_are_scored_again(board, tmp_path, capsys
     assert doc["settings"]["seed"] == 8
     page = (board_dir / "index.html").read_text(encoding="utf-8")
     assert page != old_page and done["board"] in page
-    assert (mirror / "leaderboard.yaml").read_text(encoding="utf-8") == BOARD.replace("seed: 7", "seed: 8")
+    assert load_board_config(mirror / "leaderboard.yaml").scoring["seed"] == 8
+
+
+def mirror_request(mirror: Path, tmp_path: Path, name: str, **fields) -> dict:
+    """A request as `Queue.add` writes it, with `fields` changed, put in the mirror by hand (as an attacker can)."""
+    doc = Queue(tmp_path / f"hand-{name}").add(variant(tmp_path, name, {"aca-ret-001": name}), model=name,
+                                               submitter="mallory")
+    for folder in ("predictions", "requests"):
+        (mirror / folder).mkdir(parents=True, exist_ok=True)
+    (mirror / doc["predictions"]).write_bytes((tmp_path / f"hand-{name}" / doc["predictions"]).read_bytes())
+    doc.update(fields)
+    (mirror / "requests" / f"{doc['id']}.json").write_text(json.dumps(doc), encoding="utf-8")
+    return doc
+
+
+def test_strange_request_files_are_reported_and_skipped(board, tmp_path, capsys):
+    """A lone surrogate or terminal escape in a field, a request that is a link to the maintainer's settings:
+    each is left out with a line in the log; the honest request is scored and the run exits 0."""
+    queue, results, board_dir, mirror = board
+    surrogate = mirror_request(mirror, tmp_path, "sur", model="x\ud800y")
+    escape = mirror_request(mirror, tmp_path, "esc", date="\u001b]0;pwned\u0007")
+    honest = submit(mirror, tmp_path, SAMPLE, "alice")
+    linked = mirror_request(mirror, tmp_path, "lnk")
+    link = mirror / "requests" / f"{linked['id']}.json"
+    link.unlink()
+    link.symlink_to(queue / "leaderboard.yaml")
+    assert process(queue, results, board_dir, mirror) == 0
+    out = capsys.readouterr().out
+    assert local(queue).keys() == {honest["id"]} and local(queue)[honest["id"]]["status"] == "FINISHED"
+    assert surrogate["id"] in out and escape["id"] in out and linked["id"] in out
+    assert (queue / "leaderboard.yaml").read_text(encoding="utf-8") == BOARD  # nothing written through the link
+
+
+def test_links_and_folders_in_the_mirror_are_replaced_not_written_through(board, tmp_path):
+    queue, results, board_dir, mirror = board
+    honest = submit(mirror, tmp_path, SAMPLE, "alice")
+    record = mirror / "requests" / f"{honest['id']}.json"
+    victim = tmp_path / "victim.txt"
+    victim.write_text("the maintainer's file", encoding="utf-8")
+    (mirror / "leaderboard.yaml").unlink()
+    (mirror / "leaderboard.yaml").symlink_to(victim)
+    assert process(queue, results, board_dir, mirror) == 0
+    assert victim.read_text(encoding="utf-8") == "the maintainer's file"
+    assert not (mirror / "leaderboard.yaml").is_symlink()
+    # a request record turned into a link to the maintainer's settings, a folder where a file was published
+    record.unlink()
+    record.symlink_to(queue / "leaderboard.yaml")
+    (mirror / "leaderboard.yaml").unlink()
+    (mirror / "leaderboard.yaml").mkdir()
+    settings = tmp_path / "board-settings.yaml"  # bob's copy of the board's settings: the mirror's is broken
+    settings.write_text(BOARD, encoding="utf-8")
+    submit(mirror, tmp_path, variant(tmp_path, "bob-model", {"aca-ret-001": "不知道"}), "bob", "--config", settings)
+    assert process(queue, results, board_dir, mirror) == 0
+    assert (queue / "leaderboard.yaml").read_text(encoding="utf-8") == BOARD
+    assert json.loads(record.read_text(encoding="utf-8"))["status"] == "FINISHED" and not record.is_symlink()
+    assert board_models(board_dir) == ["bob-model", "sample-system"]
+
+
+def test_a_linked_requests_folder_is_not_read(board, tmp_path, capsys):
+    queue, results, board_dir, mirror = board
+    elsewhere = tmp_path / "elsewhere"
+    mirror_request(elsewhere, tmp_path, "far")
+    (mirror / "requests").symlink_to(elsewhere / "requests", target_is_directory=True)
+    assert process(queue, results, board_dir, mirror) == 0
+    assert local(queue) == {} and "is a link" in capsys.readouterr().out
+
+
+def test_the_daily_limit_counts_what_the_processor_received(board, tmp_path):
+    """Requests that name alice as submitter and back-date submitted_at do not use up her day before she
+    submits: the processor counts by when it received each request."""
+    queue, results, board_dir, mirror = board
+    honest = submit(mirror, tmp_path, SAMPLE, "alice")
+    assert process(queue, results, board_dir, mirror) == 0  # received first
+    for name in ("f1", "f2"):
+        mirror_request(mirror, tmp_path, name, submitter="alice", submitted_at=honest["submitted_at"] - 10)
+    assert process(queue, results, board_dir, mirror) == 0
+    states = {r["model"]: r["status"] for r in local(queue).values()}
+    assert states["sample-system"] == "FINISHED"
+    assert sorted(states.values()).count("FAILED") == 1  # the board allows alice 2 a day: the third is refused
+
+
+def test_a_failed_file_can_be_submitted_again(board, tmp_path):
+    queue, results, board_dir, mirror = board
+    request = submit(mirror, tmp_path, SAMPLE, "alice")
+    with (mirror / request["predictions"]).open("a", encoding="utf-8") as f:
+        f.write("\n")
+    assert process(queue, results, board_dir, mirror) == 0
+    assert local(queue)[request["id"]]["status"] == "FAILED"
+    again = submit(mirror, tmp_path, SAMPLE, "alice")
+    assert again["id"] != request["id"] or again["submitted_at"] != request["submitted_at"]
+    assert process(queue, results, board_dir, mirror) == 0
+    assert "FINISHED" in {r["status"] for r in local(queue).values()}
+
+
+def test_maintainer_details_are_not_published(tmp_path):
+    """The endpoint's route and credentials and local paths stay on the maintainer's machine: the mirror's
+    settings, request records and the board show scheme://host:port and names only."""
+    queue, results, board_dir, mirror = tmp_path / "queue", tmp_path / "results", tmp_path / "board", \
+        tmp_path / "mirror"
+    queue.mkdir()
+    secret = "route-TOKEN123"
+    with ChatServer(lambda body: "我无法判断") as server:
+        base = server.api_base.replace("http://", "http://bob:hunter2@") + f"/{secret}"
+        (queue / "leaderboard.yaml").write_text(
+            f"scoring:\n  judge: llm\n  judge_model: j\n  api_base: {base}\n  llm_cache: {tmp_path}/cache.sqlite\n"
+            "  resamples: 0\nmax_attempts: 1\n", encoding="utf-8")
+        submit(mirror, tmp_path, SAMPLE, "alice", "--config", queue / "leaderboard.yaml")
+        process(queue, results, board_dir, mirror)  # the judge cannot grade: the board's problem
+    published = "".join(p.read_text(encoding="utf-8", errors="replace") for p in mirror.rglob("*") if p.is_file())
+    for leak in (secret, "hunter2", str(tmp_path)):
+        assert leak not in published
+    assert "127.0.0.1" in (mirror / "leaderboard.yaml").read_text(encoding="utf-8")

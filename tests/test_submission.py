@@ -257,3 +257,21 @@ def test_metadata_file_size_is_capped(tmp_path):
                     encoding="utf-8")
     assert "m.meta.json: larger than 1,048,576 bytes, the most a submission metadata file may hold" in \
         error_of(read_metadata, meta)
+
+
+def test_answers_and_contexts_far_beyond_any_real_one_are_refused(tmp_path):
+    """A 20,000-character answer is the most; one more is an error naming the line and id (scoring time grows
+    faster than the length, so a 2-million-character answer would hold a run for hours). Contexts likewise."""
+    from chimdqa_eval.submission import CONTEXT_LIMIT, CONTEXTS_LIMIT, PREDICTION_LIMIT
+
+    ok = [{"id": q["id"], "prediction": "答" * PREDICTION_LIMIT} for q in QUESTIONS]
+    assert len(load_submission(write(tmp_path, ok), QUESTIONS).items) == 4
+    long = [{**row, "prediction": row["prediction"] + ("答" if row["id"] == "q2" else "")} for row in ok]
+    message = error_of(load_submission, write(tmp_path, long), QUESTIONS)
+    assert "line 2 (id q2): 'prediction' has 20,001 characters, more than the 20,000" in message
+    contexts = [{"id": q["id"], "prediction": "答", "retrieved_contexts": ["文"] * 2} for q in QUESTIONS]
+    contexts[0]["retrieved_contexts"] = ["文"] * (CONTEXTS_LIMIT + 1)
+    contexts[2]["retrieved_contexts"] = [{"text": "文" * (CONTEXT_LIMIT + 1), "doc_id": "d", "page": 1}]
+    message = error_of(load_submission, write(tmp_path, contexts), QUESTIONS)
+    assert f"line 1 (id q1): 'retrieved_contexts' has {CONTEXTS_LIMIT + 1} contexts" in message
+    assert f"line 3 (id q3): 'retrieved_contexts' [0] has {CONTEXT_LIMIT + 1:,} characters" in message

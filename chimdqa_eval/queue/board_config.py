@@ -72,9 +72,44 @@ class BoardConfig:
         pinned = {"benchmark": self.benchmark, "config": self.config, "split": self.split, "revision": revision,
                   "scoring": self.scoring}
         digest = hashlib.sha256(json.dumps(pinned, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:12]
-        settings = ",".join(f"{k}={v}" for k, v in sorted(self.scoring.items()) if v is not None) or "defaults"
+        shown = public_scoring(self.scoring)
+        settings = ",".join(f"{k}={v}" for k, v in sorted(shown.items()) if v is not None) or "defaults"
         return make_signature({"board": digest, "benchmark": self.benchmark, "config": self.config,
                                "split": self.split, "revision": revision, "scoring": settings.replace("|", "/")})
+
+
+# settings that may name a place on the maintainer's machine: shown by their last part only
+LOCAL_PATHS = ("judge_prompt", "llm_cache", "bertscore_model", "perplexity_model", "nli_model")
+
+
+def _public_value(key: str, value):
+    from chimdqa_eval.llm import origin
+
+    if key == "api_base" and value:  # scheme://host:port: no user, password or route (a token can hide there)
+        return [origin(v) for v in ([value] if isinstance(value, str) else value)]
+    if key in LOCAL_PATHS and isinstance(value, str) and (Path(value).is_absolute() or value.startswith(".")):
+        return Path(value).name
+    return value
+
+
+def public_scoring(scoring: dict) -> dict:
+    """The pinned settings as participants and the board page see them."""
+    return {key: _public_value(key, value) for key, value in scoring.items()}
+
+
+def public_yaml(config: BoardConfig) -> str:
+    """A leaderboard.yaml for participants: the selection, limits and pinned settings without the maintainer's
+    paths and endpoint routes (a release is named by its folder: participants pass --data-dir)."""
+    import yaml
+
+    doc = {"title": config.title, "benchmark": config.benchmark, "config": config.config, "split": config.split,
+           "release": Path(config.release).name if config.release else None,
+           "data_files": [Path(f).name for f in config.data_files] or None,
+           "scoring": public_scoring(config.scoring),
+           "limits": {"per_submitter_per_day": config.per_submitter_per_day},
+           "stale_after": config.stale_after, "max_attempts": config.max_attempts}
+    return ("# published by `chimdqa queue process`; the maintainer's own settings file is not this one\n"
+            + yaml.safe_dump({k: v for k, v in doc.items() if v is not None}, allow_unicode=True, sort_keys=False))
 
 
 def load_board_config(path) -> BoardConfig:

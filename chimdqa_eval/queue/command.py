@@ -20,8 +20,9 @@ import time
 import uuid
 from pathlib import Path
 
-from chimdqa_eval.queue.board_config import CONFIG_FILE, BoardConfig, load_board_config
-from chimdqa_eval.queue.store import DAY, Queue
+from chimdqa_eval.jsonio import write_atomic
+from chimdqa_eval.queue.board_config import CONFIG_FILE, BoardConfig, load_board_config, public_yaml
+from chimdqa_eval.queue.store import DAY, Queue, arrived
 from chimdqa_eval.queue.sync import files_under, mirror_for, pull_view, take_new_requests
 from chimdqa_eval.report.results import file_sha256
 from chimdqa_eval.schema import InputError
@@ -108,7 +109,9 @@ def run_submit(args) -> int:
     if mirror:  # only this request's files: the rest of the mirror is the board's, not the participant's
         names = [request["predictions"], *([request["metadata"]] if request["metadata"] else []),
                  f"requests/{request['id']}.json"]
-        mirror.publish(files_under(queue.root, names), f"submit {request['id']}")
+        problems = mirror.publish(files_under(queue.root, names), f"submit {request['id']}")
+        if problems:
+            raise InputError("the request could not be put in the mirror:\n  " + "\n  ".join(problems))
     print(f"queued {request['id']}: model {request['model']!r}, {len(submission.items)} questions "
           f"(coverage {100 * submission.coverage:.1f}%), status PENDING")
     return 0
@@ -144,7 +147,7 @@ def over_daily_limit(queue: Queue, request: dict, per_day: int | None) -> str | 
     if per_day is None:
         return None
     earlier = [r for r in queue.requests() if r["submitter"] == request["submitter"] and r["id"] != request["id"]
-               and 0 <= request["submitted_at"] - r["submitted_at"] < DAY and r["status"] != "FAILED"]
+               and 0 <= arrived(request) - arrived(r) < DAY and r["status"] != "FAILED"]
     if len(earlier) < per_day:
         return None
     return (f"submitter {request['submitter']!r} already has {len(earlier)} request(s) in the 24 hours before this "
@@ -184,9 +187,11 @@ def score_request(queue: Queue, request: dict, config: BoardConfig, results_dir:
     except Exception as err:  # noqa: BLE001 — whatever broke, the request goes back and the maintainer is told
         shutil.rmtree(scratch, ignore_errors=True)
         give_up = request["attempts"] >= config.max_attempts
-        reason = f"scoring failed on the board's side after {request['attempts']} attempt(s): {err}"
+        # what is recorded is published: the details (endpoint, paths, server replies) go to the maintainer's log
+        reason = (f"scoring failed on the board's side after {request['attempts']} attempt(s); the board's "
+                  "maintainers have the details")
         if not queue.settle(rid, worker, "FAILED" if give_up else "PENDING", reason=reason if give_up else None,
-                            note=f"scoring error: {err}"):
+                            note="scoring error on the board's side"):
             return "TAKEN OVER"  # another processor holds it now; its run counts
         raise ProcessingError(f"request {rid}: {err}") from err
     final = results_dir / rid
@@ -253,10 +258,14 @@ def process_once(queue: Queue, config: BoardConfig, results_dir: Path, board_dir
     if again:
         log(f"the board's settings changed: {len(again)} finished request(s) will be scored again")
         rebuild_board(queue, config, results_dir, board_dir, revision, log)
+    public = queue.root / ".leaderboard.public.yaml"
+    write_atomic(public, public_yaml(config))
+
     def publish(message):  # the processor's records and settings, over whatever the mirror holds of them
         if requests_mirror:
-            requests_mirror.publish(files_under(queue.root, ("requests",)) +
-                                    [("leaderboard.yaml", Path(config.source))], message)
+            for problem in requests_mirror.publish(files_under(queue.root, ("requests",)) +
+                                                   [("leaderboard.yaml", public)], message):
+                log(f"warning: {problem}")
 
     while True:
         if requests_mirror:
@@ -277,7 +286,9 @@ def process_once(queue: Queue, config: BoardConfig, results_dir: Path, board_dir
         if status == "FINISHED":
             rebuild_board(queue, config, results_dir, board_dir, revision, log)
             if results_mirror:
-                results_mirror.publish(files_under(results_dir, [request["id"]]), f"results of {request['id']}")
+                for problem in results_mirror.publish(files_under(results_dir, [request["id"]]),
+                                                      f"results of {request['id']}"):
+                    log(f"warning: {problem}")
     queue.report_unreadable()
     return done
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import datetime
 import fcntl
+import math
 import re
 import shutil
 import sys
@@ -36,14 +37,15 @@ ID_PATTERN = r"^[0-9]{8}T[0-9]{6}-[A-Za-z0-9._-]{1,40}-[0-9a-f]{8}$"
 REQUEST_BYTES = 64 * 2**10
 SUBMITTER_LIMIT = 100
 
-_TEXT = {"type": "string", "minLength": 1, "pattern": r"^[^\x00-\x1f\x7f]*$"}
+# text shown in tables and terminals: no control characters (an escape sequence) and no lone surrogates
+_TEXT = {"type": "string", "minLength": 1, "pattern": r"^[^\x00-\x1f\x7f-\x9f\ud800-\udfff]*$"}
 # What a participant writes when submitting: the only fields ever read from a mirror.
 SUBMITTED = {
     "id": {"type": "string", "pattern": ID_PATTERN},
     "model": {**_TEXT, "maxLength": METADATA_LIMITS["model"]},
     "submitter": {**_TEXT, "maxLength": SUBMITTER_LIMIT},
-    "date": {"type": "string", "maxLength": 40},
-    "submitted_at": {"type": "number", "minimum": 0, "maximum": 1e11},
+    "date": {**_TEXT, "maxLength": 40},
+    "submitted_at": {"type": "number", "minimum": 0, "maximum": 1e11},  # and finite: see schema_problem
     "sha256": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
     "predictions": {"type": "string"},
     "metadata": {"type": ["string", "null"]},
@@ -75,14 +77,24 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.")[:40] or "model"
 
 
+def arrived(request: dict) -> float:
+    """When the queue got a request: the processor's own clock for one taken from a mirror (a participant's
+    `submitted_at` is only what they wrote), the submitting command's for one added here."""
+    return request.get("received_at") or request["submitted_at"]
+
+
 def is_request_id(text: str) -> bool:
     return re.fullmatch(ID_PATTERN, text) is not None
 
 
 def schema_problem(doc, schema: dict) -> str | None:
-    """The first way `doc` breaks `schema`, in words naming the field; None when it fits."""
+    """The first way `doc` breaks `schema`, in words naming the field; None when it fits. Numbers must be finite
+    (JSON Schema's bounds let NaN through)."""
     error = next(iter(sorted(jsonschema.Draft202012Validator(schema).iter_errors(doc), key=lambda e: e.path)), None)
     if error is None:
+        for key, value in doc.items():
+            if isinstance(value, float) and not math.isfinite(value):
+                return f"{key}: not a finite number"
         return None
     field = ".".join(map(str, error.absolute_path)) or "the request"
     return f"{field}: {shown(error.message, 200, quoted=False)}"
@@ -140,7 +152,7 @@ class Queue:
                 docs.append(self.read(path.stem))
             except InputError as err:
                 self.unreadable[str(path)] = str(err)
-        return sorted(docs, key=lambda d: (d.get("received_at") or d["submitted_at"], d["id"]))
+        return sorted(docs, key=lambda d: (arrived(d), d["id"]))
 
     def report_unreadable(self, out=None) -> None:
         for reason in self.unreadable.values():
@@ -167,17 +179,22 @@ class Queue:
         sha = file_sha256(predictions)
         with self.lock():
             earlier = self.requests()
-            same = next((r for r in earlier if r["sha256"] == sha), None)
+            same = next((r for r in earlier if r["sha256"] == sha and r["status"] != "FAILED"), None)
             if same is not None:
                 raise InputError(f"{predictions}: the same predictions file (sha256 {sha[:12]}…) is already in the "
                                  f"queue as request {same['id']} ({same['status']}, model {same['model']!r}, "
                                  f"submitted {same['date']})")
-            recent = [r for r in earlier if r["submitter"] == submitter and now - r["submitted_at"] < DAY]
+            recent = [r for r in earlier if r["submitter"] == submitter and now - arrived(r) < DAY]
             if per_day is not None and len(recent) >= per_day:
                 raise InputError(f"submitter {submitter!r} has already submitted {len(recent)} request(s) in the "
                                  f"last 24 hours ({', '.join(r['id'] for r in recent)}); this board accepts "
                                  f"{per_day} per day")
-            request_id = f"{time.strftime('%Y%m%dT%H%M%S', time.gmtime(now))}-{_slug(model)}-{sha[:8]}"
+            stamp = now
+            while True:  # a file submitted again (after its request FAILED) gets an id of its own
+                request_id = f"{time.strftime('%Y%m%dT%H%M%S', time.gmtime(stamp))}-{_slug(model)}-{sha[:8]}"
+                if not self.has(request_id):
+                    break
+                stamp += 1
             self.predictions_dir.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(predictions, self.predictions_dir / f"{request_id}.jsonl")
             meta_name = None

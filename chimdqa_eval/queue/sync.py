@@ -14,13 +14,16 @@ Participants read the mirror as the board's public state (`pull_view`) and publi
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
+import stat
 import tempfile
 import time
+import uuid
 from contextlib import contextmanager
 from pathlib import Path
 
-from chimdqa_eval.jsonio import loads, read_capped
+from chimdqa_eval.jsonio import loads
 from chimdqa_eval.queue.store import REQUEST_BYTES, SUBMITTED_SCHEMA, Queue, is_request_id, schema_problem
 from chimdqa_eval.schema import InputError
 
@@ -29,10 +32,29 @@ METADATA_BYTES = 2**20
 
 
 def _regular_file(path: Path, what: str, cap: int) -> bytes:
-    """The bytes of `path` if it is a regular file (not a link) within `cap`; InputError saying why not."""
-    if path.is_symlink() or (path.exists() and not path.is_file()):
-        raise InputError(f"{path.name}: the {what} is not a regular file")
-    return read_capped(path, what=what, max_bytes=cap, label=path.name)
+    """The bytes of `path` if it is a regular file (opened without following a link, and without blocking on a
+    pipe swapped in) within `cap`; InputError saying why not."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        raise InputError(f"{path.name}: no such {what}") from None
+    except OSError:
+        raise InputError(f"{path.name}: the {what} is not a regular file") from None
+    with os.fdopen(descriptor, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise InputError(f"{path.name}: the {what} is not a regular file")
+        data = handle.read(cap + 1)
+    if len(data) > cap:
+        raise InputError(f"{path.name}: larger than {cap:,} bytes, the most a {what} may hold")
+    return data
+
+
+def _linked_folder(source: Path) -> str | None:
+    """Why the mirror at `source` is not read at all: a folder of it that is a link (it could lead anywhere)."""
+    for name in ("requests", "predictions"):
+        if (Path(source) / name).is_symlink():
+            return f"ignored the mirror's {name}/: it is a link, not a folder"
+    return None
 
 
 def _take_files(source: Path, doc: dict) -> tuple[bytes | None, bytes | None, str | None]:
@@ -60,36 +82,46 @@ def intake(source: Path, queue: Queue, *, now: float | None = None) -> list[str]
     per request taken in or refused, and per file that could not be a request (left where it is)."""
     lines = []
     folder = Path(source) / "requests"
+    linked = _linked_folder(source)
+    if linked:
+        return [linked]
     if not folder.is_dir():
         return lines
     for path in sorted(folder.iterdir()):
-        stem = path.name[:-len(".json")] if path.name.endswith(".json") else None
-        if path.name.startswith(".") or stem is None:
-            continue
-        if not is_request_id(stem):
-            lines.append(f"ignored requests/{path.name[:80]}: not a request file name")
-            continue
-        if queue.has(stem):
-            continue  # taken in before: whatever the mirror says of it now is ignored
         try:
-            doc = loads(_regular_file(path, "request file", REQUEST_BYTES), f"requests/{path.name}")
-        except InputError as err:
-            lines.append(f"ignored {err}")
-            continue
-        problem = schema_problem(doc, SUBMITTED_SCHEMA)
-        if problem is None and doc["id"] != stem:
-            problem = "id: not the file's name"
-        if problem:
-            lines.append(f"ignored requests/{path.name}: not a request a participant could have submitted ({problem})")
-            continue
-        if not (Path(source) / doc["predictions"]).exists() and doc["predictions"] == f"predictions/{stem}.jsonl":
-            lines.append(f"waiting for {stem}: its predictions file is not in the mirror yet")
-            continue
-        predictions, metadata, problem = _take_files(Path(source), doc)
-        received = queue.receive(doc, predictions, metadata, problem=problem, now=now)
-        if received is not None:
-            lines.append(f"received {stem}" + (f": FAILED ({problem})" if problem else ""))
+            line = _take_in(Path(source), path, queue, now)
+        except Exception as err:  # noqa: BLE001 — one strange file is reported and skipped, never fatal
+            line = f"ignored requests/{path.name[:80]!r}: {type(err).__name__}: {err}"
+        if line:
+            lines.append(line)
     return lines
+
+
+def _take_in(source: Path, path: Path, queue: Queue, now) -> str | None:
+    """Take in one request file of the mirror; the line to log, or None for nothing to say."""
+    stem = path.name[:-len(".json")] if path.name.endswith(".json") else None
+    if path.name.startswith(".") or stem is None:
+        return None
+    if not is_request_id(stem):
+        return f"ignored requests/{path.name[:80]!r}: not a request file name"
+    if queue.has(stem):
+        return None  # taken in before: whatever the mirror says of it now is ignored
+    try:
+        doc = loads(_regular_file(path, "request file", REQUEST_BYTES), f"requests/{path.name}")
+    except InputError as err:
+        return f"ignored {err}"
+    problem = schema_problem(doc, SUBMITTED_SCHEMA) if isinstance(doc, dict) else "not a JSON object"
+    if problem is None and doc["id"] != stem:
+        problem = "id: not the file's name"
+    if problem:
+        return f"ignored requests/{path.name}: not a request a participant could have submitted ({problem})"
+    if doc["predictions"] == f"predictions/{stem}.jsonl" and not os.path.lexists(source / doc["predictions"]):
+        return f"waiting for {stem}: its predictions file is not in the mirror yet"
+    predictions, metadata, problem = _take_files(source, doc)
+    received = queue.receive(doc, predictions, metadata, problem=problem, now=now)
+    if received is None:
+        return None
+    return f"received {stem}" + (f": FAILED ({problem})" if problem else "")
 
 
 def files_under(root: Path, names) -> list[tuple[str, Path]]:
@@ -107,6 +139,29 @@ def files_under(root: Path, names) -> list[tuple[str, Path]]:
     return found
 
 
+def _replace_in(folder: Path, name: str, source: Path) -> None:
+    """Put a copy of `source` at `folder`/`name` by renaming a new file over whatever is there (a link is replaced,
+    not followed); a parent of it inside `folder` that is a link or a file stops it."""
+    dest = folder / name
+    parent = folder
+    for part in Path(name).parts[:-1]:
+        parent = parent / part
+        if parent.is_symlink() or (parent.exists() and not parent.is_dir()):
+            raise OSError(f"{parent} is a link or a file, not a folder")
+        parent.mkdir(exist_ok=True)
+    if dest.is_dir() and not dest.is_symlink():
+        shutil.rmtree(dest)
+    temporary = parent / f".{dest.name}.{uuid.uuid4().hex[:8]}.publish.tmp"
+    try:  # created anew (O_EXCL, no link followed): nothing the mirror holds is written through
+        with os.fdopen(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644), "wb") as out, \
+                open(source, "rb") as data:
+            shutil.copyfileobj(data, out)
+        os.replace(temporary, dest)
+    finally:
+        if os.path.lexists(temporary):
+            os.unlink(temporary)
+
+
 class FolderMirror:
     """A plain folder as the remote copy."""
 
@@ -119,11 +174,18 @@ class FolderMirror:
     def snapshot(self):
         yield self.folder
 
-    def publish(self, files: list[tuple[str, Path]], message: str) -> None:
+    def publish(self, files: list[tuple[str, Path]], message: str) -> list[str]:
+        """Copy each file over the mirror's copy. The mirror is written by others: a link, folder or pipe in the
+        way is replaced, never written through, and a folder of it that is a link is not entered. The problems,
+        one line each (nothing published for them)."""
+        problems = []
+        self.folder.mkdir(parents=True, exist_ok=True)
         for name, path in files:
-            dest = self.folder / name
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(path, dest)
+            try:
+                _replace_in(self.folder, name, path)
+            except OSError as err:
+                problems.append(f"could not publish {name} to {self.name}: {err.strerror or err}")
+        return problems
 
 
 class HubMirror:
@@ -142,11 +204,12 @@ class HubMirror:
             snapshot_download(self.repo_id, repo_type="dataset", local_dir=tmp)
             yield Path(tmp)
 
-    def publish(self, files: list[tuple[str, Path]], message: str) -> None:
+    def publish(self, files: list[tuple[str, Path]], message: str) -> list[str]:
         from huggingface_hub import CommitOperationAdd, HfApi
 
         operations = [CommitOperationAdd(path_in_repo=name, path_or_fileobj=str(path)) for name, path in files]
         HfApi().create_commit(self.repo_id, operations, commit_message=message, repo_type="dataset")
+        return []
 
 
 def pull_view(mirror, local: Path) -> None:
