@@ -85,11 +85,19 @@ def test_long_mode_packs_the_document_and_evaluate_accepts_it(server, tmp_path):
 
 def test_a_small_budget_truncates_and_is_recorded(server, tmp_path):
     out = tmp_path / "short.jsonl"
-    assert generate(server, out, "--max-context-tokens", 60) == 0
+    assert generate(server, out, "--max-context-tokens", 60, "--truncation", "head") == 0
     context = json.loads((tmp_path / "short.meta.json").read_text(encoding="utf-8"))["generation"]["context"]
     assert context["questions_truncated"] == 66 and context["pages"]["finance-01"] == [0, 2]
+    assert context["truncation"] == "head" and context["tokens"]["finance-01"][0] <= 60
     prompt = user_prompt(server, "fin-ret-001")
     assert "[第1页]" in prompt and "[第2页]" not in prompt
+    # by default the middle is cut: the start of page 1 and the end of page 2, each under its page marker
+    page2 = next(p["text"] for p in release.read_documents() if p["doc_id"] == "finance-01" and p["page"] == 2)
+    assert generate(server, tmp_path / "middle.jsonl", "--max-context-tokens", 60) == 0
+    middle_prompts = [b["messages"][-1]["content"] for b in server.requests[66:]]
+    prompt = next(p for p in middle_prompts if "研发投入是多少" in p)
+    assert "[第1页]\n瑞丰新能源" in prompt and f"[第2页]\n{page2[-10:]}" not in prompt
+    assert re.search(r"\[第2页\]\n[^\n]+" + re.escape(page2[-10:]) + "\n\n请根据", prompt)
 
 
 def test_closed_book_gives_no_document(server, tmp_path):
@@ -240,6 +248,16 @@ def test_logprobs_are_asked_for_stored_and_give_perplexity(tmp_path):
     assert code == 0 and results["metrics"]["open_ended"]["perplexity"]["value"] == pytest.approx(2.7183, abs=1e-3)
 
 
+def test_logprobs_with_a_confidence_need_the_served_model_tokenizer(tmp_path, capsys):
+    # The endpoint sends one log-probability per token of the whole reply, the confidence line's included, and
+    # the client keeps the numbers only: which belong to the answer takes the model's tokenizer.
+    out = tmp_path / "p.jsonl"
+    with ChatServer(lambda body: Reply(text=oracle(body), logprobs=[-0.5])) as server:
+        assert generate(server, out, "--logprobs", "--ask-confidence", mode="closed-book") == 2
+        assert not server.requests
+    assert "--context-tokenizer" in capsys.readouterr().err
+
+
 def test_an_empty_reply_with_its_empty_logprobs_is_an_answer(tmp_path):
     # A model that stops at once sends "" and no token, so logprobs.content is []: an (empty) answer with no
     # perplexity, not a missing one (which, cached, no re-run could ever fill).
@@ -263,13 +281,18 @@ def test_an_endpoint_without_logprobs_leaves_the_questions_unanswered(server, tm
     assert "no token log-probabilities" in capsys.readouterr().err
 
 
-def test_the_call_cap_stops_and_the_same_command_resumes(server, tmp_path, capsys):
+def test_the_call_cap_stops_with_exit_2_as_evaluate_does_and_the_same_command_resumes(server, tmp_path, capsys):
     out = tmp_path / "p.jsonl"
-    assert generate(server, out, "--max-llm-calls", 10, "--concurrency", 2, mode="closed-book") == 1
+    assert generate(server, out, "--max-llm-calls", 10, "--concurrency", 2, mode="closed-book") == 2
     assert "--max-llm-calls 10" in capsys.readouterr().err
     assert len(read_jsonl(out)) == 10 == len(server.requests)
     assert generate(server, out, mode="closed-book") == 0
     assert len(read_jsonl(out)) == 66 == len(server.requests)
+    # chimdqa run stops there too, with the same code, before evaluating
+    runs = tmp_path / "runs"
+    assert cli.main(["run", "--model", "test-model", "--api-base", server.api_base, "--mode", "long", "--out",
+                     str(runs), "--max-llm-calls", "5", "--resamples", "0"]) == 2
+    assert "--max-llm-calls 5" in capsys.readouterr().err and not (runs / "long" / "results.json").exists()
 
 
 def test_a_dry_run_counts_the_calls_and_asks_nothing(server, tmp_path, capsys):

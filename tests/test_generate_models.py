@@ -171,6 +171,128 @@ def test_long_mode_fits_the_document_into_the_model_and_rag_reports_prompts_too_
         for r in release.read_qa() if r["domain"] == "news")
     assert context["budgets"] == {"news-01": 512 - 4 - longest}
     assert len(out.read_text(encoding="utf-8").splitlines()) == 11
-    # five 400-character chunks do not fit: every question is reported, none silently cut
+    # five 400-character chunks do not fit: every question is reported, none silently cut, and the advice is
+    # the flags that shorten the passages
     assert cli.main(base + ["--mode", "rag"]) == 1
-    assert "the prompt has" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "the prompt has" in err and "lower --top-k or --chunk-size" in err and "--max-context-tokens" not in err
+
+
+@pytest.mark.parametrize("mode", ["long", "rag", "closed-book"])
+def test_a_prompt_that_cannot_fit_even_without_the_document_advises_fewer_new_tokens(gpt2_dir, tmp_path, capsys,
+                                                                                    mode):
+    # 500 new tokens leave 12 of the 512 positions: not even the question and the instructions fit. Fewer
+    # passages or a smaller document budget would not help; fewer new tokens would.
+    out = tmp_path / "p.jsonl"
+    assert cli.main(["generate", "--backend", "transformers", "--model", str(gpt2_dir), "--config", "news",
+                     "--max-tokens", "500", "--mode", mode, "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "without the document" in err or mode == "closed-book"
+    assert "lower --max-tokens" in err and "--top-k" not in err and "--max-context-tokens" not in err
+
+
+def test_the_transformers_backend_caches_its_answers_and_an_interrupted_run_resumes(gpt2_dir, tmp_path,
+                                                                                     monkeypatch):
+    from chimdqa_eval import models
+
+    generate = models.greedy_generate
+    asked = []
+
+    def counting(model, sequences, **kwargs):
+        if len(asked) == 4 and interrupt:
+            raise KeyboardInterrupt  # the run is stopped while the third batch is generated
+        asked.extend(sequences)
+        return generate(model, sequences, **kwargs)
+
+    monkeypatch.setattr(models, "greedy_generate", counting)
+    out = tmp_path / "p.jsonl"
+    argv = ["generate", "--backend", "transformers", "--model", str(gpt2_dir), "--mode", "closed-book", "--config",
+            "finance", "--max-tokens", "6", "--batch-size", "2", "--logprobs", "--out", str(out)]
+    interrupt = True
+    with pytest.raises(KeyboardInterrupt):
+        cli.main(argv)
+    assert len(asked) == 4 and not out.exists()
+    # the same command generates only the 7 answers it lacks
+    interrupt = False
+    assert cli.main(argv) == 0
+    assert len(asked) == 4 + 7
+    meta = json.loads((tmp_path / "p.meta.json").read_text(encoding="utf-8"))["generation"]
+    assert meta["n_from_cache"] == 4 and meta["n_answered"] == 11
+    first = out.read_bytes()
+    # and once more: nothing is generated, the same file is written
+    assert cli.main(argv) == 0 and len(asked) == 11 and out.read_bytes() == first
+    # the answers are those of an uninterrupted run (another cache)
+    monkeypatch.setenv("CHIMDQA_CACHE", str(tmp_path / "fresh-cache"))
+    fresh = tmp_path / "fresh.jsonl"
+    assert cli.main([*argv[:-1], str(fresh)]) == 0
+    rows = [json.loads(line) for line in first.decode("utf-8").splitlines()]
+    again = [json.loads(line) for line in fresh.read_text(encoding="utf-8").splitlines()]
+    assert [r["prediction"] for r in rows] == [r["prediction"] for r in again]
+    assert all(a["logprobs"] == pytest.approx(b["logprobs"], abs=1e-4) for a, b in zip(rows, again))
+
+
+@pytest.mark.parametrize("policy", ["middle", "head", "tail"])
+def test_a_cut_document_stays_within_the_budget_by_a_real_tokenizer(gpt2_dir, policy):
+    from transformers import AutoTokenizer
+
+    from chimdqa_eval.generate import packing
+
+    count = packing.tokenizer_counter(AutoTokenizer.from_pretrained(str(gpt2_dir)))
+    pages = [(p["page"], p["text"]) for p in release.read_documents() if p["doc_id"] == "finance-01"]
+    for budget in (7, 40, 150, 333):
+        text, info = packing.pack_pages(pages, budget, count, policy)
+        assert info["truncated"] and info["tokens"] == count(text) <= budget, budget
+        assert info["tokens"] >= budget - 20  # and not much below it
+
+
+# ---- the answer's log-probabilities, without the confidence line ---------------------------------------------
+
+def test_the_answer_token_count_by_a_real_tokenizer(gpt2_dir):
+    from transformers import AutoTokenizer
+
+    from chimdqa_eval.generate.prompts import answer_token_count
+
+    tokenizer = AutoTokenizer.from_pretrained(str(gpt2_dir))
+    reply = "512万元\n置信度：90"
+    ids = tokenizer(reply, add_special_tokens=False)["input_ids"]
+    decode = lambda part: tokenizer.decode(part, skip_special_tokens=True)  # noqa: E731
+    # 5 1 2 万 元 | 置 信 度 [UNK] 9 0: the answer is the first five tokens of the eleven
+    assert len(ids) == 11 and answer_token_count(ids, decode, "512万元") == 5
+    assert answer_token_count(ids, decode, "") == 0 and answer_token_count(ids, decode, "512万元\n置信度") == 8
+    assert answer_token_count(ids, decode, "513万元") is None
+
+
+def test_only_the_answer_tokens_log_probabilities_are_stored(gpt2_dir, tmp_path, capsys):
+    from transformers import AutoTokenizer
+
+    from chat_server import ChatServer, Reply
+
+    tokenizer = AutoTokenizer.from_pretrained(str(gpt2_dir))
+    replies = {"n": "512万元\n置信度：90"}
+
+    def numbered(body):  # log-probabilities -0.1, -0.2, ... one per token of the reply
+        text = replies["n"]
+        n = len(tokenizer(text, add_special_tokens=False)["input_ids"]) + replies.get("extra", 0)
+        return Reply(text=text, logprobs=[-(k + 1) / 10 for k in range(n)])
+
+    out = tmp_path / "p.jsonl"
+    argv = ["generate", "--model", "m", "--api-base", None, "--mode", "closed-book", "--config", "law",
+            "--logprobs", "--ask-confidence", "--context-tokenizer", str(gpt2_dir), "--out", str(out)]
+    with ChatServer(numbered) as server:
+        argv[4] = server.api_base
+        assert cli.main(argv) == 0
+        rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+        # before: the eleven of the whole reply, the confidence line's six included
+        assert all(r["prediction"] == "512万元" and r["confidence"] == 90 for r in rows)
+        assert all(r["logprobs"] == pytest.approx([-0.1, -0.2, -0.3, -0.4, -0.5]) for r in rows)
+        # a reply without a confidence line is all answer (other questions: the replies above are cached)
+        replies["n"] = "512万元"
+        argv[argv.index("law")] = "news"
+        assert cli.main([*argv[:-1], str(tmp_path / "plain.jsonl")]) == 0
+        plain = [json.loads(line) for line in (tmp_path / "plain.jsonl").read_text(encoding="utf-8").splitlines()]
+        assert all(len(r["logprobs"]) == 5 and r["confidence"] is None for r in plain)
+        # a count that does not fit the tokenizer's (another model's tokenizer?) leaves the question unanswered
+        replies.update(n="300万元\n置信度：80", extra=4)
+        argv[argv.index("news")] = "finance"
+        assert cli.main([*argv[:-1], str(tmp_path / "odd.jsonl")]) == 1
+        assert "15 log-probabilities for a reply of 11 tokens" in capsys.readouterr().err

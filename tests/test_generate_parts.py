@@ -24,9 +24,10 @@ def test_headings():
 
 def test_sections_join_nested_headings_and_keep_pages():
     pages = [(1, "第一章 总则\n一、目的\n本规范用于基层。\n二、范围"), (2, "适用于成人。\n结语")]
-    assert sections(pages) == [("第一章 总则 一、目的", [("本规范用于基层。", 1, 1)]),
-                               ("二、范围", [("适用于成人。", 2, 2)]),
-                               ("", [("结语", 2, 3)])]
+    # (heading, the pages its lines stand on, paragraphs)
+    assert sections(pages) == [("第一章 总则 一、目的", (1,), [("本规范用于基层。", 1, 1)]),
+                               ("二、范围", (1,), [("适用于成人。", 2, 2)]),
+                               ("", (), [("结语", 2, 3)])]
 
 
 def test_a_table_of_short_cells_is_body_text_not_one_long_heading():
@@ -35,7 +36,7 @@ def test_a_table_of_short_cells_is_body_text_not_one_long_heading():
     # in front of every chunk of the section; a run of heading-like lines that long is body text.
     cells = ["项目", "2023年", "2022年", "营业收入", "48.6", "42.1", "净利润", "5.2", "4.8"] * 3
     page = "\n".join(["一、主要财务数据", *cells, "营业收入增长15%。"])
-    [(heading, paragraphs)] = sections([(1, page)])
+    [(heading, _, paragraphs)] = sections([(1, page)])
     assert heading == "一、主要财务数据"
     assert [text for text, _, _ in paragraphs] == [*cells, "营业收入增长15%。"]
     chunks = chunk_pages("d", [(1, page)], size=40, overlap=0)
@@ -46,17 +47,59 @@ def test_a_table_of_short_cells_is_body_text_not_one_long_heading():
     assert sections([(1, "第三章 研究方法\n3.1 数据集\n3.1.1 采集\n正文。")])[0][0] == "第三章 研究方法 3.1 数据集 3.1.1 采集"
 
 
-def test_chunks_never_cross_a_heading_and_overlap_by_whole_paragraphs():
+def test_chunks_never_cross_a_heading_or_a_page_and_overlap_by_whole_paragraphs():
     paragraphs = ["甲" * 30 + "。", "乙" * 30 + "。", "丙" * 30 + "。"]
     pages = [(1, "一、开头\n" + "\n".join(paragraphs[:2])), (2, paragraphs[2] + "\n二、结尾\n丁丁。")]
     chunks = chunk_pages("d", pages, size=70, overlap=40)
     assert [c.heading for c in chunks] == ["一、开头", "一、开头", "二、结尾"]
-    assert chunks[0].text == "一、开头\n" + paragraphs[0] + "\n" + paragraphs[1] and chunks[0].pages == (1,)
-    # the second chunk repeats the last paragraph that fits in 40 characters, then goes on onto page 2
-    assert chunks[1].text == "一、开头\n" + paragraphs[1] + "\n" + paragraphs[2] and chunks[1].pages == (1, 2)
-    assert chunks[1].page == 1 and chunks[2].text == "二、结尾\n丁丁。" and chunks[2].pages == (2,)
-    assert chunks[1].context() == {"text": chunks[1].text, "doc_id": "d", "page": 1}
+    assert chunks[0].text == "一、开头\n" + paragraphs[0] + "\n" + paragraphs[1] and chunks[0].page == 1
+    # page 2 starts a chunk of its own: no overlap carried over from page 1, and the heading, which stands on
+    # page 1, is ranked with the chunk but not shown in it (a citation of page 2 quotes page 2 only)
+    assert chunks[1].text == paragraphs[2] and chunks[1].page == 2
+    assert chunks[1].search_text == "一、开头\n" + paragraphs[2]
+    assert chunks[2].text == chunks[2].search_text == "二、结尾\n丁丁。" and chunks[2].page == 2
+    assert chunks[1].context() == {"text": chunks[1].text, "doc_id": "d", "page": 2}
     assert [c.index for c in chunks] == [0, 1, 2]
+    # within a page, consecutive chunks overlap by the whole paragraphs that fit
+    one_page = chunk_pages("d", [(1, "\n".join(paragraphs))], size=70, overlap=40)
+    assert [c.text for c in one_page] == ["\n".join(paragraphs[:2]), "\n".join(paragraphs[1:])]
+
+
+def on_page(text: str, page_text: str) -> bool:
+    """Every line of `text` stands on the page (spaces and line breaks aside)."""
+    squeeze = "".join
+    return all(squeeze(line.split()) in squeeze(page_text.split()) for line in text.split("\n"))
+
+
+def test_a_chunk_holds_the_text_of_one_page_only():
+    # Pages far shorter than a chunk, one section running over all of them: before, a chunk took several pages
+    # and was cited by the first; now every chunk is one page's text, overlap included.
+    pages = [(n, f"第{n}页的正文，编号{n}甲乙。\n补充说明{n}，丙丁戊。") for n in range(1, 9)]
+    pages[0] = (1, "一、总述\n" + pages[0][1])
+    chunks = chunk_pages("d", pages, size=400, overlap=80)
+    assert [c.page for c in chunks] == list(range(1, 9))
+    texts = dict(pages)
+    assert all(on_page(c.text, texts[c.page]) for c in chunks)
+    assert chunks[0].text.startswith("一、总述\n") and all(c.heading == "一、总述" for c in chunks)
+    # a page longer than a chunk: several chunks of that page, overlapping within it
+    long = [(1, "二、细则\n" + "\n".join(f"第{i}条规定了事项{i}。" + "内容" * 20 for i in range(6))), (2, "附注。")]
+    chunks = chunk_pages("d", long, size=100, overlap=50)
+    assert [c.page for c in chunks] == [1, 1, 1, 1, 1, 2]
+    assert all(on_page(c.text, dict(long)[c.page]) for c in chunks)
+    assert chunks[1].text.split("\n")[0] in chunks[0].text  # overlap within page 1
+
+
+def test_a_heading_split_over_two_pages_is_shown_only_where_all_of_it_stands():
+    chunks = chunk_pages("d", [(1, "正文一。\n第一章 总则"), (2, "一、目的\n本规范用于基层。")], size=50, overlap=0)
+    assert [c.text for c in chunks] == ["正文一。", "本规范用于基层。"]
+    assert chunks[1].heading == "第一章 总则 一、目的" and chunks[1].search_text == "第一章 总则 一、目的\n本规范用于基层。"
+
+
+def test_the_heading_of_a_section_continued_from_an_earlier_page_still_finds_its_chunk():
+    pages = {"d": [(1, "一、利润\n净利润增长。"), (2, "其中第四季度最多。"), (3, "二、员工\n员工人数三千。")]}
+    retriever = Retriever(pages, RetrievalSettings(top_k=3, chunk_size=50, chunk_overlap=0))
+    [ranked] = retriever.search_all(["第四季度的利润是多少？"], ["d"])
+    assert ranked[0].page == 2 and ranked[0].text == "其中第四季度最多。" and "利润" in ranked[0].search_text
 
 
 def test_the_overlap_carried_into_a_chunk_leaves_room_for_what_comes_next():
@@ -97,12 +140,74 @@ def test_pages_in_order_cut_at_the_budget():
     pages = [(1, "甲" * 10), (2, "乙" * 10), (3, "丙" * 10)]
     block = packing.page_block(1, "甲" * 10)  # "[第1页]": 2 CJK + "[1]" (3 others: 1 token), then 10 CJK
     assert packing.approx_tokens(block) == 2 + 1 + 10
-    text, info = packing.pack_pages(pages, budget=30)
+    text, info = packing.pack_pages(pages, budget=30, truncation="head")
     # pages 1 and 2 take 13 each; page 3 is cut to the 4 tokens left: its marker (3) and one character
     assert text == block + "\n\n[第2页]\n" + "乙" * 10 + "\n\n[第3页]\n丙"
-    assert info == {"pages_kept": 2, "pages_total": 3, "truncated": True, "tokens": 30}
-    whole, info = packing.pack_pages(pages, budget=1000)
+    assert info == {"pages_kept": 2, "pages_total": 3, "truncated": True, "tokens": 30, "tokens_total": 39,
+                    "page_shares": {1: 1.0, 2: 1.0, 3: 0.1}}
+    whole, info = packing.pack_pages(pages, budget=1000, truncation="head")
     assert not info["truncated"] and info["pages_kept"] == 3 and "丙" * 10 in whole
+
+
+# Ten pages of ten characters, a different one each: 13 tokens a page with its marker, 130 in all.
+TEN_PAGES = [(n, "甲乙丙丁戊己庚辛壬癸"[n - 1] * 10) for n in range(1, 11)]
+
+
+def blocks(*numbers):
+    return "\n\n".join(packing.page_block(n, text) for n, text in TEN_PAGES if n in numbers)
+
+
+def test_head_truncation_keeps_the_start_and_a_page_marker_is_never_cut_in_two():
+    text, info = packing.pack_pages(TEN_PAGES, 87, truncation="head")
+    # pages 1-6 take 78 tokens; page 7 gets the 9 left: its marker (3) and 6 characters
+    assert text == blocks(1, 2, 3, 4, 5, 6) + "\n\n[第7页]\n" + "庚" * 6
+    assert info["tokens"] == 87 and info["pages_kept"] == 6 and info["page_shares"][7] == 0.6
+    # 2 tokens left cannot hold page 7's marker: nothing of page 7 (not a stray "[第")
+    text, info = packing.pack_pages(TEN_PAGES, 80, truncation="head")
+    assert text == blocks(1, 2, 3, 4, 5, 6) and info["tokens"] == 78 and info["page_shares"][7] == 0.0
+
+
+def test_middle_truncation_keeps_the_first_and_last_halves_of_the_budget():
+    # LongBench's rule: the first ceil(87 / 2) = 44 tokens and the last 87 - 44 = 43; the middle is left out.
+    text, info = packing.pack_pages(TEN_PAGES, 87, truncation="middle")
+    head = blocks(1, 2, 3) + "\n\n[第4页]\n丁丁"          # 39 + 5 = 44
+    tail = "[第7页]\n庚\n\n" + blocks(8, 9, 10)           # 4 + 39 = 43: page 7 keeps its end and its marker
+    assert text == head + "\n\n" + tail
+    assert info == {"pages_kept": 6, "pages_total": 10, "truncated": True, "tokens": 87, "tokens_total": 130,
+                    "page_shares": {1: 1.0, 2: 1.0, 3: 1.0, 4: 0.2, 5: 0.0, 6: 0.0, 7: 0.1, 8: 1.0, 9: 1.0,
+                                    10: 1.0}}
+    assert packing.approx_tokens(text) == 87
+
+
+def test_tail_truncation_keeps_the_end():
+    text, info = packing.pack_pages(TEN_PAGES, 87, truncation="tail")
+    assert text == "[第4页]\n" + "丁" * 6 + "\n\n" + blocks(5, 6, 7, 8, 9, 10)
+    assert info["tokens"] == 87 and info["pages_kept"] == 6 and info["page_shares"][4] == 0.6
+    assert info["page_shares"][3] == 0.0 and info["page_shares"][10] == 1.0
+
+
+def test_evidence_in_the_middle_survives_a_head_cut_and_not_a_middle_cut():
+    # the evidence on page 5 of 10: within the first 87 tokens, outside the first 44 and the last 43
+    shares = {policy: packing.pack_pages(TEN_PAGES, 87, truncation=policy)[1]["page_shares"]
+              for policy in packing.TRUNCATIONS}
+    assert [packing.survival(shares[p][5]) for p in ("head", "middle", "tail")] == ["kept", "cut", "kept"]
+    assert [packing.survival(shares[p][4]) for p in ("head", "middle", "tail")] == ["kept", "partly", "partly"]
+
+
+def test_a_document_within_the_budget_is_the_same_under_every_policy():
+    packed = {policy: packing.pack_pages(TEN_PAGES, 130, truncation=policy) for policy in packing.TRUNCATIONS}
+    assert {text for text, _ in packed.values()} == {blocks(*range(1, 11))}
+    assert all(not info["truncated"] and info["tokens"] == 130 for _, info in packed.values())
+    assert packing.DEFAULT_TRUNCATION == "middle"
+    with pytest.raises(ValueError, match="truncation"):
+        packing.pack_pages(TEN_PAGES, 10, truncation="sides")
+
+
+def test_one_page_longer_than_the_budget_is_cut_in_its_middle():
+    text, info = packing.pack_pages([(1, "甲" * 50 + "乙" * 50)], 21, truncation="middle")
+    # 11 tokens from the start (marker + 8), 10 from the end under a repeated marker (marker + 7)
+    assert text == "[第1页]\n" + "甲" * 8 + "\n\n[第1页]\n" + "乙" * 7
+    assert info["tokens"] == 21 and info["page_shares"] == {1: 0.15} and info["pages_kept"] == 0
 
 
 # ---- BM25 -----------------------------------------------------------------------------------------------
@@ -128,7 +233,7 @@ def test_bm25_ranks_a_small_corpus_as_computed_by_hand(tmp_path):
                    (3, "三、员工\n员工人数三千。")]}
     retriever = Retriever(pages, RetrievalSettings(top_k=3, chunk_size=50, chunk_overlap=0))
     chunks = retriever.indexes["d"].chunks
-    assert [c.pages for c in chunks] == [(1,), (2,), (3,)]
+    assert [c.page for c in chunks] == [1, 2, 3]
     question = "公司的利润增长多少？"
     docs = bm25_tokens([c.text for c in chunks])
     [query] = bm25_tokens([question])
@@ -169,7 +274,7 @@ def test_a_document_or_question_without_any_term_is_ranked_in_document_order():
     settings = RetrievalSettings(chunk_size=6, chunk_overlap=0)
     for retriever in (Retriever(pages, settings), Retriever(pages, settings)):
         blank, dots, d, none = retriever.search_all(["利润", "利润", "利润", "？？"], ["blank", "dots", "d", "d"])
-        assert blank == [] and [c.text for c in dots] == ["……。\n——。"]
+        assert blank == [] and [c.text for c in dots] == ["……。", "——。"]  # one chunk a page
         assert [c.text for c in d] == ["利润增长。", "收入增长。"]
         assert [c.text for c in none] == ["收入增长。", "利润增长。"]
     assert retriever.cached["bm25"]
@@ -213,10 +318,11 @@ def test_retrieval_settings_are_checked():
 # ---- evidence -------------------------------------------------------------------------------------------
 
 def test_evidence_hit_and_recall_by_hand():
-    assert evidence_hit([(1,), (3, 4)], [4]) == 1.0 and evidence_hit([(1,), (2,)], [3]) == 0.0
-    assert evidence_recall([(1,), (3, 4)], [2, 4]) == 0.5 and evidence_recall([], [1]) == 0.0
+    # a retrieved chunk counts for the one page it comes from
+    assert evidence_hit([1, 4], [4]) == 1.0 and evidence_hit([1, 2], [3]) == 0.0
+    assert evidence_recall([1, 4], [2, 4]) == 0.5 and evidence_recall([], [1]) == 0.0
     quality = retrieval_quality(
-        retrieved_pages=[[(1,)], [(2,), (3,)], [(1,)], [(5,)]],
+        retrieved_pages=[[1], [2, 3], [1], [5]],
         evidence=[[1], [1, 2, 3], [2], None],
         k=2, labels={"question_type": ["retrieval", "comparison", "retrieval", "retrieval"]})
     # question 1: hit, recall 1; question 2: hit, recall 2/3; question 3: miss; question 4 has no evidence
@@ -224,7 +330,7 @@ def test_evidence_hit_and_recall_by_hand():
     assert quality["recall_at_k"] == pytest.approx(100 * (1 + 2 / 3 + 0) / 3, abs=1e-4)
     assert quality["n"] == 3 and quality["n_without_evidence"] == 1 and quality["k"] == 2
     assert quality["by"]["question_type"]["retrieval"] == {"hit_at_k": 50.0, "recall_at_k": 50.0, "n": 2}
-    assert retrieval_quality([[(1,)]], [None], k=1) is None
+    assert retrieval_quality([[1]], [None], k=1) is None
 
 
 # ---- prompts --------------------------------------------------------------------------------------------

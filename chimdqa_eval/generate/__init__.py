@@ -1,6 +1,7 @@
 """Run a model on ChiMDQA / Chinese SimpleQA questions (`chimdqa generate`, `chimdqa run`).
 
-prompts.py (versioned YAML templates) · packing.py (long-context packing) · chunking.py + retrieval.py (chunks,
-BM25, dense, hybrid, re-ranking) · evidence.py (hit@k / recall@k of evidence pages) · backends.py (OpenAI-compatible
-endpoints, local transformers models) · command.py / run_command.py (the CLI).
+prompts.py (versioned YAML templates, reply parsing) · packing.py (long-context packing and truncation) ·
+chunking.py (chunks within one page and one section) + retrieval.py (BM25, dense, hybrid, re-ranking) ·
+evidence.py (hit@k / recall@k of evidence pages) · backends.py (OpenAI-compatible endpoints, local transformers
+models) · command.py / run_command.py (the CLI).
 """

@@ -2,12 +2,15 @@
 a local causal LM through transformers (batched greedy generation).
 
 Both take prompts (chat messages with a cache key) and return one Answer per prompt, in order: the reply text,
-its token log-probabilities when asked, or the error that left it unanswered.
+its token log-probabilities when asked, or the error that left it unanswered. Both cache every answer the
+moment it is had, in the LLM reply cache (chimdqa_eval.llm.ChatCache: $CHIMDQA_CACHE/llm/chat.sqlite, or
+--llm-cache), so a run that was stopped resumes where it stopped and a second run generates nothing.
 """
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from pathlib import Path
 
 BACKENDS = ("openai", "transformers")
 
@@ -16,6 +19,8 @@ BACKENDS = ("openai", "transformers")
 class Prompt:
     messages: tuple
     key: str               # covers everything the reply depends on besides the model and endpoint settings
+    bare: tuple | None = None    # the messages with the document or passages left out (None: closed-book)
+    shrink: str | None = None    # the flags that shorten the document or passages part, for advice
 
 
 @dataclass
@@ -24,6 +29,7 @@ class Answer:
     error: str | None = None
     logprobs: list | None = None
     cached: bool = False
+    tokens: list | None = None   # the generated token ids, when the backend has them (transformers)
 
 
 def prompt_cache_key(version: str, messages) -> str:
@@ -69,12 +75,16 @@ class ApiBackend:
 
 
 class TransformersBackend:
-    """Greedy generation with a local causal LM (chimdqa_eval.models), in batches of prompts of similar length."""
+    """Greedy generation with a local causal LM (chimdqa_eval.models), in batches of prompts of similar length.
+    Each batch's answers go into the reply cache as soon as it is generated, under the model's content
+    fingerprint (weights and tokenizer) and the number of new tokens, with the generated token ids."""
 
     name = "transformers"
 
     def __init__(self, model: str, *, max_new_tokens: int = 256, batch_size: int = 8, device=None,
-                 logprobs: bool = False, download: bool = False):
+                 logprobs: bool = False, download: bool = False, cache_path=None):
+        from chimdqa_eval.cache import cache_dir
+        from chimdqa_eval.llm import ChatCache
         from chimdqa_eval.models import ModelUnavailable, load_model
         from chimdqa_eval.schema import InputError
 
@@ -88,6 +98,9 @@ class TransformersBackend:
         self.max_new_tokens = max_new_tokens
         self.batch_size = batch_size
         self.logprobs = logprobs
+        self.cache = ChatCache(Path(cache_path) if cache_path else cache_dir("llm") / "chat.sqlite")
+        self._cache_model = f"transformers:{self.model.fingerprint}"
+        self._settings = json.dumps({"decoding": "greedy", "max_new_tokens": max_new_tokens})
 
     def prompt_text(self, messages) -> str:
         """The chat template when the tokenizer has one; else the messages' contents, one paragraph each."""
@@ -95,38 +108,73 @@ class TransformersBackend:
             return self.tokenizer.apply_chat_template(list(messages), add_generation_prompt=True, tokenize=False)
         return "\n\n".join(m["content"] for m in messages) + "\n\n"
 
+    def _length(self, messages) -> int:
+        return len(self.tokenizer(self.prompt_text(messages))["input_ids"])
+
     def context_room(self, messages_without_context) -> int:
         """Tokens left for a document in the longest of these prompts (rendered with an empty context), after the
         prompt itself and the answer's max_new_tokens."""
-        longest = max(len(self.tokenizer(self.prompt_text(m))["input_ids"]) for m in messages_without_context)
-        return self.model.max_length - self.max_new_tokens - longest
+        return self.model.max_length - self.max_new_tokens - max(map(self._length, messages_without_context))
+
+    def decode(self, tokens) -> str:
+        return self.tokenizer.decode(tokens, skip_special_tokens=True)
+
+    def _cached(self, prompt: Prompt) -> Answer | None:
+        record = self.cache.get(self._cache_model, self._settings, prompt.key)
+        if record is None or (self.logprobs and record.get("logprobs") is None):
+            return None
+        return Answer(record["text"], None, record["logprobs"] if self.logprobs else None, True, record["tokens"])
+
+    def _too_long(self, prompt: Prompt, length: int) -> str:
+        """Why a prompt of `length` tokens is not generated, and what to lower: the document part's flags when
+        the prompt without it fits, else --max-tokens."""
+        limit = self.model.max_length - self.max_new_tokens
+        said = (f"the prompt has {length} tokens; {self.model.name} takes {limit} besides the {self.max_new_tokens} "
+                "new ones (--max-tokens)")
+        bare = self._length(prompt.bare) if prompt.bare is not None else length
+        if prompt.shrink is not None and bare <= limit:
+            return f"{said}: lower {prompt.shrink}"
+        without = f", and without the document it has {bare}" if prompt.bare is not None else ""
+        return f"{said}{without}: lower --max-tokens, or use a model with more positions"
+
+    def pending(self, prompts) -> int:
+        """How many distinct prompts have no answer in the cache yet."""
+        return sum(self._cached(p) is None for p in {p.key: p for p in prompts}.values())
 
     def complete(self, prompts) -> list[Answer]:
-        from chimdqa_eval.models import greedy_generate
+        from chimdqa_eval import models
 
-        encoded = [self.tokenizer(self.prompt_text(p.messages))["input_ids"] for p in prompts]
-        limit = self.model.max_length - self.max_new_tokens
-        answers: list = [None] * len(prompts)
-        fitting = []
-        for i, ids in enumerate(encoded):
-            if len(ids) > limit:
-                answers[i] = Answer(None, f"the prompt has {len(ids)} tokens; {self.model.name} takes {limit} "
-                                          f"besides the {self.max_new_tokens} new ones (lower --max-context-tokens "
-                                          "or --top-k)")
+        answers: dict = {}
+        todo: dict = {}
+        for prompt in prompts:
+            if prompt.key in answers or prompt.key in todo:
+                continue
+            hit = self._cached(prompt)
+            if hit is not None:
+                answers[prompt.key] = hit
+                continue
+            ids = self.tokenizer(self.prompt_text(prompt.messages))["input_ids"]
+            if len(ids) > self.model.max_length - self.max_new_tokens:
+                answers[prompt.key] = Answer(None, self._too_long(prompt, len(ids)))
             else:
-                fitting.append(i)
-        generated = greedy_generate(self.model, [encoded[i] for i in fitting], max_new_tokens=self.max_new_tokens,
-                                    with_logprobs=self.logprobs, max_items=self.batch_size, desc="chimdqa generate")
-        for i, (tokens, logprobs) in zip(fitting, generated):
-            answers[i] = Answer(self.tokenizer.decode(tokens, skip_special_tokens=True).strip(), None, logprobs)
-        return answers
+                todo[prompt.key] = ids
+        order = sorted(todo, key=lambda key: len(todo[key]))  # batches of similar length, as greedy_generate makes
+        batches = [order[start:start + self.batch_size] for start in range(0, len(order), self.batch_size)]
+        for batch in models.progress(batches, len(order), "chimdqa generate"):
+            generated = models.greedy_generate(self.model, [todo[key] for key in batch],
+                                               max_new_tokens=self.max_new_tokens, with_logprobs=self.logprobs,
+                                               max_items=self.batch_size, desc="batch")
+            for key, (tokens, logprobs) in zip(batch, generated):
+                text = self.decode(tokens).strip()
+                self.cache.put(self._cache_model, self._settings, key,
+                               {"text": text, "logprobs": logprobs, "tokens": tokens,
+                                "usage": {"prompt_tokens": len(todo[key]), "completion_tokens": len(tokens)}})
+                answers[key] = Answer(text, None, logprobs, False, tokens)
+        return [answers[p.key] for p in prompts]
 
     def metadata(self) -> dict:
         return {"model_fingerprint": self.model.fingerprint[:16], "decoding": "greedy",
                 "batch_size": self.batch_size}
 
-    def pending(self, prompts) -> int:
-        return len(prompts)  # nothing is cached: every prompt is generated
-
     def close(self) -> None:
-        pass
+        self.cache.close()

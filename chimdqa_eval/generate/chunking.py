@@ -1,15 +1,20 @@
-"""Heading- and paragraph-aware chunking of a document's pages for retrieval.
+"""Heading-, paragraph- and page-aware chunking of a document's pages for retrieval.
 
 A page's text (release.page_text) has one text block per line. A line that looks like a heading (numbered:
 一、 / 第三章 / （二） / 2.1, or short and without any punctuation) opens a new section; chunks never span two
-sections and each carries its section's heading in front, so a retrieved chunk says what it is about (a run of
-heading-like lines too long for a heading path, such as a table's cells one a line, is body text). Inside a
-section, paragraphs are packed greedily up to `size` characters; a paragraph longer than that is cut at
-sentence ends (。！？；), and a sentence longer than that at `size` characters. Consecutive chunks of a section
-share up to `overlap` characters, and no more than the next piece leaves room for within `size`: the whole
-trailing paragraphs / sentences of the previous chunk that fit, or else its last characters that fit from the
-first clause start among them. Sizes are in characters (for
-Chinese about one token each) and count the body, not the heading in front.
+sections (a run of heading-like lines too long for a heading path, such as a table's cells one a line, is body
+text). Chunks never span two pages either: a chunk holds the text of one page, the page it is cited by, so a
+reader who follows a citation finds every line of it there. Inside a section and a page, paragraphs are packed
+greedily up to `size` characters; a paragraph longer than that is cut at sentence ends (。！？；), and a sentence
+longer than that at `size` characters. Consecutive chunks of a section on the same page share up to `overlap`
+characters, and no more than the next piece leaves room for within `size`: the whole trailing paragraphs /
+sentences of the previous chunk that fit, or else its last characters that fit from the first clause start
+among them. A new page starts a chunk without overlap. Sizes are in characters (for Chinese about one token
+each) and count the body, not the heading.
+
+Each chunk is ranked with its section's heading in front (`search_text`), so a chunk says what it is about even
+when its section began pages before; the text shown and cited (`text`) carries the heading only when the whole
+heading stands on the chunk's own page.
 """
 from __future__ import annotations
 
@@ -29,14 +34,10 @@ HEADING_PATH_MAX_CHARS = 2 * HEADING_MAX_CHARS
 class Chunk:
     doc_id: str
     index: int            # position in the document's chunk list
-    pages: tuple          # every page a part of the text comes from, ascending
+    page: int             # the one page all of `text` comes from (what a citation shows)
     heading: str          # the section heading ("" before the first heading)
-    text: str             # heading line (if any) + body
-
-    @property
-    def page(self) -> int:
-        """The page the chunk starts on (what a citation shows)."""
-        return self.pages[0]
+    text: str             # the body, with the heading line in front when the heading stands on `page`
+    search_text: str      # heading line (if any) + body: what retrieval ranks
 
     def context(self) -> dict:
         """The chunk as a submission's retrieved context."""
@@ -50,12 +51,12 @@ def is_heading(line: str) -> bool:
     return bool(_NUMBERED.match(line)) and len(_PUNCTUATION.findall(line)) <= 1 or not _PUNCTUATION.search(line)
 
 
-def sections(pages) -> list[tuple[str, list[tuple[str, int, int]]]]:
-    """(heading, [(paragraph, page, paragraph number)]) in document order, from (page number, text) pairs.
-    Headings with nothing between them (a chapter, then its first section) join into one heading path; a run
-    of heading-like lines longer than HEADING_PATH_MAX_CHARS (a table's cells, one a line) keeps its first line
-    as the heading and the rest are paragraphs; a heading that ends the document with nothing under it becomes
-    a paragraph."""
+def sections(pages) -> list[tuple[str, tuple, list[tuple[str, int, int]]]]:
+    """(heading, the pages its lines stand on, [(paragraph, page, paragraph number)]) in document order, from
+    (page number, text) pairs. Headings with nothing between them (a chapter, then its first section) join into
+    one heading path; a run of heading-like lines longer than HEADING_PATH_MAX_CHARS (a table's cells, one a
+    line) keeps its first line as the heading and the rest are paragraphs; a heading that ends the document with
+    nothing under it becomes a paragraph."""
     lines = [(page, line.strip()) for page, text in pages for line in text.split("\n") if line.strip()]
     headings = [is_heading(line) for _, line in lines]
     start = 0
@@ -66,24 +67,24 @@ def sections(pages) -> list[tuple[str, list[tuple[str, int, int]]]]:
         if len(" ".join(line for _, line in lines[start:end])) > HEADING_PATH_MAX_CHARS:
             headings[start + 1:end] = [False] * (end - start - 1)  # a table's cells, a list: body text
         start = end + 1
-    out = [("", [])]
+    out = [("", (), [])]
     number = 0
     last_heading = None
     for (page, line), heading_like in zip(lines, headings):
         if heading_like:
-            heading, paragraphs = out[-1]
+            heading, heading_pages, paragraphs = out[-1]
             if heading and not paragraphs:
-                out[-1] = (f"{heading} {line}", paragraphs)
+                out[-1] = (f"{heading} {line}", tuple(sorted({*heading_pages, page})), paragraphs)
             else:
-                out.append((line, []))
+                out.append((line, (page,), []))
             last_heading = page
         else:
             number += 1
-            out[-1][1].append((line, page, number))
-    heading, paragraphs = out[-1]
+            out[-1][2].append((line, page, number))
+    heading, _, paragraphs = out[-1]
     if heading and not paragraphs:
-        out[-1] = ("", [(heading, last_heading, number + 1)])
-    return [s for s in out if s[1]]
+        out[-1] = ("", (), [(heading, last_heading, number + 1)])
+    return [s for s in out if s[2]]
 
 
 def _pieces(paragraph: str, size: int) -> list[str]:
@@ -125,21 +126,26 @@ def chunk_pages(doc_id: str, pages, size: int = 400, overlap: int = 80) -> list[
     if size < 1 or not 0 <= overlap < size:
         raise ValueError(f"chunk size must be >= 1 and 0 <= overlap < size, got size {size}, overlap {overlap}")
     chunks = []
-    for heading, paragraphs in sections(pages):
+    for heading, heading_pages, paragraphs in sections(pages):
         units = [(piece, page, number) for text, page, number in paragraphs for piece in _pieces(text, size)]
         current, fresh = [], 0
         for unit in units:
-            if fresh and sum(len(u[0]) for u in current) + len(unit[0]) > size:
-                chunks.append(_chunk(doc_id, len(chunks), heading, current))
+            if current and unit[1] != current[-1][1]:  # a new page: the chunk so far ends, nothing carries over
+                if fresh:
+                    chunks.append(_chunk(doc_id, len(chunks), heading, heading_pages, current))
+                current, fresh = [], 0
+            elif fresh and sum(len(u[0]) for u in current) + len(unit[0]) > size:
+                chunks.append(_chunk(doc_id, len(chunks), heading, heading_pages, current))
                 # no more overlap than leaves room for the unit: a chunk stays within `size`
                 current, fresh = _overlap(current, min(overlap, size - len(unit[0]))), 0
             current.append(unit)
             fresh += 1
-        chunks.append(_chunk(doc_id, len(chunks), heading, current))
+        chunks.append(_chunk(doc_id, len(chunks), heading, heading_pages, current))
     return chunks
 
 
-def _chunk(doc_id, index, heading, units) -> Chunk:
+def _chunk(doc_id, index, heading, heading_pages, units) -> Chunk:
     body = _join(units)
-    return Chunk(doc_id, index, tuple(sorted({u[1] for u in units})), heading,
-                 f"{heading}\n{body}" if heading else body)
+    page = units[0][1]
+    search_text = f"{heading}\n{body}" if heading else body
+    return Chunk(doc_id, index, page, heading, search_text if heading_pages == (page,) else body, search_text)

@@ -7,20 +7,22 @@ reads, with its metadata side file.
 Modes: ``long`` packs the question's document into the prompt (packing.py), ``rag`` retrieves chunks of it
 (retrieval.py), ``closed-book`` gives no document (Chinese SimpleQA always). Answers are cached by the full
 request as they arrive, so a re-run asks nothing again and a killed run resumes where it stopped; questions
-left unanswered (a request that kept failing) are listed and the command exits 1 after writing the others. An
-endpoint that stops accepting connections stops the run within seconds (chimdqa_eval.llm's circuit breaker): an
-error (exit 2) names it and says how many answers are cached for the re-run.
+left unanswered (a request that kept failing) are listed and the command exits 1 after writing the others; a run
+stopped by --max-llm-calls writes what it has and exits 2, as evaluate does at the cap. An endpoint that stops
+accepting connections stops the run within seconds (chimdqa_eval.llm's circuit breaker): an error (exit 2) names
+it and says how many answers are cached for the re-run.
 """
 from __future__ import annotations
 
 import argparse
 import datetime
+import functools
 import json
 import sys
 from pathlib import Path
 
 from chimdqa_eval.generate.backends import BACKENDS
-from chimdqa_eval.generate.packing import DEFAULT_MAX_CONTEXT_TOKENS
+from chimdqa_eval.generate.packing import DEFAULT_MAX_CONTEXT_TOKENS, DEFAULT_TRUNCATION, TRUNCATIONS
 from chimdqa_eval.generate.retrieval import METHODS
 from chimdqa_eval.llm import add_endpoint_arguments
 from chimdqa_eval.schema import QA_SPLITS, InputError
@@ -56,8 +58,13 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     long = parser.add_argument_group("long mode")
     long.add_argument("--max-context-tokens", type=int, default=DEFAULT_MAX_CONTEXT_TOKENS,
                       help=f"document tokens in the prompt (default {DEFAULT_MAX_CONTEXT_TOKENS})")
+    long.add_argument("--truncation", choices=TRUNCATIONS, default=DEFAULT_TRUNCATION,
+                      help="how a longer document is cut: middle (keep the first and last halves of the budget, "
+                           "LongBench's rule; default), head (keep the start) or tail (keep the end)")
     long.add_argument("--context-tokenizer", metavar="NAME_OR_PATH",
-                      help="count them with this Hugging Face tokenizer (default: a stated over-estimate)")
+                      help="the served model's Hugging Face tokenizer: counts the document's tokens (default: a "
+                           "stated over-estimate) and, with --logprobs --ask-confidence, tells the answer's tokens "
+                           "from the confidence line's")
     rag = parser.add_argument_group("rag mode")
     rag.add_argument("--retrieval", choices=METHODS, default="bm25", help="bm25 (default), dense or hybrid (RRF)")
     rag.add_argument("--top-k", type=int, default=5, help="chunks in the prompt (default 5)")
@@ -80,9 +87,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_model_arguments(parser)
 
 
+SHRINK = {"long": "--max-context-tokens", "rag": "--top-k or --chunk-size"}  # what shortens each mode's context
+
+
 def run(args) -> int:
-    result = generate(args, args.mode, Path(args.out))
-    return 0 if result["complete"] else 1
+    return exit_code(generate(args, args.mode, Path(args.out)))
+
+
+def exit_code(result: dict) -> int:
+    """2 when --max-llm-calls stopped the run (as evaluate at its cap), 1 when questions are left unanswered."""
+    return 2 if result.get("capped") else 0 if result["complete"] else 1
 
 
 def check_arguments(args) -> None:
@@ -92,6 +106,11 @@ def check_arguments(args) -> None:
     if args.backend == "transformers" and args.context_tokenizer:
         raise InputError(f"--context-tokenizer {args.context_tokenizer}: the transformers backend counts with the "
                          "model's own tokenizer; leave the flag out")
+    if args.backend == "openai" and args.logprobs and args.ask_confidence and not args.context_tokenizer:
+        raise InputError("--logprobs with --ask-confidence: the endpoint sends one log-probability per token of the "
+                         "whole reply, the confidence line's included, and which of them are the answer's takes the "
+                         "served model's tokenizer: add --context-tokenizer NAME_OR_PATH (or leave out one of the "
+                         "two flags)")
 
 
 def make_backend(args):
@@ -99,7 +118,8 @@ def make_backend(args):
 
     if args.backend == "transformers":
         return backends.TransformersBackend(args.model, max_new_tokens=args.max_tokens, batch_size=args.batch_size,
-                                            device=args.device, logprobs=args.logprobs, download=args.allow_download)
+                                            device=args.device, logprobs=args.logprobs, download=args.allow_download,
+                                            cache_path=args.llm_cache)
     from chimdqa_eval.llm import endpoint_from_args
 
     endpoint = endpoint_from_args(args, model_attr="model", needed_for="--backend openai")
@@ -125,49 +145,43 @@ def document_pages(rows, data_dir) -> tuple[dict, dict]:
 
 
 def token_counter(args, backend):
+    """(count, what the metadata calls it, its name in the signature)."""
     from chimdqa_eval.generate import packing
 
     if args.backend == "transformers":
-        return packing.tokenizer_counter(backend.tokenizer), f"tokenizer of {args.model}"
+        return packing.tokenizer_counter(backend.tokenizer), f"tokenizer of {args.model}", f"hf:{args.model}"
     if args.context_tokenizer:
-        from chimdqa_eval.models import ModelUnavailable, load_tokenizer
+        return (packing.tokenizer_counter(context_tokenizer(args)), f"tokenizer of {args.context_tokenizer}",
+                f"hf:{args.context_tokenizer}")
+    return packing.approx_tokens, packing.APPROX_COUNTER, "approx"
 
-        try:
-            tokenizer = load_tokenizer(args.context_tokenizer, "context tokenizer", download=args.allow_download)
-        except ModelUnavailable as err:
-            raise InputError(str(err)) from None
-        return packing.tokenizer_counter(tokenizer), f"tokenizer of {args.context_tokenizer}"
-    return packing.approx_tokens, packing.APPROX_COUNTER
+
+def context_tokenizer(args):
+    """The tokenizer --context-tokenizer names, loaded once (InputError when it cannot be)."""
+    return _load_tokenizer(args.context_tokenizer, args.allow_download)
+
+
+@functools.lru_cache(maxsize=2)
+def _load_tokenizer(name: str, download: bool):
+    from chimdqa_eval.models import ModelUnavailable, load_tokenizer
+
+    try:
+        return load_tokenizer(name, "context tokenizer", download=download)
+    except ModelUnavailable as err:
+        raise InputError(str(err)) from None
 
 
 def build_contexts(args, mode, rows, backend, template) -> tuple[list, list, dict, dict]:
     """(context text or None per question, retrieved chunks or None per question, metadata of the mode,
     {doc_id: title})."""
-    from chimdqa_eval.generate import packing, prompts
+    from chimdqa_eval.generate import prompts
     from chimdqa_eval.generate.retrieval import Retriever, RetrievalSettings
 
     if mode == "closed-book":
         return [None] * len(rows), [None] * len(rows), {}, {}
     pages, titles = document_pages(rows, args.data_dir)
     if mode == "long":
-        count, counter_name = token_counter(args, backend)
-        budgets = {doc_id: args.max_context_tokens for doc_id in pages}
-        if args.backend == "transformers":  # a local model's own limit caps the budget: the prompt must fit
-            for doc_id in pages:
-                empty = [prompts.render_messages(template, r["question"], r.get("category", "factual"), context="",
-                                                 title=titles[doc_id], ask_confidence=args.ask_confidence)
-                         for r in rows if r["doc_id"] == doc_id]
-                budgets[doc_id] = max(1, min(budgets[doc_id], backend.context_room(empty)))
-        packed = {doc_id: packing.pack_pages(doc_pages, budgets[doc_id], count)
-                  for doc_id, doc_pages in pages.items()}
-        truncated = [doc_id for doc_id, (_, info) in packed.items() if info["truncated"]]
-        meta = {"truncation_rule": packing.TRUNCATION_RULE, "max_context_tokens": args.max_context_tokens,
-                "token_counter": counter_name, "documents": len(packed), "documents_truncated": len(truncated),
-                "questions_truncated": sum(r["doc_id"] in truncated for r in rows),
-                "pages": {doc_id: [info["pages_kept"], info["pages_total"]] for doc_id, (_, info) in packed.items()}}
-        if any(b < args.max_context_tokens for b in budgets.values()):
-            meta["budgets"] = budgets  # per document, where the model's limit made it smaller
-        return [packed[r["doc_id"]][0] for r in rows], [None] * len(rows), meta, titles
+        return _long_contexts(args, rows, pages, titles, backend, template)
     settings = RetrievalSettings(method=args.retrieval, top_k=args.top_k, chunk_size=args.chunk_size,
                                  chunk_overlap=args.chunk_overlap, embedding_model=args.embedding_model,
                                  reranker=args.reranker, rerank_candidates=args.rerank_candidates)
@@ -178,12 +192,54 @@ def build_contexts(args, mode, rows, backend, template) -> tuple[list, list, dic
     return [prompts.render_passages(template, chunks) for chunks in retrieved], retrieved, meta, titles
 
 
+def _long_contexts(args, rows, pages, titles, backend, template) -> tuple[list, list, dict, dict]:
+    """build_contexts for the long mode: each document packed within its budget by --truncation; the metadata
+    records the policy, the budget, the counter, and per document and per question what was kept."""
+    from chimdqa_eval import release
+    from chimdqa_eval.generate import packing, prompts
+    from chimdqa_eval.signature import make_signature
+
+    count, counter_name, counter_id = token_counter(args, backend)
+    budgets = {doc_id: args.max_context_tokens for doc_id in pages}
+    if args.backend == "transformers":  # a local model's own limit caps the budget: the prompt must fit
+        for doc_id in pages:
+            empty = [prompts.render_messages(template, r["question"], r.get("category", "factual"), context="",
+                                             title=titles[doc_id], ask_confidence=args.ask_confidence)
+                     for r in rows if r["doc_id"] == doc_id]
+            budgets[doc_id] = max(1, min(budgets[doc_id], backend.context_room(empty)))
+    packed = {doc_id: packing.pack_pages(doc_pages, budgets[doc_id], count, args.truncation)
+              for doc_id, doc_pages in pages.items()}
+    truncated = {doc_id for doc_id, (_, info) in packed.items() if info["truncated"]}
+    evidence = release.read_evidence(args.data_dir, files=args.data_files)
+    questions = {}
+    for r in rows:
+        info = packed[r["doc_id"]][1]
+        questions[r["id"]] = {"tokens": info["tokens"]}
+        if r["id"] in evidence:  # an evidence page the document does not have (no text) counts as cut
+            questions[r["id"]]["evidence"] = {str(page): packing.survival(info["page_shares"].get(page, 0.0))
+                                              for page in evidence[r["id"]]}
+    meta = {"truncation": args.truncation, "truncation_rule": packing.TRUNCATION_RULES[args.truncation],
+            "max_context_tokens": args.max_context_tokens, "token_counter": counter_name,
+            "signature": make_signature({"truncation": args.truncation, "budget": args.max_context_tokens,
+                                         "tokens": counter_id.replace("|", "/")}),
+            "documents": len(packed), "documents_truncated": len(truncated),
+            "questions_truncated": sum(r["doc_id"] in truncated for r in rows),
+            "pages": {doc_id: [info["pages_kept"], info["pages_total"]] for doc_id, (_, info) in packed.items()},
+            "tokens": {doc_id: [info["tokens"], info["tokens_total"]] for doc_id, (_, info) in packed.items()},
+            "evidence_pages": {state: sum(list(q.get("evidence", {}).values()).count(state) for q in questions.values())
+                               for state in ("kept", "partly", "cut")},
+            "questions": questions}
+    if any(b < args.max_context_tokens for b in budgets.values()):
+        meta["budgets"] = budgets  # per document, where the model's limit made it smaller
+    return [packed[r["doc_id"]][0] for r in rows], [None] * len(rows), meta, titles
+
+
 def retrieval_quality(args, rows, retrieved, top_k: int) -> dict | None:
     from chimdqa_eval import release
     from chimdqa_eval.generate.evidence import retrieval_quality as quality
 
     evidence = release.read_evidence(args.data_dir, files=args.data_files)
-    return quality([[c.pages for c in chunks] for chunks in retrieved], [evidence.get(r["id"]) for r in rows],
+    return quality([[c.page for c in chunks] for chunks in retrieved], [evidence.get(r["id"]) for r in rows],
                    top_k, {"question_type": [r["question_type"] for r in rows],
                            "domain": [r["domain"] for r in rows]})
 
@@ -208,13 +264,17 @@ def generate(args, mode: str, out: Path) -> dict:
     template = prompts.load_template(args.prompt)
     backend = make_backend(args)
     try:
+        answer_logprobs = logprobs_splitter(args, backend)  # loads the tokenizer it needs before anything is asked
         contexts, retrieved, mode_meta, titles = build_contexts(args, mode, rows, backend, template)
         batch = []
         for row, context in zip(rows, contexts):
-            messages = prompts.render_messages(template, row["question"], row.get("category", "factual"),
-                                               context=context, title=titles.get(row.get("doc_id"), ""),
-                                               ask_confidence=args.ask_confidence)
-            batch.append(backends.Prompt(tuple(messages), backends.prompt_cache_key(template.version, messages)))
+            render = functools.partial(prompts.render_messages, template, row["question"],
+                                       row.get("category", "factual"), title=titles.get(row.get("doc_id"), ""),
+                                       ask_confidence=args.ask_confidence)
+            messages = render(context=context)
+            bare = tuple(render(context="")) if context is not None else None
+            batch.append(backends.Prompt(tuple(messages), backends.prompt_cache_key(template.version, messages),
+                                         bare, SHRINK.get(mode)))
         pending = backend.pending(batch)
         if args.dry_run:
             from chimdqa_eval.llm import format_plan
@@ -229,7 +289,8 @@ def generate(args, mode: str, out: Path) -> dict:
         cap = _cap_message(backend)
     finally:
         backend.close()
-    records, failed = prediction_records(rows, answers, retrieved, args.ask_confidence, args.logprobs)
+    records, failed = prediction_records(rows, answers, retrieved, args.ask_confidence, args.logprobs,
+                                         answer_logprobs)
     generation = {
         "mode": mode, "backend": args.backend, "model": args.model, **backend_meta,
         "temperature": args.temperature, "max_tokens": args.max_tokens,
@@ -250,21 +311,44 @@ def generate(args, mode: str, out: Path) -> dict:
                 "generation": generation}
     out.parent.mkdir(parents=True, exist_ok=True)
     replace_file(out, items_jsonl(records))  # readers see the old file or the new one, never half of one
-    replace_file(metadata_path_for(out), json.dumps(metadata, ensure_ascii=False, indent=1) + "\n")
+    replace_file(metadata_path_for(out), metadata_text(metadata))
     print(f"wrote {len(records)} predictions to {out} ({generation['n_from_cache']} from the cache) "
           f"and {metadata_path_for(out)}")
+    if mode == "long" and mode_meta["questions_truncated"]:
+        pages = mode_meta["evidence_pages"]
+        print(f"{mode_meta['questions_truncated']} of {len(rows)} questions' documents cut to "
+              f"{args.max_context_tokens} tokens ({args.truncation}); evidence pages kept {pages['kept']}, "
+              f"partly {pages['partly']}, cut {pages['cut']}")
     if "retrieval_quality" in generation:
         q = generation["retrieval_quality"]
         print(f"evidence pages: hit@{q['k']} {q['hit_at_k']:.1f}, recall@{q['k']} {q['recall_at_k']:.1f} "
               f"over {q['n']} annotated questions")
     if cap:
         print(f"chimdqa generate: {cap}", file=sys.stderr)
+        return {"complete": False, "capped": True, "dry_run": False, "metadata": metadata, "path": out}
     elif failed:
         shown = "; ".join(f"{rows[i]['id']}: {answers[i].error}" for i in failed[:5])
         print(f"chimdqa generate: {len(failed)} of {len(rows)} questions got no answer (first: {shown}). The "
               "answers received are cached: run the same command again to ask only for the missing ones.",
               file=sys.stderr)
     return {"complete": not failed, "dry_run": False, "metadata": metadata, "path": out}
+
+
+def metadata_text(metadata: dict) -> str:
+    """The metadata as indented JSON, with the long mode's per-question map one question a line: about 70 bytes a
+    question, so a release of 6,000 questions stays near 400 KB, under the 1 MiB that evaluate reads."""
+    questions = metadata.get("generation", {}).get("context", {}).get("questions")
+    if not questions:
+        return json.dumps(metadata, ensure_ascii=False, indent=1) + "\n"
+    placeholder = "\0questions\0"
+    context = {**metadata["generation"]["context"], "questions": placeholder}
+    text = json.dumps({**metadata, "generation": {**metadata["generation"], "context": context}},
+                      ensure_ascii=False, indent=1)
+    key = f'"questions": {json.dumps(placeholder)}'
+    indent = text[text.index(key) - 1::-1].index("\n") * " "  # the key's own indentation
+    lines = ",\n".join(f"{indent} {json.dumps(qid, ensure_ascii=False)}: {json.dumps(entry, ensure_ascii=False)}"
+                        for qid, entry in questions.items())
+    return text.replace(key, '"questions": {\n' + lines + f"\n{indent}}}") + "\n"
 
 
 def complete(backend, batch) -> list:
@@ -286,17 +370,47 @@ def _cap_message(backend) -> str | None:
     return cap_message(client, "the predictions file") if client is not None and client.cap_reached else None
 
 
-def prediction_records(rows, answers, retrieved, ask_confidence: bool, logprobs: bool) -> tuple[list, list]:
-    """(submission lines of the answered questions, indices of the unanswered ones)."""
+def logprobs_splitter(args, backend):
+    """With --logprobs and --ask-confidence, a function (answer, answer text) -> the log-probabilities of the
+    answer's tokens, or a text saying why they cannot be told apart; else None. The confidence line (置信度：N)
+    taken off a reply is not the answer: its tokens are found by decoding the reply's tokens (the generated ones,
+    or the served model's tokenizer's reading of the reply) until they spell the answer, and the rest left out."""
+    from chimdqa_eval.generate.prompts import answer_token_count
+
+    if not (args.logprobs and args.ask_confidence):
+        return None
+    if args.backend == "transformers":
+        def generated(answer, text):
+            n = answer_token_count(answer.tokens, backend.decode, text)
+            return answer.logprobs[:n] if n is not None else "its generated tokens do not spell the answer"
+        return generated
+    tokenizer = context_tokenizer(args)
+    decode = functools.partial(tokenizer.decode, skip_special_tokens=True)
+
+    def served(answer, text):
+        ids = tokenizer(answer.text, add_special_tokens=False)["input_ids"]
+        n = answer_token_count(ids, decode, text)
+        # the endpoint may add the end-of-text token's; any other difference is another tokenizer's reading
+        if n is None or len(answer.logprobs) not in (len(ids), len(ids) + 1):
+            return (f"the endpoint sent {len(answer.logprobs)} log-probabilities for a reply of {len(ids)} tokens by "
+                    f"--context-tokenizer {args.context_tokenizer}: is it the served model's tokenizer?")
+        return answer.logprobs[:n]
+    return served
+
+
+def prediction_records(rows, answers, retrieved, ask_confidence: bool, logprobs: bool,
+                       answer_logprobs=None) -> tuple[list, list]:
+    """(submission lines of the answered questions, indices of the unanswered ones). `answer_logprobs` (from
+    logprobs_splitter) takes the log-probabilities of a reply that had a confidence line down to its answer's."""
     from chimdqa_eval.generate.prompts import parse_reply
 
     records, failed = [], []
     for i, (row, answer) in enumerate(zip(rows, answers)):
         # An empty reply has no tokens, so an empty list of log-probabilities is a whole answer.
-        if answer.error is not None or (logprobs and (answer.logprobs is None
-                                                      or not answer.logprobs and answer.text.strip())):
-            if answer.error is None:
-                answer.error = "the endpoint returned no token log-probabilities (does it support logprobs?)"
+        if answer.error is None and logprobs and (answer.logprobs is None
+                                                  or not answer.logprobs and answer.text.strip()):
+            answer.error = "the endpoint returned no token log-probabilities (does it support logprobs?)"
+        if answer.error is not None:
             failed.append(i)
             continue
         text, confidence = parse_reply(answer.text, ask_confidence)
@@ -304,9 +418,13 @@ def prediction_records(rows, answers, retrieved, ask_confidence: bool, logprobs:
         if retrieved[i] is not None:
             record["retrieved_contexts"] = [c.context() for c in retrieved[i]]
         if logprobs:
-            record["logprobs"] = [min(0.0, float(x)) for x in answer.logprobs]
+            kept = answer.logprobs if confidence is None or not answer_logprobs else answer_logprobs(answer, text)
+            if isinstance(kept, str):
+                answer.error = kept
+                failed.append(i)
+                continue
+            record["logprobs"] = [min(0.0, float(x)) for x in kept]
         if ask_confidence:
             record["confidence"] = confidence
         records.append(record)
     return records, failed
-

@@ -1,7 +1,8 @@
 """Retrieval quality against hand-annotated evidence pages: hit@k and recall@k, overall and per label.
 
-For one question with evidence pages E and retrieved chunks whose pages are P_1 ... P_k (a chunk may span
-pages): hit@k = 1 when some chunk touches an evidence page, else 0; recall@k = |E ∩ (P_1 ∪ ... ∪ P_k)| / |E|.
+For one question with evidence pages E and retrieved chunks from pages p_1 ... p_k (a chunk holds the text of one
+page, the page it is cited by, and counts for that page only): hit@k = 1 when some p_i is an evidence page, else
+0; recall@k = |E ∩ {p_1, ..., p_k}| / |E|.
 Both are averaged over the questions that have evidence and reported on 0-100 like every other score.
 """
 from __future__ import annotations
@@ -11,16 +12,14 @@ from chimdqa_eval.report.results import LABEL_ORDER
 
 
 def evidence_hit(retrieved_pages, evidence) -> float:
-    """1.0 when any retrieved chunk (a collection of page numbers) touches an evidence page."""
-    evidence = set(evidence)
-    return float(any(evidence & set(pages) for pages in retrieved_pages))
+    """1.0 when a retrieved chunk (given by its page number) comes from an evidence page."""
+    return float(bool(set(evidence) & set(retrieved_pages)))
 
 
 def evidence_recall(retrieved_pages, evidence) -> float:
-    """Share of the evidence pages that some retrieved chunk touches."""
+    """Share of the evidence pages that some retrieved chunk comes from."""
     evidence = set(evidence)
-    covered = set().union(*map(set, retrieved_pages)) if retrieved_pages else set()
-    return len(evidence & covered) / len(evidence)
+    return len(evidence & set(retrieved_pages)) / len(evidence)
 
 
 def _means(hits, recalls, indices) -> dict:
@@ -31,7 +30,7 @@ def _means(hits, recalls, indices) -> dict:
 
 def retrieval_quality(retrieved_pages, evidence, k: int, labels: dict | None = None) -> dict | None:
     """{"k", "hit_at_k", "recall_at_k", "n", "n_without_evidence", "by": {column: {label: {...}}}} over the
-    questions with evidence (None when none has any). `retrieved_pages[i]` holds the pages of each chunk
+    questions with evidence (None when none has any). `retrieved_pages[i]` holds the page of each chunk
     question i got; `evidence[i]` its evidence pages (None or empty: not annotated); `labels` maps a column
     name (question_type, domain) to one label per question."""
     annotated = [i for i, e in enumerate(evidence) if e]

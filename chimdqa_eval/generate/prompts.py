@@ -115,3 +115,25 @@ def parse_reply(reply: str, ask_confidence: bool) -> tuple[str, float | None]:
         if lines[i].strip():
             break  # the confidence must be the last non-empty line
     return text, None
+
+
+def answer_token_count(ids, decode, answer: str) -> int | None:
+    """How many of a reply's tokens `ids` make its answer (parse_reply's answer, which starts the reply): the
+    fewest whose decoded text starts with the answer, spaces and case aside (a tokenizer's decoding may space
+    or lower-case what it joins; a character cut between two tokens decodes whole only with the second). None
+    when not even all of them do."""
+    target = "".join(answer.split()).casefold()
+
+    def spells(n: int) -> bool:
+        return "".join(decode(ids[:n]).split()).casefold().startswith(target)
+
+    if not spells(len(ids)):
+        return None
+    low, high = 0, len(ids)
+    while low < high:  # more tokens spell more of the reply: the first n that spells the answer
+        middle = (low + high) // 2
+        if spells(middle):
+            high = middle
+        else:
+            low = middle + 1
+    return low

@@ -31,7 +31,8 @@ from chimdqa_eval.text import tokenize_many, tokenizer_signature
 
 METHODS = ("bm25", "dense", "hybrid")
 RRF_K = 60  # reciprocal rank fusion's constant (Cormack, Clarke and Buettcher, 2009)
-INDEX_VERSION = "2"  # 2: long runs of heading-like lines (tables) are body text; overlap within the size
+INDEX_VERSION = "3"  # 2: long runs of heading-like lines (tables) are body text; overlap within the size;
+#                     3: chunks within one page
 TOKENIZE_GROUP_CHARS = 1_000_000  # characters of chunk text tokenized at once when an index is built
 
 
@@ -64,7 +65,7 @@ class RetrievalSettings:
             del out["rerank_candidates"]
         out["bm25"] = {"library": f"bm25s-{package_version('bm25s')}", "variant": "lucene", "k1": 1.5, "b": 0.75,
                        "tokenizer": tokenizer_signature("jieba")} if self.method != "dense" else None
-        out["chunking"] = "heading- and paragraph-aware, sizes in characters"
+        out["chunking"] = "heading-, paragraph- and page-aware (a chunk within one page), sizes in characters"
         return out
 
 
@@ -162,11 +163,11 @@ class Retriever:
             return
         order = self._doc_order()
         built = {}
-        sizes = [sum(len(c.text) for c in self.indexes[d].chunks) for d in order]
+        sizes = [sum(len(c.search_text) for c in self.indexes[d].chunks) for d in order]
         for group in _groups(order, sizes, TOKENIZE_GROUP_CHARS):
             # Documents are tokenized a group at a time: large enough for tokenize_many's worker processes, small
             # enough that the token lists of a whole release are never in memory at once.
-            tokens = iter(bm25_tokens([c.text for doc_id in group for c in self.indexes[doc_id].chunks]))
+            tokens = iter(bm25_tokens([c.search_text for doc_id in group for c in self.indexes[doc_id].chunks]))
             for doc_id in group:
                 doc_tokens = [next(tokens) for _ in self.indexes[doc_id].chunks]
                 if not any(doc_tokens):
@@ -191,7 +192,7 @@ class Retriever:
             matrix = np.load(path)
             self.cached["embeddings"] = True
         else:
-            texts = [c.text for doc_id in order for c in self.indexes[doc_id].chunks]
+            texts = [c.search_text for doc_id in order for c in self.indexes[doc_id].chunks]
             matrix = self._encode(texts)
             path.parent.mkdir(parents=True, exist_ok=True)
             buffer = io.BytesIO()
@@ -237,7 +238,7 @@ class Retriever:
         """Candidates re-ordered by the cross-encoder's relevance logit (its last class) for (question, chunk)."""
         from chimdqa_eval.models import pair_logits
 
-        pairs = [(q, c.text) for q, chunks in zip(questions, candidates) for c in chunks]
+        pairs = [(q, c.search_text) for q, chunks in zip(questions, candidates) for c in chunks]
         scores = iter(pair_logits(self._reranker, pairs, desc="re-ranking")[:, -1] if pairs else ())
         out = []
         for chunks in candidates:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from chimdqa_eval.generate.command import MODES, add_model_arguments, generate
+from chimdqa_eval.generate.command import MODES, add_model_arguments, exit_code, generate
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -45,7 +45,7 @@ def run(args) -> int:
         if not result["complete"]:
             print(f"chimdqa run: {mode}: not every question was answered; run the same command again "
                   "(answers received are cached) before it is evaluated")
-            return 1
+            return exit_code(result)
         plain = next((written[m] for m in ("long", "closed-book") if m in written), None)
         rag_pair = str(plain) if mode == "rag" and plain else None
         scored = evaluate(result["path"], config.replace(rag_pair=rag_pair))
