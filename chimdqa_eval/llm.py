@@ -13,12 +13,18 @@ per request in `ChatOutcome.error`, never replaced by a default value. It counts
 API's token usage per stage (`usage_report()`), never sends more than `max_calls` requests, counts what a run
 would still ask (`pending`) and checks that an endpoint answers before a run (`probe`).
 
-Hard limits, because the endpoint may be slow, broken or hostile: one attempt ends `timeout` seconds after it
-starts, whatever the server sends (connect, send and every read share that deadline, so a server trickling a
-byte at a time cannot stretch it); a reply body over MAX_REPLY_BYTES is refused while it streams in; a
-Retry-After is waited only up to RETRY_AFTER_CAP (and never longer than `timeout`), a longer one ends the
-request at once; and an API base that fails to connect BREAKER_FAILURES times in a row (over BREAKER_SECONDS at
-least) stops the run with `EndpointDied`, naming it and saying how many answers are cached for the re-run.
+Hard limits, because the endpoint may be slow, broken or hostile: a request ends `timeout` seconds after it
+starts, whatever the server sends, its retries and the waits before them included (each attempt's connect, send
+and every read get only what is left of that deadline, so a server trickling a byte at a time cannot stretch
+it, and a retry is made only when its wait leaves at least MIN_ATTEMPT_SECONDS, or a quarter of `timeout`, for
+it; a re-ask after a reply `parse` rejects is a new request); a reply body over MAX_REPLY_BYTES is refused while
+it streams in, counted after decompression when a server compresses it anyway (gzip and deflate are inflated a
+bounded step at a time, any other Content-Encoding is refused); a Retry-After is waited only up to
+RETRY_AFTER_CAP (and never longer than `timeout`), a longer one ends the request at once; and an API base that
+fails BREAKER_FAILURES attempts in a row (over BREAKER_SECONDS at least) stops the run with `EndpointDied`,
+naming it and saying how many answers are cached for the re-run. A failure is no connection, a dropped one, no
+complete reply by the deadline, or HTTP 502/503/504 (a gateway whose model server is gone); any other reply,
+2xx or an error the model server itself sends, means the base is alive.
 HTTP goes through httpx (one client per ChatClient, keep-alive pools sized to the concurrency), retries through
 tenacity; both are imported only when a client is made, so the commands' option parsing stays fast.
 """
@@ -34,6 +40,7 @@ import sys
 import threading
 import time
 import urllib.request
+import zlib
 from collections import Counter
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -50,10 +57,14 @@ CAP_ERROR = "not asked: the --max-llm-calls cap ({cap}) was reached"
 PROBE_TIMEOUT = 10.0  # seconds: an endpoint that cannot list its models or answer one token by then is not up
 MAX_REPLY_BYTES = 16 * 2**20  # the largest reply body read; 50k tokens with their log-probabilities fit
 RETRY_AFTER_CAP = 60.0  # seconds: the longest wait before a retry (Retry-After or backoff)
-BREAKER_FAILURES = 8  # consecutive connection failures of one API base, spanning at least
+MIN_ATTEMPT_SECONDS = 0.5  # the least time (or a quarter of --timeout) worth starting a retry with
+BREAKER_FAILURES = 8  # consecutive failed attempts on one API base (see _Breaker), spanning at least
 BREAKER_SECONDS = 3.0  # this many seconds: the endpoint is down (not a blip), so the run stops
+GATEWAY_STATUSES = (502, 503, 504)  # a proxy or load balancer saying the model server behind it is not there
+INFLATE_STEP = 2**20  # bytes: the most one step of decompressing a compressed reply produces
 PROGRESS_EVERY = 5.0  # seconds between two progress lines when stderr is not a terminal
 _ERROR_DETAIL = 300  # bytes of an error reply quoted in messages
+_TIMED_OUT = "no complete reply by the request's deadline"
 DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
@@ -216,11 +227,13 @@ def without_reasoning(text: str) -> str:
 
 
 class _Transient(Exception):
-    """A failure worth retrying; `wait` is the server's Retry-After in seconds, if it sent one."""
+    """A failure worth retrying; `wait` is the server's Retry-After in seconds, if it sent one; `timed_out` when
+    the request's deadline passed."""
 
-    def __init__(self, message: str, wait: float | None = None):
+    def __init__(self, message: str, wait: float | None = None, *, timed_out: bool = False):
         super().__init__(message)
         self.wait = wait
+        self.timed_out = timed_out
 
 
 class _EndpointDown(Exception):
@@ -330,7 +343,8 @@ def _proxy_for(base: str) -> str | None:
 
 def _http_client(bases, connections: int):
     """One httpx client for all the API bases: a keep-alive pool of `connections` per origin (bases sharing one
-    share it, with room for all of them). Compression is declined, so the size cap counts what is sent."""
+    share it, with room for all of them). Compression is declined; a server compressing anyway is read by
+    _read_body, which caps what the body inflates to (httpx's own decoding would not)."""
     import httpx
 
     per_origin = Counter(origin(base) for base in bases)
@@ -343,36 +357,67 @@ def _http_client(bases, connections: int):
                         headers={"Accept-Encoding": "identity"})
 
 
+_DECODERS = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS,
+             "deflate": 32 + zlib.MAX_WBITS}  # zlib window bits: a gzip stream; a zlib (or gzip) stream
+
+
 def _read_body(response, limit: int, refuse: bool) -> bytes:
-    """At most `limit` bytes of a streamed response body. Over the limit: _Rejected when `refuse` (the length
-    it announces is checked before any byte is read), else the first `limit` bytes (an error's detail)."""
+    """At most `limit` bytes of a streamed response body, after its Content-Encoding. Over the limit: _Rejected
+    when `refuse` (the length it announces is checked before any byte is read), else the first `limit` bytes (an
+    error's detail). The bytes are read raw (httpx's iter_bytes would inflate each chunk whole: a 64 kB chunk
+    of a gzip bomb is 64 MB) and inflated here INFLATE_STEP at a time; the compressed bytes count too."""
     declared = response.headers.get("Content-Length", "")
     if refuse and declared.isdigit() and int(declared) > limit:
         raise _Rejected(f"the reply announces {int(declared):,} bytes, more than the {limit:,} bytes read "
                         "(MAX_REPLY_BYTES)")
-    body = bytearray()
-    for chunk in response.iter_bytes():
-        body += chunk
-        if len(body) > limit:
-            if refuse:
-                raise _Rejected(f"the reply is larger than {limit:,} bytes, the most read (MAX_REPLY_BYTES)")
-            break
-    return bytes(body[:limit])
+    encoding = response.headers.get("Content-Encoding", "").strip().lower()
+    decoder = None
+    if encoding in _DECODERS:
+        decoder = zlib.decompressobj(_DECODERS[encoding])
+    elif encoding not in ("", "identity") and refuse:
+        raise _Rejected(f"the reply is sent with Content-Encoding {encoding!r}, which this client does not read "
+                        "(it asks for identity and reads gzip or deflate, within MAX_REPLY_BYTES once inflated)")
+    # (An error's detail in an encoding not read here is quoted as it came: it is only shown.)
+    body, received = bytearray(), 0
+    for chunk in response.iter_raw():
+        received += len(chunk)
+        data = chunk
+        while data:
+            if decoder is None:
+                piece, data = data, b""
+            else:
+                try:
+                    piece = decoder.decompress(data, min(INFLATE_STEP, limit + 1 - len(body)))
+                except zlib.error as err:
+                    if not refuse:
+                        return bytes(body)
+                    raise _Rejected(f"the reply's {encoding} body cannot be decompressed ({err})") from None
+                if not piece and decoder.unconsumed_tail == data:
+                    break  # nothing more comes out of this input (never expected; no endless loop either way)
+                data = decoder.unconsumed_tail
+            body += piece
+            if len(body) > limit or received > limit:
+                if refuse:
+                    raise _Rejected(f"the reply is larger than {limit:,} bytes, the most read (MAX_REPLY_BYTES)"
+                                    + (f", once its {encoding} content is inflated" if decoder else ""))
+                return bytes(body[:limit])
+    return bytes(body)
 
 
 def _connection_failure(err) -> bool:
-    """Whether an httpx error means the server could not be reached or dropped the connection (refused,
-    reset, closed without a reply, no connection in time): what the circuit breaker counts."""
+    """Whether an httpx error means the server could not be reached, dropped the connection or did not answer
+    in time (refused, reset, closed without a reply, any timeout): what the circuit breaker counts."""
     import httpx
 
-    return isinstance(err, (httpx.ConnectError, httpx.ConnectTimeout, httpx.ReadError, httpx.WriteError,
+    return isinstance(err, (httpx.ConnectError, httpx.TimeoutException, httpx.ReadError, httpx.WriteError,
                             httpx.RemoteProtocolError))
 
 
 class _Breaker:
-    """Counts each API base's consecutive connection failures; any reply from the base resets its count. Once one
-    base has failed BREAKER_FAILURES times in a row over at least BREAKER_SECONDS, `tripped` is set and `dead`
-    says which base, how often, over how long and the last error."""
+    """Counts each API base's consecutive failed attempts (no connection, a dropped one, no reply by the deadline,
+    HTTP 502/503/504); any other reply from the base resets its count. Once one base has failed BREAKER_FAILURES
+    times in a row over at least BREAKER_SECONDS, `tripped` is set and `dead` says which base, how often, over
+    how long and the last error."""
 
     def __init__(self, bases: int):
         self._lock = threading.Lock()
@@ -522,8 +567,10 @@ class ChatClient:
         self.max_tokens = max_tokens
         self.backoff = backoff
         self.max_calls = max_calls
-        # A wait longer than one attempt may take is not worth it: the request gives up instead.
+        # A wait longer than the whole request may take is not worth it: the request gives up instead.
         self.max_wait = min(RETRY_AFTER_CAP, timeout)
+        # A retry with less time than this left of the request's deadline is not started.
+        self.min_attempt = min(MIN_ATTEMPT_SECONDS, timeout / 4)
         self._backoff = (tenacity.wait_exponential(multiplier=backoff, max=self.max_wait)
                          + tenacity.wait_random(0, backoff / 2))
         self.cache = ChatCache(Path(cache_path) if cache_path else cache_dir("llm") / "chat.sqlite")
@@ -617,9 +664,12 @@ class ChatClient:
 
     def _died_message(self, down: tuple, cached: int, total: int) -> str:
         base, failures, seconds, error = down
-        return (f"the LLM endpoint {origin(self.urls[base])} stopped answering: {failures} connection attempts failed "
-                f"in a row over {seconds:.0f} s (last: {error}). {cached} of {total} answers are cached: run the "
-                f"same command again when the endpoint is back, and only the {total - cached} missing are asked")
+        slow = (f" If it is only slow, a longer --timeout (now {self.timeout:g} s for a whole request) lets it "
+                "answer." if _TIMED_OUT in error else "")
+        return (f"the LLM endpoint {origin(self.urls[base])} stopped answering: {failures} attempts failed in a row "
+                f"over {seconds:.0f} s (no connection, a dropped one, no reply within --timeout, or HTTP 502/503/504 "
+                f"from a gateway; last: {error}). {cached} of {total} answers are cached: run the same command "
+                f"again when the endpoint is back, and only the {total - cached} missing are asked.{slow}")
 
     def _ask_all(self, requests: list[ChatRequest], parse, desc: str, stage: str,
                  cached: int) -> dict[str, ChatOutcome]:
@@ -692,25 +742,39 @@ class ChatClient:
         return headers
 
     def _post(self, request: ChatRequest, stage: str) -> dict:
-        """The reply {text, logprobs, usage}, retrying transient failures (tenacity) while attempts are left and
+        """The reply {text, logprobs, usage}, retrying transient failures (tenacity) while attempts are left, the
+        request's deadline (`timeout` seconds after it starts) leaves time for the wait and the next attempt, and
         the wait the server asks for is one this client makes; raises _Transient saying why it gave up,
         _CapReached when the client may send no more requests, _EndpointDown once the circuit breaker is open."""
         import tenacity
 
         data = json.dumps(self._body(request), ensure_ascii=False).encode("utf-8")
         headers = self._headers()
+        deadline = time.monotonic() + self.timeout
+        refused_wait = []  # the wait that the deadline left no time for, when that is why the request gave up
+
+        def out_of_time(state) -> bool:
+            late = deadline - time.monotonic() - state.upcoming_sleep < self.min_attempt
+            if late:
+                refused_wait.append(state.upcoming_sleep)
+            return late
+
         retrying = tenacity.Retrying(
             retry=tenacity.retry_if_exception_type(_Transient),
-            stop=tenacity.stop_after_attempt(self.max_retries + 1) | self._wait_too_long,
+            stop=tenacity.stop_after_attempt(self.max_retries + 1) | self._wait_too_long | out_of_time,
             wait=self._wait, sleep=self._breaker.tripped.wait, reraise=True)
         try:
-            return retrying(self._attempt, data, headers, stage)
+            return retrying(self._attempt, data, headers, stage, deadline)
         except _Transient as failure:
             attempts = retrying.statistics.get("attempt_number", 1)
             message = f"gave up after {attempts} attempt{'s' if attempts > 1 else ''}: {failure}"
             if self._wait_too_long_for(failure):
                 message += (f" (its Retry-After asks for a wait of {failure.wait:g} s; this client waits at most "
                             f"{self.max_wait:g} s, the lesser of RETRY_AFTER_CAP and --timeout)")
+            elif refused_wait and not failure.timed_out:
+                asked = " (its Retry-After)" if failure.wait is not None else ""
+                message += (f" (no time left for a retry: a wait of {refused_wait[-1]:.2g} s{asked} and another "
+                            f"attempt do not fit in the request's {self.timeout:g} s deadline, --timeout)")
             raise _Transient(message) from None
 
     def _wait_too_long_for(self, failure: BaseException | None) -> bool:
@@ -725,13 +789,16 @@ class ChatClient:
         failure = state.outcome.exception()
         return failure.wait if failure.wait is not None else self._backoff(state)
 
-    def _attempt(self, data: bytes, headers: dict, stage: str) -> dict:
+    def _attempt(self, data: bytes, headers: dict, stage: str, deadline: float) -> dict:
         if self._breaker.tripped.is_set():
             raise _EndpointDown()
         base = self._slots.get()
         try:
+            left = deadline - time.monotonic()
+            if left <= 0:  # only when taking a slot took that long: not the server's doing, not counted
+                raise _Transient(self._timed_out(self.timeout), timed_out=True)
             self._reserve_call(base, stage)
-            reply = self._post_once(base, data, headers)
+            reply = self._post_once(base, data, headers, left, total=self.timeout)
         finally:
             self._slots.put(base)
         self._count_reply(stage, reply["usage"])
@@ -758,23 +825,28 @@ class ChatClient:
         finally:
             _request.deadline = None
 
-    def _post_once(self, base: int, data: bytes, headers: dict, timeout: float | None = None) -> dict:
+    def _timed_out(self, total: float) -> str:
+        flag = ", --timeout" if total == self.timeout else ""
+        return f"timed out: no complete reply by the request's deadline ({total:g} s in all{flag})"
+
+    def _post_once(self, base: int, data: bytes, headers: dict, timeout: float, total: float | None = None) -> dict:
+        """One attempt, ending within `timeout` seconds (what is left of a request's deadline of `total`)."""
         import httpx
 
-        url, timeout = self.urls[base], timeout or self.timeout
+        url, total = self.urls[base], total or timeout
         try:
             status, reply_headers, body = self._exchange(url, data, headers, timeout)
         except httpx.TimeoutException as err:
-            if _connection_failure(err):
-                self._breaker.failed(base, f"no connection within {timeout:g} s")
-            else:
-                self._breaker.alive(base)
-            raise _Transient(f"timed out: no complete reply within the {timeout:g} s deadline (--timeout)") from None
+            self._breaker.failed(base, f"{type(err).__name__}: {_TIMED_OUT}")
+            raise _Transient(self._timed_out(total), timed_out=True) from None
         except httpx.RequestError as err:
             if _connection_failure(err):
                 self._breaker.failed(base, _reason(err))
             raise _Transient(f"connection to {origin(url)} failed ({_reason(err)})") from None
-        self._breaker.alive(base)
+        if status in GATEWAY_STATUSES:
+            self._breaker.failed(base, f"HTTP {status}: {_detail(body)[:80]}")
+        else:
+            self._breaker.alive(base)
         if status == 429 or status >= 500:
             raise _Transient(f"HTTP {status}: {_detail(body)}", _retry_after(reply_headers.get("Retry-After")))
         if status in FATAL_STATUSES:
@@ -832,8 +904,9 @@ class ChatClient:
 
     def probe(self, timeout: float = PROBE_TIMEOUT) -> None:
         """Check that every API base answers, before a run: GET <base>/models, and where that is not served, one
-        chat request of one token. A refused connection, an unknown host, a timeout, HTTP 404, 401 or 403 raises
-        InputError naming the URL at once (no retries). The one-token request counts as a call."""
+        chat request of one token. A refused connection, an unknown host, a timeout, HTTP 404, 401 or 403, a reply
+        that cannot be read (over MAX_REPLY_BYTES, an unknown encoding) — any failure — raises InputError naming
+        the URL at once (no retries). The one-token request counts as a call."""
         import httpx
 
         timeout = min(timeout, self.timeout)
@@ -844,6 +917,9 @@ class ChatClient:
             except httpx.RequestError as err:
                 raise InputError(f"the LLM endpoint {base} cannot be reached ({_reason(err)}); is the server "
                                  "running and the URL right?") from None
+            except Exception as err:  # _Rejected (a reply over the size cap...), or whatever else the reply causes
+                raise InputError(f"the LLM endpoint {base} sent a reply to GET {url} that cannot be read "
+                                 f"({_problem(err)}); is it an OpenAI-compatible server?") from None
             if status in (401, 403):
                 raise InputError(f"the LLM endpoint {url} answered HTTP {status} (is ${self.api_key_env} set "
                                  f"and valid?): {_detail(body)}")
@@ -865,8 +941,19 @@ class ChatClient:
         except _Transient as err:
             if not str(err).startswith("HTTP "):  # 429 / 5xx: it is up and busy; the run's retries handle that
                 raise InputError(f"the LLM endpoint {base} did not answer a one-token request: {err}") from None
-        except _Rejected:
-            pass  # it answered: the server is up, it only disliked this tiny request
+        except _Rejected as err:
+            if not str(err).startswith("HTTP "):  # a success this client cannot read (too large, an encoding)
+                raise InputError(f"the LLM endpoint {base} sent a reply to a one-token request that cannot be "
+                                 f"read: {err}") from None
+            # else it answered: the server is up, it only disliked this tiny request
+        except Exception as err:  # whatever else: the run would meet it too, so it is said here, as an input error
+            raise InputError(f"the LLM endpoint {base} failed a one-token request ({_problem(err)})") from None
+
+
+def _problem(err: BaseException) -> str:
+    """An error's message; its type too where the type is not one of this module's own."""
+    own = isinstance(err, (_Transient, _Rejected))
+    return str(err) if own else _reason(err)
 
 
 def _reason(err: BaseException) -> str:
@@ -943,12 +1030,14 @@ def add_endpoint_arguments(parser, prefix: str = "", model_flag: str | None = "-
     add(f"{p}concurrency", type=int, default=16, metavar="N",
         help="parallel requests per API base (default 16)")
     add(f"{p}timeout", type=float, default=60.0, metavar="SECONDS",
-        help="the most one attempt at a request may take in all: connecting, sending and reading "
-             "the whole reply (default 60); a server asking to wait longer (Retry-After) is not "
-             "waited for")
+        help="the most one request may take in all, every attempt and every wait between them included "
+             "(connecting, sending and reading the whole reply; Retry-After and backoff waits), "
+             "default 60; a retry whose wait leaves no time for it is not made, and a server asking to "
+             "wait longer than this (Retry-After) is not waited for")
     add(f"{p}max-retries", type=int, default=5, metavar="N",
-        help="retries of a timed-out, refused or 429/5xx request (default 5); an endpoint that "
-             f"refuses {BREAKER_FAILURES} connections in a row stops the run at once")
+        help="retries of a timed-out, refused or 429/5xx request, within its --timeout (default 5); "
+             f"an endpoint failing {BREAKER_FAILURES} attempts in a row (refused or dropped connections, "
+             "timeouts, HTTP 502/503/504 from a gateway) stops the run within seconds")
     add(f"{p}max-llm-calls", type=int, metavar="N",
         help="send at most N requests; what is answered is cached and the same command resumes")
     add(f"{p}price-per-mtok", type=float, nargs=2, metavar=("PROMPT", "COMPLETION"),

@@ -13,7 +13,8 @@ handler is consulted; that is how tests script "fail twice, then answer". `hits(
 whose last message contains a text, to check what was (not) asked again. Every completion reports `usage`:
 by default one "token" per character (prompt: all message contents; completion: the reply), or `Reply.usage`;
 `Reply(no_usage=True)` leaves it out, `Reply(logprobs=[...])` adds OpenAI-style token log-probabilities.
-`GET <base>/models` lists the one model "test-model" unless the server was made with `serve_models=False`.
+`GET <base>/models` lists the one model "test-model" unless the server was made with `serve_models=False`, or
+answers `models=Reply(...)` instead when one is given.
 `Reply(raw=chunks, interval=s)` writes the byte chunks verbatim (status line and headers included), `s` seconds
 apart: a server that trickles, or streams a body far larger than it holds in memory. `close()` also drops every
 open connection, keep-alive ones included, the way a killed server does; `replied` lists the request bodies
@@ -74,8 +75,9 @@ class ChatServer:
     """Serves POST /v1/chat/completions (and GET /v1/models) on 127.0.0.1 (a free port) in a background thread."""
 
     def __init__(self, handler: Callable[[dict], "str | Reply"] = lambda body: "", *, latency: float = 0.0,
-                 serve_models: bool = True, port: int = 0):
+                 serve_models: bool = True, port: int = 0, models: "Reply | None" = None):
         self.handler = handler
+        self.models = models
         self.latency = latency
         self.serve_models = serve_models
         self.requests: list[dict] = []
@@ -156,6 +158,8 @@ class ChatServer:
             def do_GET(self):
                 with server._lock:
                     server.gets.append(self.path)
+                if server.models is not None and self.path.rstrip("/") == "/v1/models":
+                    return self._send(server.models)
                 if server.serve_models and self.path.rstrip("/") == "/v1/models":
                     return self._send(Reply(body=json.dumps({"object": "list", "data": [
                         {"id": "test-model", "object": "model", "owned_by": "tests"}]})))

@@ -108,11 +108,17 @@ def test_a_body_that_is_not_a_completion_is_retried(tmp_path):
     assert outcome.value == 3 and len(server.requests) == 3
 
 
-def test_a_slow_reply_times_out_and_is_retried(tmp_path):
+def test_a_slow_reply_times_out_at_the_requests_deadline_and_a_rerun_asks_again(tmp_path):
+    """--timeout is the whole request's deadline: an attempt that uses it up leaves no time for a retry."""
     with ChatServer(lambda body: "5") as server:
         server.queue(Reply(text="5", delay=2.0))
-        [outcome] = client_for(server, tmp_path, timeout=0.3).complete_all([ask("q")], strict_int)
-    assert outcome.value == 5 and len(server.requests) == 2
+        start = time.monotonic()
+        [slow] = client_for(server, tmp_path, timeout=0.3).complete_all([ask("q")], strict_int)
+        elapsed = time.monotonic() - start
+        assert not slow.ok and "timed out" in slow.error and "0.3 s" in slow.error and len(server.requests) == 1
+        assert elapsed < 1.5
+        [again] = client_for(server, tmp_path, timeout=0.3).complete_all([ask("q")], strict_int)
+    assert again.value == 5 and not again.cached and len(server.requests) == 2
 
 
 def test_bad_key_stops_with_a_clear_error(tmp_path, monkeypatch):

@@ -9,6 +9,7 @@ import sys
 import textwrap
 import threading
 import time
+import zlib
 from pathlib import Path
 
 import pytest
@@ -56,11 +57,30 @@ def test_a_server_trickling_a_byte_every_half_second_is_given_up_at_the_deadline
     assert 1.5 < elapsed < 6  # ~2 s; each read alone never waits long enough to time out
 
 
-def test_the_deadline_covers_every_attempt_of_a_retried_request_separately(tmp_path):
+def test_a_retry_fits_in_the_deadline_of_the_whole_request(tmp_path):
     with ChatServer(lambda body: "5") as server:
-        server.queue(Reply(raw=trickle(BODY_HEAD), interval=0.2))
-        [outcome] = client_for(server, tmp_path, timeout=1).complete_all([ask("q")], int)
-    assert outcome.value == 5 and len(server.requests) == 2  # the slow attempt timed out, the retry answered
+        server.queue(Reply(status=500), Reply(raw=[b"HTTP/1.1 200 OK\r\nContent-Length: 50\r\n\r\n{"]))
+        [outcome] = client_for(server, tmp_path, timeout=2).complete_all([ask("q")], int)
+    assert outcome.value == 5 and len(server.requests) == 3  # two quick failures, then the answer
+
+
+HANG = Reply(delay=60)  # accepts the connection and the request, never answers (in any test's time)
+
+
+@pytest.mark.parametrize("script, settings", [
+    ((Reply(status=429, headers={"Retry-After": "0.4"}), Reply(status=500), HANG), dict(max_retries=5)),
+    ((), dict(max_retries=10, backoff=0.4)),  # HTTP 500 every time: the backoff's waits count too
+], ids=["retry-after-then-no-reply", "backoff"])
+def test_a_request_ends_by_its_timeout_retries_and_waits_included(tmp_path, script, settings):
+    """--timeout is the whole request's deadline: each attempt gets what is left of it, and a wait (Retry-After
+    or backoff) that would leave no time for the next attempt ends the request instead."""
+    with ChatServer(lambda body: Reply(status=500)) as server:
+        server.queue(*script)
+        start = time.monotonic()
+        [outcome] = client_for(server, tmp_path, timeout=1.5, **settings).complete_all([ask("q")], int)
+        elapsed = time.monotonic() - start
+    assert not outcome.ok and "1.5 s" in outcome.error and "--timeout" in outcome.error, outcome.error
+    assert elapsed < 1.5 + 0.5 and len(server.requests) >= 2
 
 
 # -- the size cap ------------------------------------------------------------------------------------------------
@@ -69,8 +89,9 @@ HUGE = 200 * 2**20
 CHILD = textwrap.dedent("""
     import re, sys
     from chimdqa_eval.llm import ChatClient, ChatRequest
-    client = ChatClient("judge-x", sys.argv[1], cache_path=sys.argv[2], max_retries=0, concurrency=4)
-    requests = [ChatRequest(({"role": "user", "content": f"q{i}"},), f"q{i}") for i in range(4)]
+    concurrency = int(sys.argv[3]) if len(sys.argv) > 3 else 4
+    client = ChatClient("judge-x", sys.argv[1], cache_path=sys.argv[2], max_retries=0, concurrency=concurrency)
+    requests = [ChatRequest(({"role": "user", "content": f"q{i}"},), f"q{i}") for i in range(concurrency)]
     outcomes = client.complete_all(requests, str)
     print(sum(o.ok for o in outcomes), outcomes[0].error, sep="\\n")
     # The peak RSS of this process since it started (getrusage's would include the forking parent's, pytest's)
@@ -106,6 +127,54 @@ def test_a_200_mb_reply_is_refused_without_reading_it_whole(tmp_path, declared):
     answered, error, peak_mib = done.stdout.strip().split("\n")
     assert answered == "0" and f"{llm.MAX_REPLY_BYTES:,}" in error and "bytes" in error
     assert int(peak_mib) < 300
+
+
+def gzip_bomb(gib: int = 1) -> bytes:
+    """About 1 MB of gzip that inflates to `gib` GiB of zeros: one 1 MiB block compressed and repeated (a full
+    flush leaves the same bytes each time). Its end is left out: a client with limits never gets there."""
+    packer = zlib.compressobj(9, zlib.DEFLATED, 31)
+    zeros = b"\0" * 2**20
+    first = packer.compress(zeros) + packer.flush(zlib.Z_FULL_FLUSH)
+    block = packer.compress(zeros) + packer.flush(zlib.Z_FULL_FLUSH)
+    return first + block * (1024 * gib - 1)
+
+
+def test_a_gzip_bomb_is_refused_under_300_mb_at_concurrency_8(tmp_path):
+    """The client asks for no compression, but a server may gzip anyway: what it inflates to is capped too."""
+    bomb = gzip_bomb()
+    head = (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\n"
+            b"Content-Length: %d\r\n\r\n" % len(bomb))
+    with ChatServer(lambda body: Reply(raw=[head, bomb])) as server:
+        done = subprocess.run([sys.executable, "-c", CHILD, server.api_base, str(tmp_path / "c.sqlite"), "8"],
+                              cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    answered, error, peak_mib = done.stdout.strip().split("\n")
+    assert answered == "0" and f"{llm.MAX_REPLY_BYTES:,}" in error and "bytes" in error, error
+    assert int(peak_mib) < 300
+
+
+@pytest.mark.parametrize("encoding, pack", [
+    ("gzip", lambda data: zlib.compress(data, wbits=31)),
+    ("deflate", zlib.compress),
+    ("identity", lambda data: data),
+])
+def test_a_compressed_reply_under_the_cap_is_read(tmp_path, encoding, pack):
+    from chat_server import completion_body
+
+    body = pack(completion_body("字" * 1000).encode("utf-8"))
+    head = (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: %s\r\n"
+            b"Content-Length: %d\r\n\r\n" % (encoding.encode(), len(body)))
+    with ChatServer(lambda request: Reply(raw=[head, body])) as server:
+        [outcome] = client_for(server, tmp_path).complete_all([ask("q")], str)
+    assert outcome.value == "字" * 1000
+
+
+def test_an_encoding_the_client_cannot_bound_is_refused_naming_it(tmp_path):
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: br\r\nContent-Length: 4\r\n\r\n"
+    with ChatServer(lambda request: Reply(raw=[head, b"\x0b\x01\x80\x03"])) as server:
+        [outcome] = client_for(server, tmp_path).complete_all([ask("q")], str)
+    assert not outcome.ok and "Content-Encoding" in outcome.error and "br" in outcome.error, outcome.error
+    assert len(server.requests) == 1  # refused at once, not retried
 
 
 def test_a_reply_under_the_cap_is_read(tmp_path):
@@ -190,6 +259,29 @@ def test_a_single_dropped_connection_does_not_trip_the_breaker(tmp_path):
         server.queue(Reply(raw=[b"HTTP/1.1 200 OK\r\nContent-Length: 50\r\n\r\n{"]))
         outcomes = client_for(server, tmp_path, concurrency=2).complete_all([ask(f"q{i}") for i in range(6)], int)
     assert all(o.value == 1 for o in outcomes)
+
+
+def test_a_gateway_answering_502_stops_the_run_within_seconds(tmp_path):
+    """A proxy whose model server is gone answers every request at once with 502: that is no answer."""
+    with ChatServer(lambda body: Reply(status=502, body="<html>502 Bad Gateway</html>")) as server:
+        client = ChatClient("judge-x", server.api_base, cache_path=tmp_path / "c.sqlite", concurrency=2)
+        start = time.monotonic()
+        with pytest.raises(EndpointDied) as died:
+            client.complete_all([ask(f"q{i}") for i in range(8)], int)  # default retries and backoff
+        elapsed = time.monotonic() - start
+    assert origin(server) in str(died.value) and "HTTP 502" in str(died.value), str(died.value)
+    assert elapsed < 10
+
+
+def test_a_server_that_never_replies_stops_the_run_within_seconds(tmp_path):
+    with ChatServer(lambda body: HANG) as server:
+        client = client_for(server, tmp_path, timeout=1, max_retries=1, concurrency=2)
+        start = time.monotonic()
+        with pytest.raises(EndpointDied) as died:
+            client.complete_all([ask(f"q{i}") for i in range(20)], int)
+        elapsed = time.monotonic() - start
+    assert origin(server) in str(died.value) and "0 of 20 answers are cached" in str(died.value), str(died.value)
+    assert elapsed < 10 and len(server.requests) < 20
 
 
 GENERATE = [sys.executable, "-m", "chimdqa_eval.cli", "generate", "--model", "test-model", "--mode", "closed-book",
@@ -290,3 +382,17 @@ def test_a_judge_endpoint_killed_mid_evaluate_stops_it_naming_the_endpoint(tmp_p
     with ChatServer(lambda body: "结论：正确", port=int(origin(server).rsplit(":", 1)[1])) as again:
         assert evaluate(again, tmp_path / "out") == 0
     assert len(again.requests) == total - cached and cached >= 5
+
+
+def test_a_probe_reply_announcing_a_gigabyte_is_an_input_error_naming_the_url(tmp_path, capsys):
+    from chimdqa_eval import cli, release
+
+    huge = Reply(raw=[b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 999999999\r\n\r\n{}"])
+    with ChatServer(lambda body: "结论：正确", models=huge) as server:
+        code = cli.main(["evaluate", "--predictions", str(release.SAMPLE_DIR / "predictions.jsonl"), "--out",
+                         str(tmp_path / "out"), "--metrics", "factual", "--resamples", "0", "--judge", "llm",
+                         "--judge-model", "grader", "--api-base", server.api_base])
+        asked = len(server.requests)
+    err = capsys.readouterr().err
+    assert code == 2 and server.api_base in err and "999,999,999" in err and "Traceback" not in err, err
+    assert asked == 0
