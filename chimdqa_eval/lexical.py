@@ -8,10 +8,11 @@ is quadratic Python:
   per prediction token, instead of a dynamic-programming table.
 * METEOR: NLTK aligns greedily, scanning the hypothesis from its end and giving each word the last unused equal
   reference word. So for each word the k-th occurrence from the end on one side pairs with the k-th from the end
-  on the other, and the whole corpus is aligned with a few array sorts.
-* CIDEr and CIDEr-D: one rule (``_cider_per_n``) whose clipping and length penalty are switches; n-gram counts,
-  document frequencies and tf-idf products for the whole corpus are array operations instead of per-sentence
-  dictionaries.
+  on the other, and a batch of items is aligned with a few array sorts (batches of about _METEOR_BATCH_TOKENS
+  tokens, so the sorts' temporaries stay small whatever the corpus size).
+* CIDEr and CIDEr-D: one pass (``_cider_similarities``) counts n-grams and document frequencies once and takes
+  both variants' products from the same tf-idf weights; counts, frequencies and products for the whole corpus
+  are array operations instead of per-sentence dictionaries, one n-gram order at a time.
 
 Scores are on the reference implementations' scales (0-1; CIDEr-D 0-10); callers rescale.
 """
@@ -30,6 +31,8 @@ METEOR_ALPHA, METEOR_BETA, METEOR_GAMMA = 0.9, 3.0, 0.5
 CIDER_N, CIDER_SIGMA = 4, 6.0
 # Composite int64 keys (item, word, rank) must stay below this; larger corpora renumber their groups first.
 _KEY_LIMIT = 2 ** 62
+# METEOR aligns this many tokens (both sides) at a time: its sorts' temporaries are about 100 bytes a token.
+_METEOR_BATCH_TOKENS = 1 << 19
 
 
 def _check_pairs(predictions: TokenLists, references: TokenLists) -> None:
@@ -76,16 +79,24 @@ def rouge_l(predictions: TokenLists, references: TokenLists) -> list[float]:
 
 # ---- shared by METEOR and CIDEr-D -----------------------------------------------------------------------------
 
+def _lengths(token_lists: TokenLists) -> np.ndarray:
+    return np.fromiter((len(t) for t in token_lists), dtype=np.int64, count=len(token_lists))
+
+
+def _token_ids(token_lists: TokenLists, vocab: dict, total: int, dtype=np.int64) -> np.ndarray:
+    """All tokens in order as ids from `vocab`, which gains the new tokens in order of first occurrence."""
+    for token in dict.fromkeys(chain.from_iterable(token_lists)):  # a loop over distinct tokens only
+        vocab.setdefault(token, len(vocab))
+    return np.fromiter(map(vocab.__getitem__, chain.from_iterable(token_lists)), dtype=dtype, count=total)
+
+
 class _Corpus:
     """Token lists flattened into one int array (ids from a shared vocabulary) with item and position columns."""
 
     def __init__(self, token_lists: TokenLists, vocab: dict):
-        lengths = np.fromiter((len(t) for t in token_lists), dtype=np.int64, count=len(token_lists))
+        lengths = _lengths(token_lists)
         self.lengths = lengths
-        flat = list(chain.from_iterable(token_lists))
-        for token in dict.fromkeys(flat):  # a loop over distinct tokens only; the mapping below runs in C
-            vocab.setdefault(token, len(vocab))
-        self.ids = np.fromiter(map(vocab.__getitem__, flat), dtype=np.int64, count=len(flat))
+        self.ids = _token_ids(token_lists, vocab, int(lengths.sum()))
         self.item = np.repeat(np.arange(len(lengths)), lengths)
         starts = np.cumsum(lengths) - lengths
         self.pos = np.arange(len(self.ids)) - np.repeat(starts, lengths)
@@ -145,15 +156,15 @@ def _synonym_matches(hyp_words: list, ref_words: list, synonyms: Callable[[str],
 @functools.lru_cache(maxsize=1)
 def porter_stem() -> Callable[[str], str]:
     """NLTK's Porter stemmer (its default NLTK_EXTENSIONS mode), the stemmer NLTK's METEOR uses, for lower-case
-    words, remembering every stem it computed. Every Porter rule and NLTK's table of irregular forms act on
-    words ending in an ASCII letter; any other word (all of Chinese) is its own stem and skips the stemmer."""
+    words. Every Porter rule and NLTK's table of irregular forms act on words ending in an ASCII letter; any
+    other word (all of Chinese) is its own stem and skips the stemmer, and only the stemmed words' stems are
+    remembered (a corpus's Chinese words would fill the memo for nothing)."""
     from nltk.stem.porter import PorterStemmer
 
-    stemmer = PorterStemmer()
+    porter = functools.lru_cache(maxsize=1 << 16)(PorterStemmer().stem)
 
-    @functools.lru_cache(maxsize=1 << 20)
     def stem(word: str) -> str:
-        return stemmer.stem(word) if word and "a" <= word[-1] <= "z" else word
+        return porter(word) if word and "a" <= word[-1] <= "z" else word
 
     return stem
 
@@ -168,6 +179,28 @@ def meteor(predictions: TokenLists, references: TokenLists, *, alpha: float = ME
     """
     _check_pairs(predictions, references)
     stem = stem or porter_stem()
+    scores: list[float] = []
+    for start, stop in _batches(predictions, references, _METEOR_BATCH_TOKENS):
+        scores += _meteor_batch(predictions[start:stop], references[start:stop], alpha, beta, gamma, stem,
+                                synonyms)
+    return scores
+
+
+def _batches(predictions: TokenLists, references: TokenLists, tokens: int):
+    """(start, stop) of consecutive items holding about `tokens` tokens on both sides together."""
+    start = count = 0
+    for i, (pred, ref) in enumerate(zip(predictions, references)):
+        count += len(pred) + len(ref)
+        if count >= tokens:
+            yield start, i + 1
+            start, count = i + 1, 0
+    if start < len(predictions):
+        yield start, len(predictions)
+
+
+def _meteor_batch(predictions: TokenLists, references: TokenLists, alpha: float, beta: float, gamma: float,
+                  stem: Callable[[str], str], synonyms: Callable[[str], Iterable[str]] | None) -> list[float]:
+    """meteor() on a batch of items: each item's score depends on that item alone."""
     vocab: dict = {}
     hyp, ref = _Corpus(predictions, vocab), _Corpus(references, vocab)
     words = list(vocab)
@@ -236,66 +269,122 @@ def meteor(predictions: TokenLists, references: TokenLists, *, alpha: float = ME
 
 # ---- CIDEr and CIDEr-D ----------------------------------------------------------------------------------------
 
-def _ngram_ids(corpus: _Corpus, n: int):
-    """For k = 1..n: (text index, k-gram id) of every k-gram that lies inside one text. Ids are dense per k and
-    built from the (k-1)-gram id and the next token, so no tuple of tokens is ever formed."""
-    out = []
-    gram = corpus.ids
+def _rank_in_place(values: np.ndarray) -> np.ndarray:
+    """Replace each value by its rank among the distinct values (np.unique's inverse) in the same array."""
+    order = np.argsort(values)
+    values.sort()
+    new = np.empty(len(values), dtype=bool)
+    new[:1] = True
+    np.not_equal(values[1:], values[:-1], out=new[1:])
+    ranks = np.cumsum(new, dtype=np.int32 if len(values) < 2 ** 31 else np.int64)
+    del new
+    ranks -= 1
+    values[order] = ranks
+    return values
+
+
+def _unique_counts(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """np.unique(keys, return_counts=True) in the buffer of `keys` (a temporary): sorted in place, the distinct
+    keys then at its start."""
+    keys.sort()
+    starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]]) if len(keys) else np.empty(0, dtype=np.int64)
+    counts = np.diff(np.r_[starts, len(keys)])
+    keys[:len(starts)] = keys[starts]
+    return keys[:len(starts)], counts
+
+
+def _ngram_keys(token_lists: TokenLists, n: int):
+    """For k = 1..n, one order at a time: (keys, width), a key text * width + k-gram id for every k-gram that
+    lies inside one text, in text order. Ids are dense per k and ordered as the k-grams' token ids are
+    (lexicographically, tokens numbered by first occurrence), built from the (k-1)-gram id and the next token,
+    so no tuple of tokens is ever formed; the columns are int32 and one k-gram order lives at a time."""
+    lengths = _lengths(token_lists)
+    ids = _token_ids(token_lists, {}, int(lengths.sum()), dtype=np.int32)
+    text = np.repeat(np.arange(len(lengths), dtype=np.int32), lengths)
+    # Tokens from each position to the end of its text: a k-gram starting there lies inside the text if >= k.
+    left = (np.repeat(np.cumsum(lengths), lengths) - np.arange(len(ids))).astype(np.int32)
+    vocabulary = int(ids.max()) + 1 if len(ids) else 1
+    gram = ids
     for k in range(1, n + 1):
         if k > 1:
-            width = int(corpus.ids.max()) + 1 if len(corpus.ids) else 1
-            pair = gram[:-1] * width + corpus.ids[k - 1:]
-            gram = np.unique(pair, return_inverse=True)[1] if len(pair) else pair
-        inside = corpus.pos[:len(gram)] + k <= corpus.lengths[corpus.item[:len(gram)]]
-        out.append((corpus.item[:len(gram)][inside], gram[inside]))
-    return out
+            # Pairs across a text's end are numbered too, and then dropped: they do not change the order.
+            pair = gram[:-1].astype(np.int64)
+            del gram
+            pair *= vocabulary
+            pair += ids[k - 1:]
+            gram = _rank_in_place(pair).astype(np.int32 if len(pair) < 2 ** 31 else np.int64)
+            del pair
+        inside = left[:len(gram)] >= k
+        width = int(gram.max()) + 1 if len(gram) else 1
+        keys = text[:len(gram)][inside].astype(np.int64)
+        keys *= width
+        keys += gram[inside]
+        del inside
+        yield keys, width
 
 
-def _cider_per_n(predictions: TokenLists, references: TokenLists, *, n: int, clip: bool,
-                 sigma: float | None) -> np.ndarray:
-    """The (n, items) matrix of per-n similarities of each prediction to its reference, the one rule behind
-    CIDEr and CIDEr-D (Vedantam et al. 2015).
+def _cider_order(keys: np.ndarray, width: int, n_items: int):
+    """One n-gram order's part of _cider_similarities: its cosine and clipped products per item and the norm
+    of every text's weight vector."""
+    keys, tf = _unique_counts(keys)  # sorted: text, then k-gram
+    text_of, gram_of = np.divmod(keys, width)
+    # Predictions are texts 0..n_items-1, so their keys come first; a reference's key, less n_items * width,
+    # equals its item's prediction's key for the same k-gram.
+    split = int(np.searchsorted(text_of, n_items))
+    idf = np.maximum(np.bincount(gram_of[split:], minlength=width), 1.0)
+    np.log(idf, out=idf)
+    np.subtract(np.log(float(n_items)), idf, out=idf)
+    weight = idf[gram_of]
+    del idf, gram_of
+    weight *= tf
+    del tf
+    norms = np.sqrt(np.bincount(text_of, weights=weight * weight, minlength=2 * n_items))
+    hyp_keys, ref_keys = keys[:split], keys[split:] - n_items * width
+    ir = np.minimum(np.searchsorted(ref_keys, hyp_keys), max(len(ref_keys) - 1, 0))
+    ih = np.flatnonzero(ref_keys[ir] == hyp_keys) if len(ref_keys) else np.empty(0, dtype=np.int64)
+    ir = ir[ih]
+    w_h, w_r = weight[:split][ih], weight[split:][ir]
+    item = text_of[:split][ih]
+    return (np.bincount(item, weights=w_h * w_r, minlength=n_items),
+            np.bincount(item, weights=np.minimum(w_h, w_r) * w_r, minlength=n_items), norms)
+
+
+def _cider_similarities(predictions: TokenLists, references: TokenLists, n: int):
+    """For k = 1..n the similarity of each prediction to its reference, both ways CIDEr and CIDEr-D take it,
+    from one count of the n-grams: two (n, items) matrices, and the token count of every text (predictions,
+    then references).
 
     Each text is a vector of k-gram weights tf * idf, idf = log(number of items) - log(max(1, df)) with df the
-    number of references holding the k-gram (the evaluated references are the corpus, one per item). The
-    similarity is sum(h * r) / (|h| |r|), a cosine; `clip` takes sum(min(h, r) * r) instead, and `sigma`
-    multiplies by the Gaussian length penalty exp(-(len_h - len_r)^2 / (2 sigma^2)), a text's length being its
-    number of bigrams, as pycocoevalcap counts it. tf is the raw count: the paper's tf divides it by the text's
-    number of k-grams, which rescales a whole vector and leaves a cosine unchanged, and pycocoevalcap's CIDEr-D
-    clips raw counts.
+    number of references holding the k-gram (the evaluated references are the corpus, one per item). CIDEr
+    (Vedantam et al. 2015) takes the cosine sum(h * r) / (|h| |r|); CIDEr-D (pycocoevalcap) the clipped
+    sum(min(h, r) * r) / (|h| |r|). tf is the raw count: the paper's tf divides it by the text's number of
+    k-grams, which rescales a whole vector and leaves a cosine unchanged, and pycocoevalcap's CIDEr-D clips raw
+    counts.
     """
     _check_pairs(predictions, references)
     n_items = len(predictions)
-    vocab: dict = {}
-    corpus = _Corpus(list(predictions) + list(references), vocab)
-    log_items = np.log(float(n_items))
-    val = np.zeros((n, n_items))
+    texts = list(predictions) + list(references)
+    cosine, clipped = np.zeros((n, n_items)), np.zeros((n, n_items))
     norms = np.zeros((n, 2 * n_items))
-    for k, (text, gram) in enumerate(_ngram_ids(corpus, n)):
-        width = int(gram.max()) + 1 if len(gram) else 1
-        keys, tf = np.unique(text * width + gram, return_counts=True)
-        text_of, gram_of = keys // width, keys % width
-        is_ref = text_of >= n_items
-        df = np.bincount(gram_of[is_ref], minlength=width)
-        weight = tf * (log_items - np.log(np.maximum(1.0, df[gram_of])))
-        norms[k] = np.sqrt(np.bincount(text_of, weights=weight * weight, minlength=2 * n_items))
-        # Same item and n-gram on both sides: hypothesis keys are item*width+gram, reference keys are shifted
-        # by n_items*width.
-        hyp_keys, ref_keys = keys[~is_ref], keys[is_ref] - n_items * width  # both sorted, as np.unique returns
-        ir = np.minimum(np.searchsorted(ref_keys, hyp_keys), max(len(ref_keys) - 1, 0))
-        ih = np.flatnonzero(ref_keys[ir] == hyp_keys) if len(ref_keys) else np.empty(0, dtype=np.int64)
-        ir = ir[ih]
-        w_h, w_r = weight[~is_ref][ih], weight[is_ref][ir]
-        product = (np.minimum(w_h, w_r) if clip else w_h) * w_r
-        val[k] = np.bincount(text_of[~is_ref][ih], weights=product, minlength=n_items)
+    for k, (keys, width) in enumerate(_ngram_keys(texts, n)):
+        cosine[k], clipped[k], norms[k] = _cider_order(keys, width, n_items)
+        del keys
     norm_h, norm_r = norms[:, :n_items], norms[:, n_items:]
     both = (norm_h != 0) & (norm_r != 0)
-    val[both] /= (norm_h * norm_r)[both]
-    if sigma is not None:
-        bigrams = np.maximum(corpus.lengths - 1, 0)
-        delta = (bigrams[:n_items] - bigrams[n_items:]).astype(float)
-        val *= np.exp(-(delta ** 2) / (2 * sigma ** 2))
-    return val
+    for similarity in (cosine, clipped):
+        similarity[both] /= (norm_h * norm_r)[both]
+    return cosine, clipped, _lengths(texts)
+
+
+def cider_and_cider_d(predictions: TokenLists, references: TokenLists, *, n: int = CIDER_N,
+                      sigma: float = CIDER_SIGMA) -> tuple[list[float], list[float]]:
+    """cider() and cider_d() per pair from one pass over the n-grams (the same numbers as calling each)."""
+    cosine, clipped, lengths = _cider_similarities(predictions, references, n)
+    # CIDEr-D's Gaussian length penalty, a text's length being its number of bigrams, as pycocoevalcap counts it.
+    bigrams = np.maximum(lengths - 1, 0)
+    delta = (bigrams[:len(predictions)] - bigrams[len(predictions):]).astype(float)
+    clipped *= np.exp(-(delta ** 2) / (2 * sigma ** 2))
+    return cosine.mean(axis=0).tolist(), (clipped.mean(axis=0) * 10.0).tolist()
 
 
 def cider(predictions: TokenLists, references: TokenLists, *, n: int = CIDER_N) -> list[float]:
@@ -303,15 +392,15 @@ def cider(predictions: TokenLists, references: TokenLists, *, n: int = CIDER_N) 
     prediction and reference, document frequencies over the given references; the mean over k (uniform
     weights 1/n). No clipping, no length penalty. A pair scores 0 where either side has no k-gram of any
     order, and every pair of a single-item corpus scores 0 (every idf is log(1/1))."""
-    return _cider_per_n(predictions, references, n=n, clip=False, sigma=None).mean(axis=0).tolist()
+    return _cider_similarities(predictions, references, n)[0].mean(axis=0).tolist()
 
 
 def cider_d(predictions: TokenLists, references: TokenLists, *, n: int = CIDER_N,
             sigma: float = CIDER_SIGMA) -> list[float]:
     """CIDEr-D per pair, as pycocoevalcap's ``Cider().compute_score`` with one reference per item (its 0-10
-    scale): CIDEr's rule with clipped products sum(min(h, r) * r) and the Gaussian length penalty (sigma = 6),
-    the mean over k, times 10."""
-    return (_cider_per_n(predictions, references, n=n, clip=True, sigma=sigma).mean(axis=0) * 10.0).tolist()
+    scale): CIDEr's tf-idf weights with clipped products sum(min(h, r) * r) and the Gaussian length penalty
+    (sigma = 6), the mean over k, times 10."""
+    return cider_and_cider_d(predictions, references, n=n, sigma=sigma)[1]
 
 
 def reference_digest(references: TokenLists) -> str:

@@ -128,11 +128,13 @@ def compute_open(predictions, references, *, metrics=None, tokenizer: str = "jie
     if "rouge_l" in wanted:
         per_item["rouge_l"] = [100 * s for s in lexical.rouge_l(pred_tokens, ref_tokens)]
         signature["rouge_l"] = _lexical_signature("rouge_l", tokenizer, {"score": "f"})
+    if "cider" in wanted or "cider_d" in wanted:  # one pass over the n-grams gives both
+        cider_scores, cider_d_scores = lexical.cider_and_cider_d(pred_tokens, ref_tokens)
     if "cider" in wanted:
-        per_item["cider"] = [100 * s for s in lexical.cider(pred_tokens, ref_tokens)]
+        per_item["cider"] = [100 * s for s in cider_scores]
         signature["cider"] = _cider_signature("cider", tokenizer, ref_tokens, {"clip": "no", "penalty": "none"})
     if "cider_d" in wanted:
-        per_item["cider_d"] = [100 * s for s in lexical.cider_d(pred_tokens, ref_tokens)]
+        per_item["cider_d"] = [100 * s for s in cider_d_scores]
         signature["cider_d"] = _cider_signature("cider_d", tokenizer, ref_tokens, {
             "clip": "yes", "penalty": f"gauss(sigma={lexical.CIDER_SIGMA:g})"})
     if "perplexity" in wanted:

@@ -57,10 +57,179 @@ def _jieba():
     return jieba
 
 
+# jieba's accurate mode (HMM on), computed with rjieba (jieba-rs) doing the dictionary work, token for token the
+# same. What jieba does (jieba/__init__.py, Tokenizer.cut and __cut_DAG; jieba/finalseg): it splits a text into
+# blocks with re_han_default, runs of the characters in _JIEBA_BLOCK; every other character is a token of its own
+# (whitespace is dropped here). In a block it takes the most probable route through its dictionary (a DAG of
+# words, the sum of log(freq / total), a tie to the longer word), then hands every run of two or more
+# one-character steps that is not itself a dictionary word to its HMM (finalseg.cut).
+# What rjieba does the same: the dictionary (word for word) and the route, the same sums in the same order;
+# cut(block, hmm=False) returns the route's steps, except that it merges consecutive one-character letter and
+# digit steps (no dictionary word is made of letters and digits only, so a merged step is recognisable).
+# What it does not: its HMM has emission probabilities rounded to 6 decimals, which flips ties (人国国国国:
+# 人国国/国国 in jieba, 人国/国国国 in jieba-rs), and it joins letter/digit runs across . _ - (XQ-58). So the route
+# comes from rjieba and the HMM is jieba's, replayed in _hmm_cut with jieba's own tables.
+_JIEBA_BLOCK = re.compile("([\u4E00-\u9FD5a-zA-Z0-9+#&._%\\-]+)")  # jieba.re_han_default
+_HMM_HAN = re.compile("([\u4E00-\u9FD5]+)")  # jieba.finalseg.re_han
+_HMM_SKIP = re.compile(r"([a-zA-Z0-9]+(?:\.\d+)?%?)")  # jieba.finalseg.re_skip
+# jieba's dict.txt lists "B超 3 n" twice: jieba adds every line to its total, jieba-rs keeps one record per word
+# and sums those. An entry no block can contain (U+3000 is never in one) gives rjieba jieba's total, so every
+# log(freq / total) is the same number.
+_TOTAL_EXCESS = ("\u3000", 3)
+
+
+@functools.cache
+def _rjieba():
+    import rjieba
+
+    segmenter = rjieba.Jieba()  # our own instance: nobody else's rjieba.add_word reaches it
+    segmenter.add_word(*_TOTAL_EXCESS, None)
+    return segmenter
+
+
+@functools.cache
+def _hmm_tables():
+    """jieba.finalseg's model: per character its emission log-probabilities in the order B, E, M, S (MIN_FLOAT
+    where jieba's table has none), the unknown character's, the start log-probabilities and the transitions."""
+    from jieba.finalseg import MIN_FLOAT, emit_P, start_P, trans_P
+
+    emit: dict = {}
+    for i, state in enumerate("BEMS"):
+        for char, p in emit_P[state].items():
+            emit.setdefault(char, [MIN_FLOAT] * 4)[i] = p
+    return ({char: tuple(p) for char, p in emit.items()}, (MIN_FLOAT,) * 4, tuple(start_P[s] for s in "BEMS"),
+            {a + b: p for a, row in trans_P.items() for b, p in row.items()})
+
+
+_STATE_INDEX = {"B": 0, "E": 1, "M": 2, "S": 3}
+
+
+def _viterbi_words(han: str) -> list[str]:
+    """finalseg.__cut on a run of Han characters: the same Viterbi sums in the same order, and ties broken as its
+    max() over (log-probability, state) pairs breaks them (the later letter wins)."""
+    emit, unknown, (start_b, start_e, start_m, start_s), t = _hmm_tables()
+    to_b = (t["EB"], t["SB"])
+    to_e = (t["BE"], t["ME"])
+    to_m = (t["BM"], t["MM"])
+    to_s = (t["ES"], t["SS"])
+    probs = [emit.get(c, unknown) for c in han]
+    e_b, e_e, e_m, e_s = probs[0]
+    v_b, v_e, v_m, v_s = start_b + e_b, start_e + e_e, start_m + e_m, start_s + e_s
+    back = []
+    for e_b, e_e, e_m, e_s in probs[1:]:
+        b1, b2 = v_e + to_b[0] + e_b, v_s + to_b[1] + e_b
+        e1, e2 = v_b + to_e[0] + e_e, v_m + to_e[1] + e_e
+        m1, m2 = v_b + to_m[0] + e_m, v_m + to_m[1] + e_m
+        s1, s2 = v_e + to_s[0] + e_s, v_s + to_s[1] + e_s
+        back.append(("E" if b1 > b2 else "S", "B" if e1 > e2 else "M", "B" if m1 > m2 else "M",
+                     "E" if s1 > s2 else "S"))
+        v_b, v_e, v_m, v_s = max(b1, b2), max(e1, e2), max(m1, m2), max(s1, s2)
+    state = "E" if v_e > v_s else "S"
+    states = [state]
+    for pointers in reversed(back):
+        state = pointers[_STATE_INDEX[state]]
+        states.append(state)
+    words, begin, done = [], 0, 0
+    for i, state in enumerate(reversed(states)):
+        if state == "B":
+            begin = i
+        elif state == "E":
+            words.append(han[begin:i + 1])
+            done = i + 1
+        elif state == "S":
+            words.append(han[i])
+            done = i + 1
+    if done < len(han):
+        words.append(han[done:])
+    return words
+
+
+@functools.lru_cache(maxsize=1 << 15)
+def _hmm_cut(run: str) -> tuple[str, ...]:
+    """finalseg.cut: Han runs through the HMM, letters and digits cut by re_skip. (Its forced splits are empty
+    while jieba's dictionary is untouched, the only case this runs in.) Short runs recur a lot: remembered."""
+    words: list[str] = []
+    for i, part in enumerate(_HMM_HAN.split(run)):
+        if i % 2:
+            words += _viterbi_words(part)
+        elif part:
+            words += [x for x in _HMM_SKIP.split(part) if x]
+    return tuple(words)
+
+
+def _add_run(run: str, tokens: list) -> None:
+    """__cut_DAG's rule for a run of one-character steps."""
+    if len(run) == 1:
+        tokens.append(run)
+    elif _rjieba().has_word(run):
+        tokens.extend(run)
+    else:
+        tokens.extend(_hmm_cut(run))
+
+
+def _add_block(block: str, tokens: list) -> None:
+    """jieba's cut of one block: the route's steps from rjieba, each run of one-character steps by _add_run."""
+    segmenter = _rjieba()
+    run = ""
+    for step in segmenter.cut(block, False):
+        # A longer step is a dictionary word, unless rjieba merged one-character steps of letters and digits
+        # into it (it then starts outside the Han range and is no word).
+        if len(step) == 1 or not ("\u4e00" <= step < "\u9fd6" or segmenter.has_word(step)):
+            run += step
+            continue
+        if run:
+            _add_run(run, tokens)
+            run = ""
+        tokens.append(step)
+    if run:
+        _add_run(run, tokens)
+
+
+def _segment(text: str) -> list[str]:
+    """jieba.lcut(text) with its whitespace tokens dropped: blocks cut, every other character a token."""
+    tokens: list[str] = []
+    for i, part in enumerate(_JIEBA_BLOCK.split(text)):
+        if i % 2:
+            _add_block(part, tokens)
+        else:
+            tokens.extend(c for c in part if not c.isspace())
+    return tokens
+
+
+def _jieba_dictionary_changed() -> bool:
+    """Whether jieba's own tokenizer has left its default dictionary: set_dictionary, load_userdict, add_word,
+    del_word and suggest_freq(tune=True) each change its dictionary path, its total or finalseg's forced splits.
+    rjieba holds only the default dictionary, so then jieba itself segments."""
+    jieba = sys.modules.get("jieba")
+    if jieba is None:
+        return False
+    tokenizer = jieba.dt
+    return (tokenizer.dictionary is not None or bool(jieba.finalseg.Force_Split_Words)
+            or (tokenizer.initialized and tokenizer.total != _default_total()))
+
+
+@functools.cache
+def _default_total() -> int:
+    """The total frequency jieba computes for its default dictionary (every line of dict.txt counts)."""
+    import jieba
+
+    with jieba.Tokenizer().get_dict_file() as lines:
+        return sum(int(line.split()[1]) for line in lines)
+
+
+def _dictionary_digest() -> str:
+    """A short digest of what can be seen of jieba's changed dictionary (path, total, size, forced splits)."""
+    jieba = _jieba()
+    jieba.dt.check_initialized()
+    seen = (jieba.dt.dictionary, jieba.dt.total, len(jieba.dt.FREQ), sorted(jieba.finalseg.Force_Split_Words))
+    return hashlib.blake2b(repr(seen).encode("utf-8", "surrogatepass"), digest_size=4).hexdigest()
+
+
 def tokenize(text: str, tokenizer: str = "jieba") -> list[str]:
-    """Split text into tokens: ``"jieba"`` (jieba's accurate mode with its HMM for unknown words, the default
-    dictionary) or ``"char"`` (every non-whitespace character is a token). The text is tokenized as given
-    (no normalization); whitespace never becomes a token.
+    """Split text into tokens: ``"jieba"`` (jieba's accurate mode with its HMM for unknown words; rjieba does the
+    dictionary work, with jieba's tokens; a dictionary changed in jieba itself, such as a user dictionary, is
+    honoured by calling jieba) or ``"char"`` (every non-whitespace character is a token). The text is tokenized
+    as given (no normalization); whitespace never becomes a token.
 
     >>> tokenize("我爱北京天安门, Hello world")
     ['我', '爱', '北京', '天安门', ',', 'Hello', 'world']
@@ -69,17 +238,25 @@ def tokenize(text: str, tokenizer: str = "jieba") -> list[str]:
     """
     if _check_tokenizer(tokenizer) == "char":
         return [c for c in text if not c.isspace()]
-    return " ".join(_jieba().lcut(text)).split()
+    if _jieba_dictionary_changed():
+        return " ".join(_jieba().lcut(text)).split()
+    return _segment(text)
 
 
 def tokenizer_signature(name: str) -> str:
-    """The tokenizer as it goes into score signatures, with the version of the library doing the work."""
+    """The tokenizer as it goes into score signatures, with the versions of the libraries doing the work:
+    jieba's accurate mode computed with rjieba, or by jieba with a changed dictionary (and its digest)."""
     if _check_tokenizer(name) == "char":
         return "char"
-    return f"jieba-{package_version('jieba')}-accurate"
+    jieba = f"jieba-{package_version('jieba')}-accurate"
+    if _jieba_dictionary_changed():
+        return f"{jieba}+dict-{_dictionary_digest()}"
+    return f"{jieba}+rjieba-{package_version('rjieba')}"
 
 
-# Below this many characters a process pool costs more than it saves.
+# jieba itself (a changed dictionary) is pure Python: from this many characters on, worker processes share the
+# work. The rjieba path stays in one process: there two forked workers saved little on a 2-core machine
+# (bench/bench_tokenize.py [3] measures both) and would hold a second copy of the token lists in transit.
 _PARALLEL_MIN_CHARS = 200_000
 
 
@@ -92,18 +269,22 @@ def _cpus() -> int:
 
 
 def tokenize_many(texts, tokenizer: str = "jieba") -> list[list[str]]:
-    """tokenize() over a list. jieba is pure Python, so a large input (a whole submission) is split across the
-    available CPUs with forked worker processes, which inherit jieba's loaded dictionary; the result is the
-    same as tokenizing one by one. Off Linux (no fork on Windows, an unsafe one on macOS) it runs in this process."""
+    """tokenize() over a list, every token interned: a submission's token lists then hold one string object per
+    distinct token rather than one per occurrence. When jieba itself segments (a
+    changed dictionary), a large input is split across the available CPUs with forked worker processes, which
+    inherit its loaded dictionary; off Linux (no fork on Windows, an unsafe one on macOS) it runs in this
+    process. Either way the result is the same as tokenizing one by one."""
     texts = list(texts)
     workers = min(_cpus(), 8)
-    if (_check_tokenizer(tokenizer) == "char" or workers < 2 or sys.platform != "linux"
-            or sum(map(len, texts)) < _PARALLEL_MIN_CHARS):
-        return [tokenize(t, tokenizer) for t in texts]
-    _jieba().initialize()
-    with multiprocessing.get_context("fork").Pool(workers) as pool:
-        joined = pool.map(_joined_tokens, texts, chunksize=max(1, len(texts) // (8 * workers)))
-    return [j.split() for j in joined]
+    if (_check_tokenizer(tokenizer) == "jieba" and _jieba_dictionary_changed() and workers >= 2
+            and sys.platform == "linux" and sum(map(len, texts)) >= _PARALLEL_MIN_CHARS):
+        _jieba().initialize()
+        with multiprocessing.get_context("fork").Pool(workers) as pool:
+            joined = pool.map(_joined_tokens, texts, chunksize=max(1, len(texts) // (8 * workers)))
+        token_lists = (j.split() for j in joined)
+    else:
+        token_lists = (tokenize(t, tokenizer) for t in texts)
+    return [list(map(sys.intern, tokens)) for tokens in token_lists]
 
 
 _memory_cache: dict = {}
@@ -121,13 +302,13 @@ def _text_key(text: str) -> bytes:
 
 
 def tokenize_references(texts, tokenizer: str = "jieba") -> list[list[str]]:
-    """tokenize() for texts that recur across runs (references): jieba results are kept in memory and on disk
-    under ``cache_dir("tokens")``, keyed by tokenizer, jieba version and text, so each reference is split once
-    per machine. The disk cache assumes jieba's default dictionary (a user dictionary would need a fresh
-    $CHIMDQA_CACHE). ``"char"`` is cheaper than a cache lookup and is computed directly."""
+    """tokenize_many() for texts that recur across runs (references): jieba results are kept in memory and on disk
+    under ``cache_dir("tokens")``, keyed by the tokenizer's signature (jieba's and rjieba's versions, or the
+    digest of a changed jieba dictionary) and the text, so each reference is split once per machine.
+    ``"char"`` is cheaper than a cache lookup and is computed directly."""
     texts = list(texts)
     if _check_tokenizer(tokenizer) == "char":
-        return [tokenize(t, "char") for t in texts]
+        return tokenize_many(texts, "char")
     signature = tokenizer_signature(tokenizer)
     memory = _memory_cache.setdefault(signature, {})
     missing = list(dict.fromkeys(t for t in texts if t not in memory))
@@ -140,7 +321,7 @@ def tokenize_references(texts, tokenizer: str = "jieba") -> list[list[str]]:
                 chunk = key_list[start:start + 500]
                 rows = db.execute(f"SELECT key, tokens FROM tokens WHERE key IN ({','.join('?' * len(chunk))})",
                                   chunk)
-                found.update((keys[k], v.split()) for k, v in rows)
+                found.update((keys[k], list(map(sys.intern, v.split()))) for k, v in rows)
             new_texts = [t for t in missing if t not in found]
             new = list(zip(new_texts, tokenize_many(new_texts, tokenizer)))
             with db:

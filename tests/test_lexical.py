@@ -1,18 +1,22 @@
 """ROUGE-L, METEOR and CIDEr-D equal rouge_score, NLTK and pycocoevalcap fed the same tokens (|delta| <= 1e-9);
-CIDEr equals Vedantam et al. 2015's formula written out below."""
+CIDEr equals Vedantam et al. 2015's formula written out below; the batched and one-pass paths equal the plain
+ones exactly."""
 import json
 import math
 import random
 import re
 from collections import Counter
 
+import numpy as np
 import pytest
 from nltk.translate.meteor_score import meteor_score
 from pycocoevalcap.cider.cider import Cider
 from rouge_score import rouge_scorer
 
 from chimdqa_eval import release
-from chimdqa_eval.lexical import _cider_per_n, cider, cider_d, lcs_length, meteor, reference_digest, rouge_l
+from chimdqa_eval import lexical
+from chimdqa_eval.lexical import (_cider_similarities, _rank_in_place, _unique_counts, cider, cider_and_cider_d,
+                                  cider_d, lcs_length, meteor, reference_digest, rouge_l)
 from chimdqa_eval.text import tokenize
 
 # Chinese words, plus English forms that exercise METEOR's lower-casing and Porter stemming.
@@ -135,14 +139,24 @@ def test_meteor_equals_nltk_without_synonyms():
 
 def test_meteor_alignment_with_renumbered_keys(monkeypatch):
     # Corpora too large for direct composite keys take another path; force it on a small one.
-    import chimdqa_eval.lexical as lexical
-
     preds, refs = _pairs(7, 100)
     direct = meteor(preds, refs)
     monkeypatch.setattr(lexical, "_KEY_LIMIT", 0)
     assert meteor(preds, refs) == direct
     assert direct == pytest.approx([meteor_score([r], p, wordnet=_NoWordNet()) for p, r in zip(preds, refs)],
                                    abs=1e-9)
+
+
+@pytest.mark.parametrize("batch_tokens", [1, 7, 150])
+def test_meteor_in_batches_equals_one_batch(monkeypatch, batch_tokens):
+    # Items are aligned a batch at a time; a score depends on its own item only, to the last bit.
+    table = {"经济": ["财经"], "run": ["sprint"]}
+    preds, refs = _pairs(8, 200)
+    whole = meteor(preds, refs), meteor(preds, refs, synonyms=lambda w: table.get(w, ()))
+    monkeypatch.setattr(lexical, "_METEOR_BATCH_TOKENS", batch_tokens)
+    assert len(list(lexical._batches(preds, refs, batch_tokens))) > 1
+    assert (meteor(preds, refs), meteor(preds, refs, synonyms=lambda w: table.get(w, ()))) == whole
+    _assert_close(whole[0], [meteor_score([r], p, wordnet=_NoWordNet()) for p, r in zip(preds, refs)])
 
 
 def test_meteor_stems_and_lowercases_like_nltk():
@@ -258,15 +272,31 @@ def test_cider_d_is_the_cider_core_with_clipping_and_the_length_penalty():
     # not ~0, and repeating words, so clipping matters.
     preds = [(p + r)[:len(r) + i % 5 - 2] for i, (p, r) in enumerate(zip(preds, refs))]
     pycoco = _reference_cider(preds, refs)
-    both = (_cider_per_n(preds, refs, n=4, clip=True, sigma=6.0).mean(axis=0) * 10).tolist()
-    _assert_close(both, pycoco)
-    assert both == cider_d(preds, refs)
+    cosine, clipped, lengths = _cider_similarities(preds, refs, 4)
+    bigrams = np.maximum(lengths - 1, 0)
+    penalty = np.exp(-((bigrams[:len(preds)] - bigrams[len(preds):]) ** 2) / (2 * 6.0 ** 2))
+    _assert_close(((clipped * penalty).mean(axis=0) * 10).tolist(), pycoco)
     assert min(pycoco) > 0.1  # a real comparison, not zeros against zeros
-    neither = (_cider_per_n(preds, refs, n=4, clip=False, sigma=None).mean(axis=0)).tolist()
-    assert neither == cider(preds, refs)
-    for clip, sigma in ((True, None), (False, 6.0)):  # each switch alone is neither metric
-        one = (_cider_per_n(preds, refs, n=4, clip=clip, sigma=sigma).mean(axis=0) * 10).tolist()
-        assert max(abs(a - b) for a, b in zip(one, pycoco)) > 1e-3
+    assert cosine.mean(axis=0).tolist() == cider(preds, refs)
+    for one in (clipped, cosine * penalty):  # each switch alone is neither metric
+        assert max(abs(a - b) for a, b in zip((one.mean(axis=0) * 10).tolist(), pycoco)) > 1e-3
+
+
+def test_one_pass_gives_both_variants_exactly():
+    for preds, refs in (_pairs(12, 300), _sample_paragraphs()):
+        assert cider_and_cider_d(preds, refs) == (cider(preds, refs), cider_d(preds, refs))
+        assert cider_and_cider_d(preds, refs, n=2, sigma=3.0) == (cider(preds, refs, n=2),
+                                                                  cider_d(preds, refs, n=2, sigma=3.0))
+
+
+def test_array_helpers_equal_numpy_unique():
+    rng = np.random.default_rng(0)
+    for values in (rng.integers(0, 50, 1000), rng.integers(0, 2 ** 40, 300), np.array([7]),
+                   np.empty(0, dtype=np.int64)):
+        expected_keys, inverse, counts = np.unique(values, return_inverse=True, return_counts=True)
+        assert np.array_equal(_rank_in_place(values.copy()), inverse)
+        keys, got_counts = _unique_counts(values.copy())
+        assert np.array_equal(keys, expected_keys) and np.array_equal(got_counts, counts)
 
 
 def test_cider_edge_cases():

@@ -78,6 +78,7 @@ def test_lexical_metrics_equal_reference_implementations(metric):
         (expected["rouge_l"][0] + expected["rouge_l"][2]) / 2)
     assert result["by_level"]["L1"]["meteor"] == pytest.approx((expected["meteor"][0] + expected["meteor"][3]) / 2)
     assert "tok:jieba-" in result["signature"]["rouge_l"] and "synonyms:none" in result["signature"]["meteor"]
+    assert f"+rjieba-{package_version('rjieba')}|" in result["signature"]["rouge_l"]  # the segmenter doing the work
     assert f"nltk:{package_version('nltk')}" in result["signature"]["meteor"]
     from chimdqa_eval.lexical import reference_digest
     df = f"df:evaluated_references|df_refs:4|df_digest:{reference_digest([tokenize(r) for r in REFERENCES])}|"
