@@ -98,6 +98,12 @@ def test_a_small_budget_truncates_and_is_recorded(server, tmp_path):
     prompt = next(p for p in middle_prompts if "研发投入是多少" in p)
     assert "[第1页]\n瑞丰新能源" in prompt and f"[第2页]\n{page2[-10:]}" not in prompt
     assert re.search(r"\[第2页\]\n[^\n]+" + re.escape(page2[-10:]) + "\n\n请根据", prompt)
+    # the report's Generation section names the policy and what became of the evidence pages
+    assert evaluate(tmp_path / "middle.jsonl", tmp_path / "res")[0] == 0
+    page = (tmp_path / "res" / "report.html").read_text(encoding="utf-8")
+    pages = json.loads((tmp_path / "middle.meta.json").read_text(encoding="utf-8"))["generation"]["context"][
+        "evidence_pages"]
+    assert "middle: " in page and f"{pages['kept']} kept, {pages['partly']} partly, {pages['cut']} cut" in page
 
 
 def test_closed_book_gives_no_document(server, tmp_path):

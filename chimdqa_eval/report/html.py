@@ -390,6 +390,12 @@ def generation_html(results: dict) -> Markup:
     if context:
         facts.append(("context", f"{context.get('max_context_tokens')} tokens ({context.get('token_counter')}); "
                                  f"{context.get('questions_truncated')} questions' documents truncated"))
+        if context.get("truncation"):
+            facts.append(("truncation", f"{context['truncation']}: {context.get('truncation_rule')}"))
+        pages = context.get("evidence_pages")
+        if isinstance(pages, dict):
+            facts.append(("evidence pages in the prompt", ", ".join(f"{pages.get(state, 0)} {state}"
+                                                                  for state in ("kept", "partly", "cut"))))
     if retrieval:
         facts.append(("retrieval", f"{retrieval.get('method')}, top {retrieval.get('top_k')}, chunks of "
                                    f"{retrieval.get('chunk_size')} characters, overlap {retrieval.get('chunk_overlap')}"
