@@ -122,6 +122,15 @@ class EvalConfig:
     def uses_llm(self) -> bool:
         return self.judge in LLM_JUDGES  # the run has an LLM endpoint, which the RAG claims use too
 
+    def check_judge(self) -> None:
+        """With an LLM judge: its model and endpoint are given and its grader template loads (InputError
+        otherwise), so a mistake there is found before anything is scored."""
+        if self.uses_llm:
+            self.endpoint()
+            from chimdqa_eval.factual.judge_llm import load_template
+
+            load_template(self.judge_prompt)
+
     def endpoint(self):
         """The LLM judge's LLMEndpoint (None with the rule judge)."""
         from chimdqa_eval.llm import endpoint_from_args
@@ -266,11 +275,7 @@ def prepare(predictions, config: EvalConfig | None = None, *, metadata=None, mod
     from chimdqa_eval.submission import load_submission
 
     config = config or EvalConfig()
-    if config.uses_llm:
-        config.endpoint()  # --judge-model and --api-base are there
-        from chimdqa_eval.factual.judge_llm import load_template
-
-        load_template(config.judge_prompt)  # a bad template is an error before anything is scored
+    config.check_judge()
     wanted = resolve_wanted(config.metrics)
     questions, outside_ids, dataset = load_questions(config.config, config.data_dir, config.data_files,
                                                      config.split)

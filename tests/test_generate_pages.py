@@ -5,11 +5,11 @@ import json
 import re
 from pathlib import Path
 
-import pymupdf
 import pytest
 
 from chat_server import ChatServer
 from chimdqa_eval import cli, release
+from test_release import write_chinese_pdf
 
 _QUESTION = re.compile(r"问题：(.*)")
 DISTRICTS = "东城 西城 朝阳 海淀 丰台 石景山 门头沟 房山 通州 顺义 昌平 大兴".split()
@@ -25,25 +25,11 @@ def write_lines(path: Path, rows) -> None:
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
 
 
-def write_pdf(path: Path, pages) -> None:
-    """One PDF page per list of paragraphs, each paragraph its own text box (so its own line when read back)."""
-    document = pymupdf.open()
-    for paragraphs in pages:
-        page = document.new_page()
-        y = 50
-        for text in paragraphs:
-            left = page.insert_textbox(pymupdf.Rect(50, y, 540, 800), text, fontname="china-s", fontsize=11)
-            assert left >= 0
-            y = 800 - left + 10
-    path.parent.mkdir(parents=True, exist_ok=True)
-    document.save(path)
-
-
 def make_release(root: Path, documents, questions) -> Path:
     """documents: (doc_id, [[paragraph, ...] per page]); questions: (id, doc_id, question, answer, evidence)."""
     index = []
     for doc_id, pages in documents:
-        write_pdf(root / "pdf" / f"{doc_id}.pdf", pages)
+        write_chinese_pdf(root / "pdf" / f"{doc_id}.pdf", pages, right=540)
         index.append({"doc_id": doc_id, "domain": "news", "title": f"{doc_id}统计公报",
                       "file": f"pdf/{doc_id}.pdf"})
     write_lines(root / "documents.jsonl", index)

@@ -26,16 +26,18 @@ def write_lines(path: Path, lines) -> Path:
     return path
 
 
-def write_chinese_pdf(path: Path, pages) -> None:
-    """A PDF with one text box per paragraph, in PyMuPDF's built-in simplified-Chinese font."""
+def write_chinese_pdf(path: Path, pages, *, right: float = 300) -> None:
+    """A PDF with one text box per paragraph (its right edge at `right` points), in PyMuPDF's built-in
+    simplified-Chinese font."""
     document = pymupdf.open()
     for paragraphs in pages:
         page = document.new_page()
         y = 50
         for text in paragraphs:
-            left = page.insert_textbox(pymupdf.Rect(50, y, 300, 800), text, fontname="china-s", fontsize=11)
+            left = page.insert_textbox(pymupdf.Rect(50, y, right, 800), text, fontname="china-s", fontsize=11)
             assert left >= 0
             y = 800 - left + 10
+    path.parent.mkdir(parents=True, exist_ok=True)
     document.save(path)
 
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from chimdqa_eval.evaluation import EvalConfig
+from chimdqa_eval.llm import origin
 from chimdqa_eval.schema import InputError, read_yaml_mapping
 
 CONFIG_FILE = "leaderboard.yaml"
@@ -83,8 +84,6 @@ LOCAL_PATHS = ("judge_prompt", "llm_cache", "bertscore_model", "perplexity_model
 
 
 def _public_value(key: str, value):
-    from chimdqa_eval.llm import origin
-
     if key == "api_base" and value:  # scheme://host:port: no user, password or route (a token can hide there)
         return [origin(v) for v in ([value] if isinstance(value, str) else value)]
     if key in LOCAL_PATHS and isinstance(value, str) and (Path(value).is_absolute() or value.startswith(".")):

@@ -298,12 +298,7 @@ def preflight(config: BoardConfig, results_dir: Path) -> None:
     maintainer's error (exit 2) and never FAILs or holds up a participant's request."""
     from chimdqa_eval.report.results import check_writable
 
-    settings = config.evaluation
-    settings.endpoint()  # the LLM judge's model and endpoint are there
-    if settings.judge_prompt:
-        from chimdqa_eval.factual.judge_llm import load_template
-
-        load_template(settings.judge_prompt)
+    config.evaluation.check_judge()
     check_writable(results_dir, "--results")
 
 
