@@ -33,7 +33,7 @@ from shared_data import CHINESE_SIMPLEQA  # noqa: E402
 
 from chimdqa_eval import jsonio  # noqa: E402
 from chimdqa_eval.factual import GRADES, judge_answers  # noqa: E402
-from chimdqa_eval.factual.rules import NORMALIZER_VERSION  # noqa: E402
+from chimdqa_eval.factual.version import NORMALIZER_VERSION  # noqa: E402
 from chimdqa_eval.schema import InputError  # noqa: E402
 
 SNAPSHOTS = {VALIDATION_SET: VALIDATION_SET.with_name("golden_validation.jsonl"),

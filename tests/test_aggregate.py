@@ -69,7 +69,7 @@ def test_factual_intervals_and_tests_are_the_generic_bootstrap_of_each_score():
     """The factual helpers draw one set of resamples for all five scores: each result must equal the generic
     bootstrap_ci / paired_bootstrap of that score alone with the same seed."""
     from chimdqa_eval.aggregate import bootstrap_ci, paired_bootstrap
-    from chimdqa_eval.factual.scores import grade_matrix, scores_from_shares
+    from chimdqa_eval.grades import grade_matrix, scores_from_shares
 
     other = ["CO", "NA", "IN", "CO", "NA", "CO", "NA", "IN", "CO", "CO"] * 20  # CO 50%, NA 30%, IN 20%
     cis = factual_confidence_intervals(GRADES, n_resamples=300, seed=3, confidence=0.9)

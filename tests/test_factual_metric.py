@@ -127,8 +127,9 @@ def test_a_verdict_inside_the_reasoning_is_not_the_verdict():
 
 
 def _grader(body):
-    """A stand-in grader model: compares the answer with the reference in the prompt it was sent."""
-    user = body["messages"][-1]["content"]
+    """A stand-in grader model: compares the answer with the reference in the prompt it was sent (the first user
+    turn: a repair request adds the reply and the repair instruction after it)."""
+    user = body["messages"][1]["content"]
     reference = re.search(r"【标准答案】\n(.*?)\n\n", user, re.S).group(1)
     answer = user.rsplit("【待评回答】\n", 1)[1]
     if "乱码" in answer:
@@ -148,7 +149,7 @@ def test_llm_judge_against_a_local_server(tmp_path):
         with pytest.warns(UserWarning, match="no verdict for 1 of 4 items"):
             result = compute_factual(predictions, references, questions, **kwargs)
         asked = len(server.requests)
-        assert asked == 3 + 3  # three verdicts, and the garbage item asked three times (parse_retries=2)
+        assert asked == 3 + 2  # three verdicts, and the garbage item asked, then once more with the repair text
         system, user = server.requests[0]["messages"]
         assert system["role"] == "system" and "结论：正确" in system["content"]
         assert "《桃花源记》的作者是谁？" in user["content"]
@@ -176,8 +177,9 @@ def test_evaluate_load_gives_the_library_result():
                             domains=["finance"] * 4, question_types=["计算"] * 4)
     assert result == compute_factual(predictions, references, ["问题"] * 4, domains=["finance"] * 4,
                                      question_types=["计算"] * 4)
-    assert set(result) == {"CO", "NA", "IN", "CGA", "F1", "grades", "certain", "reasons", "by_domain", "by_question_type",
-                           "signature"}
+    assert set(result) == {"CO", "NA", "IN", "CGA", "F1", "grades", "certain", "reasons", "rules", "by_domain",
+                           "by_question_type", "signature"}
+    assert all(rule.count(".") == 1 for rule in result["rules"])  # each verdict names its rule (numeric.number_match)
     with pytest.raises(InputError, match=r"predictions\[1\]"):
         metric.compute(predictions=["a", None], references=["a", "b"])
 

@@ -6,7 +6,8 @@ import pytest
 
 from chimdqa_eval.factual import aliases, compute_factual
 from chimdqa_eval.factual.judge_rule import judge_answer
-from chimdqa_eval.factual.rules import NORMALIZER_VERSION, clean, key
+from chimdqa_eval.factual.rules import clean, key
+from chimdqa_eval.factual.version import NORMALIZER_VERSION
 
 
 def _key(name: str) -> str:

@@ -8,7 +8,7 @@ import pytest
 from chat_server import ChatServer
 from chimdqa_eval import cli, release
 from chimdqa_eval.factual import compute_factual
-from chimdqa_eval.factual.judge_llm import load_template
+from chimdqa_eval.factual.judge_llm import DEFAULT_REPAIR, load_template
 from chimdqa_eval.factual.judge_rule import judge_answers
 from chimdqa_eval.report.results import read_items, read_results
 from chimdqa_eval.schema import InputError
@@ -57,7 +57,7 @@ verdicts: {A: CO, B: IN, C: NA}
 
 
 def _letter_grader(body):
-    user = body["messages"][-1]["content"]
+    user = next(m for m in body["messages"] if m["role"] == "user")["content"]  # a repair request adds turns
     gold = re.search(r"Gold: (.*)", user).group(1)
     answer = re.search(r"Answer: (.*)", user).group(1)
     if "反复" in answer:
@@ -77,7 +77,11 @@ def test_a_custom_template_with_letter_verdicts(tmp_path):
                                      cache_path=tmp_path / "c.sqlite", judge_prompt=str(path))
         system, user = server.requests[0]["messages"]
         assert system["content"].startswith("You grade answers.") and user["content"].startswith("Question: ")
-        assert len(server.requests) == 3 + 3  # the conflicting reply is asked again twice, then UNGRADED
+        # the conflicting reply is asked again once, with the repair instruction after it, then UNGRADED
+        assert len(server.requests) == 3 + 1 + 1
+        [repair] = [body["messages"] for body in server.requests if len(body["messages"]) > 2]
+        assert [m["role"] for m in repair] == ["system", "user", "assistant", "user"]
+        assert repair[2]["content"] == "Grade: A\nGrade: B" and repair[3]["content"] == DEFAULT_REPAIR
     assert result["grades"] == ["CO", "IN", "NA", "UNGRADED"]
     assert "conflicting verdicts" in result["judge_errors"][0]["error"]
     fields = parse_signature(result["signature"])

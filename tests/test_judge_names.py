@@ -1,10 +1,12 @@
 """The rule judge on names written in another script: pinyin, CLDR country / language / currency names, and
 transliterated foreign names (chimdqa_eval.factual.names)."""
+import functools
+
 import pytest
 
 from chimdqa_eval.factual import dictionary, names
 from chimdqa_eval.factual.judge_rule import judge_answer
-from chimdqa_eval.factual.rules import NORMALIZER_VERSION
+from chimdqa_eval.factual.version import NORMALIZER_VERSION
 
 
 @pytest.mark.parametrize("answer, reference, question", [
@@ -212,17 +214,48 @@ def test_a_latin_word_that_sounds_like_part_of_the_reference_is_a_likely_alias(a
 
 def test_the_dictionary_tables_are_cached_on_disk_and_a_broken_cache_is_rebuilt(tmp_path, monkeypatch):
     """CC-CEDICT's tables are built once and kept under $CHIMDQA_CACHE/cedict, named by the dictionary's version,
-    this module's source and Python's: a later process loads the same tables; a damaged file is rebuilt."""
+    this module's source and the byte order: a later process loads the same tables; a damaged file is rebuilt."""
+    # What _build_tables makes, taken from the tables this process loaded (building them again takes seconds).
+    made = tuple({key: value for key, value in table.items()} for table in dictionary._tables())
     monkeypatch.setenv("CHIMDQA_CACHE", str(tmp_path))
-    dictionary._tables.cache_clear()
-    try:
-        built = dictionary._tables()
-        (saved,) = (tmp_path / "cedict").glob("*.marshal")
-        assert dictionary.VERSION in saved.name
-        dictionary._tables.cache_clear()
-        assert dictionary._tables() == built  # loaded from the file
-        saved.write_bytes(b"not a table")
-        dictionary._tables.cache_clear()
-        assert dictionary._tables() == built and "poissondistribution" in built[1]["泊松分布"]
-    finally:
-        dictionary._tables.cache_clear()
+    # A cache of the test's own: the tables this process has loaded stay loaded for the tests after it.
+    tables = functools.lru_cache(maxsize=1)(dictionary._tables.__wrapped__)
+    monkeypatch.setattr(dictionary, "_tables", tables)
+    builds = []
+
+    def build():
+        builds.append(1)
+        return made
+
+    monkeypatch.setattr(dictionary, "_build_tables", build)
+    built = tables()
+    (saved,) = (tmp_path / "cedict").glob("*.tables")
+    assert dictionary.VERSION in saved.name and len(builds) == 1
+    tables.cache_clear()
+    assert tables() == built and len(builds) == 1  # loaded from the file
+    saved.write_bytes(b"not a table")
+    tables.cache_clear()
+    assert tables() == built and "poissondistribution" in built[1]["泊松分布"] and len(builds) == 2
+    assert saved.read_bytes() != b"not a table"  # rewritten
+    data = bytearray(saved.read_bytes())
+    data[len(data) // 2] ^= 1  # one flipped bit in the records: the checksum notices
+    saved.write_bytes(bytes(data))
+    tables.cache_clear()
+    assert tables() == built and saved.read_bytes() != bytes(data) and len(builds) == 3
+    tables.cache_clear()
+    assert tables() == built and len(builds) == 3  # the rebuilt file loads
+
+
+def test_the_dictionary_tables_are_looked_up_in_place_as_the_dicts_they_hold():
+    tables = ({"泊松分布": frozenset({"poissondistribution", "poisson"}), "a": frozenset({"b"}), "\ud800x": frozenset({""})},
+              {}, {f"k{i}": frozenset({str(i), "x"}) for i in range(1000)}, {"松下": frozenset({"panasonic"})})
+    decoded = dictionary._decode_tables(dictionary._encode_tables(tables))
+    for table, original in zip(decoded, tables):
+        assert table == original and len(table) == len(original) and dict(table.items()) == original
+        for key, value in original.items():
+            assert key in table and table[key] == table.get(key) == value
+        assert "missing" not in table and table.get("missing", ()) == () and table.get(3) is None
+        with pytest.raises(KeyError):
+            table["missing"]
+    with pytest.raises(ValueError):
+        dictionary._decode_tables(dictionary._encode_tables(tables)[:-1])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from chimdqa_eval.factual import places, rules
+from chimdqa_eval.factual import places, rules, version
 from chimdqa_eval.factual.judge_rule import judge_answer
 
 CITY = "武侯祠位于哪座城市？"
@@ -149,4 +149,4 @@ def test_a_bad_row_is_named():
 
 
 def test_the_table_version_is_in_the_signature():
-    assert places.TABLE_VERSION in rules.NORMALIZER_VERSION
+    assert places.TABLE_VERSION in version.NORMALIZER_VERSION

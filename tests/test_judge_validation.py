@@ -183,10 +183,10 @@ def test_the_held_out_simpleqa_answers_are_complete_and_name_their_questions():
     assert all(counts[(split, label)] >= 50 for split in SPLITS for label in ("CO", "NA", "IN")), counts
 
 
-SIMPLEQA_FILE = Path(__file__).resolve().parents[2] / "shared" / "data" / "chinese_simpleqa" / "chinese_simpleqa.jsonl"
+from shared_data import CHINESE_SIMPLEQA as SIMPLEQA_FILE  # noqa: E402
 
 
-@pytest.mark.skipif(not SIMPLEQA_FILE.exists(), reason="the Chinese SimpleQA file is not next to the project")
+@pytest.mark.skipif(not SIMPLEQA_FILE.exists(), reason=f"{SIMPLEQA_FILE} is absent")
 def test_every_held_out_answer_joins_a_real_chinese_simpleqa_question():
     from judge_accuracy import HELDOUT_SET
     records = load_validation_set(HELDOUT_SET, SIMPLEQA_FILE)

@@ -11,11 +11,28 @@ from __future__ import annotations
 import warnings
 
 from chimdqa_eval.aggregate import breakdown_values, factual_confidence_intervals, paired_factual_test, summarize
-from chimdqa_eval.factual.judge_rule import Verdict, grade_answer, grade_answers, judge_answer, judge_answers
-from chimdqa_eval.factual.rules import NORMALIZER_VERSION
-from chimdqa_eval.factual.scores import GRADES, SCORE_NAMES, UNGRADED, scores_from_grades
-from chimdqa_eval.schema import (BREAKDOWNS, LABEL_ORDER, InputError, breakdown_columns, check_answer_pairs,
-                                 check_breakdowns, check_same_length, check_texts)
+from chimdqa_eval.factual.judge_llm import grade_answers_llm, load_template
+from chimdqa_eval.factual.judge_rule import (
+    Verdict,
+    grade_answer,
+    grade_answers,
+    judge_answer,
+    judge_answers,
+    trace_answers,
+)
+from chimdqa_eval.factual.version import NORMALIZER_VERSION
+from chimdqa_eval.grades import GRADES, SCORE_NAMES, UNGRADED, scores_from_grades
+from chimdqa_eval.llm import endpoint_from_keywords, open_client
+from chimdqa_eval.schema import (
+    BREAKDOWNS,
+    LABEL_ORDER,
+    InputError,
+    breakdown_columns,
+    check_answer_pairs,
+    check_breakdowns,
+    check_same_length,
+    check_texts,
+)
 from chimdqa_eval.signature import make_signature
 
 __all__ = ["compute_factual", "scores_from_grades", "factual_confidence_intervals", "paired_factual_test",
@@ -61,7 +78,8 @@ def compute_factual(predictions, references, questions=None, *, domains=None, qu
     UNGRADED from the LLM judge), "by_domain" / "by_question_type" / "by_level" / "by_category" when those
     columns are given, "by_<name>" for each entry of `groups` (e.g. {"primary_category": [...]} for Chinese
     SimpleQA), and "signature". The rule judge adds "certain" (per item: were the rules sure of the grade?)
-    and "reasons" (per item: the rule that decided, e.g. "number_match", "refusal"). The LLM judge adds
+    and "reasons" (per item: the reason code, e.g. "number_match", "refusal") and "rules" (per item: the
+    registered rule that decided, e.g. "numeric.number_match"; `chimdqa judge-rules` lists them). The LLM judge adds
     "ungraded" (count) and "judge_errors" ([{index, error}]).
 
     judge="cascade" grades with the rules where they are certain and asks the LLM judge for the rest: it adds
@@ -71,8 +89,9 @@ def compute_factual(predictions, references, questions=None, *, domains=None, qu
     The LLM judge asks `endpoint` (a chimdqa_eval.llm.LLMEndpoint, or an open ChatClient shared with other
     stages, whose usage and call cap then cover them all), else the endpoint of judge_model=, api_base=,
     api_key_env=, concurrency= and cache_path=. judge_prompt= is the path of a grader template (YAML: version,
-    system, user, verdict_regex, verdicts; see factual/templates/zh-judge-1.yaml, the default); the signature
-    names its version and sha256.
+    system, user, verdict_regex, verdicts, parse, repair; see factual/templates/zh-judge-1.yaml, the default) or
+    the name of a shipped one ("chinese-simpleqa-official", "simpleqa-official", with ":strict" to read replies
+    our way; see factual.judge_llm); the signature names its version and sha256 (and prompt_parse:official).
     """
     predictions, references = check_answer_pairs(predictions, references)
     questions = check_texts("questions", questions) if questions is not None else None
@@ -92,12 +111,9 @@ def compute_factual(predictions, references, questions=None, *, domains=None, qu
                              f"would be ignored with judge={judge!r}: use judge='llm' or judge='cascade'")
     client, template, verdicts, errors = None, None, None, []
     if judge in ("rule", "cascade"):
-        verdicts = judge_answers(predictions, references, questions)
+        verdicts = trace_answers(predictions, references, questions)  # each with the registered rule that decided
         grades = [v.grade for v in verdicts]
     if judge in LLM_JUDGES:
-        from chimdqa_eval.factual.judge_llm import grade_answers_llm, load_template
-        from chimdqa_eval.llm import endpoint_from_keywords, open_client
-
         template = load_template(judge_prompt)
         asked = list(range(n)) if judge == "llm" else [i for i, v in enumerate(verdicts) if not v.certain]
         if endpoint is None:
@@ -126,6 +142,7 @@ def compute_factual(predictions, references, questions=None, *, domains=None, qu
     if verdicts is not None:
         result["certain"] = [v.certain for v in verdicts]
         result["reasons"] = [v.reason for v in verdicts]
+        result["rules"] = [v.rule for v in verdicts]
     if judge == "cascade":
         sent = set(asked)
         result["judged_by"] = ["llm" if i in sent else "rule" for i in range(n)]

@@ -17,6 +17,8 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
+from chimdqa_eval.factual import rules
+
 PERSON_TABLE = Path(__file__).resolve().parent / "data" / "person_aliases.tsv"
 TABLE_VERSION = f"aliases-1.{hashlib.sha256(PERSON_TABLE.read_bytes()).hexdigest()[:12]}"
 
@@ -91,7 +93,6 @@ def person_aliases(name: str) -> frozenset[str]:
 
 @lru_cache(maxsize=1)
 def _person_index() -> dict[str, frozenset[str]]:
-    from chimdqa_eval.factual import rules  # rules puts TABLE_VERSION into its version
     rows = parse_person_table(PERSON_TABLE.read_text(encoding="utf-8"), lambda s: rules.key(rules.clean(s)))
     return {name: names for names in rows for name in names}
 

@@ -1,20 +1,23 @@
-"""`chimdqa judge-audit A [B] [--labels LABELS.jsonl]`: how far two factual judges (or a judge and people) agree
-on the same submission, and what their disagreement does to CO / NA / IN / CGA / F1.
+"""How far two factual judges (or a judge and people) agree on the same submission, and what their disagreement
+does to CO / NA / IN / CGA / F1: the pure functions behind `chimdqa judge-audit` (chimdqa_eval.commands.judge_audit
+reads the results folders or items.jsonl files and prints).
 
-A and B are results folders of one submission (same predictions file, same dataset revision) graded by
-different judges; LABELS is a jsonl of {"id", "grade"} written by people. The audit reports agreement, Cohen's κ
-and the confusion matrix overall and per domain / question type / level / category (and primary_category for
-Chinese SimpleQA), the swing of the five scores between the two, and the items they disagree on, for review.
-With labels, each judge's accuracy and κ against the people.
+A and B are gradings of one submission (same predictions file, same dataset revision) by different judges (a
+Grading: their {id: grade}, their items.jsonl rows, the results document when there is one); an items.jsonl
+file read on its own names its judge from its rows, and A and B must hold the same prediction for every id they
+share. LABELS is a jsonl of {"id", "grade"} written by people, every id of which must be a factual item of A. The
+audit reports agreement, Cohen's κ and the confusion matrix overall and per domain / question type / level /
+category (and primary_category for Chinese SimpleQA), the swing of the five scores between the two, and the
+items they disagree on, for review. With labels, each judge's accuracy and κ against the people.
 """
 from __future__ import annotations
 
-import json
-from pathlib import Path
+from dataclasses import dataclass
 
 from chimdqa_eval.agreement import agreement
-from chimdqa_eval.factual.scores import GRADES, UNGRADED, scores_from_grades
-from chimdqa_eval.schema import InputError, where
+from chimdqa_eval.grades import GRADES, UNGRADED, scores_from_grades
+from chimdqa_eval.release import read_jsonl
+from chimdqa_eval.schema import InputError, shown, where
 
 BREAKDOWN_COLUMNS = ("domain", "question_type", "level", "category", "primary_category")
 LABEL_ORDER = (*GRADES, UNGRADED)
@@ -61,8 +64,11 @@ def audit_grades(first: dict, second: dict, rows: dict, *, names=("A", "B"), peo
 
 def read_labels(path) -> dict:
     """{id: grade} from a jsonl of {"id": ..., "grade": "CO" | "NA" | "IN"} (more fields are allowed)."""
-    from chimdqa_eval.release import read_jsonl
+    return read_labels_with_lines(path)[0]
 
+
+def read_labels_with_lines(path) -> tuple[dict, dict]:
+    """({id: grade}, {id: line number}) of a labels file; InputError naming the file, line and id."""
     labels, lines = {}, {}
     for number, record in read_jsonl(path):
         if not isinstance(record.get("id"), str):
@@ -76,123 +82,113 @@ def read_labels(path) -> dict:
         labels[record_id], lines[record_id] = grade, number
     if not labels:
         raise InputError(f"{path}: no labels")
-    return labels
+    return labels, lines
 
 
-def factual_grades(results: dict) -> tuple[dict, dict]:
-    """({id: grade}, {id: item row}) of the factual items of a results document (read_results)."""
-    from chimdqa_eval.report.results import read_items
+def check_label_ids(labels: dict, lines: dict, known, path, graded_by) -> None:
+    """InputError naming the file, line and id of the first label whose id is not in `known` (the factual items
+    of the grading `graded_by`), with how many more there are and the first few of them: a label for an item
+    the audit cannot see is a typo or a labels file of another release, never silently left out."""
+    unknown = [i for i in labels if i not in known]
+    if not unknown:
+        return
+    first = unknown[0]
+    more = ""
+    if len(unknown) > 1:
+        shown_ids = ", ".join(f"{i} (line {lines[i]})" for i in unknown[1:6])
+        more = f"; {len(unknown) - 1} more unknown id(s): {shown_ids}" + (", ..." if len(unknown) > 6 else "")
+    raise InputError(f"{where(path, lines[first], first)}: unknown id: no factual item with this id in "
+                     f"{graded_by} ({len(unknown)} of {len(labels)} labels are unknown{more})")
 
-    rows = {i: row for i, row in read_items(results).items() if isinstance(row.get("factual"), dict)}
+
+@dataclass
+class Grading:
+    """One side of an audit: the factual grades of a run, from its results folder or an items.jsonl file."""
+    source: str                  # the path as given
+    judge: str                   # "rule", "llm:<model>", "cascade:<model>"; from the rows alone: rule / llm / cascade
+    grades: dict                 # {id: grade}
+    rows: dict                   # {id: items.jsonl row}
+    results: dict | None = None  # the results document, when the run's results.json vouches for the rows
+
+
+def factual_rows(items: dict, source) -> tuple[dict, dict]:
+    """({id: grade}, {id: row}) of the rows of an items.jsonl ({id: row}) that carry a factual grade."""
+    rows = {i: row for i, row in items.items() if isinstance(row.get("factual"), dict)}
     if not rows:
-        raise InputError(f"{results['_path']}: no factual grades (the run scored no factual question)")
+        raise InputError(f"{source}: no factual grades (the run scored no factual question)")
     return {i: row["factual"]["grade"] for i, row in rows.items()}, rows
 
 
-def judge_name(results: dict) -> str:
-    from chimdqa_eval.report.leaderboard import factual_judge
-
-    return factual_judge(results) or "?"
-
-
-def _with_release_text(rows: dict, results: dict) -> None:
-    """Add each item's question and reference from the release the results name, when it is readable here."""
-    from chimdqa_eval import release
-
-    dataset = results["dataset"]
-    source = dataset.get("source")
-    try:
-        if dataset.get("config") == "chinese_simpleqa":
-            qa = release.read_simpleqa(source)
-        else:
-            qa = release.read_qa(None if source is None else source)
-    except (InputError, OSError, TypeError):
-        return  # the listing then shows ids and predictions only
-    by_id = {q["id"]: q for q in qa}
-    for i, row in rows.items():
-        if i in by_id:
-            row.setdefault("question", by_id[i]["question"])
-            row.setdefault("reference", by_id[i]["answer"])
+def read_item_rows(path) -> dict:
+    """{id: row} of an items.jsonl file read on its own, every line checked; InputError naming file, line, id."""
+    rows, lines = {}, {}
+    for number, record in read_jsonl(path):
+        record_id = record.get("id")
+        if not isinstance(record_id, str) or not record_id:
+            raise InputError(f"{where(path, number)}: not an object with an id (each line is one scored question)")
+        if record_id in lines:
+            raise InputError(f"{where(path, number, record_id)}: duplicate id (first on line {lines[record_id]})")
+        lines[record_id] = number
+        factual = record.get("factual")
+        if factual is not None and (not isinstance(factual, dict) or factual.get("grade") not in LABEL_ORDER):
+            raise InputError(f"{where(path, number, record_id)}: 'factual' must be an object whose grade is one of "
+                             f"{', '.join(LABEL_ORDER)}, got {shown(factual)}")
+        rows[record_id] = record
+    return rows
 
 
-def audit_results(first_path, second_path=None, labels_path=None) -> dict:
-    """The audit of two results folders of one submission, or of one folder against human labels."""
-    from chimdqa_eval.report.results import read_results
+def judge_from_rows(rows) -> str:
+    """Which judge wrote items.jsonl rows: the cascade records who judged each item, the rule judge its trace."""
+    rows = list(rows)
+    if any("judged_by" in r["factual"] for r in rows):
+        return "cascade"
+    return "rule" if all("certain" in r["factual"] for r in rows) else "llm"
 
-    first = read_results(first_path)
-    grades_a, rows = factual_grades(first)
-    people = read_labels(labels_path) if labels_path else None
-    if second_path is None:
+
+def grading_of_items(path) -> Grading:
+    """The Grading of an items.jsonl file read on its own (no results.json vouching for it)."""
+    grades, rows = factual_rows(read_item_rows(path), path)
+    return Grading(str(path), judge_from_rows(rows.values()), grades, rows)
+
+
+def check_same_answers(a: Grading, b: Grading) -> None:
+    """InputError unless A and B graded the same answers: the same predictions file and dataset revision when
+    both runs say so, and (always) the same prediction for every id they share."""
+    if a.results is not None and b.results is not None:
+        if a.results["submission"].get("sha256") != b.results["submission"].get("sha256"):
+            raise InputError(f"{a.source} and {b.source} graded different submissions (their predictions files "
+                             "differ): an audit compares judges on the same answers")
+        if a.results["dataset"].get("revision") != b.results["dataset"].get("revision"):
+            raise InputError(f"{a.source} and {b.source} are on different dataset revisions "
+                             f"({a.results['dataset'].get('revision')} and {b.results['dataset'].get('revision')})")
+    for i, row in a.rows.items():
+        if i in b.rows and "prediction" in row and "prediction" in b.rows[i] \
+                and row["prediction"] != b.rows[i]["prediction"]:
+            raise InputError(f"{a.source} and {b.source} graded different submissions: id {i} has another "
+                             "prediction in each; an audit compares judges on the same answers")
+
+
+def audit_gradings(first: Grading, second: Grading | None = None, labels_path=None) -> dict:
+    """The audit of two gradings of one submission, or of one against the human labels in `labels_path`.
+    Every label must name a factual item of the first (check_label_ids)."""
+    people = None
+    if labels_path:
+        people, lines = read_labels_with_lines(labels_path)
+        check_label_ids(people, lines, first.rows, labels_path, first.source)
+    if second is None:
         if people is None:
-            raise InputError("judge-audit needs a second results folder or --labels")
-        names = (judge_name(first), "people")
+            raise InputError("judge-audit needs a second results folder or --labels (B may also be an items.jsonl "
+                             "file)")
+        names = (first.judge, "people")
         grades_b, people_arg = people, None
     else:
-        second = read_results(second_path)
-        for key, what in (("sha256", "predictions file"),):
-            if first["submission"].get(key) != second["submission"].get(key):
-                raise InputError(f"{first_path} and {second_path} graded different submissions (their "
-                                 f"{what}s differ): an audit compares judges on the same answers")
-        if first["dataset"].get("revision") != second["dataset"].get("revision"):
-            raise InputError(f"{first_path} and {second_path} are on different dataset revisions "
-                             f"({first['dataset'].get('revision')} and {second['dataset'].get('revision')})")
-        grades_b, _ = factual_grades(second)
-        names = (judge_name(first), judge_name(second))
+        check_same_answers(first, second)
+        grades_b = second.grades
+        names = (first.judge, second.judge)
         if names[0] == names[1]:
             names = (f"{names[0]} (A)", f"{names[1]} (B)")
         people_arg = people
-    _with_release_text(rows, first)
-    result = audit_grades(grades_a, grades_b, rows, names=names, people=people_arg,
-                          sources=(first_path, second_path or labels_path, labels_path))
-    result["sources"] = [str(first_path), str(second_path or labels_path)]
+    result = audit_grades(first.grades, grades_b, first.rows, names=names, people=people_arg,
+                          sources=(first.source, second.source if second else labels_path, labels_path))
+    result["sources"] = [first.source, str(second.source if second else labels_path)]
     return result
-
-
-# --------------------------------------------------------------------------------------------- command line
-
-def add_arguments(parser) -> None:
-    parser.add_argument("first", metavar="A", help="results folder (or results.json) graded by one judge")
-    parser.add_argument("second", nargs="?", metavar="B",
-                        help="results folder of the same submission graded by another judge")
-    parser.add_argument("--labels", metavar="FILE", help="human grades: jsonl of {id, grade}")
-    parser.add_argument("--json", metavar="FILE", help="write the whole audit as JSON")
-    parser.add_argument("--list", type=int, default=20, metavar="N",
-                        help="disagreeing items to print (default 20; all are in --json)")
-
-
-def _fmt(value, digits=1) -> str:
-    return "n/a" if value is None else f"{value:.{digits}f}"
-
-
-def format_audit(audit: dict, listed: int = 20) -> str:
-    a, b = audit["names"]
-    lines = [f"judge audit: A = {a}, B = {b}; {audit['n']} factual items graded by both",
-             f"agreement {_fmt(audit['agreement'])}%   Cohen's kappa {_fmt(audit['kappa'], 3)}", "",
-             "confusion (rows A, columns B):", "        " + "".join(f"{x:>10}" for x in audit["labels"])]
-    for label, row in zip(audit["labels"], audit["confusion"]):
-        lines.append(f"  {label:<6}" + "".join(f"{x:>10}" for x in row))
-    lines += ["", f"{'score':<6} {'A':>8} {'B':>8} {'B - A':>8}"]
-    for metric, s in audit["swing"].items():
-        lines.append(f"{metric:<6} {s[a]:>8.2f} {s[b]:>8.2f} {s['difference']:>+8.2f}")
-    for column, groups in audit["by"].items():
-        lines += ["", f"{'by ' + column:<24} {'n':>5} {'agree%':>8} {'kappa':>7}"]
-        for label, g in groups.items():
-            lines.append(f"  {str(label):<22} {g['n']:>5} {_fmt(g['agreement']):>8} {_fmt(g['kappa'], 3):>7}")
-    for name, p in audit.get("people", {}).items():
-        lines.append(f"\nagainst people: {name}: accuracy {_fmt(p['accuracy'])}% , kappa {_fmt(p['kappa'], 3)} "
-                     f"(n {p['n']})")
-    items = audit["disagreements"]
-    lines += ["", f"{len(items)} disagreement(s)" + (f", the first {listed}:" if len(items) > listed else ":")]
-    for item in items[:listed]:
-        text = " | ".join(str(item[k]) for k in ("question", "reference", "prediction") if k in item)
-        lines.append(f"  {item['id']}: A {item[a]}, B {item[b]}  {text}".replace("\n", " "))
-    return "\n".join(lines)
-
-
-def run(args) -> int:
-    audit = audit_results(args.first, args.second, args.labels)
-    print(format_audit(audit, args.list))
-    if args.json:
-        Path(args.json).write_text(json.dumps(audit, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-        print(f"\nwrote {args.json}")
-    return 0

@@ -93,11 +93,14 @@ def find_latin(cleaned: str, names: frozenset[str], codes: frozenset[str] = froz
 _HAN_NAME = re.compile(r"[\u4e00-\u9fff]+(?:[·•][\u4e00-\u9fff]+)*")
 
 
+_HAN_SPANS_RE1 = re.compile(r"[·•]")
+
+
 def _han_spans(cleaned: str):
     """Each run of Chinese characters in cleaned text (a foreign name's · dropped), and its beginnings and ends
     of at least two characters (作者是哈贝马斯: 哈贝马斯), up to 2 * MAX_PINYIN_CHARACTERS characters."""
     for run in _HAN_NAME.findall(cleaned):
-        han = re.sub(r"[·•]", "", run)[:2 * MAX_PINYIN_CHARACTERS]
+        han = _HAN_SPANS_RE1.sub("", run)[:2 * MAX_PINYIN_CHARACTERS]
         yield from dict.fromkeys([han[:k] for k in range(2, len(han) + 1)]
                                  + [han[-k:] for k in range(2, len(han) + 1)])
 
@@ -151,11 +154,14 @@ _KINDS = ("territories", "languages", "currencies")
 _UNKNOWN = frozenset({"ZZ", "und", "mul", "zxx", "XXX"})  # unknown region / language / currency, no content
 
 
+_NAME_KEYS_RE1 = re.compile(r"(.+?)\s*\([^()]*\)\s*")
+
+
 def _name_keys(name: str) -> set[str]:
     """Comparison keys of a CLDR name: the whole, and the name before a closing parenthesis (Myanmar (Burma);
     not 科克斯 of 科克斯（基灵）群岛)."""
     cleaned = rules.clean(name)
-    before = re.fullmatch(r"(.+?)\s*\([^()]*\)\s*", cleaned)
+    before = _NAME_KEYS_RE1.fullmatch(cleaned)
     keys = {fold(rules.key(cleaned)), fold(rules.key(before.group(1))) if before else ""}
     keys.discard("")
     return keys
@@ -294,13 +300,19 @@ _LATIN_CLASSES = re.compile("|".join(f"({pattern})" for pattern, _ in _LATIN_CLA
 _VOWELS = frozenset("aeiou")
 
 
+_LATIN_SKELETON_RE1 = re.compile(r"(.)\1")
+
+
 @lru_cache(maxsize=65536)
 def _latin_skeleton(word: str) -> tuple[frozenset[str], ...]:
     """The consonant classes of a folded, lower-case Latin name, each the set of classes it may be (x: K then
     S)."""
-    word = re.sub(r"(.)\1", r"\1", word)
+    word = _LATIN_SKELETON_RE1.sub(r"\1", word)
     classes = (_LATIN_CLASS[m.lastindex - 1][1] for m in _LATIN_CLASSES.finditer(word))
     return tuple(map(frozenset, ["V"] * (word[:1] in _VOWELS) + [c for found in classes for c in found.split()]))
+
+
+_PINYIN_SKELETON_RE1 = re.compile(r"hu[aeio]")
 
 
 @lru_cache(maxsize=65536)
@@ -315,7 +327,7 @@ def _pinyin_skeleton(han: str) -> tuple[frozenset[str], ...]:
     for syllable in syllables:
         initial = _PINYIN_INITIAL.match(syllable)
         final = syllable[initial.end():] if initial else syllable
-        out.append("F" if re.match(r"hu[aeio]", syllable) else _PINYIN_CLASS.get(initial.group(0), "") if initial
+        out.append("F" if _PINYIN_SKELETON_RE1.match(syllable) else _PINYIN_CLASS.get(initial.group(0), "") if initial
                    else "")
         out.append("N" if final.endswith(("n", "ng")) else "L" if final in ("er", "r") else "")
     return tuple(frozenset(c) for c in out if c)
@@ -343,10 +355,13 @@ def sound_similarity(han: str, latin: str) -> float:
     return alike if alike == 0 or a[0] & b[0] else alike * OTHER_ONSET
 
 
+_SOUND_ALIKE_RE1 = re.compile(r"[a-z]")
+
+
 def sound_alike(a: str, b: str, enough: float = 0.5) -> bool:
     """Two keys of names that sound alike, in either script (于尔根 and 尤尔根, 于尔根 and jürgen): their consonant
     skeletons line up at least `enough` (a little less across scripts, where sound_similarity is stricter)."""
-    latin_a, latin_b = bool(re.search(r"[a-z]", a)), bool(re.search(r"[a-z]", b))
+    latin_a, latin_b = bool(_SOUND_ALIKE_RE1.search(a)), bool(_SOUND_ALIKE_RE1.search(b))
     if latin_a and latin_b:
         return _alike(_latin_skeleton(fold(a)), _latin_skeleton(fold(b))) >= enough
     if not latin_a and not latin_b:

@@ -16,6 +16,8 @@ from functools import lru_cache
 from importlib import resources
 from typing import NamedTuple
 
+from chimdqa_eval.factual import rules
+
 TABLE = "places.tsv"
 LEVELS = ("country", "province", "prefecture", "city", "district")
 # How broad a level is: a prefecture-level city and a city are the same size of thing.
@@ -39,7 +41,7 @@ def _table_bytes() -> bytes:
     return resources.files("chimdqa_eval.factual").joinpath("data").joinpath(TABLE).read_bytes()
 
 
-# The table's version for the judge's signature (rules.NORMALIZER_VERSION): a hash of its bytes, cheap to take.
+# The table's version for the judge's signature (version.NORMALIZER_VERSION): a hash of its bytes, cheap to take.
 TABLE_VERSION = hashlib.sha256(_table_bytes()).hexdigest()[:12]
 
 
@@ -59,15 +61,17 @@ def parse_table(text: str) -> list[Place]:
     return out
 
 
+_HOMONYMS_RE1 = re.compile(r"homonym:(\S+)")
+
+
 def homonyms(row: Place) -> set[str]:
     """The names of a row that its note marks as also meaning a place outside the table."""
-    m = re.match(r"homonym:(\S+)", row.note)
+    m = _HOMONYMS_RE1.match(row.note)
     return set(m.group(1).split(",")) if m else set()
 
 
 @lru_cache(maxsize=65536)
 def _name_key(name: str) -> str:
-    from chimdqa_eval.factual import rules  # rules imports this module for TABLE_VERSION
     return rules.key(rules.clean(name))
 
 

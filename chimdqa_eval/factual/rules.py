@@ -1,8 +1,9 @@
 """Chinese answer normalization for grading: comparison keys, Chinese numerals, numbers with their precision,
 and the cue phrases of refusals, guesses and competing candidates.
 
-Everything here is a pure function of strings. `NORMALIZER_VERSION` goes into every signature: bump it when
-any table or rule below changes, because grades may change with it.
+Everything here is a pure function of strings. The rule judge's version (factual/version.py's
+`NORMALIZER_VERSION`, in every signature) names this module's rules: bump it when any table or rule below
+changes, because grades may change with it.
 """
 from __future__ import annotations
 
@@ -11,18 +12,10 @@ import unicodedata
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import lru_cache
-from importlib.metadata import version
 
 import opencc
 
-from chimdqa_eval.factual.aliases import TABLE_VERSION  # the alias table that graded goes into the version
-from chimdqa_eval.factual.places import TABLE_VERSION as _PLACES_VERSION
-from chimdqa_eval.factual.dictionary import VERSION as _CEDICT_VERSION
-
-# pypinyin's readings, babel's CLDR names (factual/names.py) and CC-CEDICT (factual/dictionary.py) are tables too:
-# their versions say which graded.
-NORMALIZER_VERSION = (f"zh-rule-9+opencc-{opencc.__version__}+pypinyin-{version('pypinyin')}+babel-{version('babel')}"
-                      f"+{TABLE_VERSION}+places-{_PLACES_VERSION}+{_CEDICT_VERSION}")
+from chimdqa_eval.factual import vocabulary  # the rule judge's word lists, data/*.txt and units.tsv
 
 # Traditional -> simplified by OpenCC's maintained phrase tables (t2s), on answers and references alike.
 _T2S = opencc.OpenCC("t2s")
@@ -49,8 +42,7 @@ _CN_NUMERAL = re.compile(r"(百分之)?([零〇一二两三四五六七八九十
 # beyond 4,300 digits.
 _LONGEST_NUMERAL = 64
 _NOT_A_COUNT = set("哪某每同这那任唯统之其")
-MEASURE_CHARS = ("年月日号届个次人岁位名条章节倍元米克吨种项座层期代世纪度天周本部首篇只头匹张台辆架艘家所门件场阶级"
-                 "局枚颗粒支队份句字集季轮站口任卷册幕辑")
+MEASURE_CHARS = vocabulary.chars("measure_chars")  # data/counters.txt
 _MEASURE_WORDS = set(MEASURE_CHARS)
 # 一 before a counter after another word is the indefinite article (作为一个AI, 是一位诗人, 不止一座), not an
 # answer of 1; after these characters (or none) it counts (有一个, 共一座, 只一次). Units and dates (一日) count.
@@ -60,33 +52,7 @@ _ARTICLE_COUNTERS = set("个位名座种本部条件只家所项篇首头匹张�
 # different canonical units never match (3小时 / 3分, 15英镑 / 15美元); a number without a listed unit matches
 # any. Counters (个, 人, 次) and ambiguous words (度, 分) are not listed. Imperial units, °F and kelvin are
 # converted (212°F = 100°C, 26.2英里 = 42.2公里), and a match through them is never certain (CONVERTED).
-_UNITS = {
-    "米": ("米", 1), "厘米": ("米", "0.01"), "毫米": ("米", "0.001"), "微米": ("米", "1e-6"),
-    "纳米": ("米", "1e-9"), "公里": ("米", 1000), "克": ("克", 1), "毫克": ("克", "0.001"), "微克": ("克", "1e-6"),
-    "公斤": ("克", 1000), "吨": ("克", 10 ** 6), "公吨": ("克", 10 ** 6), "斤": ("克", 500), "公斤级": ("克", 1000),
-    "升": ("升", 1), "毫升": ("升", "0.001"), "平方米": ("平方米", 1), "平方公里": ("平方米", 10 ** 6),
-    "公顷": ("平方米", 10 ** 4), "立方米": ("升", 1000), "立方厘米": ("升", "0.001"), "公升": ("升", 1), "°c": ("°c", 1),
-    "°f": ("°c", Decimal(5) / 9, -32), "开尔文": ("°c", 1, "-273.15"), "英里": ("米", "1609.344"),
-    "海里": ("米", 1852), "英寻": ("米", "1.8288"), "英尺": ("米", "0.3048"), "英寸": ("米", "0.0254"), "码": ("米", "0.9144"),
-    "磅": ("克", "453.59237"), "盎司": ("克", "28.349523125"), "加仑": ("升", "3.785411784"), "美制加仑": ("升", "3.785411784"), "英制加仑": ("升", "4.54609"),
-    "亩": ("平方米", Decimal(2000) / 3),
-    "元": ("元", 1), "块": ("元", 1), "人民币": ("元", 1), "美元": ("美元", 1), "美金": ("美元", 1),
-    "英镑": ("英镑", 1), "欧元": ("欧元", 1), "日元": ("日元", 1), "日圆": ("日元", 1), "港元": ("港元", 1),
-    "港币": ("港元", 1), "韩元": ("韩元", 1), "卢布": ("卢布", 1), "新台币": ("台币", 1), "台币": ("台币", 1),
-    "新元": ("新元", 1), "澳元": ("澳元", 1), "加元": ("加元", 1), "法郎": ("法郎", 1), "马克": ("马克", 1),
-    "新加坡元": ("新元", 1), "新加坡币": ("新元", 1), "新币": ("新元", 1), "澳大利亚元": ("澳元", 1), "澳币": ("澳元", 1),
-    "加拿大元": ("加元", 1), "加币": ("加元", 1), "新西兰元": ("纽元", 1), "纽元": ("纽元", 1), "韩圆": ("韩元", 1),
-    "澳门元": ("澳门元", 1), "澳门币": ("澳门元", 1), "泰铢": ("泰铢", 1), "卢比": ("卢比", 1), "美圆": ("美元", 1),
-    "年": ("年", 1), "月": ("月", 1), "日": ("日", 1), "天": ("日", 1), "周": ("周", 1),
-    "星期": ("周", 1), "小时": ("秒", 3600), "钟头": ("秒", 3600), "分钟": ("秒", 60), "秒": ("秒", 1),
-    "毫秒": ("秒", "0.001"), "微秒": ("秒", "0.000001"), "纳秒": ("秒", "0.000000001"), "岁": ("岁", 1),
-    "周岁": ("岁", 1), "周年": ("年", 1), "克拉": ("克拉", 1),
-    "世纪": ("世纪", 1), "瓦": ("瓦", 1), "千瓦": ("瓦", 1000), "兆瓦": ("瓦", 10 ** 6), "吉瓦": ("瓦", 10 ** 9),
-    "千瓦时": ("瓦时", 1000), "赫兹": ("赫兹", 1), "千赫": ("赫兹", 1000), "兆赫": ("赫兹", 10 ** 6),
-    "吉赫": ("赫兹", 10 ** 9), "焦耳": ("焦", 1), "千焦": ("焦", 1000), "千焦耳": ("焦", 1000), "大卡": ("焦", 4184),
-    "千卡": ("焦", 4184), "卡路里": ("焦", "4.184"), "伏特": ("伏", 1), "伏": ("伏", 1), "千伏": ("伏", 1000), "毫伏": ("伏", "0.001"),
-}
-CONVERTED = frozenset({"°f", "开尔文", "大卡", "千卡", "卡路里", "英里", "海里", "英寻", "英尺", "英寸", "码", "磅", "盎司", "加仑", "美制加仑", "英制加仑", "亩"})
+_UNITS, CONVERTED = vocabulary.units()  # data/units.tsv
 _UNIT_WORDS = "|".join(sorted(map(re.escape, _UNITS), key=len, reverse=True))
 # Arabic numbers (not in a code after a hyphen: GPT-3.5, F-16): thousands separators, decimals, a Chinese
 # multiplier (1.2千, 3千万; not 5百分点), a percent sign. Digits glued to Latin letters (V08AA04, H2O, 5G) are codes, not quantities, unless the letters are a
@@ -363,11 +329,18 @@ _SUPERSCRIPT_POWER = re.compile(r"(?<=[1１][0０])([⁻⁺]?[⁰¹²³⁴⁵⁶
 _SPACED_DIGITS = re.compile(r"(?<![\d.,])\d{1,3}(?: \d{3})++(?:\.\d+)?(?: ?\d)?")  # one pass, no backtracking
 
 
+_SPACED_DIGITS_RE1 = re.compile(r"(?: \d{3}|\.\d+)$")
+
+
 def _spaced_digits(m: re.Match) -> str:
     """One number of space-grouped digits, unless more digits follow it (a list: 12 345 6)."""
     run = m.group(0)
     return run if run[-1:].isdigit() and (run[-2:-1] == " " or m.end() < len(m.string) and m.string[m.end()].isdigit()
-                                          or not re.search(r"(?: \d{3}|\.\d+)$", run)) else run.replace(" ", "")
+                                          or not _SPACED_DIGITS_RE1.search(run)) else run.replace(" ", "")
+
+
+_CLEAN_RE1 = re.compile(r"(?<=\d)\s*°(?![cf])")
+_CLEAN_RE2 = re.compile(r"(?<=[\d度%年月日])\s*~\s*(?=\d)")
 
 
 def clean(text: str) -> str:
@@ -383,9 +356,9 @@ def clean(text: str) -> str:
     for variant, canonical in _UNIT_SYNONYMS:
         text = text.replace(variant, canonical)
     if "°" in text:  # 南纬50°: 50度; 50°c stays a temperature
-        text = re.sub(r"(?<=\d)\s*°(?![cf])", "度", text)
+        text = _CLEAN_RE1.sub("度", text)
     if "~" in text:  # 50度~60度 is 50度到60度 (a tilde between numbers is a range, never a code)
-        text = re.sub(r"(?<=[\d度%年月日])\s*~\s*(?=\d)", "到", text)
+        text = _CLEAN_RE2.sub("到", text)
     if "月" in text:  # the lunar months with names: 正月十五 is 1月15, 腊月初八 is 12月8
         text = _NAMED_MONTH.sub(lambda m: _NAMED_MONTHS[m.group(1)], text)
     if "分之" in text:
@@ -492,10 +465,13 @@ class Number:
 _ERA_WORDS = ("公元", "西元", "公元前", "西元前")
 
 
+_QUALIFIER_RE1 = re.compile(r"(?:零下|负)\s*$")
+
+
 def _qualifier(text: str, start: int, end: int, unit_end: int, framing: str) -> str:
     """From the words before the number and after it or after its unit (3000多人, 3500人左右); a bound word the
     question already uses (至少需要多少人？ -> 至少5人) frames the answer, it does not loosen it."""
-    before = re.sub(r"(?:零下|负)\s*$", "", text[max(0, start - 6):start])[-4:]  # 低于零下30度: the bound before the sign
+    before = _QUALIFIER_RE1.sub("", text[max(0, start - 6):start])[-4:]  # 低于零下30度: the bound before the sign
     afters = (text[end:end + 3], text[unit_end:unit_end + 3])
     for kind, pair in (("upper", (_UPPER_BEFORE, _UPPER_AFTER)), ("lower", (_LOWER_BEFORE, _LOWER_AFTER)),
                        ("approx", (_APPROX_BEFORE, _APPROX_AFTER))):
@@ -649,6 +625,9 @@ def _minor_versions(cleaned: str) -> list[tuple[Number, int]]:
             for m in _ANY_MINOR.finditer(cleaned)]
 
 
+_VAGUE_COUNTS_RE1 = re.compile(r"[十百千万亿]|10+")
+
+
 def _vague_counts(cleaned: str) -> list[tuple[Number, int]]:
     """(range or bound, end) for 几千人, 数百米, 十几个, 20几岁, 上万人, in the unit written after them."""
     out = []
@@ -658,7 +637,7 @@ def _vague_counts(cleaned: str) -> list[tuple[Number, int]]:
             value, high, kind = Decimal(2), None, "lower"
         elif places:
             low = 1
-            for part in re.findall(r"[十百千万亿]|10+", places):
+            for part in _VAGUE_COUNTS_RE1.findall(places):
                 low *= _PLACE_VALUES.get(part) or int(part)
             value, high, kind = Decimal(low), Decimal(low * 10 - 1), "range"
         elif tens:
@@ -701,11 +680,9 @@ def find_numbers(cleaned: str, framing: str = "", periods: bool = True) -> list[
     return list(_find_numbers(cleaned, framing, periods))
 
 
-@lru_cache(maxsize=8192)
-def _find_numbers(cleaned: str, framing: str = "", periods: bool = True) -> tuple[Number, ...]:
-    """The numbers in cleaned text with their precision, unit and qualifier, in order; a leading minus, 负, 零下
-    or 公元前 is a sign. `framing` is the question: bound words it uses are not qualifiers of the answer.
-    `periods`: read dynasties (明朝) as ranges of years too (in answers; a reference 唐朝 is a name)."""
+def _written_numbers(cleaned: str, periods: bool) -> list[tuple[Number, int]]:
+    """(number, end) of what is written otherwise than in Arabic digits alone: reign years, periods and ranges of
+    years, durations, vague counts, Roman numerals, minor versions (2.x)."""
     reigns = _reign_years(cleaned) if "年" in cleaned else []
     ranges = _year_ranges(cleaned, periods) if _ERA_HINT.search(cleaned) else []
     ranges = reigns + [(n, end) for n, end in ranges if not any(r.start <= n.start < r_end for r, r_end in reigns)]
@@ -713,6 +690,89 @@ def _find_numbers(cleaned: str, framing: str = "", periods: bool = True) -> tupl
     ranges += _vague_counts(cleaned) if "几" in cleaned or "数" in cleaned or "上" in cleaned or "多" in cleaned else []
     ranges += _roman_numbers(cleaned) if _ROMAN.search(cleaned) else []
     ranges += _minor_versions(cleaned) if ".x" in cleaned else []
+    return ranges
+
+
+def _magnitude(m: re.Match) -> tuple[Decimal, Decimal, Decimal, Decimal]:
+    """(value, step, scale, loose) of an Arabic number with its multipliers (10亿1000万, 3万5000, 14亿1177万8724):
+    as precise as its last part; loose: the step of its trailing zeros (3000 may be 3000 to the thousand)."""
+    _, integer, fraction, multiplier, tail, tail_multiplier, last, _ = m.groups()
+    value = Decimal(integer.replace(",", "") + (fraction or ""))
+    step = Decimal(1).scaleb(-(len(fraction) - 1)) if fraction else Decimal(1)
+    if multiplier:
+        value *= _MULTIPLIERS[multiplier]
+        step *= _MULTIPLIERS[multiplier]
+    if tail:
+        low = Decimal(_MULTIPLIERS[tail_multiplier]) if tail_multiplier else Decimal(1)
+        value, step = value + Decimal(tail) * low, low
+    if last:  # a third part, in ones, thousands or hundreds
+        low = Decimal(_MULTIPLIERS[last[-1]]) if last[-1] in "千百" else Decimal(1)
+        value, step = value + Decimal(last.rstrip("千百")) * low, low
+    scale = Decimal(_MULTIPLIERS[multiplier]) if multiplier else Decimal(1)
+    written = integer.replace(",", "")
+    loose = step * (10 ** (len(written) - len(written.rstrip("0"))) if not fraction and not tail else 1)
+    return value, step, scale, loose
+
+
+def _unit_after(cleaned: str, m: re.Match, latin) -> tuple:
+    """(unit, where it ends, the unit's match or None, a unit word the rules do not know) after an Arabic number."""
+    if m.group(8):  # %
+        return "%", m.end(), None, ""
+    spelled = _UNIT.match(cleaned, m.end())
+    if spelled:
+        unit = _UNITS[spelled.group(1)][0]
+        return ("个月" if unit == "月" and "个" in spelled.group(0) else unit), spelled.end(), spelled, ""
+        # (两个月: a length of time, never the month of a date, 1月)
+    follower = cleaned[m.end():m.end() + 1]
+    unknown = ""
+    if latin and latin.group(1) not in _ENGLISH_AFTER_NUMBER:
+        unknown = latin.group(1)  # 100 MW, 2.4 GHz
+    elif "\u4e00" <= follower <= "\u9fff" and follower not in _PLAIN_FOLLOWERS:
+        unknown = _UNKNOWN_UNIT.match(cleaned, m.end()).group(0)  # 500兆瓦, 2250万千瓦时
+    return None, _COUNTERS.match(cleaned, m.end()).end(), None, unknown
+
+
+def _year_side(cleaned: str, m: re.Match, unit, unit_end: int, value: Decimal, unknown: str) -> tuple:
+    """(unit, unknown, side) for a number of years: 两千多年前 and 300年前 are years ago (no year), 2000年前 a year
+    bound (before it), 太平3年 a year of an era the rules do not list."""
+    if unit == "年" and _BEFORE_YEAR.match(cleaned, unit_end):
+        if "多" in cleaned[m.end():unit_end] or value < 1000 or value > 2100:
+            return None, "年前", None
+        return unit, unknown, "upper"
+    if unit == "年" and not m.group(3) and value < 100 and _maybe_era(cleaned, m.start()):
+        return unit, "年号", None
+    return unit, unknown, None
+
+
+def _arabic_number(cleaned: str, m: re.Match, latin, framing: str) -> Number:
+    value, step, scale, loose = _magnitude(m)
+    unit, unit_end, spelled, unknown = _unit_after(cleaned, m, latin)
+    unit, unknown, side = _year_side(cleaned, m, unit, unit_end, value, unknown)
+    if m.group(1) or _negative(cleaned, m.start(), unit):
+        value = -value
+    factor = Decimal(1)
+    if spelled:
+        _, factor, *offset = _UNITS[spelled.group(1)]
+        value += Decimal(offset[0]) if offset else 0
+        value, step, scale, loose = (x * Decimal(factor) for x in (value, step, scale, loose))
+    counter = cleaned[m.end():unit_end].strip() if unit is None else ""
+    kind = _qualifier(cleaned, m.start(), m.end(), unit_end, framing)
+    kind = side if side and kind == "exact" else kind
+    high = None
+    if kind == "some_more":  # 3000多 is 3000 to 4000, 500多米 500 to 600 metres, 两个多小时 2 to 3 hours
+        kind, high = "range", value + max(loose, step)
+    return Number(value, step, kind, unit, scale, loose, high, start=m.start(),
+                  ordinal=cleaned[m.start() - 1:m.start()] == "第", unknown_unit=unknown, counter=counter,
+                  factor=Decimal(factor), converted=bool(spelled) and spelled.group(1) in CONVERTED,
+                  era=unit == "年" and cleaned[max(0, m.start() - 3):m.start()].endswith(_ERA_WORDS))
+
+
+@lru_cache(maxsize=8192)
+def _find_numbers(cleaned: str, framing: str = "", periods: bool = True) -> tuple[Number, ...]:
+    """The numbers in cleaned text with their precision, unit and qualifier, in order; a leading minus, 负, 零下
+    or 公元前 is a sign. `framing` is the question: bound words it uses are not qualifiers of the answer.
+    `periods`: read dynasties (明朝) as ranges of years too (in answers; a reference 唐朝 is a name)."""
+    ranges = _written_numbers(cleaned, periods)
     out = [n for n, _ in ranges]
     spans = [(n.start, end) for n, end in ranges]
     for m in _ARABIC.finditer(cleaned):
@@ -722,60 +782,7 @@ def _find_numbers(cleaned: str, framing: str = "", periods: bool = True) -> tupl
         latin = _LATIN_AFTER.match(cleaned, m.start() + glued)
         if latin and m.start() + glued < len(cleaned) and cleaned[m.start() + glued] != " ":
             continue  # 5g, 3m, V08AA04: letters glued to the number that are not a unit we know
-        sign, integer, fraction, multiplier, tail, tail_multiplier, last, percent = m.groups()
-        digits = integer.replace(",", "") + (fraction or "")
-        value = Decimal(digits)
-        step = Decimal(1).scaleb(-(len(fraction) - 1)) if fraction else Decimal(1)
-        if multiplier:
-            value *= _MULTIPLIERS[multiplier]
-            step *= _MULTIPLIERS[multiplier]
-        if tail:  # 10亿1000万, 3万5000: one number, as precise as its last part
-            low = Decimal(_MULTIPLIERS[tail_multiplier]) if tail_multiplier else Decimal(1)
-            value, step = value + Decimal(tail) * low, low
-        if last:  # 14亿1177万8724, 14亿1177万8千: a third part, in ones, thousands or hundreds
-            low = Decimal(_MULTIPLIERS[last[-1]]) if last[-1] in "千百" else Decimal(1)
-            value, step = value + Decimal(last.rstrip("千百")) * low, low
-        scale = Decimal(_MULTIPLIERS[multiplier]) if multiplier else Decimal(1)
-        written = integer.replace(",", "")
-        loose = step * (10 ** (len(written) - len(written.rstrip("0"))) if not fraction and not tail else 1)
-        unit, unit_end = ("%", m.end()) if percent else (None, _COUNTERS.match(cleaned, m.end()).end())
-        spelled = None if percent else _UNIT.match(cleaned, m.end())
-        unknown = ""
-        factor = 1
-        if spelled:
-            unit, factor, *offset = _UNITS[spelled.group(1)]
-            unit_end = spelled.end()
-            if unit == "月" and "个" in spelled.group(0):
-                unit = "个月"  # 两个月: a length of time, never the month of a date (1月)
-        elif not percent:
-            follower = cleaned[m.end():m.end() + 1]
-            if latin and latin.group(1) not in _ENGLISH_AFTER_NUMBER:
-                unknown = latin.group(1)  # 100 MW, 2.4 GHz
-            elif "\u4e00" <= follower <= "\u9fff" and follower not in _PLAIN_FOLLOWERS:
-                unknown = _UNKNOWN_UNIT.match(cleaned, m.end()).group(0)  # 500兆瓦, 2250万千瓦时
-        side = None
-        if unit == "年" and _BEFORE_YEAR.match(cleaned, unit_end):
-            if "多" in cleaned[m.end():unit_end] or value < 1000 or value > 2100:
-                unit, unknown = None, "年前"  # 两千多年前, 300年前: years ago, a span back from today, not a year
-            else:
-                side = "upper"  # 2000年前建成, 1900年以前: before that year
-        elif unit == "年" and not fraction and value < 100 and _maybe_era(cleaned, m.start()):
-            unknown = "年号"  # 太平3年, 至元8年: a year of an era we do not list, not the year 8
-        if sign or _negative(cleaned, m.start(), unit):
-            value = -value
-        if spelled:
-            value += Decimal(offset[0]) if offset else 0
-            value, step, scale, loose = (x * Decimal(factor) for x in (value, step, scale, loose))
-        counter = cleaned[m.end():unit_end].strip() if unit is None else ""
-        kind = _qualifier(cleaned, m.start(), m.end(), unit_end, framing)
-        kind = side if side and kind == "exact" else kind
-        high = None
-        if kind == "some_more":  # 3000多 is 3000 to 4000, 500多米 500 to 600 metres, 两个多小时 2 to 3 hours
-            kind, high = "range", value + max(loose, step)
-        out.append(Number(value, step, kind, unit, scale, loose, high, start=m.start(), ordinal=cleaned[m.start() - 1:m.start()] == "第",
-                          unknown_unit=unknown, counter=counter, factor=Decimal(factor),
-                          converted=bool(spelled) and spelled.group(1) in CONVERTED,
-                          era=unit == "年" and cleaned[max(0, m.start() - 3):m.start()].endswith(_ERA_WORDS)))
+        out.append(_arabic_number(cleaned, m, latin, framing))
     return tuple(_join_ranges(sorted(out, key=lambda n: n.start), cleaned))
 
 
@@ -822,6 +829,10 @@ FORMULA = re.compile(rf"(?<![A-Za-z\d])\d*{_FORMULA_UNIT}{{2,}}(?:[·•]\d*{_FO
 _FORMULA_PART = re.compile(r"\(((?:[A-Z][a-z]?\d*)+)\)(\d*)|([A-Z][a-z]?)(\d*)")
 
 
+_FORMULA_COUNTS_RE1 = re.compile(r"[·•]")
+_FORMULA_COUNTS_RE2 = re.compile(r"\d*")
+
+
 def formula_counts(formula: str) -> tuple[tuple[str, int], ...] | None:
     """The atoms of each element in a formula written with its case (NFKC: subscripts are digits), sorted:
     C6H5COONa and C7H5NaO2 -> ((C, 7), (H, 5), (Na, 1), (O, 2)); Be3Al2(SiO3)6 = Be3Al2Si6O18; a hydrate counts its
@@ -830,8 +841,8 @@ def formula_counts(formula: str) -> tuple[tuple[str, int], ...] | None:
     if not FORMULA.fullmatch(formula):
         return None
     counts: dict[str, int] = {}
-    for part in re.split(r"[·•]", formula):  # Na2SO4·10H2O: the salt and ten waters
-        lead = re.match(r"\d*", part).group(0)
+    for part in _FORMULA_COUNTS_RE1.split(formula):  # Na2SO4·10H2O: the salt and ten waters
+        lead = _FORMULA_COUNTS_RE2.match(part).group(0)
         for group, times, symbol, count in _FORMULA_PART.findall(part[len(lead):]):
             for _, _, element, number in _FORMULA_PART.findall(group) if group else [("", "", symbol, count)]:
                 if element not in ELEMENT_SYMBOLS:

@@ -51,7 +51,10 @@ Args:
         (e.g. "http://localhost:8000/v1"), required for judge="llm" / "cascade".
     judge_prompt (str, optional): path of a grader template (YAML: version, optional system, user with
         {question} {reference} {prediction}, verdict_regex with one capture group, verdicts mapping the captured
-        text to CO / IN / NA); default the built-in zh-judge-1. The signature names its version and sha256.
+        text to CO / IN / NA; optional parse: strict | official, repair), or the name of a shipped one:
+        "chinese-simpleqa-official" / "simpleqa-official" (the official graders' A/B/C rules under their parse
+        rule; add ":strict" for ours); default the built-in zh-judge-1. The signature names its version and
+        sha256.
     api_key_env (str): environment variable holding the API key (default "OPENAI_API_KEY"; none is sent when
         it is unset, as local servers expect).
     concurrency (int): parallel requests to the judge (default 16).
@@ -62,9 +65,9 @@ Args:
 Returns:
     CO, NA, IN, CGA, F1 (float, 0-100); grades (list of "CO" / "NA" / "IN" per item); by_<breakdown>
     ({label: {CO, NA, IN, CGA, F1}}) for each label column given; signature (str).
-    The rule judge and the cascade also return certain (list of bool: were the rules sure?) and reasons (the
-    rule that decided each item); the cascade adds judged_by ("rule" / "llm" per item) and cascade ({"rule",
-    "llm", "llm_calls_saved"}).
+    The rule judge and the cascade also return certain (list of bool: were the rules sure?), reasons (the reason
+    code of each item) and rules (the decision list's rule that decided it); the cascade adds judged_by ("rule" /
+    "llm" per item) and cascade ({"rule", "llm", "llm_calls_saved"}).
     With judge="llm" also ungraded (int) and judge_errors ([{"index", "error"}]): items the judge gave no
     verdict for are graded "UNGRADED", counted in no share (CO + NA + IN then falls short of 100) and warned
     about.

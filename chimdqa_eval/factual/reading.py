@@ -1,0 +1,2027 @@
+"""What the rule judge reads: the reference (parse_reference, reference_readings), the answer (read_answer: what
+it asserts, takes back or only reports) and the helper predicates that the rules of stages_*.py ask through a Case.
+judge_rule.py's docstring explains the rules; decision.py the engine that orders them."""
+from __future__ import annotations
+
+import bisect
+import os
+import re
+import unicodedata
+import zlib
+from dataclasses import dataclass, replace
+from functools import lru_cache
+
+from chimdqa_eval.factual import aliases, dictionary, names, places, rules
+from chimdqa_eval.factual import vocabulary as vocab
+from chimdqa_eval.factual.decision import Verdict
+from chimdqa_eval.factual.rules import ALTERNATIVES, DENIAL, GUESS, LIST_SEPARATORS, REFUSAL, Number
+
+
+@lru_cache(maxsize=4096)
+def _compiled(pattern: str) -> re.Pattern:
+    """A pattern built from the reference or answer at hand (a form, a dynasty, a code), compiled once."""
+    return re.compile(pattern)
+
+
+LONG_REFERENCE = 30          # characters of comparison key
+LONG_COVERAGE = 0.6          # share of a long reference's bigrams an answer must contain
+SHORT_ANSWER = 40            # competing candidates make an answer this short IN (key characters)
+PARTIAL_SOUND_ALIKE = 0.85   # a Latin word against a part of a Chinese reference: stricter than names.SOUND_ALIKE
+NUMERIC_RESIDUE = 4          # a reference with numbers and at most this many other key characters is numeric
+
+# Suffixes a question usually implies (哪个市 -> 长崎 for 长崎市); 代/朝 name the same dynasty.
+_SUFFIXES = aliases.LEVELS
+_DYNASTY = re.compile(r"^(.+?)(代|朝)$")
+_STATE = re.compile(rf"^(.{{2,}}?)(?:{vocab.pattern('state_forms')})$")
+_DYNASTY_NAMES = frozenset(vocab.words("dynasties"))  # one character: 清 = 清代 = 清朝
+_HALVES = {dynasty: line[0] for line in vocab.groups("dynasty_halves") for dynasty in line[1:]}  # 西汉 and 东汉 are 汉; 后汉, 南唐 are other states
+_SPLIT_DYNASTY = re.compile(rf"^([东西南北前后])([{vocab.chars('dynasties')}])(?:代|朝)?")  # 西汉, 西晋太始年间
+# A part of a period (新石器时代晚期, 明朝末年): the period without it is less specific.
+_AGES = re.compile(vocab.pattern("ages"))  # ages, whose 代 names no dynasty
+_AGE = re.compile(vocab.pattern("age_words"))
+_PERIOD_PART = re.compile(rf"(.{{2,}}?)(?:{vocab.pattern('period_parts')})$")
+# Last characters that name a kind of thing (a river, a temple, a prize): another word ending in the same
+# character beside the reference is another candidate of the asked kind.
+_KIND_SUFFIXES = frozenset(vocab.words("kind_suffixes"))
+_BROADER_PLACE = re.compile(r"[\u4e00-\u9fff]{2,}(?:省|自治区)")
+_REGION = re.compile(vocab.pattern("regions"))
+# An indefinite description instead of a name (一位俄国化学家, 某位作家, 一座城市, 一种啮齿类动物, 一场工人运动来命名的;
+# clean() writes 一 as 1): an indefinite kind of thing, then at most a verb phrase to the clause's end (…在20世纪初提出
+# 的, …上连载的), so that no name follows it (一家公司西门子, 一位叫…的 name someone).
+_KIND = vocab.pattern("kind_nouns")  # data/kinds.txt
+_DESCRIPTION = re.compile(r"(?<![第\d.])(?:一|1|某)(?:位|个|座|种|名|家|部|本|类|场|项|则|款|所|条|支|首|篇|门|件|只|头|批"
+                          r"|张|幅|颗|枚|块|片|艘|架|辆|台|间|栋|处|尊|把|根|匹|口|封|次|届|味|套|份)"
+                          r"[^,;。!?\n]{0,24}?(?:" + _KIND + r")(?:(?:的|在|于|所|上|里|中|来|为|被|之|有关|相关|提出|命名|写|作|创|发明|发现|设计|建"
+                          r"|开发|推出|主持|领导|拍|唱|演|奉|编|撰|著|批|评|选|认定|拿|获|得|取得|读|毕业|任教|工作|出版|发表"
+                          r"|收藏|保存|演变|发展|改组|逐步|首次)"
+                          r"[^,;。!?\n]{0,10})?(?=[,;。!?\n]|$)")
+# Something named only by its kind (一种含氯的消毒液, 一档选秀节目, 某部骑士文学手稿), not an ordinal (第一个) or a count.
+_INDEFINITE = re.compile(r"(?<![第\d.一二三四五六七八九十几])(?:一|1|某)(?:种|类|档|处|部|个|位|家|座|款|项|门)"
+                         r"(?![一二三四五六七八九十\d])")
+_NAMING = re.compile(r"叫|名为|称为|即|就是|是")
+_CITY_QUESTION = re.compile(r"城市|哪个市|哪座城|哪个县|哪个镇")
+# Up to four characters between a question word and the kind it asks for (哪个法国地区, 哪一类动物门), not a
+# person, a time or a count (哪位乡村教师, 哪一年建镇, 哪项运动).
+_ASKED_GAP = r"(?:(?![的位年时天项])[\u4e00-\u9fff]){0,4}?"
+_PLACE_QUESTION = re.compile(r"哪里|何地|何处|哪个地方|城市|哪座城|哪个市|哪个省|哪个县|哪个国家|哪国|位于|在哪|发源地|首都|省会"
+                             r"|哪一?(?:个|座)?" + _ASKED_GAP + r"(?:城镇|省份|州|镇|乡|村|岛|港口)(?=的|[?,。]|$|境内|内|上)")
+# A question for a region: a region answered may be a broader one or another one (东南亚, 东非 for 印度尼西亚群岛).
+_REGION_QUESTION = re.compile(r"(?:哪一?个?|什么)" + _ASKED_GAP + r"(?:地区|区域)")
+_PERSON_QUESTION = re.compile(vocab.pattern("person_question"))
+
+# Characters interchanged when transliterating foreign names (托马斯/汤玛斯, 安娜/安纳, 莉莉/丽丽).
+_TRANSLIT_CLASSES = vocab.words("translit_classes")  # data/translit.txt
+_TRANSLIT = str.maketrans({ch: group[0] for group in _TRANSLIT_CLASSES for ch in group[1:]})
+_LATIN = re.compile(r"[a-z]")
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+_LATIN_TOKEN = re.compile(r"[a-z0-9.]+")
+_LATIN_RUN = re.compile(r"(?=[a-z0-9]*[a-z][a-z0-9]*[a-z])[a-z0-9]+")  # a Latin word of two letters or more: tvn, avlink
+_HAN = re.compile(r"[\u4e00-\u9fff]{2}")
+_ANSWER_LEAD = re.compile(r"答案(?:应该)?(?:是|为)|我认为|我觉得|应该是|可能是|大概是")
+# Filler a clause opens with (根据文档，…; 据我所知，…; data/cues.txt [filler_openings]), with what follows it at once
+# (a comma, a colon, 是/为): no part of a name, whatever it sounds like.
+_FILLER_OPENING = re.compile(r"(?:^|(?<=[,;。:!?\n\s*]))(?:\s*(?:" + "|".join(sorted(vocab.words("filler_openings"), key=len,
+                                                                             reverse=True)) + r")\s*[,:]?\s*(?:是|为)?)+")
+_LATIN_WORD = re.compile(r"[a-z][a-z0-9]+")  # a name, an abbreviation or a formula: un, co2, jupiter
+_LATIN_FORM = re.compile(r"(?=.*[a-z])[a-z0-9]+")
+_LATIN_WORDS = re.compile(r"[a-z0-9]+")
+_FOREIGN_NAME = re.compile(r"[\u4e00-\u9fff]+(?:\s?[·•]\s?[\u4e00-\u9fff]+)+")
+# A Latin unit written after a number and a space (1.8 mmol/l, 120 km/h): part of a numeric reference.
+_SPACED_LATIN_UNIT = re.compile(r"(?<=\d) [a-z]{1,6}(?:/[a-z]{1,4})?(?![a-z])")
+_PARENS = re.compile(r"\(([^()]*)\)")
+
+# Reading the answer. A strong self-correction: what precedes the last one is superseded.
+_TRUTH = vocab.pattern("truth_words")  # 其实|实际上|事实上
+_REMARK_WORDS = vocab.pattern("remarks")
+_CORRECTION = re.compile(r"不对|(?<=,)不(?=,)|更正|纠正一下|说错了|口误|我记错了|(?<=[,。!?—\s])等等(?=[,!])|重算|重新算|"
+                         + _REMARK_WORDS +  # data/cues.txt [remarks]: 准确地说, 严格来说…
+                         r"|\bno,? wait\b|\bwait,? no\b|\bsorry,? i mean\b|\bscratch that\b|\bcorrection:"
+                         # a final or true answer after what came first (但最终当选的是…, 真正的导演是…, 所以最早出处应该是…)
+                         r"|(?:但|而|可|不过)(?:是)?最终[^,;。!?]{0,8}的(?:是|为)"
+                         r"|(?:所以|因此|因而|故)(?:最早|最终|正确|真正)[^,;。!?]{0,6}(?:应该|应)?(?:是|为)"
+                         r"|(?:所以|因此|因而|故)(?:最终|正确)?(?:的)?答案(?:应该)?(?:是|为)")  # an explicit final answer
+# The true one, said of what the question asks (真正把社会学分为一般社会学和特殊社会学的是…, 真正的导演是…,
+# 但真正面世是1967年): a correction; not 真正出名是在… nor 他本人真正的偶像是… when the question asks neither.
+_TRUE_CLAIM = re.compile(r"真正的([^,;。!?]{1,12}?)(?:是|为)|真正([^,;。!?]{1,20}?)的[^,;。!?]{0,4}?(?:是|为)"
+                         r"|(?:但|而|可|不过)真正([^,;。!?]{1,8}?)(?:是|为)")
+# A claim attributed to others, up to the end of its clause.
+_ATTRIBUTED = re.compile(
+    r"(?:(?:也|还|常|经常|常常|曾)?(?:有人|有些人|很多人|许多人|不少人|一些人|部分人|民间|坊间|网上|有的?资料|有学者"
+    r"|(?:很多|许多|不少|一些|有些|部分|多数|有的)(?:资料|文献|书|教材|文章|网站|媒体|报道))"
+    r"(?:会|都|也|常|往往)?(?:说|认为|称|以为|觉得|误认为|误以为|流传|传说|提出|提到|提及|记载|写)|也有(?:说法|观点|资料)|一说"
+    r"|常见的?说法|通常的说法|流行的说法|另一?种?说法|另有一说|另有[^,;。!?\n]{0,8}(?:给|说|称|认为|记载|写)|据说|据传"
+    r"|误认为|误以为|误传|讹传|常被误|被误认为)[^,;。!?\n)]*")
+def _names_candidate(report: str, question: str) -> bool:
+    """A report names a candidate of its own: 是/为/称/叫 and a short name (也有人说是格莱德温·杰布), not a remark
+    (据说这首诗写于扬州)."""
+    named = _ATTRIBUTION_LEAD.match(report)
+    rest = "".join(ch for ch in rules.key(report[named.end():]) if ch not in _FILLER and ch not in question) \
+        if named else ""
+    return 2 <= len(rest) <= 10
+
+
+_ATTRIBUTION_CUE = re.compile(_ATTRIBUTED.pattern[:-len(r"[^,;。!?\n)]*")])  # where each report starts
+# The words that report a view, before what it names (也有人说是 in 也有人说是特里格韦·赖伊).
+_ATTRIBUTION_LEAD = re.compile(r"^[^是为称叫]*(?:是|为|称|叫)")
+# The common view (一般认为, 通常认为): the answer itself, unless the next clause turns it down.
+_COMMON_VIEW = re.compile(r"(?:一般|通常|普遍|大多|大家|人们)(?:都)?(?:认为|以为|觉得|说)[^,;。!?\n)]*")
+# What turns the common view down: a next clause that says what is really so (但…其实…, 实际上…); a caveat
+# (不过说法不一) does not.
+_VIEW_REJECTED = re.compile(rf"[,;\s]*(?:但是?|然而|可是)?[^,;。!?\n]{{0,12}}?(?:{_TRUTH}|才是|真正)"
+                            r"(?![^,;。!?\n]{0,4}(?:确实|的确|如此|也是))")  # not 实际上也确实如此
+# What turns an attributed claim down: the next clause opens with it, or the claim itself calls it mistaken.
+_REJECTS = re.compile(rf"[,;。\s]*(?:{_TRUTH}|但|然而|不过|可是|正确|真正)")
+# A sentence that asks something; as a question back to the user (您是指哪一年？) it asserts nothing.
+_SENTENCE = re.compile(r"[^。!?\n]*[。!?\n]?")
+_ASKS = re.compile(r"哪|什么|吗|呢|是否|还是|谁|多少|几|您|你|\b(?:how|what|which|who|do you|could you)\b")
+_ALTERNATIVE_START = re.compile(r"[也亦]?(?:有)?可能|或者|或是|还是|抑或")
+_POLITE = re.compile(r"抱歉|对不起|请问")
+_TURN = re.compile(r"(?:但|不过|可是|然而|\bbut\b|\bhowever\b)(?:是|我)?|答案(?:应该)?(?:是|为)")
+_TO_USER = re.compile(r"您|你|请问|告诉我|能否|可否|\byou\b")
+_CLAUSE_END = re.compile(r"[,;。!?\n:]")
+# Words that turn from what came before to another claim (not 而: a contrast, no correction); at a clause's start
+# they mark the value after them (_likeliest) or a claim that may supersede the reference (_frame).
+_TURN_WORDS = vocab.pattern("turn_words")
+_TURN_CLAUSE = re.compile(rf"(?:^|[,;:])\s*(?:{_TURN_WORDS})")
+_BOLD = re.compile(r"\*\*([^*]+)\*\*")  # Markdown bold, which clean() keeps
+_ASSERTION = re.compile(r"是|(?<![作成因认以称行])为")
+_TITLE = re.compile(r"《[^》]*》")
+# Characters that carry no candidate of their own (for "does the answer assert anything besides this").
+_FILLER = frozenset(vocab.words("filler_chars"))
+_CONCLUSION = re.compile(r"(即|所以|因此|故|答案|最终|结果|=|≈|也就是|就是|相当于|(降|升|增|减|涨|跌|提高|下降|上升|增长|减少)[至到])"
+                         r"[^,;。\d]{0,4}$|(?:所以|因此|因而)[^,;。\d]{0,12}(?:应该|应)?(?:是|为)\s*$")  # 所以你问的这个载波应该是…
+# A total said last (…146名乘客和6名机组人员，共152人) concludes when the question asks for a total.
+_TOTAL = re.compile(r"[,;。]\s*(?:共计?|总共|一共|合计|总计)(?:有|是|为|达)?\s*$")
+_TOTAL_QUESTION = re.compile(r"总数|总共|一共|合计|总计|共有|共计|总人数|总额")
+# A period without a number instead of a year (永乐年间): less specific, not a wrong year. Periods that are
+# ranges (明朝, 19世纪) are read as numbers by rules.find_numbers.
+_ERA = re.compile(r"年间|时期|初年|末年|年代|近代|现代|古代|当代|上个?世纪|战后|战前|期间|年前|前后|早年|晚年")
+# A clause that negates (沈括并没有写过…), leaving out 不 in words that do not (不仅, 不断, 不过, 不得早于) and the
+# refusals and hedges that other rules read; a sentence saying something has not happened.
+_NEGATION = re.compile(r"(?<!是)不(?!仅|久|断|少|同|过|但|管|论|如|得|只|光|单|能|确定|清楚|太|知道|超过|低于|高于|多于|大于|小于|止)|没(?!有?记?错)有?|尚未|并未|从未"
+                       r"|未曾|并非|绝非")
+_NOT_HAPPENED = re.compile(r"尚未|并没有|并未|从未|未曾|还没有?")
+_DIRECTIONS = {"up": re.compile(r"增长|增加|上升|提高|上涨|增幅|涨幅|多了"),
+               "down": re.compile(r"下降|减少|降低|下跌|降幅|跌幅|缩减|少了")}
+_BEFORE_ANCHOR = "比|仅次于|次于|不如|除了|除|相比于|相较于|晚于|早于|继|接替|取代|超过|超越|胜过|低于|高于|大于|小于"
+_AFTER_ANCHOR = "之后|之前|以外|以后|相比|相当|一样|那样|之外"
+# A question for a name of some kind (字, 号, 笔名, 原名, 别称, 谥号…), which another of the same person's names
+# need not be.
+_ASKS_NAME = re.compile(r"[字号名称](?:是|为|叫)?(?:什么|何|啥)|叫什么|自号|自称")
+_DATE_UNITS = frozenset({"年", "月", "日", "周", "秒"})  # canonical units of dates and durations
+# Words that date or source what a refusal covers (截至2023年的资料, 根据2021年以前的信息): a number in such a clause
+# is the scope of the refusal, not an answer.
+_SCOPE = re.compile(r"截至|截止|以前|之前|以来|资料|记载|信息|数据|知识|文献|记录|报道")
+
+
+@dataclass(frozen=True)
+class Reference:
+    mode: str                 # numeric | text | long
+    forms: tuple = ()         # comparison keys, any of which counts (text)
+    items: tuple = ()         # list items that must all appear, each as its forms (北山县: 北山县, 北山)
+    foreign: bool = False     # a transliterated name: fold variants before comparing
+    numbers: tuple[Number, ...] = ()   # numeric, long
+    bigrams: frozenset = frozenset()
+    has_alternatives: bool = False
+    main: str = ""            # the key of the reference outside its parentheses
+    weak: frozenset = frozenset()   # forms that identify it only in part (a foreign name's surname)
+    bare: tuple[Number, ...] = ()   # numeric: its numbers as written, when the question gave them a unit
+    listed: int = 1           # text: how many things it lists (魏、蜀、吴: 3)
+    words: str = ""           # numeric: its characters besides numbers and units (阿卡汗 in 阿卡汗四世)
+    aliases: frozenset = frozenset()  # text: forms that are other names (关云长 for 关羽, 新疆 for 新疆维吾尔自治区)
+    level: str = ""           # text: the level word the reference ends with (自治州), which may follow its short name
+    given: frozenset = frozenset()  # text: the keys of a foreign name's parts before its surname (约翰, john, w)
+    book: str = ""            # text: the book of a reference that is its chapter (礼记 for 《礼记·学记》)
+
+
+@dataclass(frozen=True)
+class _Answer:
+    """What an answer asserts, and what it takes back or only reports."""
+    whole: str           # cleaned answer
+    affirmed: str        # what it asserts
+    rejected: str        # superseded, denied, or attributed and turned down
+    alternative: str     # attributed to others and left standing
+    asked: bool          # it asks the user something back
+    notes: tuple = ()    # (the key of the text before it, note): attributions in brackets (牟子(一说牟融))
+    question: str = ""   # the cleaned question it answers
+
+    @property  # asked for many times by the rules: worked out once, kept beside the frozen fields
+    def affirmed_key(self) -> str:
+        key = self.__dict__.get("_affirmed_key")
+        if key is None:
+            key = self.__dict__["_affirmed_key"] = rules.key(self.affirmed)
+        return key
+
+
+_FORMULA = re.compile(r"^(?:[a-z0-9()·]*[a-z0-9])?\([a-z0-9]+\)\d[a-z0-9()·]*$")  # Co(C3H5O3)2, (NH4)2SO4
+
+
+_FORMS_RE1 = re.compile(r"([\u4e00-\u9fff]{2,})(?:式|风格)")
+_FORMS_RE2 = re.compile(r"[·•]")
+
+
+def _forms(cleaned: str, notes: bool = True) -> tuple[set[str], set[str], set[str], set[str]]:
+    """Comparison keys of a short reference (whole, without the parenthesis, inside it, a division's short names,
+    a person's other names), those among them that name it only in part (a foreign name's surname), those
+    that are other names (aliases.py), and the keys of the name parts before a surname (约翰, john, w)."""
+    if _FORMULA.search(cleaned):  # Co(C3H5O3)2: the parentheses are part of the formula, not a note
+        return {rules.key(cleaned)}, set(), set(), set()
+    outside = _PARENS.sub("", cleaned)
+    forms = {rules.key(cleaned), rules.key(outside)}
+    if notes:  # a list's notes name its items (火卫一（福波斯）、火卫二（得摩斯）), not the whole
+        forms.update(rules.key(inner) for inner in _PARENS.findall(cleaned))
+    weak, given = set(), set()
+    for part in (outside, *_PARENS.findall(cleaned)):
+        if "·" in part or "•" in part:  # a foreign name: its surname alone is an accepted answer
+            *first, last = _FORMS_RE2.split(part)
+            weak.add(rules.key(last))
+            if len(first) >= 2 and "《" not in part:  # 雷蒙德·卡特尔 for 雷蒙德·伯纳德·卡特尔: no middle names
+                forms.add(rules.key(first[0] + last))
+            if "《" not in part:  # 《尚书·洪范》 is a book and its chapter, not a person
+                given.update(rules.key(x) for x in first)
+        words = part.split()
+        if len(words) > 1 and _LATIN.search(words[-1]) and len(words[-1]) >= 4 and not _PARSE_REFERENCE_RE4.search(part):
+            weak.add(rules.key(words[-1]))
+            given.update(rules.key(x) for x in words[:-1])
+    forms |= weak
+    for form in list(forms - weak):  # the same country, language or currency by its other CLDR names
+        forms |= names.chinese_names(form)
+        state = _STATE.match(form)  # 肯尼亚共和国: the country, by its short name
+        forms |= names.chinese_names(state.group(1)) if state else frozenset()
+    other_names = set()
+    for form in list(forms):
+        other_names |= aliases.division_short_names(form) | aliases.person_aliases(form)
+        dynasty = _DYNASTY.match(form)
+        name = dynasty.group(1) if dynasty else form if form in _DYNASTY_NAMES else None
+        if name:
+            forms.update({name + "代", name + "朝"})
+            if name in _DYNASTY_NAMES:  # 清 for 清代, as a word of its own (see _stands_alone)
+                forms.add(name)
+    other_names -= forms
+    forms |= other_names
+    for form in list(forms):  # 锡伯族 = 锡伯人: a people by either word
+        if len(form) >= 3 and form.endswith("族") and not form.endswith(("家族", "民族", "贵族", "王族")):
+            forms.add(form[:-1] + "人")
+        style = _FORMS_RE1.fullmatch(form)  # 巴洛克式 = 巴洛克风格: a style by either word
+        if style:
+            forms.update({style.group(1) + "式", style.group(1) + "风格"})
+    forms.discard("")
+    return forms, weak - {rules.key(cleaned), rules.key(outside)}, other_names, given - {""}
+
+
+_PARSE_REFERENCE_RE1 = re.compile(r"[\d.%]")
+_PARSE_REFERENCE_RE2 = re.compile(r"\s*《([^》·•]+)[·•][^》]+》")
+_PARSE_REFERENCE_RE3 = re.compile(r"^\s*([\d.,]+)([a-zA-Z])\s*$")
+_PARSE_REFERENCE_RE4 = re.compile(r"\d")
+
+
+@lru_cache(maxsize=65536)
+def parse_reference(reference: str) -> Reference:
+    # a reference that is a number and one letter is a quantity (4g, 100W), which in running text would be a code
+    cleaned = rules.clean(_PARSE_REFERENCE_RE3.sub(r"\1 \2", reference))
+    ref_key = rules.key(cleaned)
+    numbers = tuple(rules.find_numbers(cleaned, periods=False))
+    alternatives = bool(ALTERNATIVES.search(cleaned))
+    main = rules.key(_PARENS.sub("", cleaned))
+    residue = _PARSE_REFERENCE_RE1.sub("", rules.key(_SPACED_LATIN_UNIT.sub("", cleaned)))
+    quantity = _compiled(rf"{rules._UNIT_WORDS}|[万亿千百约多余]|左右|以上").sub("", residue)  # 约9.46万亿公里 is a number
+    if numbers and (len(residue) <= NUMERIC_RESIDUE or not quantity) and not aliases.person_aliases(ref_key):
+        words = _compiled(rf"{rules._UNIT_WORDS}|[a-z]|[第约年月日号世纪代前后初末万亿千百分点]|[{rules.MEASURE_CHARS}]").sub("",
+                       residue)
+        words = words if len(words) >= 2 else ""  # 阿卡汗 in 阿卡汗四世; not 倍 or 个百分点
+        return Reference("numeric", numbers=numbers, has_alternatives=alternatives, main=main, words=words)
+    if len(main) > LONG_REFERENCE:
+        text = _PARSE_REFERENCE_RE4.sub("", ref_key)
+        return Reference("long", numbers=numbers, bigrams=frozenset(_bigrams(text)),
+                         has_alternatives=alternatives, main=main)
+    items = [rules.key(p) for p in LIST_SEPARATORS.split(_PARENS.sub("", cleaned))]
+    items = (tuple(_item_forms(i) for i in items if i)
+             if len(items) > 1 and (all(len(i) >= 2 for i in items) or "、" in cleaned) and "《" not in cleaned
+             else ())
+    if items and "、" not in cleaned and (names.chinese_names(main) or places.place(main)):
+        items = ()  # 阿尔及利亚, 和田市: one known name with 及 or 和 in it, not a list
+    noted = LIST_SEPARATORS.split(cleaned)  # each item with the note in its brackets: 火卫一（福波斯）
+    if items and len(noted) == len(items) and all(p.count("(") == p.count(")") for p in noted):
+        items = tuple((*forms, *(rules.key(n) for n in _PARENS.findall(part) if rules.key(n)))
+                      for forms, part in zip(items, noted))
+    foreign = "·" in cleaned or "•" in cleaned or bool(_LATIN.search(" ".join(_PARENS.findall(cleaned))))
+    forms, weak, other_names, given = _forms(cleaned, notes=not items)
+    listed = len([p for p in LIST_SEPARATORS.split(_PARENS.sub("", cleaned)) if rules.key(p)])
+    chapter = _PARSE_REFERENCE_RE2.match(cleaned)
+    # its own forms before its other names (刘禹锡 before 刘梦得: the one the answer may set in bold), longest first
+    return Reference("text", forms=tuple(sorted(forms, key=lambda f: (f in weak, f in other_names, -len(f), f))),
+                     items=items,
+                     foreign=foreign, listed=listed, book=rules.key(chapter.group(1)) if chapter else "",
+                     has_alternatives=alternatives, main=main, weak=frozenset(weak), given=frozenset(given),
+                     aliases=frozenset(other_names), level=aliases.level_of(main))
+
+
+def _item_forms(item: str) -> tuple[str, ...]:
+    """A list item and its other names: without a suffix its kind implies (北山县 -> 北山), a person's (韩退之)."""
+    return (item, *aliases.division_short_names(item), *aliases.person_aliases(item))
+
+
+@lru_cache(maxsize=65536)  # the question's and the clauses' bigrams are asked for by several rules
+def _word_bigrams(text: str) -> frozenset[str]:
+    """Character bigrams with each Latin word or number as one token (consolas counts once, not as 7 bigrams),
+    plus each Latin word of two letters or more twice over (a shared name such as HD 19789 weighs 2)."""
+    words = {w for w in _LATIN_TOKEN.findall(text) if sum(ch.isalpha() for ch in w) >= 2}
+    return frozenset(_bigrams(_LATIN_TOKEN.sub(lambda m: chr(0xE000 + zlib.crc32(m.group(0).encode()) % 6000), text))
+                     | {f"<{w}>" for w in words} | {f"<<{w}>>" for w in words})
+
+
+def _bigrams(text: str) -> set[str]:
+    return {text[i:i + 2] for i in range(len(text) - 1)}
+
+
+_QUESTION_UNIT = re.compile(r"(?:多少|几个?|哪一?个?|何)\s*((?:万亿|千万|百万|十万|亿|万|千|百)?(?:" + rules._UNIT_WORDS + "))"
+                            r"|单位[是为:\s(]*(" + rules._UNIT_WORDS + ")")
+
+
+def _question_unit(cleaned_question: str) -> str:
+    """The unit a question asks in (多少公里 -> 公里, 哪一年 -> 年, 多少亿元 -> 亿元), as written; '' if none."""
+    m = _QUESTION_UNIT.search(cleaned_question)
+    return (m.group(1) or m.group(2)) if m else ""
+
+
+_SHORT_YEAR = re.compile(r"(?<!\d)\d{2}年\d{1,2}月")
+
+
+_REFERENCE_READINGS_RE1 = re.compile(r"[-−]?[\d.,\s]+")
+
+
+@lru_cache(maxsize=65536)
+def reference_readings(reference: str, question_unit: str = "") -> tuple:
+    """The parsed reference, plus each side of its parentheses read alone when it is numeric or long
+    (万历41年（1613年）: either year suffices); short text handles its parentheses itself. A reference that is
+    one bare number takes the unit the question asks in (41 for 多少摄氏度 is 41°C)."""
+    whole = parse_reference(reference)
+    if (question_unit and whole.mode == "numeric" and len(whole.numbers) == 1 and whole.numbers[0].unit is None
+            and not whole.numbers[0].counter and _REFERENCE_READINGS_RE1.fullmatch(rules.clean(reference).strip())):
+        whole = replace(parse_reference(reference.strip() + question_unit), bare=whole.numbers)  # 6.6×10⁻³⁴ too
+    cleaned = rules.clean(reference)
+    in_years = rules.whole_years(cleaned)
+    if in_years != cleaned:  # 12个月: as written (12 for 几个月) and in years (1年, as answers are read)
+        return (whole, parse_reference(in_years))
+    short_year = _SHORT_YEAR.match(cleaned)
+    if short_year:  # 22年11月30日: a date with its century left out, either century
+        return (whole, *(parse_reference(century + cleaned) for century in ("20", "19")))
+    if whole.mode == "text" or not _PARENS.search(cleaned):
+        return (whole,)
+    sides = [_PARENS.sub("", cleaned), *_PARENS.findall(cleaned)]
+    return (whole, *(parse_reference(side) for side in sides if rules.key(side)))
+
+
+# Correction words that as often only add a remark (严格来说…): a bold answer before them stands.
+_REMARKS = frozenset(vocab.words("remarks"))
+
+
+def _read_answer(cleaned: str, question: str = "") -> _Answer:
+    rejected, alternative, notes, asked = [], [], [], False
+    text = cleaned
+    last = None
+    for last in _CORRECTION.finditer(text):
+        pass
+    for true in _TRUE_CLAIM.finditer(text):  # 真正把社会学分为…的是齐美尔, not 两人真正大获成功的是…
+        claimed = rules.key(next(g for g in true.groups() if g))
+        if (last is None or true.start() > last.start()) \
+                and (not question or any(ch in question and ch not in _FILLER for ch in claimed)):
+            last = true
+    if last is not None and last.group(0) in _REMARKS and "**" in text[:last.start()] and "**" not in text[last.end():]:
+        last = None  # 共设**五个**奖项…严格来说并不属于…: the bold answer stands, what follows is a remark
+    if last is not None and rules.key(text[last.end():]):  # the final answer wins
+        rejected.append(text[:last.start()])
+        text = text[last.end():]
+    kept, sentences, said = [], _SENTENCE.findall(text), False
+    for sentence in sentences:
+        said = said or bool(kept and rules.key(kept[-1]))  # something kept says something (linear, not per sentence)
+        if said and _ALTERNATIVE_START.match(sentence.strip()):
+            kept.append(sentence)  # 1875年？还是1878年？: a second candidate, not a question to anyone
+        elif sentence.endswith("?") and _ASKS.search(sentence) and not _LEANS.search(sentence):  # 可能改成了安平县？
+            asked = asked or bool(_TO_USER.search(sentence))  # 您是问…？ asks the user; A还是B？ asks itself
+        else:
+            kept.append(sentence)
+    asked = asked or (len(kept) < len(sentences) and not rules.key("".join(kept))  # 是指A还是B？
+                      and not GUESS.search(text))  # 我记得好像是吴作栋，那时候他还是总理吧？ guesses
+    text = "".join(kept)
+
+    def attributed(m: re.Match) -> str:
+        if m.string[m.start() - 1:m.start()] == "(":  # 牟子(一说牟融)所撰: a note on the word before it
+            notes.append((rules.key(m.string[:m.start() - 1]), m.group(0)))
+            return " "
+        turned_down = "误" in m.group(0) or _REJECTS.match(m.string, m.end()) is not None
+        (rejected if turned_down else alternative).append(m.group(0))
+        return " "
+
+    text = _ATTRIBUTED.sub(attributed, text)
+
+    def common_view(m: re.Match) -> str:  # 一般认为…是陆皓东设计的，但…其实出自孙中山之手: the common view, turned down
+        if _VIEW_REJECTED.match(m.string, m.end()) is None:
+            return m.group(0)  # 一般认为是方七娘(，不过说法不一): the answer, told as the common view
+        rejected.append(m.group(0))
+        return " "
+
+    text = _COMMON_VIEW.sub(common_view, text)
+
+    def denied(m: re.Match) -> str:
+        rejected.append(m.group(0))
+        return " "
+
+    text = DENIAL.sub(denied, text)
+    return _Answer(cleaned, text, " ".join(rejected), " ".join(alternative), asked, tuple(notes), question)
+
+
+_HYDRATE = re.compile(r"[·•][0-9a-z]")
+
+
+def _contains(answer_key: str, form: str, cleaned: str = "") -> bool:
+    if len(form) < 2:
+        return answer_key == form
+    if form not in answer_key:
+        return False
+    if not cleaned or not _LATIN_FORM.fullmatch(form):
+        return True
+    compact = cleaned.replace(" ", "")  # na2so4·10h2o is another formula than na2so4
+    if form in compact and all(_HYDRATE.match(compact, i + len(form)) for i in _starts(compact, form)):
+        return False
+    # a Latin name or code is whole words of the answer: h2o is not in h2o2, nor bentham in benthamite
+    words = _LATIN_WORDS.findall(cleaned)
+    for i in range(len(words)):
+        joined = ""
+        for word in words[i:]:
+            joined += word
+            if joined == form:
+                return True
+            if not form.startswith(joined):
+                break
+    return False
+
+
+def _stands_alone(cleaned: str, form: str) -> bool:
+    """A one-character answer (清, 锡, J) inside a sentence counts only as its own word: after 是/为 or
+    punctuation and before punctuation, a final particle (吧, 呢) or the end, never inside another word (汉 in
+    东汉)."""
+    return _alone(form).search(cleaned) is not None
+
+
+def _text_match(ref: Reference, answer_key: str, cleaned: str) -> tuple[str, bool | None] | None:
+    """(the form found, whether it identifies the reference fully: None for a name only the dictionary gives) or
+    None."""
+    for f in ref.forms:
+        if _contains(answer_key, f, cleaned) or (len(f) == 1 and _stands_alone(cleaned, f)):
+            if f in ref.aliases and not aliases.stands_as_name(cleaned, f, ref.level):
+                continue  # 阿里巴巴 does not name 阿里地区, nor 海南省 海南藏族自治州
+            return f, f not in ref.weak
+    found = [next((f for f in forms if f in answer_key), None) for forms in ref.items]
+    if found and all(found):
+        return found[0], True
+    if cleaned and _LATIN.search(answer_key):  # pinyin (Yang Liwei), a CLDR name (Switzerland, SGD)
+        spelled = names.find_latin(cleaned, *names.latin_forms(tuple(f for f in ref.forms if f not in ref.weak),
+                                                                ref.foreign))
+        if spelled:  # sure only with no other Latin words, which the rules cannot read (not Beijing, but …)
+            form = rules.key(spelled)
+            return form, not _LATIN.search(answer_key.replace(form, ""))
+        spelled = [names.find_latin(cleaned, *names.latin_forms(forms, ref.foreign)) for forms in ref.items]
+        if spelled and all(spelled):  # every item of a list: China and Japan for 中国和日本
+            rest = answer_key
+            for form in map(rules.key, spelled):
+                rest = rest.replace(form, "")
+            return rules.key(spelled[0]), not _LATIN.search(rest.replace("and", ""))
+    if cleaned and names.is_latin_name(ref.main) and _HAN.search(answer_key):  # 李白 for Li Bai
+        spelled = names.find_han(cleaned, [names.fold(f) for f in ref.forms if f not in ref.weak])
+        if spelled:
+            return spelled, True
+    if ref.foreign:
+        folded = answer_key.translate(_TRANSLIT)
+        for f in ref.forms:
+            if _contains(folded, f.translate(_TRANSLIT)):
+                return f, False
+    by_dictionary = _dictionary_match(ref, answer_key, cleaned)
+    if by_dictionary:  # The Last Emperor for 末代皇帝, 松下 for Panasonic: one sense of a gloss, never sure
+        return by_dictionary, None
+    return None
+
+
+_DICTIONARY_MATCH_RE1 = re.compile(r"[a-z]+")
+
+
+def _dictionary_match(ref: Reference, answer_key: str, cleaned: str) -> str:
+    """The key of an English name of a Chinese reference in the answer (Poisson distribution for 泊松分布), of a
+    Chinese name of an English one (谷歌 for Google) or of a Chinese word with the reference's English name (白金 for
+    铂), by CC-CEDICT (dictionary.py); '' if none."""
+    strong = [f for f in ref.forms if f not in ref.weak]
+    if not cleaned or not strong:
+        return ""
+    if _LATIN.search(answer_key):
+        english = frozenset().union(*(dictionary.english_names(f) | dictionary.composed_names(f)
+                                      for f in strong if _CJK.search(f)))
+        spelled = names.find_latin(cleaned, english) if english else None
+        if spelled:
+            return rules.key(spelled)
+    if _CJK.search(answer_key):
+        if not any(_CJK.search(f) for f in strong):  # 谷歌 for Google (not 安卓 for Android 5.0: words only)
+            found = set().union(*(dictionary.chinese_names(f) for f in strong if _DICTIONARY_MATCH_RE1.fullmatch(names.fold(f))))
+        else:  # 白金 for 铂: of the reference itself, not of a list's items or the words in its parentheses
+            found = set() if ref.items else dictionary.synonyms(ref.main)
+        for chinese in sorted(found - set(ref.forms), key=len, reverse=True):  # its forms: the rules' own matter
+            if _contains(answer_key, chinese, cleaned):
+                return chinese
+    return ""
+
+
+_ONLY_SOME_ITEMS_RE1 = re.compile(r"以及|和|与|及|还有")
+
+
+def _only_some_items(items, answer_key: str) -> bool:
+    """The answer names some items of a list reference and nothing else: incomplete, not contradictory."""
+    found = [next(g for g in forms if g in answer_key) for forms in items if any(g in answer_key for g in forms)]
+    for item in found:
+        answer_key = answer_key.replace(item, "")
+    return bool(found) and not _ONLY_SOME_ITEMS_RE1.sub("", answer_key)
+
+
+def _clauses_with(text: str, needle) -> list[str]:
+    """The clauses of text (between , ; 。 ! ? :) for which needle(clause) holds, each with the next one when
+    that offers an alternative (可能是关羽，也可能是岳飞)."""
+    clauses = _CLAUSE_END.split(text)
+    out = []
+    for i, clause in enumerate(clauses):
+        if needle(clause):
+            out.append(clause)
+            if i + 1 < len(clauses) and _ALTERNATIVE_START.match(clauses[i + 1].strip()):
+                out.append(clauses[i + 1])
+    return out
+
+
+def _competing(ref: Reference, clauses: list[str], form: str = "") -> bool:
+    """Another candidate offered beside the answer in its own clause (A或B, A、B之一, A/B); with the form found,
+    only an alternative next to it, or in a clause that opens with one (白芷是伞形科当归属植物白芷或杭白芷的
+    干燥根: the species are alternatives, the family is not). (A match may start inside the form: 《…起源和基础》或《…》之一.)"""
+    if ref.has_alternatives:
+        return False
+    for clause in clauses:
+        for m in ALTERNATIVES.finditer(clause):
+            if not form or _ALTERNATIVE_START.match(clause.strip()) or form in rules.key(m.group(0)) \
+                    or form in rules.key(clause[max(0, m.start() - len(form) - 6):m.end()]) \
+                    or form in rules.key(clause[m.end():m.end() + len(form) + 6]):
+                return True
+    return False
+
+
+def _has_content(answer_key: str, question: str) -> bool:
+    """The answer asserts something besides the question's words and filler."""
+    return bool(answer_key) and sum(ch not in question and ch not in _FILLER for ch in answer_key) >= min(2, len(answer_key))
+
+
+_ASSUMED = re.compile(r"吧\s*\?")
+_NUMBER_QUESTION = re.compile(r"多少|几|哪一?年|何年|何时|什么时候|哪一天")
+
+
+def _answers_question(text: str, question: str) -> bool:
+    """Text says something the question asks for: a number for a number question, else words of the question."""
+    if _NUMBER_QUESTION.search(question):  # (松下是1家日本公司: 1家 is the article, no number)
+        return any(not (n.value == 1 and n.counter) for n in rules.find_numbers(text))
+    return bool(_word_bigrams(rules.key(text)) & _word_bigrams(rules.key(question)))
+
+
+_REFUSAL_RE1 = re.compile(r"\?|确认|澄清")
+
+
+@lru_cache(maxsize=4096)  # asked for by many rules of one answer, and once per reading of its reference
+def _refusal(answer: _Answer) -> str:
+    """'' when the answer does not refuse; 'refusal' when it does and offers no candidate; 'refusal_then_claim'
+    when a claim follows the refusal (我不确定，但…是苏轼; 抱歉，答案是孙思邈); 'guess' when it leans to a candidate
+    (可能是…). An apology alone (抱歉, 对不起) refuses only an answer that says nothing else."""
+    if GUESS.search(answer.whole):
+        return "guess"
+    cues = [m for m in REFUSAL.finditer(answer.whole) if not _POLITE.fullmatch(m.group(0))]
+    polite = REFUSAL.search(answer.whole)
+    if not cues and polite:
+        return "refusal" if not _has_content(rules.key(_POLITE.sub("", answer.whole)), "") else "apology"
+    if not cues:
+        return "" if not (answer.asked and not _has_content(answer.affirmed_key, "")) else "refusal"
+    end = (cues[0] if not polite or polite.start() > cues[0].start() else polite).end()
+    turn = _TURN.search(answer.whole, end)
+    # 您是指…吧？它是1905年在大阪成立的: a question back that only assumes what was meant, then an answer
+    assumed = _ASSUMED.search(answer.whole, end)
+    asked_back = assumed.end() - 1 if assumed and "?" not in answer.whole[end:assumed.start()] else -1
+    rest = answer.whole[turn.end():] if turn else answer.whole[asked_back + 1:] if asked_back >= 0 else ""
+    if rules.key(rest) and not REFUSAL.search(rest) and _has_content(rules.key(rest), "") \
+            and not (asked_back >= 0 and not turn and (_REFUSAL_RE1.search(rest)  # …吧？我先确认一下题意
+                                                       or not _answers_question(rest, answer.question))):
+        return "refusal_then_claim"
+    return "refusal"
+
+
+_LEANS = re.compile(r"(?<![不没])(?<![不没].)(?:印象中|记得|好像|似乎|大概|也许|或许|可能|应该)[^,;。?]{0,8}?(?:是|为|成|叫|在)")
+
+
+def _claim_before_refusal(answer: _Answer, question: str) -> bool:
+    """The answer opens with a short claim of its own and only then refuses or disclaims (王晶。不过我不太确定;
+    导演是王晶，建议查阅资料核实): a hedged guess, not a refusal. A preamble (关于这个问题，…; 这位学者的生平我了解
+    不多) is no claim: it says nothing besides the question's words, or is long and refuses in itself."""
+    cue = REFUSAL.search(answer.whole)
+    if cue is None or answer.asked:  # 念奴娇是词牌名，…你问的是哪一首？ asks back: a clarification
+        return False
+    end = _CLAUSE_END.search(answer.whole, 0, cue.start())
+    if end is None:  # the refusal is in the answer's first clause
+        return False
+    first = answer.whole[:end.start()]
+    # a sentence of its own (王晶。) or an assertion (是王晶，…); not a lead-in (很遗憾，… / 说实话，… / 作为AI，…)
+    claim = end.group(0) in "。!?\n" or _ASSERTION.search(first)
+    key = rules.key(first)
+    longest = 16 if _LEANS.search(first) else 10  # 我印象中这本书是甘阳写的，不过不太确定: a guess, told at length
+    return bool(claim) and 0 < len(key) <= longest and _has_content(key, question) and not REFUSAL.search(first) \
+        and not _ASKS.search(first) and not _DESCRIPTION.search(answer.whole) and not _TOPIC.search(key) \
+        and not _FRAMED_RE1.search(first)  # 是一种菊科植物的根，具体是哪种我不确定; 他虽然是英国人，…
+
+
+# What kind of question it is (这是微生物学里的术语, 这是个冷门的问题): a preamble, not a claim.
+_TOPIC = re.compile(r"(?:术语|概念|名词|问题|领域|范畴|说法|叫法|知识点|话题|细节|冷门)$")
+
+
+# Two named candidates for the slot (A和B二者之一, 两个都有可能, 不是A就是B), not a mere 或 (请咨询医生或药师).
+_CANDIDATE_PAIR = re.compile(r"(?:是|为)[^,;。]{0,8}?[\u4e00-\u9fff]{2,4}或[\u4e00-\u9fff]{2,4}|" + rules.NAMED_PAIR)
+
+
+# A question for the class something belongs to: a wrong-looking class may be a broader one that holds the reference.
+_CLASS_QUESTION = re.compile(r"(?:哪|什么|何)一?(?:个|种|类)?" + _ASKED_GAP +
+                             r"(?:类|(?<!部)门|纲|目|科|学科|类别|范畴|领域|学派|流派|宗派|教派|族|运动|思潮|书体|(?<=[菜语])系)"
+                             r"(?=的|[?,。]|$|闻名|著称|动物|植物|生物)"  # 哪一门动物？, 哪个艺术运动的…; not 哪个部门负责
+                             r"|(?:宗教|教派|宗派|信仰)(?:是|为)(?:什么|哪)"  # 信奉的宗教是什么？ 基督教 for 科普特正教会
+                             r"|(?:哪|何)一?类|(?:什么|哪种|哪个)类型")  # 哪一类抗生素？ β-内酰胺类 for 头孢菌素
+
+
+_APPOSED_NAME_RE1 = re.compile(r"[,;]\s*$")
+
+
+def _apposed_name(before: str, question: str) -> bool:
+    """The description follows a comma right after a short name of its own (是狄更斯，一位英国作家): it is of that
+    name."""
+    if not _APPOSED_NAME_RE1.search(before):
+        return False
+    clauses = [c for c in _CLAUSE_END.split(before) if rules.key(c)]
+    named = "".join(ch for ch in rules.key(clauses[-1]) if ch not in _FILLER and ch not in question) if clauses else ""
+    return 2 <= len(named) <= 4
+
+
+_LONGER_NAME_END = re.compile(r"[\u4e00-\u9fff](?=[,;。!?\n]|$)")  # one more character, then the clause ends
+
+
+_LONGER_NAME_RE1 = re.compile(r"[\u4e00-\u9fff]{2,3}")
+
+
+def _longer_name(ref: Reference, text: str, form: str, question: str) -> bool:
+    """A person's short Chinese name found only as the start of a longer name that ends its clause (制作人是冯骥才。
+    for 冯骥; not 冯骥是…, 冯骥的…)."""
+    if form != ref.main or not _LONGER_NAME_RE1.fullmatch(form) or not _PERSON_QUESTION.search(question):
+        return False
+    ends = [at + len(form) for at in _starts(text, form)]
+    return bool(ends) and all(_LONGER_NAME_END.match(text, e) and text[e] not in aliases.NAME_FOLLOWERS for e in ends)
+
+
+_KIND_WORD = re.compile(f"(?:{_KIND})")
+# What may follow the kind in a description (一种…细菌引起的, 一家公司开发的): particles and verbs, not a name.
+_AFTER_KIND = frozenset("的是为在所由被把将了着过上中里内来去之和与及或也都就还又乃即,;。!?\n开发创设制推提出建引写拍唱演主领研生产"
+                        "用做作成组构负担位于属")
+
+
+_NAMED_AFTER_KIND_RE1 = re.compile(r"[\u4e00-\u9fff·]{2,5}?(?=[开发创设制推提出建引写拍唱演主领研生产用])")
+
+
+def _named_after_kind(text: str, indefinite: re.Match) -> bool:
+    """A name follows the kind the description gives (是德国的一家公司西门子开发的): it names, not describes."""
+    clause = _clause_at(text[indefinite.start():], 0)
+    for kind in _KIND_WORD.finditer(clause, len(indefinite.group(0))):
+        name = _NAMED_AFTER_KIND_RE1.match(clause[kind.end():])
+        if len(kind.group(0)) >= 2 and name and not set(name.group(0)) & _AFTER_KIND:
+            return True  # 一家公司|西门子|开发的
+    return False
+
+
+_DESCRIBED_NAME_RE1 = re.compile(r"([\u4e00-\u9fff]{2,6})(?:是|为)\s*$")
+
+
+def _described_name(text: str, indefinite: re.Match, question: str) -> bool:
+    """The description is of a name the answer gives as its subject (牛顿是一位英国科学家, 上海是一座大都市)."""
+    subject = _DESCRIBED_NAME_RE1.search(text[:indefinite.start()])
+    return bool(subject) and subject.group(1)[0] not in "它他她这那其该此" and \
+        len([ch for ch in subject.group(1) if ch not in _FILLER and ch not in question]) >= 2
+
+
+def _named_rival(ref: Reference, text: str, indefinite: re.Match, question: str) -> bool:
+    """Beside the thing named by its kind, a name of the reference's own kind (its last character: 鲸鱼座 for
+    双鱼座, 平安时代 for 江户时代, 甘肃省 for 青海省) outside that description (一项双边协定 for 冲绳归还协定 is the
+    description itself): a rival answer, not only a vaguer one."""
+    last = ref.main[-1:] if ref.main and _CJK.search(ref.main[-1]) else ""
+    if not last:
+        return False
+    own = (indefinite.start(), indefinite.start() + len(_clause_at(text[indefinite.start():], 0)))
+    for at in _positions(text, last):  # a word of one to three characters and the last one (鲸鱼座), not in the description
+        word = text[max(0, at - 3):at + 1]
+        word = word[next((i for i in range(len(word) - 1, -1, -1) if not _CJK.match(word[i])), -1) + 1:]
+        if len(word) >= 2 and not own[0] <= at < own[1] and word not in ref.main and word not in question:
+            return True
+    return False
+
+
+_ALIAS_RISK_RE1 = re.compile(r"[\u4e00-\u9fff]{2,4}")
+
+
+def _alias_risk(ref: Reference, answer: _Answer, question: str) -> str:
+    """Why the answer might name the reference in a form the tables do not know ('' if no reason): Latin words
+    for a Chinese reference (an English name); a name with the reference's first character (骆观光 for 骆宾王);
+    two of its characters in order (全马 for 全程马拉松, 宾州 for 宾夕法尼亚州, 阿姆斯壮 for 阿姆斯特朗);
+    most of a longer reference reworded; any other name for a person (字, 号, 笔名: 王卫国 for 路遥) or a place at
+    another level (瑞士 for 日内瓦), which no table lists."""
+    answer_key = answer.affirmed_key
+    main = ref.main or (ref.forms[0] if ref.forms else "")
+    if not _LATIN_WORD.search(main) and _LATIN_WORD.search(answer_key):  # (GTA 5 for 侠盗猎车手V)
+        return "latin_name"
+    if _LATIN.search(main) and not _CJK.search(main) and _CJK.search(answer_key) and not names.chinese_names(main):
+        return "translated_name"  # 狮头工作室 for Lionhead Studios (Switzerland has a Chinese name: the place rules)
+    if 2 <= len(main) <= 4 and any(answer_key[i:i + 2] not in question for i in _positions(answer_key, main[0])):
+        return "shared_surname"
+    order = {ch: i for i, ch in reversed(list(enumerate(main)))}
+    if any(a in order and b in order and order[a] < order[b] and a + b not in question
+           for a, b in zip(answer_key, answer_key[1:])):
+        return "shared_characters"
+    if len(main) >= 4 and len(_bigrams(main) & _bigrams(answer_key)) * 2 >= len(_bigrams(main)):
+        return "reworded"
+    if ref.foreign or (_PERSON_QUESTION.search(question) and _ALIAS_RISK_RE1.fullmatch(main)):
+        return "person_alias"
+    if _PLACE_QUESTION.search(question) or main.endswith(_SUFFIXES):
+        suffix = next((x for x in _SUFFIXES if main.endswith(x)), None)
+        if not suffix or not _compiled(rf"[\u4e00-\u9fff]{{2}}{suffix}").search(answer.affirmed):
+            return "place_level"  # another place of the same level (台北市 for 高雄市) is a contradiction
+    return ""
+
+
+_PLACE_WORDS = re.compile(r"自治区|特别行政区|自治州|地区|位于|地处|属于|[省市县区州盟在]")
+
+
+_AREA = re.compile(vocab.pattern("areas"))
+
+
+_PLACE_VERDICT_RE1 = re.compile(r"[\u4e00-\u9fff](?:市|县|区|镇)")
+
+
+def _place_verdict(ref: Reference, answer: _Answer, question: str) -> Verdict | None:
+    """The grade of an answer naming known places (places.tsv) but not the reference, a known place; None when
+    the table cannot tell, a name is ambiguous or the answer refuses. Only places that contain the reference
+    (瑞士 or 法国瑞士 for 日内瓦): less specific, NA. A place of its size or broader outside it (法国 for 日内瓦,
+    台北市 for 高雄市, 河南 for 西安): IN, sure when it is the answer's one claim (places on one chain) and
+    nothing else is said. Places inside it and none outside (临潼区 for 西安): more specific, CO, never sure.
+    The reference by another name of the table (西贡 for 胡志明市): CO. Places the question names do not
+    count."""
+    target = places.place(ref.main)
+    refusal = _refusal(answer)
+    if target is None or refusal in ("refusal", "apology") or answer.asked:
+        return None
+    found = places.places_in(answer.affirmed)
+    named = [places.place(n) for n in dict.fromkeys(found) if n not in question]
+    if not named or None in named:
+        return None
+    broader = [p for p in named if places.within(p, target)]
+    inside = [p for p in named if places.within(target, p)]
+    outside = [p for p in named if p not in broader and p not in inside
+               and places.RANK[p.level] <= max(places.RANK[target.level], places.RANK["city"])]
+    residue = answer.affirmed_key
+    for name in sorted(found, key=len, reverse=True):
+        residue = residue.replace(name, "|")
+    if _PLACE_VERDICT_RE1.search(residue):  # a place the table lacks (江油市): it cannot tell
+        return None
+    plain = refusal in ("", "guess") and not answer.alternative
+    said_more = _has_content(_PLACE_WORDS.sub("", residue.replace("|", "")), question)
+    if target in named:  # another name the table knows (西贡 for 胡志明市, 延边 for 延边朝鲜族自治州)
+        if said_more:  # 阿里巴巴 for 阿里地区: inside a longer word; the name rules decide
+            return None
+        consistent = all(places.within(p, target) or places.within(target, p) for p in named)
+        return Verdict("CO", plain and not said_more, "place_alias") if consistent else None
+    if len(broader) == len(named):  # a hedged broader place is still less specific
+        return Verdict("NA", plain and not said_more, "broader_place")
+    if outside:  # sure unless more is said that may be another name of the reference (Genève, 靠近法国)
+        mention = _text_match(ref, rules.key(answer.whole), answer.whole)  # 是京都还是东京？…答案是京都
+        one_claim = all(places.within(a, b) or places.within(b, a) for a in named for b in named) \
+            and not (mention and not _inside_other_place(ref, answer.whole, mention[0])) \
+            and not _AREA.search(answer.affirmed)  # 南亚一带: a region around, perhaps holding it
+        return Verdict("IN", plain and one_claim and (not said_more or _alias_risk(ref, answer, question)
+                                                       in ("", "place_level")), "other_place")
+    if inside and len(broader) + len(inside) == len(named):
+        return Verdict("CO", False, "narrower_place")
+    return None
+
+
+def _place_parts(ref: Reference, answer_key: str) -> bool:
+    """A reference made of a known place and what lies in it (浙江乌镇, 意大利博洛尼亚的圣多明我圣殿) whose parts
+    the answer names in order, perhaps with levels between them (浙江省嘉兴市桐乡市乌镇) or in separate lines
+    (城市：博洛尼亚 … 圣殿：圣多明我圣殿); the outer place may be left out when the rest opens with a known place
+    inside it (朝阳市 for 辽宁省朝阳市, 东京 for 日本东京都, 博洛尼亚的圣多明我圣殿)."""
+    main = ref.main
+    if places.place(main):
+        return False
+    for cut in (2, 3, 4):
+        head, tail = places.place(main[:cut]), main[cut:]
+        if head is None or len(tail) < 2:
+            continue
+        at = [answer_key.find(n) for n in (head.name, *head.aliases) if n in answer_key]
+        parts = [p for p in tail.split("的") if p]
+        inner = places.place_spans(tail)
+        inner = places.place(inner[0][2]) if inner and inner[0][0] == 0 else None
+        if inner and places.within(head, inner) and inner != head:
+            if inner.name == tail or tail in inner.aliases:  # 朝阳市 / 东京: any of its names, standing alone
+                return inner.name in answer_key or any(_compiled(re.escape(n) + r"(?:的|$)").search(answer_key)
+                                                       for n in inner.aliases)  # not 朝阳公园, 朝阳门
+            at = at or [0]
+        if not at:
+            continue
+        position = min(at)
+        for part in parts:
+            position = answer_key.find(part, position)
+            if position < 0:
+                break
+            position += len(part)
+        else:
+            return True
+    return False
+
+
+def _names_a_city(ref: Reference, answer_key: str, question: str) -> bool:
+    """The answer names a known city, county or district that is not in the question nor part of the reference."""
+    return any(p.level not in ("country", "province") and name not in question and name not in ref.main
+               and not any(a in ref.main for a in p.aliases)
+               for name in places.places_in(answer_key) for p in [places.place(name)] if p)
+
+
+def _inside_other_place(ref: Reference, text: str, form: str) -> bool:
+    """Every mention of the reference's form is part of the name of another known place, one that does not lie
+    within the reference (吉林省 for 吉林市, 纽约州 for 纽约, 印度尼西亚 for 印度, 河北区 for 河北省)."""
+    target = places.place(ref.main) if not ref.items else None
+    if target is None:
+        return False
+    starts = _starts(text, form)
+    spans = [(s, e, places.place(n)) for s, e, n in places.place_spans(text) if e - s > len(form)] if starts else []
+    return bool(starts) and all(any(s <= i and i + len(form) <= e and p is not None and not places.within(target, p)
+                                    for s, e, p in spans) for i in starts)
+
+
+_AFRICA = frozenset(vocab.words("africa"))  # 非 of Africa before a place, not a negation
+_ELEMENTS = frozenset(vocab.words("elements"))
+
+
+def _only_in_question_terms(answer_key: str, form: str, question_key: str) -> bool:
+    """Every mention of the form runs on into a word of the question (阿贝数 for 阿贝 when the question asks about
+    阿贝数)."""
+    starts = _starts(answer_key, form)
+    return bool(starts) and all(i + len(form) < len(answer_key)
+                                and answer_key[i:i + len(form) + 1] in question_key for i in starts)
+
+
+_WORK_OF = re.compile(r"[\u4e00-\u9fff]的(?:一部|某部|一本|一篇|某篇|一首)?(?:著作|作品|书|医书|诗集|文集|文章|小说|散文|随笔"
+                      r"|杂文|诗|诗歌|剧本|戏剧)(?=[,;。!?\n]|$)")
+_BOOK_QUESTION = re.compile(r"(?:哪|什么)一?(?:本|部|篇)?[^,;。?]{0,4}?(?:书|著作|典籍|书籍|作品|经典)|出自哪")
+
+
+_ASKED_NOUN = re.compile(r"(?:什么|哪一?[个种位座家所类项部本条支名]?)([\u4e00-\u9fff]{1,3}?)"
+                         r"(?=[?,。]|$|管辖|的|呢|是|在|上|中|里|内)")
+
+
+@lru_cache(maxsize=4096)
+def _one_of_asked_kind(question: str) -> re.Pattern | None:
+    """One (一个, 某) of the kind the question asks for (任什么军衔 -> 一个…军衔); None when it asks for no kind."""
+    asked = _ASKED_NOUN.search(question)
+    return re.compile(rf"(?<![第\d.])(?:[一1][个种位座家所类项部本条支名处片]|某[个种位座家所类项部本条支名处片]?)"
+                      rf"[^,;。!?\n]{{0,24}}?{re.escape(asked.group(1))}(?=[,;。!?\n]|$)") if asked else None
+
+
+def _asked_kind_described(text: str, question: str) -> bool:
+    """The answer only says that it is one of the kind the question asks for (任什么军衔？ 是一个士官级别的低阶军衔;
+    哪一个县？ 广州府下辖的一个县): a description, no name."""
+    pattern = _one_of_asked_kind(question)
+    return pattern is not None and any(not _NAMING.search(m.group(0)) for m in pattern.finditer(text))
+
+
+def _book_not_chapter(ref: Reference, answer: _Answer) -> bool:
+    """The reference is a book's chapter (《礼记·学记》) and the answer names the book only (出自《礼记》)."""
+    titles = [rules.key(t) for t in _OTHER_TITLES_MASKED_RE1.findall(answer.affirmed)]
+    return bool(ref.book) and bool(titles) and all(t == ref.book for t in titles)
+
+
+def _transliterated(ref: Reference, answer_key: str) -> bool:
+    """A reference of four Chinese characters or more, found once the characters that transliterations use
+    interchangeably are folded (北卡罗来纳 for 北卡罗莱纳): likely the same name, spelt otherwise."""
+    if ref.foreign or len(ref.main) < 4 or not _CJK.fullmatch(ref.main[0]):
+        return False
+    folded = answer_key.translate(_TRANSLIT)
+    return any(len(f) >= 4 and f not in answer_key and f.translate(_TRANSLIT) in folded for f in ref.forms)
+
+
+def _place_of_it(main: str, answer_key: str, question: str) -> bool:
+    """The reference opens with a place (维也纳艺术史博物馆) and the answer names that place, or one that holds
+    it, and nothing of the rest: where the thing is, not which one."""
+    spans = places.place_spans(main)
+    if not spans or spans[0][0] != 0 or spans[0][1] >= len(main) - 1:
+        return False
+    rest_of_ref = main[spans[0][1]:spans[0][1] + 2]
+    named = places.places_in(answer_key)
+    # that place, or one that holds it (在湖北省 for 黄石国家矿山公园)
+    holds = any(name == spans[0][2] or places.contains(name, spans[0][2]) for name in named)
+    if not holds or rest_of_ref in answer_key or ALTERNATIVES.search(answer_key):
+        return False  # 意大利或者奥地利 for 奥地利帝国: candidates
+    rest = answer_key
+    for name in named:
+        rest = rest.replace(name, "")
+    return not _has_content(rest, question)
+
+
+def _full_title(title: str, form: str) -> bool:
+    """The title is the reference's full name: the reference last, after a phrase with 的
+    (《关于消耗臭氧层物质的蒙特利尔议定书》 for 蒙特利尔议定书)."""
+    return title.endswith(form) and title[:-len(form)].endswith("的")
+
+
+_OTHER_TITLES_MASKED_RE1 = re.compile(r"《([^》]*)》")
+_OTHER_TITLES_MASKED_RE2 = re.compile(r"[·•:：]")
+
+
+def _other_titles_masked(ref: Reference, text: str) -> str:
+    """The text without the 《titles》 that hold the reference inside a longer name and are neither the reference
+    nor have it as a part (《新元史》 for 元史,
+    《李太白全集》 for 李白; 《史记·项羽本纪》 and 《书经·洪范》 stay for 史记 and 尚书·洪范)."""
+    def other(m: re.Match) -> str:
+        title = m.group(1)
+        keys = {rules.key(title), *(rules.key(part) for part in _OTHER_TITLES_MASKED_RE2.split(title))}
+        inside = any(f in key and f != key and not _full_title(key, f) for f in ref.forms for key in keys)
+        return "《》" if inside and not keys & set(ref.forms) else m.group(0)
+    return _OTHER_TITLES_MASKED_RE1.sub(other, text)
+
+
+def _starts(text: str, sub: str) -> list[int]:
+    """Where sub starts in text, without overlaps (str.find: no regex compiled per reference)."""
+    out, i = [], text.find(sub) if sub else -1
+    while i >= 0:
+        out.append(i)
+        i = text.find(sub, i + len(sub))
+    return out
+
+
+@lru_cache(maxsize=4096)
+def _anchored(form: str) -> re.Pattern:
+    """The reference as a point of comparison: 仅次于俄罗斯, 比俄罗斯还大."""
+    return re.compile(rf"(?:{_BEFORE_ANCHOR}){re.escape(form)}|{re.escape(form)}(?:{_AFTER_ANCHOR})")
+
+
+@lru_cache(maxsize=4096)
+def _alone(form: str) -> re.Pattern:
+    return re.compile(rf"(^|[是为作叫\W]){re.escape(form)}($|\W|[吧呢啊呀啦哦嘛吗了])")
+
+
+def _positions(text: str, ch: str) -> list[int]:
+    return [i for i, c in enumerate(text) if c == ch]
+
+
+_ONLY_IN_LISTS_RE1 = re.compile(r"[、/]")
+_ONLY_IN_LISTS_RE2 = re.compile(r"和|与|及")
+
+
+def _only_in_lists(text: str, form: str, question: str) -> bool:
+    """Every mention of the reference is an item of a list (A、B, A和B) in its clause, beside an item the
+    question does not name (黑吉豆和白米 for 黑吉豆和什么: no list) and not in a clause that restates (也就是关圣帝君、
+    关云长)."""
+    question_key = rules.key(question)
+    mentions = 0
+    for clause in _CLAUSE_END.split(_PARENS.sub("", _ONLY_IN_LISTS_RE1.sub("和", text))):
+        key = rules.key(clause)
+        for i in _starts(key, form):
+            mentions += 1
+            if _RESTATES.match(key):
+                return False
+            before = key[i - 1:i] in ("和", "与", "及") and _ONLY_IN_LISTS_RE2.split(key[:i - 1])[-1]
+            end = i + len(form)
+            after = key[end:end + 1] in ("和", "与", "及") and key[end + 1:end + 2] != "其" \
+                and _ONLY_IN_LISTS_RE2.split(key[end + 1:])[0]
+            others = [x for x in (before and before[-3:], after and after[:3]) if x and x not in question_key]
+            if not others:
+                return False
+    return mentions > 0
+
+
+def _others_of_kind(ref: Reference, answer: _Answer, form: str, question: str) -> str:
+    """'listed_with_others' when the reference is listed with other things (A、B, A和B); 'other_candidates'
+    when other things of its kind stand beside it (another 《title》, another foreign name, another word with the
+    same kind suffix: another 寺, another 奖); '' when neither."""
+    text = answer.affirmed
+    if ref.listed == 1 and _only_in_lists(text, form, question):
+        return "listed_with_others"  # every mention of it is in a list (A、B), none stands alone
+    return "other_candidates" if _other_candidate(ref, text, form, question) else ""
+
+
+_OTHER_CANDIDATE_RE1 = re.compile(r"《([^》]+)》")
+
+
+def _other_candidate(ref: Reference, text: str, form: str, question: str) -> bool:
+    """The text names another thing of the reference's kind: another 《title》, another foreign name, another word
+    with the same kind suffix (another 寺, another 奖; not the question's own 补给站 and 医疗站)."""
+    titles = [rules.key(t) for t in _OTHER_CANDIDATE_RE1.findall(text) if t not in question]
+    if any(form not in t and t not in form for t in titles):
+        return True
+    names = [rules.key(n) for n in _FOREIGN_NAME.findall(text)] if ref.foreign else []
+    strong = [f for f in ref.forms if f not in ref.weak]  # 路德维希·马赫 is another Mach than 恩斯特·马赫
+    if any(not any(n in f or f in n for f in strong) for n in names):
+        return True
+    rest = rules.key(text).replace(form, "|")
+    last = (ref.main or form)[-1:]
+    return last in _KIND_SUFFIXES and any(rest[i - 1:i + 1] not in question and "\u4e00" <= rest[i - 1] <= "\u9fff"
+                                          for i in _positions(rest, last) if i > 0)
+
+
+def _less_specific_dynasty(ref: Reference, answer: _Answer) -> bool:
+    """汉代 for 西汉, 宋朝 for 北宋: the dynasty without the reference's 东/西/南/北/前/后, and no other half."""
+    split = _SPLIT_DYNASTY.match(ref.main)
+    if not split:
+        return False
+    name = split.group(2)
+    if _compiled(rf"[东西南北前后]{name}").search(answer.affirmed):
+        return False
+    return _compiled(rf"{name}(?:代|朝)|(?<![\u4e00-\u9fff]){name}(?![\u4e00-\u9fff])").search(answer.affirmed) is not None
+
+
+_PARALLEL_RE1 = re.compile(r"不|没|未|非|虽")
+
+
+def _parallel(answer: _Answer, form: str, question: str) -> str:
+    """'' unless another clause makes a claim of the same shape as the one naming the reference (two shared
+    character bigrams besides it); then 'CO' or 'IN' by which of the two is more like the question."""
+    clauses = [rules.key(c) for c in _CLAUSE_END.split(_PARENS.sub("", answer.affirmed))]  # not (Capella，御夫座α)
+    own = next((c for c in clauses if form in c), "")
+    frame = _bigrams(own.replace(form, "|"))
+    others = [c for c in clauses if c and form not in c and len(frame & _bigrams(c)) >= 2
+              and c[0] not in "它他她其该这此"  # 它是全天第六亮的恒星 goes on about the same thing
+              and not _PARALLEL_RE1.search(c)]  # 西岭区…不满足条件: an alternative it rules out
+    if not own or not others:
+        return ""
+    asked = _bigrams(question)
+    best_other = max(len(_bigrams(c) & asked) for c in others)
+    return "IN" if best_other > len(_bigrams(own.replace(form, "|")) & asked) else "CO"
+
+
+_RESTATES = re.compile(r"也就是|即|就是|亦即|又称|或称|也叫|俗称|简称|笔名|本名|原名|又名|艺名|别名|化名|全称|英文名"
+                       r"|(?:中文|汉语|国内)(?:名|里|中)?(?:一般|通常|常|多)?(?:叫|称|译|写)")  # 中文一般叫…
+_CONTRAST = re.compile(r"虽|则|但|不过|然而|而|也|另|其他|其余|对照|相比|只有|仅")  # 李白则被称为诗仙: context by contrast
+_NAMED_AS = re.compile(r"(?:被|也|又|一般|通常)?(?:称为|称作|叫做|叫|名为)")
+# Where the answer first names the reference, it sets it aside (李东阳则是…, 高畑勋只是…, 后来才在…重播).
+_ASIDE = re.compile(rf"则|只是|仅是|仅仅是|{_TRUTH}|而(?!是)|并非|不是|没(?!有?记?错)|并未|(?:后来|之后|随后)才")
+_CLOSER_TURN = re.compile(rf"{_TRUTH}|才(?:是|叫|为)|而是|则")  # a closer clause that turns to the answer
+
+
+_ROLL = frozenset("、和与及")
+
+
+_CLOSER_CLAUSE_RE1 = re.compile(r"^(?:种|类|个|些)")
+
+
+def _closer_clause(answer: _Answer, form: str, question: str) -> str:
+    """'closer_clause' when a clause without the reference shares at least two more character bigrams with the
+    question than the reference's own clause, and the answer turns to that clause or sets the reference aside
+    (虞茂是他的族兄，虞预本名虞豫 for 虞预本名什么): that clause is the answer and the reference only context;
+    'competing_clause' when one shares as many, two or more, or when the closer clause only leads up to the
+    reference (释迦牟尼出家前是…太子悉达多，他娶了表妹耶输陀罗: the question's subject introduced first); '' else.
+    Negated clauses and clauses that restate the question only (它是…) do not compete."""
+    asked = {b for b in _word_bigrams(rules.key(question))  # a Latin word is one token (<woff20>), not letters
+             if ((form not in b) if b.startswith("<") else not set(b) & set(form))}
+    said = _CLAUSE_END.split(_PARENS.sub("", answer.affirmed))
+    clauses = [rules.key(c) for c in said]
+    if clauses and form in clauses[0] and len(clauses[0]) <= len(form) + 4:
+        return ""  # 杜甫，字子美…: a bare answer first; what follows is about it or about others
+    if any(form in c and _RESTATES.match(c) for c in clauses):
+        return ""  # …任教于University of Groningen，也就是格罗宁根大学: the reference restates that clause
+    own = {i: len(_word_bigrams(c.replace(form, "|")) & asked) for i, c in enumerate(clauses) if form in c}
+    listing = {i for i in own if sum(said[i].count(ch) for ch in _ROLL) >= 2  # three names or more
+               and any(said[i][max(0, at - 1):at] in _ROLL or said[i][at + len(form):at + len(form) + 1] in _ROLL
+                       for at in _starts(said[i], form))}
+    if own.keys() - listing:  # 乘组是翟志刚、刘伯明和景海鹏: a roll of names is context, a clause of its own decides
+        own = {i: n for i, n in own.items() if i not in listing}
+    others = {i: len(_word_bigrams(c) & asked) - (1 if _CONTRAST.search(c) else 0)  # 导演则是…: a contrast must be
+              for i, c in enumerate(clauses) if c and form not in c and not _NEGATION.search(c)  # clearly closer
+              and not _DESCRIPTION.search(c)  # 钇铁石榴石是一种亚铁磁性材料: describes what is asked about
+              and (c[0] not in "它他她其该这此" or c[1:3] == "本人" or c.startswith("其中")  # 其中…的是刘伯明
+                   or _NAMED_AS.match(_CLOSER_CLAUSE_RE1.sub("", c[1:])))  # 它被称为…, 这种叫低副
+              and any(ch not in question and ch not in _FILLER for ch in c)}  # 虞预本名虞豫: 豫 is new
+    if not own or not others:
+        return ""
+    best, mine = max(others.values()), max(own.values())
+    if best >= mine + 2:
+        closest = [i for i, n in others.items() if n == best]
+        turned = any(i > min(own) and (_TURN_CLAUSE.match("," + said[i]) or _CLOSER_TURN.search(said[i]))
+                     for i in closest)  # …，但…其实是在古巴哈瓦那签署的; 《淞滨琐话》则出自…; …才叫解析函数
+        turned = turned or any("**" in said[i] for i in closest) and not any("**" in said[i] for i in own)
+        first = min(own)  # where the answer first names the reference, it sets it aside: 刘大田是他父亲的名字;
+        aside = clauses[first].startswith(form) or _ASIDE.search(said[first]) \
+            or _RELATIVE.search(said[first])  # 高畑勋只是担任制片; 他是恩斯特·马赫的儿子
+        return "closer_clause" if turned or aside else "competing_clause"
+    return "competing_clause" if best >= 2 and best >= mine else ""
+
+
+_LEAD_CLAIM = re.compile(r"(?:(?:应该|可能|大概|也许|我认为|我觉得|答案)(?:就)?|这|它|那)?(?:是|为)(?![一某]|不是)")
+
+
+def _other_lead_claim(ref: Reference, answer: _Answer, form: str, question: str) -> bool:
+    """The answer opens with a short claim of its own that does not hold the reference (是范·诺利。索古要到1928年
+    以后才当上国王; 应该是EP《Deserve》。《Antares》其实是…), and the reference comes later, not as a restatement
+    of it (也就是…, 笔名…) nor in brackets: what the answer gives is the first claim."""
+    text = _PARENS.sub("", answer.affirmed)
+    end = _CLAUSE_END.search(text)
+    lead = text[:end.start()] if end else text
+    lead_key = rules.key(lead)
+    if not lead_key or _text_match(ref, lead_key, lead) or not _LEAD_CLAIM.match(lead.strip()) \
+            or not rules.key(_PARENS.sub("", answer.whole)).startswith(lead_key):  # not what a denial left
+        return False
+    new = "".join(ch for ch in lead_key if ch not in question and ch not in _FILLER)
+    if not 2 <= len(new) <= 12 or _DESCRIPTION.search(lead) or _KIND_WORDS.search(lead) or REFUSAL.search(lead):
+        return False
+    rest = [rules.key(c) for c in _CLAUSE_END.split(text[len(lead):])]
+    # …，钱钟书。 alone, or 具体在深圳: the reference names what the claim described
+    return not any(form in c and (_RESTATES.match(c) or len(c) <= len(form) + 1 or c.startswith("具体"))
+                   for c in rest) and form in "".join(rest)
+
+
+_DEMOTED = re.compile(rf"只是|仅仅?是|不过是|(?:{_TRUTH})是|只负责|只担任|而已$")
+_LATER = re.compile(r"(?:后来|之后|随后)才")  # what came later (后来才转入…, …是后来才跟进采用的)
+
+
+_SET_ASIDE_RE1 = re.compile(r"最终|后来|现在|目前|如今|现藏")
+_SET_ASIDE_RE2 = re.compile(r"的?名字?命名")
+
+
+def _set_aside(text: str, form: str, question: str) -> bool:
+    """The reference, where each clause first names it, is followed by words that give it a lesser or another role
+    (雅卡尔只是后来的推广者, 清代只是翻刻流传而已, 伏安其实是无功功率的单位), or only names what was named after it
+    when the question does not ask for that (后来才以卡内基的名字命名), or is only where things went later
+    (后来才转入大英博物馆) when the question does not ask what came later: it is not the answer."""
+    question_key = rules.key(question)
+    mentions = [c.partition(form) for c in map(rules.key, _CLAUSE_END.split(text)) if form in c]
+    said = [(before, rest) for before, _, rest in mentions
+            if form + rest[:1] not in question_key]  # not in the question's own words: 卡内基自然史博物馆
+    named = "命名" not in question
+    later = not _SET_ASIDE_RE1.search(question)  # 后来才转入大英博物馆 for 1802年被哪个…收藏
+    return bool(said) and all(_DEMOTED.search(rest) or named and _SET_ASIDE_RE2.match(rest)
+                              or later and (_LATER.search(before) or _LATER.match(rest.lstrip("是")))
+                              for before, rest in said)
+
+
+_ROLE_CLAIM = re.compile(r"^(.{2,6}?)(?:是|为|由)(.+)$")
+
+
+_ROLE_WORDS = vocab.pattern("roles")
+_ASKED_ROLE = re.compile(_ROLE_WORDS)
+# A name (a run of Chinese, ·, or a note in brackets after it) right before the role it had.
+_NAME_ROLE = re.compile(rf"([\u4e00-\u9fff·]{{2,12}}?)(?:\([^()]*\))?(?:负责|担任)?({_ROLE_WORDS})")
+
+
+_ROLE_AFTER_RE1 = re.compile(r"^.*?由")
+
+
+def _role_after(text: str, form: str, question: str) -> str:
+    """Names each followed by their role (由孙仪作词、翁清溪作曲): 'own' when the reference is followed by the role
+    the question asks for, 'other' when another name is and the reference has another role; '' otherwise."""
+    asked = _ASKED_ROLE.search(question)
+    if not asked:
+        return ""
+    pairs = [(rules.key(m.group(1)), m.group(2)) for m in _NAME_ROLE.finditer(_ROLE_AFTER_RE1.sub("", text))]
+    if len({role for _, role in pairs}) < 2:
+        return ""  # one role only: nothing to tell the names apart
+    own = {role for name, role in pairs if name.endswith(form)}
+    if asked.group(0) in own:
+        return "own"
+    if own and any(role == asked.group(0) for name, role in pairs if form not in name):
+        return "other"
+    return ""
+
+
+_SPLIT_ROLES_RE1 = re.compile(r"(?:则|就|却|也|都)$")
+_SPLIT_ROLES_RE2 = re.compile(r"(?:负责|担任|做|写)的?$")
+
+
+def _split_roles(text: str, form: str, question: str) -> bool:
+    """The answer gives two roles the question asks about to two different names, the reference in one of them
+    (作曲是顾嘉辉，填词是黄霑 or 黄霑负责的是填词，作曲则是顾嘉辉 for 作曲及填词者是谁): the question asked for one
+    person in both."""
+    roles = []
+    for m in filter(None, (_ROLE_CLAIM.match(rules.key(c)) for c in _CLAUSE_END.split(text))):
+        role, said = _SPLIT_ROLES_RE1.sub("", m.group(1)), m.group(2)
+        if role not in question and said in question:  # 黄霑负责的是填词: the name first, then its role
+            role, said = said, _SPLIT_ROLES_RE2.sub("", m.group(1))
+        if role in question:
+            roles.append((role, said))
+    own = {r for r, said in roles if form in said}
+    asked = rules.key(question)
+
+    def joined(a: str, b: str) -> bool:  # 作曲及填词: the question asks for both roles together
+        return any(_compiled(rf"{re.escape(x)}(?:及|和|与|兼|以及|、){re.escape(y)}").search(asked) for x, y in ((a, b), (b, a)))
+
+    return any(r not in own and form not in said and _has_content(said, question) and any(joined(o, r) for o in own)
+               for r, said in roles)
+
+
+_EXTRA_ITEMS_RE1 = re.compile(r"[,;。!?:\n]")
+_EXTRA_ITEMS_RE2 = re.compile(r"\s*(?:还有|以及|和|及|与)")
+_EXTRA_ITEMS_RE3 = re.compile(r"[是有为在由]")
+_EXTRA_ITEMS_RE4 = re.compile(r"以及|还有|和|与|及|、")
+
+
+def _extra_items(ref: Reference, answer: _Answer, form: str) -> bool:
+    """A list answer with more items than the reference (造纸术、印刷术、火药、指南针，还有瓷器; 魏、蜀、吴、晋)."""
+    first = ref.items[0] if ref.items else (form,)
+    segments = []
+    for segment in _EXTRA_ITEMS_RE1.split(answer.affirmed):  # ，还有瓷器 goes on with the list
+        if segments and _EXTRA_ITEMS_RE2.match(segment):
+            segments[-1] += "、" + segment
+        else:
+            segments.append(segment)
+    clause = next((c for c in segments if any(f in rules.key(c) for f in first)), "")
+    parts = [_EXTRA_ITEMS_RE3.split(p)[-1] for p in _EXTRA_ITEMS_RE4.split(clause)]  # 类地行星有|水星
+    return sum(_has_content(rules.key(p), "") for p in parts) > ref.listed
+
+
+def _doubt(text: str, form: str, holds, question: str, years: bool) -> str:
+    """Why a plain match may not be the answer ('' if none): its clause negates something (沈括并没有写过…) or
+    compares with it (仅次于俄罗斯), its
+    sentence says something has not happened (截至1998年，该公司尚未成立), or, with `years`, its clause dates it to
+    another year than the question's (北京是2022年冬奥会的主办城市 for 2008)."""
+    sentences = [s for s in _SENTENCE_END.split(text) if holds(s)]
+    clauses = [c for s in sentences for c in _CLAUSE_END.split(s) if holds(c)]
+
+    question_key = rules.key(question)
+
+    def negated(part: str, pattern: re.Pattern) -> bool:
+        """A negation in the part, not inside a bracketed note (至少3人（不包括凶手本人）), a place's name (那不勒斯,
+        新不伦瑞克省) or words of the question."""
+        key = rules.key(_PARENS.sub("", part))
+        for name in places.places_in(key):
+            key = key.replace(name, "|")
+        key = key.replace(form, "|") if form else key
+        return any(key[max(0, m.start() - 1):m.end() + 2] not in question_key for m in pattern.finditer(key))
+
+    if clauses and all(negated(c, _NEGATION) for c in clauses):
+        return "negated_clause"
+    if form and clauses and all(_anchored(form).search(rules.key(c)) for c in clauses):
+        return "compared_to"  # 仅次于俄罗斯, 比俄罗斯还大: the reference as a point of comparison
+    if sentences and all(any(negated(c, _NOT_HAPPENED) and _word_bigrams(rules.key(c)) & _word_bigrams(question_key)
+                             for c in _CLAUSE_END.split(s)) for s in sentences):
+        return "negated_sentence"  # 截至1998年，该公司尚未成立; not …，他们此前从未接触过现代社会
+    asked = {n.value for n in rules.find_numbers(_TITLE_IN.sub("", question)) if n.unit == "年"}  # 《二十一世纪…》
+    def other_year(clause: str) -> bool:
+        found = {n.value for n in rules.find_numbers(clause) if n.unit == "年" and n.kind == "exact"}
+        return bool(found) and not found & asked
+
+    if years and asked and clauses and all(other_year(c) for c in clauses):
+        return "other_year"
+    return ""
+
+
+_RELATIVES = vocab.pattern("relatives")
+_RELATIVE = re.compile(rf"的(?:{_RELATIVES})|之(?:子|女|妻|夫|兄|弟|姊|妹|孙|侄|婿)")  # 严嵩之子; not 计算机科学之父
+_RELATIVE_BEFORE = re.compile(rf"(?:他|她|其|它)的?(?:{_RELATIVES})\Z")  # 他的老师罗瑟林
+_LATER_TURN = re.compile(rf"(?:{_TURN_WORDS}|而是)")
+# The asked thing itself, set against what the reference was said of (…是它伴星的分类，HD 19789 本身是 G8III; 他的
+# 战友是海豹部队出身，他本人原属于游骑兵): a turn inside the clause.
+_SELF_CONTRAST = re.compile(rf"(?:本身|本人|自身|自己)(?:则|却|{_TRUTH}|倒)?(?:原本|原来|原|最初)?(?:是|为|属于|来自|出自|叫)")
+
+
+# Words that name a kind of person or thing, not one of them (作家, 化学家, 哺乳动物, 自然灾害).
+_KIND_WORDS = re.compile(rf"[\u4e00-\u9fff]{{0,3}}(?:{vocab.pattern('kind_words')})|{vocab.pattern('thing_kinds')}")
+_NATIONALITY = re.compile(r"[\u4e00-\u9fff]{1,4}(?:国|洲)(?:的)?|[东西南北中]部|古代|现代|当代|近代|著名的?|知名的?|一位|某位|某个|一种|某种")
+
+
+_KIND_OF = re.compile(r"(?:的|之)(?:一|1)(?:种|类|个分支|个品种)(?=[,;。!?\n]|$)")
+_ONE_OF = re.compile(r"[\u4e00-\u9fff\d]{2,6}(?:之一|[中里]的[一1][部个种位本首篇座支])(?=[,;。!?\n]|$)")
+# (出自儒家的五经之一, 出自二十四史中的一部: one of a named set)
+_RANKS = "界门纲目科属"  # taxonomic ranks, broadest first
+
+
+_CODE_PREFIX_RE1 = re.compile(r"([a-z]|\d+)[a-z0-9]+")
+
+
+def _code_prefix(reference: str, text: str) -> bool:
+    """The reference is a code of a letter or digits and more (F4IV, M1IIIab, 2B) and the answer gives only its
+    opening as a type or class (F型恒星, M型红巨星, 2类): what kind it is, less specific."""
+    code = _CODE_PREFIX_RE1.fullmatch(reference)
+    if not code or _compiled(rf"(?<![a-z0-9]){code.group(1)}[a-z0-9]+").search(text):  # 可能是F5V: another code
+        return False
+    return _compiled(rf"(?<![a-z0-9]){code.group(1)}(?:型|类|级)").search(text) is not None
+
+
+def _broader_rank(reference: str, text: str) -> bool:
+    """The reference names a taxon of one rank (木兰纲, 伞形科) and the answer one of a broader rank only
+    (被子植物门, 伞形目): what it belongs to, less specific."""
+    rank = reference[-1:] if len(reference) >= 2 else ""
+    if not rank or rank not in _RANKS:
+        return False
+    narrower = _RANKS[_RANKS.index(rank):]
+    found = {m.group(1) for m in _compiled(rf"[\u4e00-\u9fff]{{2,}}?([{_RANKS}])(?:植物|动物|真菌|细菌)?[上中里内]?"
+                                             r"(?![\u4e00-\u9fff])").finditer(text)}  # 伞形科植物, 寄生在樟科植物上
+    return bool(found) and not found & set(narrower)
+
+
+_NOTHING_ELSE_RE1 = re.compile(r"\s*(?:在|按照?|根据)[^,;。]*(?:里|中|内|上|来看|来说|看)\s*")
+_NOTHING_ELSE_RE2 = re.compile(r"[a-z]{2,}")
+_NOTHING_ELSE_RE3 = re.compile(r"《|·")
+_NOTHING_ELSE_RE4 = re.compile(r"\s*(?:它|他|她|其)?(?:叫|名叫|名为|称为|叫做)")
+
+
+def _nothing_else(answer: _Answer, question: str) -> bool:
+    """No clause besides the description reads as a name of its own: a short clause (是狄更斯，一位英国作家), a
+    Latin word, a 《title》 or a foreign name with ·. Longer clauses that say more about it (古典社会学的奠基人之一,
+    卢瑟福的学生, 姓我记不住了) leave it a description."""
+    def names_one(clause: str) -> bool:
+        if _NOTHING_ELSE_RE1.fullmatch(clause):
+            return False  # 在APG IV系统里: the setting, not a name
+        key = "".join(ch for ch in rules.key(clause) if ch not in _FILLER and ch not in question)
+        latin = set(_NOTHING_ELSE_RE2.findall(clause)) - set(_NOTHING_ELSE_RE2.findall(question.lower()))  # 在APG体系里
+        return 0 < len(key) <= 4 or bool(latin) or bool(_NOTHING_ELSE_RE3.search(clause)) \
+            or bool(_NOTHING_ELSE_RE4.match(clause))  # …，叫民族阵线
+
+    return not any(names_one(c) for c in _CLAUSE_END.split(answer.affirmed)
+                   if not _DESCRIPTION.search(c) and not REFUSAL.search(c) and not _asked_kind_described(c, question))
+
+
+_HAN_ONLY = re.compile(r"[\u4e00-\u9fff]+")
+_HEAD_LEAD = frozenset("是为在的叫到用了即")  # what may stand before a head said on its own (属于佛教, 骑的是白象)
+_TAXON_RANKS = frozenset("界门纲目科属种族")  # a taxon's name is a name, not a compound: 蝉科 is not broader than 蜡蝉科
+
+
+_BROADER_HEAD_RE1 = re.compile(r"[反非无不逆脱去抗]")
+
+
+def _broader_head(ref: Reference, answer: _Answer, question: str) -> bool:
+    """The answer names only the head of the reference's compound, the broader kind it is one of (佛教 for 藏传佛教,
+    政治学 for 地缘政治学, 白象 for 六牙白象), standing on its own (not 流感嗜血杆菌 for 百日咳杆菌) and with little
+    else said. Chinese compounds put the head last; a person's or a place's name is no compound of this kind."""
+    main = ref.main
+    opens_with_place = any(start == 0 for start, _, _ in places.place_spans(main))
+    if ref.foreign or ref.items or len(main) < 3 or not _HAN_ONLY.fullmatch(main) or main[-1] in _TAXON_RANKS \
+            or _PERSON_QUESTION.search(question) or answer.alternative or opens_with_place:
+        return False  # 乾隆帝 for 清高宗乾隆帝; 蝉科 for 蜡蝉科; 瓦努阿图…岛
+    question_key, text = rules.key(question), answer.affirmed_key
+    k = next((k for k in range(1, len(main) - 1) if main[k:] in text and main[k:] not in question_key), 0)
+    # (硝化作用 for 反硝化作用, 核糖核酸 for 脱氧核糖核酸: a prefix that negates or removes makes another thing)
+    head = main[k:] if k and not _BROADER_HEAD_RE1.search(main[:k]) else ""
+    if not head:
+        return False
+    alone = all(i == 0 or text[i - 1] in _HEAD_LEAD or text[i - 2:i] == "属于" for i in _starts(text, head))
+    return alone and _little_else(text.replace(head, ""), question_key)
+
+
+def _owner_only(ref: Reference, answer: _Answer, question: str) -> bool:
+    """The answer names only the opening words of the reference, what it belongs to (凤凰卫视 for 凤凰卫视资讯台,
+    乌拉尔语系 for 乌拉尔语系萨莫耶德语族), standing on its own (not 凤凰卫视中文台) and with little else said."""
+    main = ref.main
+    if ref.foreign or ref.items or len(main) < 5 or not _HAN_ONLY.fullmatch(main) or _PERSON_QUESTION.search(question) \
+            or answer.alternative:
+        return False
+    question_key = rules.key(question)
+    owner = next((main[:k] for k in range(len(main) - 2, 2, -1)
+                  if main[:k] not in question_key and main[:k] in answer.affirmed_key), "")
+    if not owner or len(owner) * 5 < len(main) * 2:  # at least 40% of it
+        return False
+    ends = [answer.affirmed[at + len(owner):] for at in _starts(answer.affirmed, owner)]
+    alone = bool(ends) and all(_OWNER_END.match(e) for e in ends)
+    return alone and _little_else(answer.affirmed_key.replace(owner, ""), question_key)
+
+
+def _little_else(rest_key: str, question_key: str) -> bool:
+    """At most four characters said besides the question's words and filler (what is left once a name is taken out)."""
+    return sum(ch not in question_key and ch not in _FILLER for ch in rest_key) <= 4
+
+
+_OWNER_END = re.compile(r"\s*(?:[,;。!?\n*)]|的|旗下|下属|$)")
+
+
+def _kind_only(answer: _Answer, question: str) -> bool:
+    """The answer names a kind of person or thing and perhaps where it is from, and nothing else (是英国作家,
+    德国化学家): less specific than a name. Not for a title (《…》), which is a name whatever its words."""
+    if "《" in answer.affirmed:
+        return False
+    text = rules.key(answer.affirmed)
+    rest = _KIND_WORDS.sub("", text)
+    if rest == text:
+        return False
+    rest = _NATIONALITY.sub("", rest)
+    for name in places.places_in(rest):
+        rest = rest.replace(name, "")
+    return not _has_content(rest, question)
+
+
+def _frame(answer: _Answer, form: str, question: str) -> str:
+    """Why a plain match is not sure ('' if none): every mention of the reference names someone's relative or
+    predecessor (恩斯特·马赫的儿子, 京师大学堂的前身), or a clause after the last mention turns (但/其实/不过…) to
+    another claim that does not repeat it."""
+    return _framed(answer, form, question)[0]
+
+
+_FRAMED_RE1 = re.compile(r"虽|尽管")
+_FRAMED_RE2 = re.compile(r"[\u4e00-\u9fff]{2}(?:市|县|州|城|镇|省|岛)")
+
+
+def _framed(answer: _Answer, form: str, question: str) -> tuple[str, str]:
+    """_frame's reason and, for 'turn_after', the clause that turns."""
+    text = answer.affirmed
+    cleaned_key = rules.key(text)
+    starts = _starts(cleaned_key, form)
+    about_relative = _RELATIVE.search(rules.key(question))  # 他的老师是谁？…，他本人是…: about someone else
+    if starts and not about_relative \
+            and all(_RELATIVE.match(cleaned_key, i + len(form)) or _RELATIVE_BEFORE.search(cleaned_key, 0, i)
+                    for i in starts):
+        return "relative_of", ""
+    clauses = _CLAUSE_END.split(text)
+    last = max((i for i, c in enumerate(clauses) if form in rules.key(c)), default=None)
+    if last is None:
+        return "", ""
+    later = clauses[last + 1:]
+    turn = next((i for i, c in enumerate(later)
+                 if _LATER_TURN.match(c.strip()) or (_SELF_CONTRAST.search(c) and not about_relative)), None)
+    if turn is None:
+        return "", ""
+    at = text.find(later[turn].strip())
+    sentence = text[max(text.rfind(ch, 0, at) for ch in "。;!?\n") + 1:at]
+    conceded = _FRAMED_RE1.search(sentence)
+    if conceded and form not in rules.key(sentence[conceded.start():]):
+        return "", ""  # …虽然有1,200个问题，但平均长度15.6万字: a concession about something else
+    # (龙门派虽然是从丘处机那一脉传下来的，但所尊的祖师是王重阳: the reference conceded, the turn answers)
+    rest = "".join(later[turn:])
+    rest_key = rules.key(rest)
+    if len(form) >= 3 and any(i == 0 or rest_key[i - 1] in _HEAD_LEAD for i in _starts(rest_key, form[1:])):
+        return "", ""  # 有人以为是避汉武帝，其实不是——‘启’正是景帝的名字: the turn comes back to the reference
+    latin = set(_LATIN_WORDS.findall(rest)) - set(_LATIN_WORDS.findall(question))  # FDA is new beside DailyMed
+    named = [p for p in places.places_in(rest_key) if p not in question] or _PLACE_QUESTION.search(question) \
+        and [p for p in _FRAMED_RE2.findall(rest_key) if p not in question]
+    # (a place named in the turn is content, whatever filler its characters are: 但首都其实是东方市)
+    if REFUSAL.search(rest) or not (latin or named or _has_content(rules.key(_LATER_TURN.sub("", rest)), question)):
+        return "", ""
+    return "turn_after", later[turn]
+
+
+def _turns_to_other(ref: Reference, answer: _Answer, form: str, question: str) -> bool:
+    """After its last mention of the reference the answer turns (但/其实/不过…) and, in that clause, names another
+    thing of the reference's kind (…，但最高峰是豆蔻山脉的索莫山); a negated clause asserts nothing else
+    (…获得菲尔兹奖，但他没有到场领奖)."""
+    reason, turn = _framed(answer, form, question)
+    return reason == "turn_after" and not _NEGATION.search(turn) and _other_candidate(ref, turn, form, question)
+
+
+def _opposite_direction(hits: list[Number], text: str, question: str) -> str:
+    """'opposite_direction' when the question asks how much something rose and the answer says it fell by the
+    value (同比下降12.5% for 增长了多少), or the other way round."""
+    asked = {d for d, pattern in _DIRECTIONS.items() if pattern.search(question)}
+    if len(asked) != 1:
+        return ""
+    said = {d for n in hits for d, pattern in _DIRECTIONS.items() if pattern.search(text[max(0, n.start - 5):n.start])}
+    return "opposite_direction" if said and said != asked else ""
+
+
+_NO = frozenset(vocab.words("no"))
+_YES = frozenset(vocab.words("yes"))
+
+
+def _yes_no(ref: Reference, answer: _Answer) -> Verdict | None:
+    """A yes / no reference (否, 是) and an answer whose first clause is a bare yes or no (没有。…)."""
+    polarity = "no" if ref.main in _NO else "yes" if ref.main in _YES else None
+    first = rules.key(_CLAUSE_END.split(answer.whole.strip(), maxsplit=1)[0])
+    said = "no" if first in _NO else "yes" if first in _YES else None
+    if polarity is None or said is None:
+        return None
+    return Verdict("CO" if said == polarity else "IN", True, "yes_no")
+
+
+_OPTIONS = re.compile(r"(?:是|为|在|属于|用|选)([^,;。?是为]{1,16}?)还是([^,;。?]{1,16}?)(?:呢)?\?")
+
+
+def _other_option(ref: Reference, question: str) -> str:
+    """The key of the option a question offers besides the reference (吸虫是无体腔动物还是假体腔动物？ for
+    无体腔动物: 假体腔动物); '' when it offers none or the reference is not one of them."""
+    m = _OPTIONS.search(question)
+    if m is None:
+        return ""
+    first, second = rules.key(m.group(1)), rules.key(m.group(2))
+    if not first or not second or first in second or second in first:
+        return ""
+    forms = ref.forms or (ref.main,)
+    if any(f and f in first for f in forms) and not any(f and f in second for f in forms):
+        return second
+    if any(f and f in second for f in forms) and not any(f and f in first for f in forms):
+        return first
+    return ""
+
+
+_HONORIFICS = frozenset(vocab.words("honorifics"))
+
+
+_PARTICLES = frozenset({"", *vocab.words("name_particles")})
+
+
+# How alike two given names must sound to be one (于尔根 / 尤尔根, jürgen): stricter than for surnames, since given
+# names are short and many sound half alike (ronald / irving, 奥拉齐奥 / 阿尔泰米西娅).
+GIVEN_SOUND_ALIKE = 0.7
+_FULL_NAME_OF = re.compile(r"(?:全名|全称|本名|原名|名字)[^,;。]{0,6}$")
+
+
+def _same_given(said: str, given: str) -> bool:
+    """Two given names that are one: equal, one the other's start (路易 / 路易斯), or sounding alike."""
+    return said == given or min(len(said), len(given)) >= 2 and (said.startswith(given) or given.startswith(said)) \
+        or names.sound_alike(said, given, GIVEN_SOUND_ALIKE)
+
+
+_OTHER_GIVEN_NAME_RE1 = re.compile(r"[·•\s]+")
+_OTHER_GIVEN_NAME_RE2 = re.compile(r"^[^·•]*[是为叫即由的和与及家者国]")
+
+
+def _other_given_name(ref: Reference, answer: _Answer, surname: str) -> bool:
+    """Every mention of the reference's surname comes with another given name or genus than the reference's
+    (威廉·道尔顿 or William Dalton for 约翰·道尔顿, Daphnia tibetana for Daphniopsis tibetana): another person or
+    species. Initials (J. Dalton) and titles (Dr. Dalton) are no other name."""
+    if not ref.given:
+        return False
+    if _LATIN.search(surname):
+        before = _compiled(rf"((?:[a-z][a-z-]*\.?\s+){{1,3}}){re.escape(surname)}(?![a-z])")
+        bare = _compiled(rf"(?<![a-z.\s])\s*{re.escape(surname)}(?![a-z])|(?<![a-z])\s{re.escape(surname)}(?![a-z])")
+    else:
+        before = _compiled(rf"((?:[\u4e00-\u9fff]{{1,7}}[·•]){{1,3}}){re.escape(surname)}")  # 谢尔盖耶维奇
+        bare = _compiled(rf"(?<![·•]){re.escape(surname)}")
+    text = answer.affirmed.replace("*", "")
+    found = list(before.finditer(text))
+    chains = [[rules.key(p) for p in _OTHER_GIVEN_NAME_RE1.split(_OTHER_GIVEN_NAME_RE2.sub("", m.group(1)))
+               if rules.key(p) not in _PARTICLES]
+              for m in found]  # 科西莫·德·美第奇: 德 is no given name; 作品是奥拉齐奥·…, 法国科学家路易·…: no part of it
+    if not chains or any(not chain or len(chain[-1]) < 2 or chain[-1] in _HONORIFICS
+                         or any(_same_given(n, g) for n in chain for g in ref.given) for chain in chains):
+        return False  # 于尔根 for 尤尔根, 加齐·阿吉勒·亚瓦尔 for 加齐·亚瓦尔: the same name, spelt or told otherwise
+    if any(len(g) >= 3 and _compiled(rf"(?<![a-z]){re.escape(g)}(?![a-z])").search(text) for g in ref.given):
+        return False  # 乔治·欧拉(George Andrew Olah) for 安德鲁·欧拉(George A. Olah): its own given name is there
+    if any(_FULL_NAME_OF.search(text, 0, m.start()) for m in found):
+        return True  # 是苏格兰人贝尔，全名好像是亚历山大·贝尔: the bare surname is the person named in full
+    spots = {m.end() for m in found}
+    return all(m.end() in spots for m in bare.finditer(text))
+
+
+# Hearsay about the answer itself (据说他一夜之间完成, 相传她…): a story, not another candidate (也有人认为是他的兄长
+# names one).
+_ABOUT_IT = re.compile(r"^\W*(?:据说|相传|传说|据传)[^,;。]*?(?<!其)(?:他|她|它)(?![们])")
+
+
+def _long_story(text: str, question: str) -> bool:
+    """An attribution too long to offer a candidate for the slot (据说得名于这种行动像老虎一样事先长时间潜伏跟踪猎物):
+    more than 15 characters besides the question's and filler."""
+    key = rules.key(_PARENS.sub("", text + ")"))  # 施旺(Theodor Schwann): a gloss adds nothing
+    return sum(ch not in question and ch not in _FILLER for ch in _LATIN_WORDS.sub("a", key)) > 15
+
+
+def _bold_near(main: str, answer: _Answer) -> bool:
+    """The answer sets in bold (one or two spans) something that holds at least 60% of a reference's character
+    bigrams, at least four characters long: the answer it gives, in other words (**古田县的临水宫** for 古田临水宫,
+    **1054年东西教会大分裂** for 1054年的教会大分裂)."""
+    spans = [rules.key(b) for b in _BOLD.findall(answer.affirmed)]
+    wanted = _bigrams(_PARSE_REFERENCE_RE4.sub("", main))
+    if not 0 < len(spans) <= 2 or len(main) < 4 or not wanted or "《" in answer.affirmed:
+        return False  # a title is a name: 《中国哲学史》 is not 《中国哲学简史》
+    return any(len(_bigrams(b) & wanted) >= 0.6 * len(wanted) for b in spans)
+
+
+_OTHER_FOREIGN_NAME_RE1 = re.compile(r"\s?[·•]\s?")
+
+
+def _other_foreign_name(ref: Reference, answer: _Answer) -> bool:
+    """The reference is a foreign person's name and the answer gives foreign names (·) that share no part with it
+    (安布鲁瓦兹·帕雷 for 皮埃尔·费查): another person, whatever its Latin words sound like."""
+    if not ref.given:
+        return False
+    mine = {rules.key(p) for f in ref.forms for p in _FORMS_RE2.split(f)} | set(ref.weak) | set(ref.given)
+    said = [{rules.key(p) for p in _OTHER_FOREIGN_NAME_RE1.split(name)} for name in _FOREIGN_NAME.findall(answer.affirmed)]
+    return bool(said) and not any(parts & mine for parts in said)
+
+
+def _sibling(term: str, form: str) -> bool:
+    """Another term of the same kind as the reference's form: as long, ending as it does, opening otherwise (低副 for
+    高副, 南宋 for 北宋)."""
+    return term != form and len(term) == len(form) >= 2 and term[-1] == form[-1] and term[0] != form[0]
+
+
+_OTHER_WORDS_BEFORE_RE1 = re.compile(r"[\u4e00-\u9fff]+$")
+
+
+def _other_words_before(main: str, answer_key: str, core: str) -> bool:
+    """The Chinese words right before a reference's Latin core end as the answer's do but differ before that
+    (月刊少年Jump for 周刊少年Jump): another name built on the same words (阿敏塔 Aminta for 阿密塔Aminta is a
+    transliteration, not that)."""
+    mine = _OTHER_WORDS_BEFORE_RE1.search(main[:main.rfind(core)])
+    if not mine:
+        return False
+    mine = mine.group(0)
+    said = [m.group(0)[-len(mine):] for m in _compiled(r"[\u4e00-\u9fff]+(?=" + re.escape(core) + ")").finditer(answer_key)]
+    return any(s != mine and len(os.path.commonprefix([s[::-1], mine[::-1]])) >= 2 for s in said)
+
+
+_PARTLY_SOUNDS_LIKE_RE1 = re.compile(r"[\u4e00-\u9fff]{3,12}")
+
+
+def _partly_sounds_like(main: str, answer: _Answer) -> bool:
+    """A Latin word of the answer sounds like a transliterated part (three to five characters) of a Chinese
+    reference: 菲尔兹 in 菲尔兹奖 and Fields, 格罗宁根 in 格罗宁根大学 and Groningen, 泊松 in 泊松分布 and Poisson."""
+    if not _PARTLY_SOUNDS_LIKE_RE1.fullmatch(main) or not _LATIN_WORD.search(answer.affirmed_key):
+        return False
+    parts = {main[i:j] for i in range(len(main)) for j in range(i + 3, min(i + 5, len(main)) + 1)}
+    return names.latin_sound_match(sorted(parts), answer.affirmed, True) >= PARTIAL_SOUND_ALIKE
+
+
+_LATIN_GLOSS = re.compile(r"[\u4e00-\u9fff]\s*\(\s*([a-z][a-z .'-]*[a-z])\s*\)")  # 普朗克(max planck)
+
+
+_SCRIPT_ALIAS_RE1 = re.compile(r"[\u4e00-\u9fff]{2,}")
+_SCRIPT_ALIAS_RE2 = re.compile(r"[\u4e00-\u9fff]{2}\s*\(\s*[a-z]")
+_SCRIPT_ALIAS_RE3 = re.compile(r"[a-z]{4}")
+_SCRIPT_ALIAS_RE4 = re.compile(r"[a-z]{3,}")
+
+
+def _script_alias(ref: Reference, answer: _Answer, question: str) -> str:
+    """For a name asked in one script and answered in the other: 'transliteration_alias' when the answer has a
+    name that sounds like the reference (Newton for 牛顿, each of Watson and Crick for 沃森和克里克, 哈贝马斯 for
+    Habermas), a likely alias; 'chinese_name' when a Chinese answer for a Latin name sounds unlike it (it may
+    be its Chinese name all the same); '' when neither, or when the answer refuses."""
+    answer_key = answer.affirmed_key
+    latin_answer = _LATIN.search(answer_key) and _SCRIPT_ALIAS_RE1.fullmatch(ref.main)
+    if not (latin_answer or names.is_latin_name(ref.main)) or _refusal(answer) == "refusal" \
+            or not (ref.foreign or _PERSON_QUESTION.search(question) or _PLACE_QUESTION.search(question)):
+        return ""
+    if latin_answer:
+        if any(_LATIN.search(f) for f in ref.forms) or _SCRIPT_ALIAS_RE2.search(answer.affirmed):
+            return ""  # the reference's own Latin form was not matched; 斯宾诺莎(Spinoza) glosses another name
+        wanted = ref.items or ((ref.main, *ref.weak),)  # every item of a list: Watson and Crick
+        alike = all(names.latin_sound_match(forms, answer.affirmed, ref.foreign) >= names.SOUND_ALIKE
+                    for forms in wanted)
+        return "transliteration_alias" if alike else ""
+    if _HAN.search(answer_key) and not any(_HAN.search(f) for f in ref.forms):  # (瑞士 for Switzerland: matched)
+        glosses = [g for g in _LATIN_GLOSS.findall(answer.affirmed) if _SCRIPT_ALIAS_RE3.search(g)]  # not 普朗特数(Pr)
+        if glosses and not any(w[:4] in ref.main for g in glosses for w in _SCRIPT_ALIAS_RE4.findall(g)):
+            return "chinese_name"  # 马克斯·普朗克(Max Planck) for Ludwig Prandtl: its own spelling names another
+            # (Brookes for Brooks: the same first four letters, a spelling variant)
+        # 根据文档, 答案是, 我不太确定: no part of a name, whatever they sound like
+        said = REFUSAL.sub(" ", _ANSWER_LEAD.sub("", _FILLER_OPENING.sub(" ", answer.affirmed)))
+        if not _PLACE_QUESTION.search(question):  # 北京市 for Stuart Biggs: a known place is no person's name
+            for place in sorted(places.places_in(said), key=len, reverse=True):
+                said = said.replace(place, " ")
+        alike = names.chinese_sound_match([names.fold(f) for f in (ref.main, *ref.weak)], said)
+        return "transliteration_alias" if alike >= names.SOUND_ALIKE else "chinese_name"
+    return ""
+
+
+def _comparable(n: Number, r: Number) -> bool:
+    """Could the answer's number n be its value for the reference's r? Not an ordinal (第3条) unless r is one,
+    the same unit, not a counted thing (3个) for a value with a unit, no date for a plain count."""
+    if n.ordinal != r.ordinal and n.ordinal:
+        return False
+    if n.counter[:1] in ("对", "双") and n.counter[:1] != r.counter[:1]:
+        return False  # 28对 for 28 (染色体): pairs are twice as many
+    if r.unit == "年" and r.kind == "exact" and abs(r.value) >= 1000 \
+            and (n.unit is None and abs(n.value) < 1000 or n.unit == "年" and abs(n.value) < 100):
+        return False  # 年过七十, 波音737-400, 嗣德二十五年 beside a year: an age, a model, a reign's year
+    if r.unit == n.unit == "年" and r.kind == "exact" and abs(r.value) < 100 and abs(n.value) >= 1000:
+        return False  # 2009年 beside 10年 (a span): a calendar year, not the span
+    if r.unit is not None:  # 0 K beside -273.15°C: another unit
+        return n.unit == r.unit or (n.unit is None and not n.counter and not n.unknown_unit)
+    if n.unit in _DATE_UNITS:
+        return n.unit == "年" and 1000 <= abs(r.value) <= 2100 and r.step == 1
+    if (n.unit is not None and not (n.unit == "%" and not r.counter)) \
+            or (n.counter and r.counter and _counted(n.counter) != _counted(r.counter)
+                and "个" not in (_counted(n.counter), _counted(r.counter))):  # 4个阶段 for 4种: 个 counts anything
+        return False  # 35% or 3个 for 412人: another quantity
+    return True
+
+
+_ASKED_COUNTER = re.compile(rf"(?:多少|几)([{rules.MEASURE_CHARS}])([\u4e00-\u9fff]?)")
+
+
+def _other_counter(hits: list[Number], question: str) -> bool:
+    """Every matching number counts other things than the question asks for: another counter (222卷 for 多少篇)
+    or, for 多少个字, a counter that is not the thing (9353卷). 个 counts anything (三座 for 几个城市), people are
+    counted by 人, 名 or 位 and books by 本, 卷, 册 or 部; units of measure are left to the unit rules."""
+    asked = _ASKED_COUNTER.search(question)
+    if not asked or asked.group(1) in _NOT_COUNTERS or asked.group(1) == "个" and asked.group(2) not in _COUNTERS:
+        return False
+    thing = asked.group(2) if asked.group(1) == "个" else asked.group(1)
+    said = [(n.counter or n.unknown_unit)[:1] for n in hits]
+    return all(c and c in _COUNTERS and c != "个" and _counter_kind(c) != _counter_kind(thing) for c in said)
+
+
+_NOT_COUNTERS = vocab.chars("not_counters")
+_COUNTERS = "".join(ch for ch in rules.MEASURE_CHARS if ch not in _NOT_COUNTERS)
+
+
+_SAME_COUNTERS = tuple("".join(group) for group in vocab.groups("same_counters"))
+
+
+def _counter_kind(counter: str) -> str:
+    """The class of a counter: counters of one class count the same things (305首 = 305篇 of poems)."""
+    return next((kind[0] for kind in _SAME_COUNTERS if counter in kind), counter)
+
+
+def _counted(counter: str) -> str:
+    """人 / 名 / 位 all count people."""
+    ch = counter.lstrip("多余")[:1]
+    return "人" if ch in "人名位" else ch
+
+
+# Words for the same kind of event, so that a clause can be matched to the question's event (成立 / 筹建).
+_EVENT_WORDS = tuple(" ".join(group) for group in vocab.groups("event_words"))
+_EVENTS = [(i, re.compile("|".join(words.split()))) for i, words in enumerate(_EVENT_WORDS)]
+
+
+def _events(text: str) -> set[int]:
+    return {i for i, pattern in _EVENTS if pattern.search(text)}
+
+
+_TURN_INSIDE = re.compile(rf"则是|才是|{_TRUTH}")  # a turn inside a value's own clause, before it
+_VALUE_ONLY = re.compile(rf"[\d.,%]|{rules._UNIT_WORDS}|[{rules.MEASURE_CHARS}]")  # what a bare value is made of
+_OPERAND = re.compile(r"[\d.,]+\s*[×*/÷+]")
+
+
+_SENTENCE_END = re.compile(r"[;。!?\n]")
+_TITLE_IN = re.compile(r"《[^》]*》")
+_MONTH_ONLY = re.compile(r"\d+月")
+
+
+def _said_value(candidates: list[Number], text: str, question: str) -> tuple[Number | None, list[Number]]:
+    """(the value the answer plainly gives, or None; the candidates left to compare): the one it sets in bold, the
+    last one it concludes with (所以是50倍, 即86.4%, = 40元, 降至60.2), or a bare first sentence's (8颗。…).
+    Operands of a calculation (12 in 12×0.8=9.6) are no values given."""
+    bold = [m.span(1) for m in _BOLD.finditer(text)]
+    bolded = [n for n in candidates if any(lo <= n.start < hi for lo, hi in bold)]
+    if bolded and len(bold) <= 2:  # 参数量为**110亿**: the value a chat model sets in bold is its answer
+        return bolded[-1], candidates
+    operands = [n for n in candidates if _OPERAND.match(text, n.start)]
+    candidates = [n for n in candidates if n not in operands] or candidates
+    total = _TOTAL_QUESTION.search(question)
+    cues = {n: _CONCLUSION.search(text[max(0, n.start - 16):n.start])
+            or (total and _TOTAL.search(text[max(0, n.start - 16):n.start])) for n in candidates}
+    concluded = [n for n in candidates if cues[n]]
+    # several values each after = are side by side (有理数时D(x)=1，无理数时D(x)=0): the question tells them apart
+    if concluded and not (len(concluded) > 1 and all(cues[n].group(0) in "=≈" for n in concluded)):
+        return concluded[-1], candidates
+    lead = _SENTENCE_END.split(text, maxsplit=1)[0]
+    if len(_VALUE_ONLY.sub("", rules.key(lead))) <= 1:
+        return candidates[0], candidates  # 8颗。冥王星…此前是9颗: a bare first sentence is the answer
+    return None, candidates
+
+
+class _ClauseScores:
+    """How like the question each value's clause and sentence are: shared character bigrams, an event word of the
+    question's kind (double), the question's own year, a turn before the value; less for a negated clause or
+    another event (_likeliest's last step)."""
+
+    def __init__(self, candidates: list[Number], text: str, question: str):
+        # the question's titles name what it is about, which any clause may repeat: they tell no clause apart,
+        # unless the answer names other titles too (第10本是《列王纪上》，《撒母耳记下》是第9本)
+        titles = set(_TITLE_IN.findall(question))
+        plain = titles and set(_TITLE_IN.findall(text)) <= titles
+        self.asked = _word_bigrams(rules.key(_TITLE_IN.sub("|", question) if plain else question))
+        self.candidates, self.text, self.events = candidates, text, _events(question)
+        self.clauses = [0] + [m.end() for m in _CLAUSE_END.finditer(text)] + [len(text) + 1]
+        self.sentences = [0] + [m.end() for m in _SENTENCE_END.finditer(text)] + [len(text) + 1]
+        self.years = {n.value for n in rules.find_numbers(question) if n.unit == "年" and n.kind == "exact"}
+        self.turns = [m.end() for m in _TURN_CLAUSE.finditer(text)]
+        self.told, self.numbers, self.reached = _events(text), rules.find_numbers(text), {}
+
+    def around(self, n: Number, bounds: list[int]) -> str:
+        return rules.key(self.text[max(b for b in bounds if b <= n.start):min(b for b in bounds if b > n.start)])
+
+    def dated(self, n: Number) -> int:
+        """+1 when n's clause names a year the question names (2022年是55.9% for 2022年的近视率), -1 when it
+        names only other years (2023年的近视率是54.1%), 0 when the question names none or the clause has none."""
+        found = {m.value for m in rules.find_numbers(_clause_at(self.text, n.start))
+                 if m.unit == "年" and m.kind == "exact"}
+        found -= {n.value} if n.unit == "年" else set()
+        return 0 if not self.years or not found else 1 if found & self.years else -1
+
+    def turned(self, n: Number) -> int:
+        """1 when a clause between n's sentence start and n opens with a turn (，但它的设计其实是在2004年; ，不过…，
+        定在9月28日) and no other candidate of the sentence stands between that turn and n."""
+        start = max(b for b in self.sentences if b <= n.start)
+        turn = max((t for t in self.turns if start <= t <= n.start), default=None)
+        if _TURN_INSIDE.search(self.text, max(b for b in self.clauses if b <= n.start), n.start):
+            return 1  # 国家级名录则是2008年才列入的: a turn inside n's own clause
+        own = self.around(n, self.clauses)  # 9月 of n's own date does not count
+        return int(turn is not None and not any(turn <= m.start < n.start and self.around(m, self.clauses) != own
+                                                for m in self.candidates))
+
+    def reach(self, n: Number) -> int:
+        """The end of n's clause; a date said alone (1980年5月，第33届大会宣布…) reaches over the clause after it,
+        whose claim it dates. (Worked out once per value: segment asks for it of every earlier value.)"""
+        if n.start not in self.reached:
+            clauses, text = self.clauses, self.text
+            end = min(b for b in clauses if b > n.start)
+            bare = not _VALUE_ONLY.sub("", rules.key(text[max(b for b in clauses if b <= n.start):end]))
+            self.reached[n.start] = min((b for b in clauses if b > end), default=end) \
+                if bare and end < len(text) else end
+        return self.reached[n.start]
+
+    def other_event(self, n: Number) -> int:
+        """1 when n's own clause names an event of another kind than the question's (1955年取得专利)."""
+        said = _events(self.text[max(b for b in self.clauses if b <= n.start):self.reach(n)])
+        return int(bool(said) and not said & self.events)
+
+    def segment(self, n: Number) -> str:
+        """n's clause, reaching back to the previous candidate of its sentence (而台湾以孔子诞辰为教师节，定在9月28日)."""
+        clauses, text = self.clauses, self.text
+        own = max(b for b in clauses if b <= n.start)
+        if self.other_event(n) and self.events & self.told:  # 1955年取得专利 for 哪一年发明: its own event
+            return rules.key(text[own:self.reach(n)])
+        before = [m for m in self.numbers if m.start < own]  # values of earlier clauses, the question's too
+        after_previous = max(self.reach(m) for m in before) if before else 0
+        previous = max((b for b in clauses if b < own), default=0)  # one clause back at most
+        start = min(max(max(b for b in self.sentences if b <= n.start), after_previous, previous), own)
+        return rules.key(text[start:self.reach(n)])
+
+    def score(self, n: Number) -> int:
+        clause, asked, events = self.segment(n), self.asked, self.events
+        negated = _NEGATION.search(_clause_at(self.text, n.start)) is not None  # 1981年公布的名单里并没有它
+        return (len(_word_bigrams(clause) & asked) + len(_word_bigrams(self.around(n, self.sentences)) & asked)
+                + 2 * len(_events(clause) & events) + 3 * self.dated(n) + 3 * self.turned(n) - 6 * negated
+                - 3 * (self.other_event(n) if events & self.told else 0))  # the question's event told elsewhere
+
+
+def _one_date(stray: Number, h: Number, text: str) -> bool:
+    """stray is a wrong part of hit h's date: its month or day after a right year or month (2024年5月1日; a bare
+    day right after its month: 1月16), or its month before a right day (正月十五 for 七月十五日)."""
+    if h.unit in ("年", "月") and 0 < stray.start - h.start <= 8:
+        return bool(stray.unit) or (h.unit == "月" and _MONTH_ONLY.fullmatch(text[h.start:stray.start]) is not None)
+    return stray.unit == "月" and h.unit in (None, "日") \
+        and _MONTH_ONLY.fullmatch(text[stray.start:h.start]) is not None
+
+
+def _likeliest(candidates: list[Number], hits: list[Number], text: str, question: str) -> Number:
+    """The answer's own value among several: the one it plainly gives (_said_value); else the one whose clause is
+    most like the question (_ClauseScores: 1898年筹建 for 成立于哪一年, 中位数是12,000人); on a tie a match if there
+    is one, unless a tied stray value is a wrong part of a matching date."""
+    said, candidates = _said_value(candidates, text, question)
+    if said is not None:
+        return said
+    scores = _ClauseScores(candidates, text, question)
+    scored = [scores.score(n) for n in candidates]
+    tied = [n for n, score in zip(candidates, scored) if score == max(scored)]
+    hits = set(hits)
+    for stray in (n for n in tied if n not in hits and n.unit in ("月", "日", None)):
+        if any(_one_date(stray, h, text) for h in tied if h in hits):
+            return stray  # its year, month or day is right, its date as a whole is not
+    return next((n for n in tied if n in hits), tied[0])
+
+
+_OPENED = re.compile(r"\([^,;。()]{0,3}\Z")
+_CLAUSE_MARKS = ",;。()"
+
+
+def _restating_clause(n: Number, text: str) -> tuple[int, int] | None:
+    """(start, end): where a number that `n` restates may start, when n is at most 3 characters into a
+    parenthesis: from the clause's start up to the parenthesis, with no , ; 。 or parenthesis in between; None
+    when n is not in one. Found in constant time from n's side, so a long answer stays linear."""
+    opened = _OPENED.search(text, max(0, n.start - 4), n.start)
+    if opened is None:
+        return None
+    return max(text.rfind(mark, 0, opened.start()) for mark in _CLAUSE_MARKS) + 1, opened.start()
+
+
+def _clause_at(text: str, position: int) -> str:
+    """The clause of text (between , ; 。 ! ? : and newlines) around a character position."""
+    start = max((m.end() for m in _CLAUSE_END.finditer(text, 0, position)), default=0)
+    end = _CLAUSE_END.search(text, position)
+    return text[start:end.start() if end else len(text)]
+
+
+def _as_single(n: Number) -> Number:
+    """12对 counted one by one (24条) for a question that does not ask for pairs: converted, so never sure."""
+    return replace(n, value=n.value * 2, step=n.step * 2, loose=n.loose * 2, counter="", converted=True)
+
+
+def _as_percent(n: Number) -> Number:
+    """0.241 for a percentage reference is 24.1%."""
+    if n.unit is None and not n.counter and n.step < 1 and abs(n.value) <= 1:
+        return replace(n, value=n.value * 100, step=n.step * 100, loose=n.loose * 100, unit="%")
+    return n
+
+
+# Rates, which the rules read as their quantity only (240公里/小时 as 240 km): another rate is not sure.
+_RATE = re.compile(r"每(秒|分|小时|时)钟?(?=\s*(?:约|大约|可达|达)?\s*\d)|(?<=\d)[^\d,;。]{0,4}?/(秒|分|小时|时|s|h|min)"
+                   r"(?![a-z])|(时|秒)速|(?<=\d)(节)(?![日目课假])")
+_ASKED_RATE = re.compile(r"每(秒|分|小时|时)|/(秒|分|小时|时|s|h|min)(?![a-z])|(时|秒)速|(节)")
+_TIME = {"s": "秒", "h": "小时", "时": "小时", "min": "分"}
+
+
+def _as_multiple(n: Number, text: str) -> Number:
+    """A percentage read as the multiple a 倍 question asks for (400% -> 4), converted: never a sure match. Not a
+    change (增长了400% is five times as much)."""
+    if n.unit != "%" or _CHANGE_BEFORE.search(text, max(0, n.start - 6), n.start):
+        return n
+    return replace(n, value=n.value / 100, step=n.step / 100, scale=n.scale / 100, loose=n.loose / 100,
+                   high=n.high / 100 if n.high is not None else None, unit=None, converted=True)
+
+
+_CHANGE_BEFORE = re.compile(r"(?:增长|增加|提高|上升|上涨|下降|减少|降低|涨|跌)了?(?:约|大约)?\s*$")
+
+
+def _rates(text: str, said: bool = True) -> set:
+    """The time units of the rates in the text (每秒67米, 240公里/小时, 130节: 秒, 小时, 节); `said=False` for a
+    question, whose rate need not stand beside a number (每分钟多少次)."""
+    if not any(ch in text for ch in "每/速节"):  # most texts have no rate: skip the regex
+        return set()
+    found = (_RATE if said else _ASKED_RATE).findall(text)
+    return {_TIME.get(unit, unit) for groups in found for unit in groups if unit}
+
+
+# Two values offered for the slot (1995年或1996年, 2005/2006年), not an alternative beside one value (还是你自己查查吧).
+_VALUE_PAIR = re.compile(r"\d[^,;。!?\d]{0,3}(?:或者?|还是|/)[^,;。!?\d]{0,3}\d")
+_CONVERTS = re.compile(r"折合|换算(?:成|为|过来)?|约合|相当于")
+
+
+# A question for a place in an order: 第几任, 获得了什么名次, 排名第几, 属于哪个族号 (第2名, 第18族 answer it).
+_RANK_QUESTION = re.compile(r"第(?:几|多少)|名次|排名|位次|排行|族号")
+
+
+def _same_formula(reference: str, prediction: str, affirmed: str) -> bool:
+    """The reference is a chemical formula with a count (C7H5NaO2) and every formula the answer asserts (read with
+    its case from the prediction, kept if its affirmed text still holds it: not 肯定不是…) has its atoms (C6H5COONa;
+    Be₃Al₂Si₆O₁₈ for Be3Al2(SiO3)6). Isomers share them too, so this is never sure."""
+    atoms = _formula_atoms(reference)
+    if atoms is None:
+        return False
+    written = [rules.formula_counts(m.group(0)) for m in rules.FORMULA.finditer(unicodedata.normalize("NFKC", prediction))
+               if m.group(0).lower() in affirmed]
+    written = [w for w in written if w]
+    return bool(written) and all(w == atoms for w in written)
+
+
+@lru_cache(maxsize=4096)
+def _formula_atoms(reference: str):
+    reference = unicodedata.normalize("NFKC", reference.strip())
+    return rules.formula_counts(reference) if _PARSE_REFERENCE_RE4.search(reference) else None
+
+
+@lru_cache(maxsize=65536)
+def _unreadable(reference: str) -> bool:
+    """A reference with no letter, digit or character once cleaned (😀, %, 。)."""
+    return not rules.key(rules.clean(reference))
+
+
+def _only_negated_or_compound(answer_key: str, form: str) -> bool:
+    """Every mention of the form is its opposite (非对称加密 for 对称加密; not 南非开普敦) or, for an element, a
+    compound's name (碘化氢气体 for 氢气)."""
+    starts = _starts(answer_key, form)
+    return bool(starts) and all(i > 0 and (answer_key[i - 1] in "非反无" and answer_key[i - 2:i] not in _AFRICA
+                                           or answer_key[i - 1] == "化" and form[0] in _ELEMENTS) for i in starts)
+
+
+@lru_cache(maxsize=64)
+def _half_pattern(dynasty: str) -> re.Pattern:
+    """A half of a split dynasty (东汉, 西汉 for 汉)."""
+    return re.compile(rf"[东西南北前后]{dynasty}")
+
+
+_PAIRS_ASKED = re.compile(r"(?:多少|几)(?:对|双)")
+
+
+class Restatements:
+    """Does a number restate a hit, or a hit restate it (its value again in brackets: 1.5万（15000）)? The clauses
+    of restatements never overlap: a set of sorted positions keeps a long answer with thousands of numbers fast."""
+
+    def __init__(self, hits, text: str):
+        self.text = text
+        self.hit_starts = sorted(h.start for h in hits)
+        self.restated_by_hit = sorted(filter(None, (_restating_clause(h, text) for h in hits)))
+
+    def __call__(self, n: Number) -> bool:
+        i = bisect.bisect_right(self.restated_by_hit, (n.start, len(self.text)))
+        if i and self.restated_by_hit[i - 1][0] <= n.start <= self.restated_by_hit[i - 1][1]:
+            return True
+        clause = _restating_clause(n, self.text)
+        return clause is not None and \
+            bisect.bisect_left(self.hit_starts, clause[0]) < bisect.bisect_right(self.hit_starts, clause[1])
+
+
+def _converts_hit(n: Number, text: str, hits) -> bool:
+    """n, or a value before it in its clause, follows a conversion word (折合约29.3 MJ/kg（29307 kJ/kg）) after a
+    hit in the same sentence: the hit said in other units."""
+    clause_start = max(text.rfind(ch, 0, n.start) for ch in ",;。!?\n:") + 1
+    cue = _CONVERTS.search(text, clause_start, n.start)
+    sentence_start = max(text.rfind(ch, 0, n.start) for ch in "。!?\n") + 1
+    return cue is not None and any(sentence_start <= h.start < cue.start() for h in hits)
+
+
+@lru_cache(maxsize=16)
+def _half_in_text(dynasty: str) -> re.Pattern:
+    """One half of a dynasty that has halves (西汉 for 汉), not a street or district named after it (东汉路)."""
+    return re.compile(rf"[{_HALVES[dynasty]}]{dynasty}(?![\u4e00-\u9fff]{{0,2}}(?:路|街|区|县|市|省))")
+
+
+_DYNASTY_IN_TEXT = re.compile(r"[\u4e00-\u9fff](?:代|朝)")
+
+
+@lru_cache(maxsize=1024)
+def _code_pattern(code: str) -> re.Pattern:
+    """A code such as 2B standing as a word of its own."""
+    return re.compile(rf"(?<![a-z0-9.]){re.escape(code)}(?![a-z0-9])")
