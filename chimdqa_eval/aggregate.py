@@ -15,6 +15,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from chimdqa_eval.grades import SCORE_NAMES, grade_matrix, scores_from_grades, scores_from_shares
+
 DEFAULT_RESAMPLES = 1000
 DEFAULT_SEED = 12345
 NO_VARIATION = "no variation"
@@ -25,13 +27,15 @@ NO_VARIATION_TOLERANCE = 1e-4
 
 
 def group_indices(labels: Sequence, order: Sequence = ()) -> dict:
-    """{label: [indices]}; labels listed in `order` come first in that order, the rest by first appearance."""
+    """{label: [indices]}; labels listed in `order` come first in that order, the rest by first appearance. An item
+    labelled None is in no group (a question without evidence pages has no evidence position)."""
     groups: dict = {}
     for key in order:
         if key in labels:
             groups[key] = []
     for i, label in enumerate(labels):
-        groups.setdefault(label, []).append(i)
+        if label is not None:
+            groups.setdefault(label, []).append(i)
     return {k: v for k, v in groups.items() if v}
 
 
@@ -143,8 +147,6 @@ def factual_confidence_intervals(grades, *, n_resamples: int = DEFAULT_RESAMPLES
     """{"CO": (low, high), "NA": ..., "IN": ..., "CGA": ..., "F1": ...}: percentile bootstrap intervals (0-100)
     from per-item grades. All five use the same resamples (same seed), so the intervals are jointly consistent.
     Every interval is None when all items have the same grade (no variation)."""
-    from chimdqa_eval.factual.scores import SCORE_NAMES, grade_matrix, scores_from_shares
-
     matrix = grade_matrix(grades)
     if len(matrix) == 0:
         raise ValueError("no grades: confidence intervals of an empty set are undefined")
@@ -160,8 +162,6 @@ def paired_factual_test(grades_a, grades_b, *, n_resamples: int = DEFAULT_RESAMP
     """Paired bootstrap between two systems graded on the same items (in the same order):
     {"CO": (diff, p_value), ..., "F1": (diff, p_value)} with diff = B - A on the 0-100 scale and a two-sided
     p-value (see paired_bootstrap; None when every item's grade changed in the same way, e.g. not at all)."""
-    from chimdqa_eval.factual.scores import SCORE_NAMES, grade_matrix, scores_from_shares
-
     a, b = grade_matrix(grades_a), grade_matrix(grades_b)
     if len(a) == 0:
         raise ValueError("no grades: a paired test on an empty set is undefined")
@@ -199,8 +199,6 @@ def _mean_scores(arrays: dict, indices, resamples: int, seed: int) -> dict:
 
 def _grade_scores(grades: list, resamples: int, seed: int) -> dict:
     """{CO, NA, IN, CGA, F1: (score, CI, n)} from the grades of a set of items, CIs resampled jointly."""
-    from chimdqa_eval.factual.scores import SCORE_NAMES, scores_from_grades
-
     scores = scores_from_grades(grades)
     cis = factual_confidence_intervals(grades, n_resamples=resamples, seed=seed) if resamples else {}
     return {m: (float(scores[m]), cis.get(m, (float("nan"),) * 2), len(grades)) for m in SCORE_NAMES}

@@ -8,8 +8,7 @@ percent, so ECE is in percentage points (0 = perfectly calibrated, 100 = always 
 from __future__ import annotations
 
 from chimdqa_eval.aggregate import group_indices
-from chimdqa_eval.report.results import LABEL_ORDER
-from chimdqa_eval.schema import check_same_length
+from chimdqa_eval.schema import LABEL_ORDER, check_same_length
 from chimdqa_eval.signature import make_signature
 
 N_BINS = 10
@@ -55,10 +54,11 @@ def _block(confidences, correct) -> dict:
             "mean_confidence": round(sum(confidences) / len(confidences), 4), "bins": bins}
 
 
-def calibration_summary(confidences, correct, labels: dict | None = None, *, correctness: str) -> dict:
+def calibration_summary(confidences, correct, labels: dict | None = None, *, correctness: str,
+                        label_order: dict | None = None) -> dict:
     """{"ece", "n", "accuracy", "mean_confidence", "bins", "binning", "signature", "by": {column: {label:
     {...}}}} over the items whose confidence is not None; `correctness` says what counts as correct (it goes
-    into the signature)."""
+    into the signature); labels ordered as `label_order` (else the schema's LABEL_ORDER) lists them."""
     kept = [i for i, c in enumerate(confidences) if c is not None]
     if not kept:
         raise ValueError("no item carries a confidence")
@@ -69,7 +69,7 @@ def calibration_summary(confidences, correct, labels: dict | None = None, *, cor
                                        "correct": correctness})
     out["by"] = {}
     for column, values in (labels or {}).items():
-        groups = group_indices([values[i] for i in kept], LABEL_ORDER.get(column, ()))
+        groups = group_indices([values[i] for i in kept], {**LABEL_ORDER, **(label_order or {})}.get(column, ()))
         out["by"][column] = {label: _block([confidences[kept[j]] for j in positions],
                                            [correct[kept[j]] for j in positions])
                              for label, positions in groups.items()}

@@ -25,6 +25,8 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
+from chimdqa_eval import porter as porter_stemmer
+
 TokenLists = Sequence[Sequence[str]]
 
 METEOR_ALPHA, METEOR_BETA, METEOR_GAMMA = 0.9, 3.0, 0.5
@@ -156,12 +158,11 @@ def _synonym_matches(hyp_words: list, ref_words: list, synonyms: Callable[[str],
 @functools.lru_cache(maxsize=1)
 def porter_stem() -> Callable[[str], str]:
     """NLTK's Porter stemmer (its default NLTK_EXTENSIONS mode), the stemmer NLTK's METEOR uses, for lower-case
-    words. Every Porter rule and NLTK's table of irregular forms act on words ending in an ASCII letter; any
-    other word (all of Chinese) is its own stem and skips the stemmer, and only the stemmed words' stems are
-    remembered (a corpus's Chinese words would fill the memo for nothing)."""
-    from nltk.stem.porter import PorterStemmer
-
-    porter = functools.lru_cache(maxsize=1 << 16)(PorterStemmer().stem)
+    words: chimdqa_eval.porter, which equals it word for word without importing NLTK. Every Porter rule and
+    NLTK's table of irregular forms act on words ending in an ASCII letter; any other word (all of Chinese) is
+    its own stem and skips the stemmer, and only the stemmed words' stems are remembered (a corpus's Chinese
+    words would fill the memo for nothing)."""
+    porter = functools.lru_cache(maxsize=1 << 16)(porter_stemmer.stem)
 
     def stem(word: str) -> str:
         return porter(word) if word and "a" <= word[-1] <= "z" else word

@@ -15,11 +15,13 @@ import functools
 import hashlib
 import json
 import os
+import re
 import socket
 from dataclasses import dataclass
 from urllib.parse import urlparse
 
 import numpy as np
+from huggingface_hub import constants as hf_constants  # paths and the endpoint only: a light module
 
 # Tokenizers without a limit report a huge placeholder (int(1e30)); anything above this is not a real limit.
 _NO_LIMIT = 1_000_000
@@ -56,29 +58,73 @@ def _can_connect(host: str, port: int) -> bool:
         return False
 
 
+def _offline(model: str, download: bool | None) -> bool:
+    """Whether transformers is to be told local_files_only: for a folder, when downloads are off, or (download
+    None) when the Hub cannot be reached."""
+    return os.path.isdir(model) or download is False or (download is None and not hub_reachable())
+
+
+def _looks_like_path(model: str) -> bool:
+    """A Hub name is org/name; anything else path-like that is not a folder is a mistyped path."""
+    return model.startswith((os.sep, ".", "~")) or model.count("/") > 1
+
+
+def _unavailable(model: str, what: str, download: bool | None, offline: bool, reason: str) -> ModelUnavailable:
+    where_from = ("the local folder" if os.path.isdir(model) else
+                  "the Hugging Face cache (downloads are off: --allow-download turns them on)"
+                  if download is False else
+                  "the Hugging Face cache (the Hub is not reachable or HF_HUB_OFFLINE is set)" if offline else
+                  "the Hugging Face Hub")
+    return ModelUnavailable(
+        f"{what} model {model!r} could not be loaded from {where_from}: {reason}. "
+        f"Pass a local folder, or download it once with `hf download {model}`.")
+
+
+# A Hub repository id huggingface_hub accepts (org/name or name; no "--" or "..", at most 96 characters each).
+_REPO_ID = re.compile(r"(?:[A-Za-z0-9](?:[\w.-]{0,94}[A-Za-z0-9])?/)?[A-Za-z0-9](?:[\w.-]{0,94}[A-Za-z0-9])?",
+                      re.ASCII)
+
+
+def _known_missing(model: str, download: bool | None) -> str | None:
+    """Why transformers would fail to load `model` (the first line of its error, as _from_pretrained reports
+    it), where that can be told from the file system alone, so that a model that is not there costs no import
+    of torch and transformers (5-6 s); None where loading has to be tried.
+
+    Told apart: offline, a path that is no folder or a folder without config.json (transformers reads the
+    config first), and a Hub name with no folder in the Hugging Face cache (models--org--name under
+    huggingface_hub's HF_HUB_CACHE, where transformers looks)."""
+    if not _offline(model, download):
+        return None  # the Hub may serve it
+    if os.path.isdir(model):
+        has_config = os.path.isfile(os.path.join(model, "config.json"))
+        return "no such folder" if not has_config and _looks_like_path(model) else None
+    if os.path.exists(model):
+        return None  # a file: transformers decides what it makes of it
+    if _looks_like_path(model):
+        return "no such folder"
+    if not _REPO_ID.fullmatch(model) or "--" in model or ".." in model or model.endswith(".git"):
+        return None  # huggingface_hub's own message for a malformed name
+    if os.path.exists(os.path.join(hf_constants.HF_HUB_CACHE, "models--" + model.replace("/", "--"))):
+        return None
+    # transformers.utils.hub.cached_file's error for a file neither cached nor downloadable
+    return (f"We couldn't connect to '{hf_constants.ENDPOINT}' to load the files, and couldn't find them in the "
+            "cached files")
+
+
 def _from_pretrained(loader, model: str, what: str, download: bool | None, **kwargs):
     """loader.from_pretrained(model) from a local folder or the HF cache, or the Hub when `download` allows it
     (None: when the Hub is reachable and not switched off); ModelUnavailable (naming `what` model) otherwise."""
     from transformers.utils import logging
 
-    offline = os.path.isdir(model) or download is False or (download is None and not hub_reachable())
+    offline = _offline(model, download)
     verbosity = logging.get_verbosity()
     # Loading fewer layers than were saved makes transformers print a report of every unused weight.
     logging.set_verbosity_error()
     try:
         return loader.from_pretrained(model, local_files_only=offline, **kwargs)
     except (OSError, ValueError, KeyError) as error:
-        where_from = ("the local folder" if os.path.isdir(model) else
-                      "the Hugging Face cache (downloads are off: --allow-download turns them on)"
-                      if download is False else
-                      "the Hugging Face cache (the Hub is not reachable or HF_HUB_OFFLINE is set)" if offline else
-                      "the Hugging Face Hub")
-        # A Hub name is org/name; anything else path-like that is not a folder is a mistyped path.
-        looks_like_path = model.startswith((os.sep, ".", "~")) or model.count("/") > 1
-        reason = "no such folder" if looks_like_path else str(error).splitlines()[0].rstrip(".")
-        raise ModelUnavailable(
-            f"{what} model {model!r} could not be loaded from {where_from}: {reason}. "
-            f"Pass a local folder, or download it once with `hf download {model}`.") from error
+        reason = "no such folder" if _looks_like_path(model) else str(error).splitlines()[0].rstrip(".")
+        raise _unavailable(model, what, download, offline, reason) from error
     finally:
         logging.set_verbosity(verbosity)
 
@@ -202,12 +248,15 @@ def load_model(kind: str, name: str, what: str, *, device=None, num_layers: int 
     """Load an `encoder` (optionally only its first `num_layers` layers), a `causal-lm` or a (sequence-pair)
     `classifier`. `check_config(config)` may reject a config before the weights are read (raise InputError /
     ModelUnavailable). Raises ModelUnavailable when the weights cannot be had."""
-    from transformers import (AutoConfig, AutoModel, AutoModelForCausalLM, AutoModelForSequenceClassification,
-                              AutoTokenizer)
-
     if kind not in KINDS:
         raise ValueError(f"unknown model kind {kind!r}; expected one of {', '.join(KINDS)}")
     name = str(name)
+    missing = _known_missing(name, download)
+    if missing is not None:  # decided without importing torch and transformers
+        raise _unavailable(name, what, download, _offline(name, download), missing)
+    from transformers import (AutoConfig, AutoModel, AutoModelForCausalLM, AutoModelForSequenceClassification,
+                              AutoTokenizer)
+
     config = _from_pretrained(AutoConfig, name, what, download)
     if check_config is not None:
         check_config(config)

@@ -124,7 +124,7 @@ def compute_open(predictions, references, *, metrics=None, tokenizer: str = "jie
         signature["meteor"] = _lexical_signature("meteor", tokenizer, {
             "alpha": lexical.METEOR_ALPHA, "beta": lexical.METEOR_BETA, "gamma": lexical.METEOR_GAMMA,
             "stem": "porter", "synonyms": "none" if synonyms is None else getattr(synonyms, "__name__", "custom")},
-            ("nltk",))  # the stemmer is NLTK's
+            ("nltk",))  # the stemmer is NLTK's PorterStemmer, as chimdqa_eval.porter reproduces it (no import)
     if "rouge_l" in wanted:
         per_item["rouge_l"] = [100 * s for s in lexical.rouge_l(pred_tokens, ref_tokens)]
         signature["rouge_l"] = _lexical_signature("rouge_l", tokenizer, {"score": "f"})

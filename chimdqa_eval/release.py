@@ -12,12 +12,17 @@ skipped. Blank lines are not records and are passed over.
 """
 from __future__ import annotations
 
+import contextlib
+import functools
 import hashlib
+import importlib.metadata
+import inspect
 import re
 import sys
 from pathlib import Path
 
 from chimdqa_eval import jsonio
+from chimdqa_eval.cache import cache_dir
 from chimdqa_eval.schema import (ID_LIMIT, LEVELS, InputError, canonical_domain, canonical_question_type,
                                  category_of, shown, surrogate_problem, too_long, where)
 from chimdqa_eval.text import is_wide, normalize_text
@@ -154,13 +159,20 @@ def evidence_pages(record: dict, location: str) -> list[int] | None:
 
 def read_evidence(data_dir=None, files=None) -> dict[str, list[int]]:
     """{question id: evidence pages} for the QA records that carry ``evidence`` (see read_qa for the files)."""
+    return {record_id: pages for record_id, (pages, _) in evidence_records(data_dir, files).items()}
+
+
+def evidence_records(data_dir=None, files=None) -> dict[str, tuple[list[int], str]]:
+    """{question id: (evidence pages, where the record is: "file line N (id X)")} for the QA records that carry
+    ``evidence``, so that a later check of the pages can name the line."""
     paths = [Path(f) for f in files] if files is not None else qa_files(data_dir)
     out = {}
     for path in paths:
         for number, record in read_jsonl(path):
-            pages = evidence_pages(record, _record_location(path, number, record))
+            location = _record_location(path, number, record)
+            pages = evidence_pages(record, location)
             if pages is not None:
-                out[str(record.get("id", "")).strip()] = pages
+                out[str(record.get("id", "")).strip()] = (pages, location)
     return out
 
 
@@ -246,7 +258,35 @@ def read_documents(data_dir=None) -> list[dict]:
 
 
 def pdf_pages(path) -> list[str]:
-    """Normalized text of each page of a PDF (empty string for a page without text), read with PyMuPDF."""
+    """Normalized text of each page of a PDF (empty string for a page without text), read with PyMuPDF. Kept in
+    $CHIMDQA_CACHE/pages under the file's sha256 and the extraction's own version (pymupdf's, and a digest of the
+    code that turns a page into text), so a PDF is read once until it or the extraction changes."""
+    data = Path(path).read_bytes() if Path(path).is_file() else None
+    key = hashlib.sha256(data + _extraction_version().encode()).hexdigest() if data is not None else None
+    cached = cache_dir("pages") / f"{key}.json" if key else None
+    if cached is not None and cached.is_file():
+        try:
+            pages = jsonio.read_json(cached, what="page cache")
+            if isinstance(pages, list) and all(isinstance(p, str) for p in pages):
+                return pages
+        except InputError:
+            pass  # a damaged entry is read again from the PDF and rewritten
+    pages = _read_pdf_pages(path)
+    if cached is not None:
+        with contextlib.suppress(OSError):  # a cache that cannot be written only costs time
+            jsonio.write_json_atomic(cached, pages, indent=None)
+    return pages
+
+
+@functools.lru_cache(maxsize=1)
+def _extraction_version() -> str:
+    """pymupdf's version and a digest of the functions that make a page's text (a change to them changes what a
+    cached page would say)."""
+    code = "".join(inspect.getsource(f) for f in (_read_pdf_pages, page_text, join_lines, normalize_text, is_wide))
+    return f"pymupdf-{importlib.metadata.version('pymupdf')}|{hashlib.sha256(code.encode()).hexdigest()[:16]}"
+
+
+def _read_pdf_pages(path) -> list[str]:
     import pymupdf  # imported here so that reading QA files never needs it
 
     try:

@@ -21,8 +21,8 @@ def qa_record(**changes):
 
 def write_lines(path: Path, lines) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join((l if isinstance(l, str) else json.dumps(l, ensure_ascii=False)) + "\n"
-                            for l in lines), encoding="utf-8")
+    path.write_text("".join((line if isinstance(line, str) else json.dumps(line, ensure_ascii=False)) + "\n"
+                            for line in lines), encoding="utf-8")
     return path
 
 
@@ -54,7 +54,7 @@ def test_sample_covers_every_domain_and_type_at_both_levels():
 
 
 def test_sample_chinese_type_names_become_english():
-    law_raw = [json.loads(l) for l in (release.SAMPLE_DIR / "qa" / "law.jsonl").read_text("utf-8").splitlines()]
+    law_raw = [json.loads(row) for row in (release.SAMPLE_DIR / "qa" / "law.jsonl").read_text("utf-8").splitlines()]
     assert {r["question_type"] for r in law_raw} == set(TYPE_ALIASES)  # the law file uses the Chinese names
     by_id = {r["id"]: r for r in release.read_qa()}
     for raw in law_raw:
@@ -353,3 +353,21 @@ def test_documents_fingerprint_follows_the_index_and_the_pdfs(tmp_path):
     write_chinese_pdf(root / "pdf" / "finance-01.pdf", [["正文二"]])
     assert release.documents_fingerprint(root) != before
     assert release.fingerprint(root) == release.fingerprint(tmp_path / "b")  # the QA revision is the QA files'
+
+
+def test_pdf_pages_are_read_once_and_again_when_the_file_changes(tmp_path, monkeypatch, private_cache):
+    """The page texts of a PDF are cached under its sha256 (and the extraction's version): a second read does not
+    open the PDF; a changed file, or a damaged cache entry, is read from the PDF again."""
+    pdf = tmp_path / "doc.pdf"
+    pdf.write_bytes((release.SAMPLE_DIR / "pdf").glob("*.pdf").__next__().read_bytes())
+    first = release.pdf_pages(pdf)
+    assert first and any(first)
+    reads = []
+    real = release._read_pdf_pages
+    monkeypatch.setattr(release, "_read_pdf_pages", lambda path: reads.append(path) or real(path))
+    assert release.pdf_pages(pdf) == first and reads == []
+    pdf.write_bytes(pdf.read_bytes() + b"\n%% appended\n")  # still a PDF, another sha256
+    assert release.pdf_pages(pdf) == first and len(reads) == 1
+    for entry in (private_cache / "pages").glob("*.json"):
+        entry.write_text("[1, 2", encoding="utf-8")
+    assert release.pdf_pages(pdf) == first and len(reads) == 2

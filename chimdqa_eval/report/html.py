@@ -18,12 +18,17 @@ from jinja2.ext import Extension
 from jinja2.lexer import Token
 from markupsafe import Markup
 
+from chimdqa_eval.aggregate import NO_VARIATION
 from chimdqa_eval.families import FAMILIES, FAMILY_TITLES, METRIC_LABELS
-from chimdqa_eval.report.results import comparison_group, metric_value, skip_reason
+from chimdqa_eval.longdoc import COLUMNS as DOCUMENT_COLUMNS, SPREAD
+from chimdqa_eval.report.results import CONDITIONS, comparison_group, condition, metric_value, skip_reason
 from chimdqa_eval.report.safe import fixed, html_value, link_target, percent
 from chimdqa_eval.schema import DOMAINS, FACTUAL_TYPES, LABEL_ORDER, OPEN_TYPES, QUESTION_TYPES
 
 PAPER_TAG = "reported in the paper"
+# how each condition is named in plots, tables and the board: the paper's "without RAG" (the long mode) and "with RAG",
+# and the closed-book baseline
+CONDITION_NAMES = {"closed-book": "without document", "long": "without RAG", "rag": "with RAG"}
 CJK_FONTS = ("Noto Sans CJK SC", "Source Han Sans SC", "WenQuanYi Zen Hei", "Microsoft YaHei", "SimHei")
 
 
@@ -63,7 +68,7 @@ def model_name(results: dict) -> str:
 
 def model_label(results: dict) -> str:
     name = model_name(results)
-    return f"{name} (RAG)" if results["model"].get("rag") else name
+    return {"rag": f"{name} (RAG)", "closed-book": f"{name} (without document)"}.get(condition(results), name)
 
 
 def plot_label(results: dict, rag: bool = True) -> str:
@@ -73,7 +78,7 @@ def plot_label(results: dict, rag: bool = True) -> str:
 
 
 def distinct_names(results_list) -> list[dict]:
-    """Shallow copies of the results in which those sharing a model name and RAG condition carry a ``_name``
+    """Shallow copies of the results in which those sharing a model name and condition carry a ``_name``
     with what tells them apart: the run's date, then the predictions' sha256 prefix, then the run id."""
     def marks(r):
         created, sha = r.get("created", ""), r.get("submission", {}).get("sha256") or ""
@@ -83,7 +88,7 @@ def distinct_names(results_list) -> list[dict]:
     out = [dict(r) for r in results_list]
     alike: dict = {}
     for r in out:
-        alike.setdefault((r["model"]["model"], bool(r["model"].get("rag"))), []).append(r)
+        alike.setdefault((r["model"]["model"], condition(r)), []).append(r)
     for (name, _), same in alike.items():
         for depth in range(1, 4):
             names = [f"{name} · " + " · ".join(m for m in marks(r)[:depth] if m) for r in same]
@@ -120,6 +125,8 @@ def _cell(results, family, metric, column=None, label=None, with_ci=False) -> di
             entry = entry["by"][column][label]
         ci = entry.get("ci95", [None, None])
         cell.update(ci=ci if ci[0] is not None else None, note=entry.get("note"))
+        if cell["note"] == NO_VARIATION and abs(value) < 0.005:  # shown as 0.00: say why there is no interval
+            cell["note"] = NO_VARIATION + ": every item scores about 0 (e.g. CIDEr-D on paragraph answers)"
     return cell
 
 
@@ -173,7 +180,9 @@ def _pyplot():
     import matplotlib.pyplot as plt
 
     # Model names may be Chinese: matplotlib falls back along this list glyph by glyph, to whichever is installed.
-    plt.rcParams["font.sans-serif"] = [*CJK_FONTS, *plt.rcParams["font.sans-serif"]]
+    fonts = plt.rcParams["font.sans-serif"]
+    if fonts[:len(CJK_FONTS)] != list(CJK_FONTS):  # once: the list must not grow with every plot
+        plt.rcParams["font.sans-serif"] = [*CJK_FONTS, *fonts]
     return plt
 
 
@@ -241,37 +250,110 @@ def type_radar(results_list, open_metric: str | None):
     return fig
 
 
-def rag_pairs(results_list) -> list[tuple[dict, dict]]:
-    """(without RAG, with RAG) results of the same model on the same benchmark, config, split and dataset
-    revision, in first-seen order."""
+def paired_runs(results_list) -> list[dict]:
+    """{condition: results} of each model seen in more than one condition (closed-book, long, rag) on the same
+    benchmark, config, split and dataset revision, in first-seen order; only results with factual F1 count (the
+    paper's Table 6 rows have none to set beside the others)."""
     by_name: dict = {}
     for r in results_list:
-        by_name.setdefault((comparison_group(r), model_name(r)), {})[bool(r["model"].get("rag"))] = r
-    pairs = [(pair[False], pair[True]) for pair in by_name.values() if False in pair and True in pair]
-    # A with-RAG result without factual F1 (e.g. the paper's Table 6 rows) has nothing to set beside its pair.
-    return [p for p in pairs if metric_value(p[1], "factual", "F1") is not None]
+        if metric_value(r, "factual", "F1") is not None:
+            by_name.setdefault((comparison_group(r), model_name(r)), {})[condition(r)] = r
+    return [{c: runs[c] for c in CONDITIONS if c in runs} for runs in by_name.values() if len(runs) > 1]
 
 
-def rag_plot(pairs, open_metric: str | None):
-    """The paper's Figures 3-4: each model without vs with RAG, on factual F1 and the open-ended metric."""
+def paired_caption(sets) -> str:
+    """The paired plot's caption: the paper's Figures 3-4 (without vs with RAG), with the closed-book baseline
+    where there is one."""
+    shown = {c for runs in sets for c in runs}
+    if "closed-book" not in shown:
+        return "Without vs with RAG (Figures 3-4)"
+    others = " and ".join(CONDITION_NAMES[c] for c in CONDITIONS[1:] if c in shown)
+    return f"Without document (closed-book baseline) vs {others}"
+
+
+def paired_plot(sets, open_metric: str | None):
+    """Each model in each of its conditions side by side (paired_runs), on factual F1 and the open-ended metric:
+    the paper's Figures 3-4 (without vs with RAG), with the no-document baseline beside them."""
     import numpy as np
 
     plt = _pyplot()
     panels = [("factual", "F1")] + ([("open_ended", open_metric)] if open_metric else [])
     panels = [(family, metric) for family, metric in panels  # a panel with no value in it is not drawn
-              if any(metric_value(r, family, metric) is not None for pair in pairs for r in pair)]
+              if any(metric_value(r, family, metric) is not None for runs in sets for r in runs.values())]
+    conditions = [c for c in CONDITIONS if any(c in runs for runs in sets)]
+    width = .76 / len(conditions)
     fig, axes = plt.subplots(1, len(panels), figsize=(5.0 * len(panels), 3.4), squeeze=False)
-    x = np.arange(len(pairs))
+    x = np.arange(len(sets))
     for ax, (family, metric) in zip(axes[0], panels):
-        for k, (label, index) in enumerate((("without RAG", 0), ("with RAG", 1))):
-            values = [metric_value(p[index], family, metric) for p in pairs]
-            ax.bar(x + (k - .5) * .38, [np.nan if v is None else v for v in values], .38, label=label)
-        ax.set_xticks(x, [plot_label(p[0], rag=False) for p in pairs], fontsize=8, rotation=30, ha="right")
+        for k, c in enumerate(conditions):
+            values = [metric_value(runs[c], family, metric) if c in runs else None for runs in sets]
+            ax.bar(x + (k - (len(conditions) - 1) / 2) * width, [np.nan if v is None else v for v in values], width,
+                   label=CONDITION_NAMES[c])
+        ax.set_xticks(x, [plot_label(next(iter(runs.values())), rag=False) for runs in sets], fontsize=8, rotation=30,
+                      ha="right")
         ax.set_title(f"{METRIC_LABELS[family][metric]} ({FAMILY_TITLES[family].lower()})", fontsize=9)
         ax.grid(axis="y", alpha=.3)
         ax.margins(y=.3)  # headroom above the bars, so the legend covers none of them
-        ax.legend(fontsize=7, loc="upper right", ncol=2)
+        ax.legend(fontsize=7, loc="upper right", ncol=len(conditions))
     return fig
+
+
+def document_breakdown_labels(results_list, column: str) -> list[str]:
+    """Every label of a document breakdown column (doc_length, evidence_position) in the results'
+    document_breakdowns, in order, those without questions too (a gap on the axis); SPREAD is left out, no place in
+    the document (its scores are in the tables)."""
+    labels: list = []
+    for r in results_list:
+        counts = r.get("document_breakdowns", {}).get("n_questions", {}).get(column, {})
+        labels += [x for x in counts if x not in labels and x != SPREAD]
+    return labels
+
+
+def document_plot_metrics(results_list, open_metric: str | None) -> list[tuple[str, str]]:
+    """(family, metric) of the length and position plot's rows: factual F1 and the open-ended headline metric,
+    those some result has a length bucket's value of (none for a run of RAG metrics only)."""
+    rows = [("factual", "F1")] + ([("open_ended", open_metric)] if open_metric else [])
+    return [(f, m) for f, m in rows if any(metric_value(r, f, m, "doc_length", label) is not None
+                                           for r in results_list
+                                           for label in document_breakdown_labels([r], "doc_length"))]
+
+
+def document_plot(results_list, open_metric: str | None):
+    """Scores against the document's length bucket and against the evidence's position, one line per result (so
+    a model's runs with and without the document or retrieval lie side by side): factual F1, and the open-ended
+    headline metric below it."""
+    import numpy as np
+
+    plt = _pyplot()
+    rows = document_plot_metrics(results_list, open_metric)
+    columns = [(c, document_breakdown_labels(results_list, c)) for c in DOCUMENT_COLUMNS]
+    fig, axes = plt.subplots(len(rows), 2, figsize=(10.0, 3.2 * len(rows)), squeeze=False)
+    for (family, metric), line in zip(rows, axes):
+        for ax, (column, labels) in zip(line, columns):
+            for r in results_list:
+                values = [metric_value(r, family, metric, column, label) for label in labels]
+                if any(v is not None for v in values):
+                    ax.plot(range(len(labels)), [np.nan if v is None else v for v in values], marker="o",
+                            label=plot_label(r))
+            ax.set_xticks(range(len(labels)), labels, fontsize=8)
+            ax.set_xlabel("document length (tokens)" if column == "doc_length" else
+                          "evidence position (share of the document)", fontsize=8)
+            ax.set_title(f"{METRIC_LABELS[family][metric]} ({FAMILY_TITLES[family].lower()})", fontsize=9)
+            ax.grid(alpha=.3)
+            ax.set_xlim(-.5, len(labels) - .5)  # every label on the axis, those without a value too
+        line[0].legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def document_caption(results_list) -> str:
+    """What the length and position plot shows and leaves out, from the first result's document_breakdowns."""
+    block = next(r["document_breakdowns"] for r in results_list if "document_breakdowns" in r)
+    spread = block["n_questions"]["evidence_position"].get(SPREAD, 0)
+    return (f"Scores by document length (tokens by {block['tokenizer']}) and by evidence position "
+            f"({block['position_bins']} equal parts of the document): {spread} questions with evidence in several "
+            f"parts are in the tables only (\"{SPREAD}\"), {block['n_without_evidence']} without evidence pages have "
+            "no position")
 
 
 def domains_with_values(results_list, family: str, metric: str) -> list[str]:
@@ -295,9 +377,11 @@ def plots(results_list) -> list[tuple[str, str]]:
                     png_data_uri(domain_bars(results_list, "open_ended", open_metric))))
     if any(any(v is not None for v in type_values(r, open_metric)) for r in results_list):
         out.append(("The ten question types", png_data_uri(type_radar(results_list, open_metric))))
-    pairs = rag_pairs(results_list)
-    if pairs:
-        out.append(("Without vs with RAG (Figures 3-4)", png_data_uri(rag_plot(pairs, open_metric))))
+    sets = paired_runs(results_list)
+    if sets:
+        out.append((paired_caption(sets), png_data_uri(paired_plot(sets, open_metric))))
+    if document_plot_metrics(results_list, open_metric):
+        out.append((document_caption(results_list), png_data_uri(document_plot(results_list, open_metric))))
     return out
 
 
@@ -328,6 +412,8 @@ def _facts(results: dict) -> list[tuple[str, object, str | None]]:
     """(name, value, link) rows of the report's first table; only an http(s) address is a link."""
     ds, sub, model = results["dataset"], results["submission"], results["model"]
     facts = [("model", model["model"]), ("RAG", "yes" if model.get("rag") else "no"),
+             *([("document", "none: closed-book, the no-document baseline")]
+               if condition(results) == "closed-book" else []),
              ("dataset", f"{ds['name']} / {ds['config']} / {ds['split']}"), ("revision", ds["revision"]),
              ("questions scored", f"{sub['n_scored']} of {ds['n_questions']} "
                                   f"(coverage {percent(sub['coverage'])}%)"),
@@ -339,6 +425,9 @@ def _facts(results: dict) -> list[tuple[str, object, str | None]]:
         pair = results["rag_pair"]
         facts.append(("paired with", f"{pair['model']} {'with' if pair['rag'] else 'without'} RAG "
                                      f"(run {pair['run_id']})"))
+    if "document_pair" in results:
+        pair = results["document_pair"]
+        facts.append(("paired with", f"{pair['model']} {CONDITION_NAMES[pair['condition']]} (run {pair['run_id']})"))
     if "cascade" in results:
         cascade = results["cascade"]
         facts.append(("factual judge", f"cascade: the rules decided {cascade['rule']} grades, the LLM judge "
