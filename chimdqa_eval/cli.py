@@ -10,19 +10,24 @@ from chimdqa_eval.schema import InputError
 
 # name -> (module, one-line help)
 COMMANDS = {
-    "evaluate": ("chimdqa_eval.pipeline", "score a predictions file against the dataset (the leaderboard path)"),
-    "stats": ("chimdqa_eval.stats", "print the paper's Table 2 and Table 3 for a release"),
-    "export-hub": ("chimdqa_eval.hub.dataset", "write a script-free Hugging Face Hub dataset folder"),
-    "rag-metrics": ("chimdqa_eval.rag.interop", "RAGChecker metrics for a RAGChecker results JSON file"),
-    "compare": ("chimdqa_eval.report.compare", "per-metric differences between two results, with p-values"),
-    "export": ("chimdqa_eval.hub.exports", "model-index / .eval_results YAML from a results directory"),
-    "leaderboard": ("chimdqa_eval.report.leaderboard", "one table and a static page over many results"),
-    "generate": ("chimdqa_eval.generate.command", "answer the questions with a model into a predictions file"),
-    "run": ("chimdqa_eval.generate.run_command", "generate then evaluate, in one or more modes"),
-    "judge-audit": ("chimdqa_eval.factual.audit", "agreement, kappa and score swing of two factual judges (or "
+    "evaluate": ("chimdqa_eval.commands.evaluate",
+                 "score a predictions file against the dataset (the leaderboard path)"),
+    "stats": ("chimdqa_eval.commands.stats", "print the paper's Table 2 and Table 3 for a release"),
+    "export-hub": ("chimdqa_eval.commands.export_hub", "write a script-free Hugging Face Hub dataset folder"),
+    "rag-metrics": ("chimdqa_eval.commands.rag_metrics", "RAGChecker metrics for a RAGChecker results JSON file"),
+    "compare": ("chimdqa_eval.commands.compare", "per-metric differences between two results, with p-values"),
+    "export": ("chimdqa_eval.commands.export", "model-index / .eval_results YAML from a results directory"),
+    "leaderboard": ("chimdqa_eval.commands.leaderboard", "one table and a static page over many results"),
+    "generate": ("chimdqa_eval.commands.generate", "answer the questions with a model into a predictions file"),
+    "run": ("chimdqa_eval.commands.run", "generate then evaluate, in one or more modes"),
+    "judge-audit": ("chimdqa_eval.commands.judge_audit", "agreement, kappa and score swing of two factual judges (or "
                                                   "a judge and human labels) on one submission"),
-    "queue": ("chimdqa_eval.queue.command", "the leaderboard's submission queue: submit, process, status"),
-    "build": ("chimdqa_eval.build.cli", "make a release: generate, screen, review, release, funnel"),
+    "judge-rules": ("chimdqa_eval.commands.judge_rules",
+                    "the rule judge's decision lists; with --labels how often each rule fires and is right"),
+    "queue": ("chimdqa_eval.commands.queue", "the leaderboard's submission queue: submit, process, status"),
+    "build": ("chimdqa_eval.commands.build", "make a release: generate, screen, review, release, funnel"),
+    "harness-path": ("chimdqa_eval.commands.harness_path", "where the lm-eval / lighteval ChiMDQA tasks are"),
+    "import-samples": ("chimdqa_eval.commands.import_samples", "an lm-eval or lighteval sample log as a submission"),
 }
 
 

@@ -19,18 +19,34 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from chimdqa_eval import longdoc, release
 from chimdqa_eval.aggregate import DEFAULT_RESAMPLES, DEFAULT_SEED
+from chimdqa_eval.calibration import calibration_summary
 from chimdqa_eval.factual import JUDGES, LLM_JUDGES
-from chimdqa_eval.families import FAMILIES, FAMILY_NAMES
-from chimdqa_eval.schema import DOMAINS, QA_SPLITS, InputError, shown
+from chimdqa_eval.factual.judge_llm import judge_requests, load_template
+from chimdqa_eval.factual.judge_rule import judge_answers
+from chimdqa_eval.families import FAMILIES, FAMILY_NAMES, FamilyUnavailable, family_items, preflight, score_family
+from chimdqa_eval.llm import ChatError, cap_message, endpoint_from_args
+from chimdqa_eval.longdoc import COLUMNS as DOCUMENT_COLUMNS
+from chimdqa_eval.longdoc import DEFAULT_LENGTH_BUCKETS, DEFAULT_POSITION_BINS, check_buckets
+from chimdqa_eval.open_ended import METRICS as OPEN_METRICS
+from chimdqa_eval.rag.claims import LLMFailure
+from chimdqa_eval.rag.metrics import ALL_METRICS
+from chimdqa_eval.rag.metrics import GROUPS as RAG_GROUPS
+from chimdqa_eval.rag.scoring import check_inputs
+from chimdqa_eval.rag.scoring import llm_calls_planned as rag_calls_planned
+from chimdqa_eval.report import html
+from chimdqa_eval.report import results as res
+from chimdqa_eval.report.results import comparison_group, condition
+from chimdqa_eval.schema import CONFIGS, QA_SPLITS, SIMPLEQA_CONFIG, InputError, shown
+from chimdqa_eval.submission import load_submission
+from chimdqa_eval.text import tokenizer_signature
 
-SIMPLEQA_CONFIG = "chinese_simpleqa"
-CONFIGS = ("all", *DOMAINS, SIMPLEQA_CONFIG)
 # the LLM judge's endpoint options (add_endpoint_arguments), which `chimdqa run` spells --judge-*
 ENDPOINT_OPTIONS = ("api_base", "api_key_env", "concurrency", "timeout", "max_retries", "max_llm_calls",
                     "price_per_mtok", "llm_cache")
-LABEL_COLUMNS = ("domain", "question_type", "category", "level", "primary_category", "secondary_category",
-                 "prediction")
+LABEL_COLUMNS = ("domain", "question_type", "category", "level", *DOCUMENT_COLUMNS, "primary_category",
+                 "secondary_category", "prediction")
 
 
 @dataclass(frozen=True)
@@ -57,17 +73,21 @@ class EvalConfig:
     max_llm_calls: int | None = None
     price_per_mtok: tuple[float, float] | None = None
     llm_cache: str | None = None
-    # model-based metrics
+    # model-based metrics (the tokenizer also measures the documents' lengths)
     tokenizer: str = "jieba"
     bertscore_model: str = "bert-base-chinese"
     bertscore_num_layers: int | None = None
     perplexity_model: str | None = None
     nli_model: str | None = None
     allow_download: bool = False
+    # breakdowns by document length (token buckets' bounds) and by evidence position (bins of the document)
+    length_buckets: tuple[int, ...] = DEFAULT_LENGTH_BUCKETS
+    position_bins: int = DEFAULT_POSITION_BINS
     # statistics and report
     resamples: int = DEFAULT_RESAMPLES
     seed: int = DEFAULT_SEED
     rag_pair: str | None = None
+    document_pair: str | None = None
 
     def __post_init__(self):
         for f in dataclasses.fields(self):
@@ -91,9 +111,12 @@ class EvalConfig:
             raise InputError(f"--resamples: expected 0 (no CIs) or a positive number, got {self.resamples}")
         if self.seed < 0:
             raise InputError(f"--seed: expected a whole number from 0, got {self.seed}")
+
+        check_buckets(self.length_buckets)
+        if not 1 <= self.position_bins <= 100:
+            raise InputError(f"--position-bins: expected 1 to 100 bins of the document, got {self.position_bins}")
         if self.judge_prompt and self.judge not in LLM_JUDGES:
             raise InputError("--judge-prompt is the LLM judge's template: use it with --judge llm or --judge cascade")
-        from chimdqa_eval.llm import endpoint_from_args
 
         endpoint_from_args(self)  # checks the endpoint's values even when no LLM is asked
 
@@ -127,24 +150,20 @@ class EvalConfig:
         otherwise), so a mistake there is found before anything is scored."""
         if self.uses_llm:
             self.endpoint()
-            from chimdqa_eval.factual.judge_llm import load_template
 
             load_template(self.judge_prompt)
 
     def endpoint(self):
         """The LLM judge's LLMEndpoint (None with the rule judge)."""
-        from chimdqa_eval.llm import endpoint_from_args
-
         return endpoint_from_args(self, needed_for=f"--judge {self.judge}") if self.uses_llm else None
 
     def recorded(self) -> dict:
         """results.json's `settings`: what decides the scores."""
         template = None
         if self.uses_llm:
-            from chimdqa_eval.factual.judge_llm import load_template
-
             loaded = load_template(self.judge_prompt)
-            template = {"version": loaded.version, "sha256": loaded.sha256, "source": self.judge_prompt or "built-in"}
+            template = {"version": loaded.version, "sha256": loaded.sha256, "source": self.judge_prompt or "built-in",
+                        "parse": loaded.parse_mode}
         return {"judge": self.judge, "judge_model": self.judge_model, "judge_prompt": template,
                 "tokenizer": self.tokenizer, "bertscore_model": self.bertscore_model,
                 "bertscore_num_layers": self.bertscore_num_layers, "perplexity_model": self.perplexity_model,
@@ -172,11 +191,14 @@ def _type_problem(annotation: str, value) -> str | None:
     if kind == "str":
         return None if isinstance(value, str) else "text"
     if kind.startswith("tuple"):
-        inner = "float" if "float" in kind else "str"
+        inner = next((k for k in ("float", "int") if k in kind), "str")
         if not isinstance(value, tuple) or not value or any(_type_problem(inner, v) for v in value):
-            return f"a list of {'numbers' if inner == 'float' else 'texts'}"
+            return f"a list of {_PLURALS[inner]}"
         return None
     raise TypeError(f"no check for {annotation}")
+
+
+_PLURALS = {"float": "numbers", "int": "whole numbers", "str": "texts"}
 
 
 # -- the run ------------------------------------------------------------------------------------------------
@@ -186,17 +208,14 @@ class Run:
     results: dict
     items: list[dict]
     rag_pair: dict | None = None
+    document_pair: dict | None = None
 
     def report_html(self) -> str:
-        from chimdqa_eval.report import html
-
-        return html.report_html(self.results, [self.rag_pair] if self.rag_pair else [])
+        return html.report_html(self.results, [pair for pair in (self.rag_pair, self.document_pair) if pair])
 
     def write(self, out) -> Path:
         """Write results.json, items.jsonl and report.html into `out` as one whole run (see
         report.results.write_results); the path of results.json."""
-        from chimdqa_eval.report import results as res
-
         return res.write_results(out, self.results, self.items, report=lambda doc: self.report_html())
 
 
@@ -208,6 +227,8 @@ class Prepared:
     dataset: dict
     wanted: dict
     rag_pair: dict | None
+    document_pair: dict | None = None
+    documents: dict | None = None  # {doc_id: pages, tokens}: the breakdowns by length and evidence position
 
     @property
     def simpleqa(self) -> bool:
@@ -224,8 +245,6 @@ class Prepared:
 
     def score(self) -> Run:
         """Score every family, aggregate, and return the Run (nothing is written)."""
-        from chimdqa_eval.report import results as res
-
         config, submission = self.config, self.submission
         endpoint = config.endpoint()
         client = endpoint.client() if endpoint is not None else None
@@ -242,17 +261,20 @@ class Prepared:
         settings = config.recorded()
         if client is not None:
             settings["llm_usage"] = client.usage_report()
+        order = {}
+        if self.documents is not None:
+            order = longdoc.label_order(config.length_buckets, config.position_bins)
         results = res.build_results(
             model={k: v for k, v in submission.metadata.items() if k != "generation"}, dataset=self.dataset,
             submission={"file": str(submission.path), "sha256": res.file_sha256(submission.path),
                         "n_scored": len(submission.items), "coverage": round(submission.coverage, 6),
                         "missing_ids": submission.missing_ids, "n_outside_config": submission.n_outside},
-            settings=settings, families=families, skipped=skipped)
+            settings=settings, families=families, skipped=skipped, label_order=order)
         for family in families:
             results.update(family.summary)  # the cascade: how many grades the rules and the LLM each gave
         if "generation" in submission.metadata:  # how `chimdqa generate` made the predictions (retrieval quality)
             results["generation"] = submission.metadata["generation"]
-        calibration = calibration_of(submission.items, families, config.judge)
+        calibration = calibration_of(submission.items, families, config.judge, order)
         if calibration is not None:
             results["calibration"] = calibration
         elif "confidence" in submission.fields:
@@ -262,32 +284,57 @@ class Prepared:
             other = self.rag_pair
             results["rag_pair"] = {"run_id": other.get("run_id"), "model": other["model"]["model"],
                                    "rag": bool(other["model"].get("rag")), "file": other.get("_path")}
+        if self.document_pair is not None:  # the closed-book run (or the run with the document) beside this one
+            other = self.document_pair
+            results["document_pair"] = {"run_id": other.get("run_id"), "model": other["model"]["model"],
+                                        "condition": res.condition(other), "file": other.get("_path")}
+        if self.documents is not None:
+            labels = {i["id"]: {c: i[c] for c in DOCUMENT_COLUMNS} for i in submission.items}
+            results["document_breakdowns"] = longdoc.summary(
+                labels, {d: self.documents[d] for d in dict.fromkeys(i["doc_id"] for i in submission.items)},
+                config.length_buckets, config.position_bins, tokenizer_signature(config.tokenizer))
         columns = LABEL_COLUMNS + (("confidence",) if calibration is not None else ())
-        return Run(results, res.item_rows(submission.items, families, columns), self.rag_pair)
+        return Run(results, res.item_rows(submission.items, families, columns), self.rag_pair, self.document_pair)
 
 
 def prepare(predictions, config: EvalConfig | None = None, *, metadata=None, model=None) -> Prepared:
     """Everything checked before anything is scored: the judge's template, --metrics, the questions, the
     predictions file (and its metadata: `metadata`, else <stem>.meta.json beside it; `model` overrides the
-    metadata's name) joined to them, --rag-pair. Bad input is an InputError naming the file, line and id."""
-    from chimdqa_eval.report import results as res
-    from chimdqa_eval.report.safe import check_results_values
-    from chimdqa_eval.submission import load_submission
-
+    metadata's name) joined to them, --rag-pair and --document-pair; the documents' lengths and the evidence
+    pages' places (the length and position breakdowns). Bad input is an InputError naming the file, line and id."""
     config = config or EvalConfig()
     config.check_judge()
     wanted = resolve_wanted(config.metrics)
     questions, outside_ids, dataset = load_questions(config.config, config.data_dir, config.data_files,
                                                      config.split)
+    questions, documents = with_document_labels(config, questions)
     submission = load_submission(predictions, questions, metadata_path=metadata, metadata_overrides={"model": model},
                                  allow_partial=config.allow_partial, outside_ids=outside_ids)
     if config.perplexity_model and submission.items[0].get("logprobs") is not None:
         raise InputError(f"--perplexity-model {config.perplexity_model}: the predictions carry logprobs, from which "
                          "perplexity is computed without a model; leave out one of the two")
-    rag_pair = check_results_values(res.read_results(config.rag_pair)) if config.rag_pair else None
+    rag_pair = res.read_results(config.rag_pair) if config.rag_pair else None
     if rag_pair is not None:
         check_rag_pair(submission.metadata, dataset, rag_pair, config.rag_pair)
-    return Prepared(config, submission, dataset, wanted, rag_pair)
+    document_pair = res.read_results(config.document_pair) if config.document_pair else None
+    if document_pair is not None:
+        check_document_pair(submission.metadata, dataset, document_pair, config.document_pair)
+    return Prepared(config, submission, dataset, wanted, rag_pair, document_pair, documents)
+
+
+def with_document_labels(config: EvalConfig, rows: list[dict]) -> tuple[list[dict], dict | None]:
+    """(the question rows with their doc_length and evidence_position labels, {doc_id: {pages, tokens, file}}),
+    measured on the release's documents with config.tokenizer; (rows, None) where the questions have no documents
+    to measure: Chinese SimpleQA, --data-files without --data-dir, a release without documents.jsonl."""
+    if (config.config == SIMPLEQA_CONFIG or (config.data_files and not config.data_dir)
+            or not (release.release_dir(config.data_dir) / release.DOCUMENT_INDEX).is_file()):
+        return rows, None
+    documents = longdoc.document_sizes(config.data_dir, {r["doc_id"] for r in rows}, config.tokenizer)
+    evidence = release.evidence_records(config.data_dir, files=config.data_files)
+    labels = longdoc.question_labels(rows, {i: pages for i, (pages, _) in evidence.items()}, documents,
+                                     config.length_buckets, config.position_bins,
+                                     {i: location for i, (_, location) in evidence.items()})
+    return [{**r, **labels[r["id"]]} for r in rows], documents
 
 
 def evaluate(predictions, config: EvalConfig | None = None, *, metadata=None, model=None) -> Run:
@@ -296,17 +343,17 @@ def evaluate(predictions, config: EvalConfig | None = None, *, metadata=None, mo
     return prepare(predictions, config, metadata=metadata, model=model).score()
 
 
-def calibration_of(items: list[dict], families, judge: str) -> dict | None:
+def calibration_of(items: list[dict], families, judge: str, label_order: dict | None = None) -> dict | None:
     """ECE and reliability bins of the stated confidences against the factual grades (correct = CO), overall and
-    per breakdown label; None without confidences or factual grades."""
+    per breakdown label (labels in `label_order` first, in its order); None without confidences or factual
+    grades."""
     factual = next((f for f in families if f.family == "factual"), None)
     confidence = {i["id"]: i.get("confidence") for i in items}
     if factual is None or all(confidence[i] is None for i in factual.ids):
         return None
-    from chimdqa_eval.calibration import calibration_summary
 
     return calibration_summary([confidence[i] for i in factual.ids], [g == "CO" for g in factual.per_item["grade"]],
-                               factual.labels, correctness=f"factual-grade-CO-{judge}-judge")
+                               factual.labels, correctness=f"factual-grade-CO-{judge}-judge", label_order=label_order)
 
 
 def calibration_skipped(families) -> str:
@@ -320,9 +367,6 @@ def calibration_skipped(families) -> str:
 def score_with_llm(client, items, wanted, settings: EvalConfig, simpleqa):
     """score() with the run's one LLM client (or None): an LLM failure or the call cap becomes one clear error
     that says how to resume."""
-    from chimdqa_eval.llm import ChatError, cap_message
-    from chimdqa_eval.rag.claims import LLMFailure
-
     try:
         return score(items, wanted, settings, simpleqa=simpleqa, client=client)
     except LLMFailure as err:
@@ -335,14 +379,9 @@ def llm_calls_planned(items, wanted, client, *, simpleqa: bool = False, judge: s
                       judge_prompt=None) -> dict:
     """{stage: {"calls", "exact"[, "note"]}}: what the LLM judge and the RAG extractor/checker (--judge llm or
     cascade) would still ask, after the cache, for these items; asks nothing."""
-    from chimdqa_eval.families import family_items
-
     factual_items = family_items(FAMILIES["factual"], items, simpleqa)
     plan = {}
     if "factual" in wanted and factual_items:
-        from chimdqa_eval.factual.judge_llm import judge_requests, load_template
-        from chimdqa_eval.factual.judge_rule import judge_answers
-
         if judge == "cascade":  # only what the rules are unsure of goes to the LLM
             verdicts = judge_answers([i["prediction"] for i in factual_items], [i["answer"] for i in factual_items],
                                      [i["question"] for i in factual_items])
@@ -352,9 +391,6 @@ def llm_calls_planned(items, wanted, client, *, simpleqa: bool = False, judge: s
             [i["prediction"] for i in factual_items], [i["answer"] for i in factual_items],
             [i["question"] for i in factual_items], template), template.parse), "exact": True}
     if "rag" in wanted and not simpleqa and items[0].get("retrieved_contexts") is not None:
-        from chimdqa_eval.rag.metrics import ALL_METRICS
-        from chimdqa_eval.rag.scoring import check_inputs, llm_calls_planned as rag_calls_planned
-
         rag_items, _ = check_inputs([i["prediction"] for i in items], [i["answer"] for i in items],
                                     [i["question"] for i in items], [i["retrieved_contexts"] for i in items])
         plan.update(rag_calls_planned(rag_items, tuple(wanted["rag"]) if wanted["rag"] else ALL_METRICS, client))
@@ -364,8 +400,6 @@ def llm_calls_planned(items, wanted, client, *, simpleqa: bool = False, judge: s
 def check_rag_pair(model: dict, dataset: dict, other: dict, source) -> None:
     """The report pairs runs by model and dataset group: --rag-pair must be this model in the other RAG
     condition, on the same benchmark, config, split and dataset revision."""
-    from chimdqa_eval.report.results import comparison_group
-
     def describe(m):
         return f"{m['model']!r} {'with' if m.get('rag') else 'without'} RAG"
 
@@ -381,13 +415,41 @@ def check_rag_pair(model: dict, dataset: dict, other: dict, source) -> None:
                          "questions are paired")
 
 
+PAIRING_ORDER = ("closed-book", "long", "rag")  # the order `chimdqa run` evaluates its modes in
+
+
+def run_pairs(mode: str, written: dict) -> dict:
+    """{"rag_pair", "document_pair"}: the results (paths) that `chimdqa run` pairs its `mode` run with, from
+    `written` {mode: results path} of the modes evaluated before it (PAIRING_ORDER): a rag run with the long run
+    (without RAG), a long or rag run with the closed-book run (without the document)."""
+    def path(other):
+        return str(written[other]) if other in written else None
+
+    return {"rag_pair": path("long") if mode == "rag" else None,
+            "document_pair": path("closed-book") if mode != "closed-book" else None}
+
+
+def check_document_pair(model: dict, dataset: dict, other: dict, source) -> None:
+    """--document-pair: the same model on the same questions, one of the two runs closed-book (without the
+    document) and the other with it (long or RAG)."""
+    ours = condition({"model": model, "generation": model.get("generation")})
+    theirs = condition(other)
+    if other["model"]["model"] != model["model"] or (ours == "closed-book") == (theirs == "closed-book"):
+        wanted = "with the document (long or RAG)" if ours == "closed-book" else "closed-book (without the document)"
+        raise InputError(f"--document-pair {source}: expected the results of {model['model']!r} {wanted}, got "
+                         f"{other['model']['model']!r} {theirs} (a run is closed-book when `chimdqa generate "
+                         "--mode closed-book` made it, its metadata's generation.mode; runs are paired by model name)")
+    if comparison_group(other) != comparison_group({"dataset": dataset}):
+        raise InputError(f"--document-pair {source}: scored on {' / '.join(comparison_group(other))}, this run on "
+                         f"{' / '.join(comparison_group({'dataset': dataset}))} (benchmark / config / split / "
+                         "revision); only runs on the same questions are paired")
+
+
 def resolve_wanted(names) -> dict:
     """{family: None (all its metrics) | set of metric names} from --metrics: family names, the registry's
     metric names (bertscore_f1) or the libraries' (bertscore, RAG groups such as generator)."""
     if not names:
         return {f: None for f in FAMILY_NAMES}
-    from chimdqa_eval.open_ended import METRICS as OPEN_METRICS
-    from chimdqa_eval.rag.metrics import GROUPS as RAG_GROUPS
 
     choices = {"open_ended": set(FAMILIES["open_ended"].metrics) | set(OPEN_METRICS),
                "rag": set(FAMILIES["rag"].metrics) | set(RAG_GROUPS)}
@@ -410,8 +472,6 @@ def resolve_wanted(names) -> dict:
 def load_questions(config: str, data_dir=None, data_files=None, split: str = "test"):
     """(question rows of the config and split, ids of the release outside them, the dataset block of
     results.json)."""
-    from chimdqa_eval import release
-
     if config == SIMPLEQA_CONFIG:
         if not data_files or len(data_files) != 1:
             raise InputError("--config chinese_simpleqa needs its jsonl as --data-files FILE")
@@ -439,7 +499,6 @@ def score(items: list[dict], wanted: dict, settings: EvalConfig, *, simpleqa: bo
     all is an error when --metrics named it or one of its metrics, a skipped family otherwise."""
     from tqdm.auto import tqdm
 
-    from chimdqa_eval.families import FamilyUnavailable, family_items, preflight, score_family
 
     stages, skipped = [], []
     for name, family in FAMILIES.items():

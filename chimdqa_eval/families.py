@@ -16,9 +16,16 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
-
 from typing import TYPE_CHECKING
 
+from chimdqa_eval import open_ended
+from chimdqa_eval.factual import compute_factual
+from chimdqa_eval.grades import SCORE_NAMES
+from chimdqa_eval.llm import cap_message
+from chimdqa_eval.longdoc import COLUMNS as DOCUMENT_COLUMNS
+from chimdqa_eval.models import ModelUnavailable
+from chimdqa_eval.rag.metrics import ALL_METRICS
+from chimdqa_eval.rag.scoring import compute_rag
 from chimdqa_eval.schema import InputError
 
 if TYPE_CHECKING:  # the settings object is made by the orchestration module that calls these functions
@@ -51,7 +58,8 @@ class Family:
         return [m for m in self.metrics if self.library_name(m) == library_name] or [library_name]
 
 
-BREAKDOWN_COLUMNS = ("domain", "question_type", "level")
+# the document's length bucket and the evidence's position come with a release's documents (chimdqa_eval.longdoc)
+BREAKDOWN_COLUMNS = ("domain", "question_type", "level", *DOCUMENT_COLUMNS)
 
 FAMILIES = {f.name: f for f in (
     Family("factual", "Factual questions", "Factual", "chimdqa_factual", 4,
@@ -133,9 +141,6 @@ def score_family(family: Family, items: list[dict], metrics, settings: EvalConfi
 
 def _factual(family, items, metrics, settings, *, client, simpleqa) -> FamilyScores:
     """Factual grades (rule, LLM or cascade judge); every score and CI comes from the grades of a subset."""
-    from chimdqa_eval.factual import compute_factual
-    from chimdqa_eval.factual.scores import SCORE_NAMES
-
     columns = ("primary_category",) if simpleqa else family.breakdowns
     with warnings.catch_warnings():  # ungraded answers become the error below, with their ids
         warnings.filterwarnings("ignore", message="chimdqa_factual: the judge gave no verdict")
@@ -143,8 +148,6 @@ def _factual(family, items, metrics, settings, *, client, simpleqa) -> FamilySco
             [i["prediction"] for i in items], [i["answer"] for i in items], [i["question"] for i in items],
             judge=settings.judge, endpoint=client, judge_prompt=settings.judge_prompt)
     if result.get("ungraded") and client is not None and client.cap_reached:
-        from chimdqa_eval.llm import cap_message
-
         raise InputError(cap_message(client, "the factual grading"))
     if result.get("ungraded"):  # a results file must not carry answers nobody graded (e.g. an unreachable judge)
         first = "; ".join(f"{items[e['index']]['id']}: {e['error']}" for e in result["judge_errors"][:3])
@@ -156,7 +159,7 @@ def _factual(family, items, metrics, settings, *, client, simpleqa) -> FamilySco
         per_item["judged_by"] = result["judged_by"]
     if "certain" in result:  # the rule judge's trace: was it sure, and which rule decided
         per_item["certain"] = result["certain"]
-        per_item["rule"] = result["reasons"]
+        per_item["rule"] = result["rules"]  # the registered rule (chimdqa judge-rules lists them)
     return FamilyScores(family.name, [i["id"] for i in items], _labels(items, columns), per_item,
                         family.statistic, {m: result["signature"] for m in SCORE_NAMES},
                         summary={"cascade": result["cascade"]} if "cascade" in result else {})
@@ -165,9 +168,6 @@ def _factual(family, items, metrics, settings, *, client, simpleqa) -> FamilySco
 def _open_ended(family, items, metrics, settings, *, client, simpleqa) -> FamilyScores:
     """Open-ended metrics; a model-based one whose model is unavailable is skipped unless it was named itself
     (naming the family asks for what of it can run)."""
-    from chimdqa_eval import open_ended
-    from chimdqa_eval.models import ModelUnavailable
-
     logprobs = [i["logprobs"] for i in items] if items[0].get("logprobs") is not None else None
     layers = {} if settings.bertscore_num_layers is None else {"bertscore_num_layers": settings.bertscore_num_layers}
     try:
@@ -189,10 +189,6 @@ def _open_ended(family, items, metrics, settings, *, client, simpleqa) -> Family
 def _rag(family, items, metrics, settings, *, client, simpleqa) -> FamilyScores:
     """RAGChecker's metrics: the LLM extracts and checks claims when the run has an LLM endpoint, else the
     offline sentence splitter and the NLI model."""
-    from chimdqa_eval.models import ModelUnavailable
-    from chimdqa_eval.rag.metrics import ALL_METRICS
-    from chimdqa_eval.rag.scoring import compute_rag
-
     llm = settings.uses_llm
     try:
         result = compute_rag([i["prediction"] for i in items], [i["answer"] for i in items],

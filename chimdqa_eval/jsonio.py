@@ -7,9 +7,11 @@ InputError naming the file and line, never a traceback deep inside the code that
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
+import time
 import uuid
 from pathlib import Path
 from typing import Iterator
@@ -160,8 +162,11 @@ def write_atomic(path, content: str | bytes) -> Path:
             f.flush()
             os.fsync(f.fileno())
         os.replace(temporary, path)
+    except OSError as err:  # name the file the caller asked for, not our temporary one
+        raise OSError(err.errno, err.strerror, str(path)) from None
     finally:
-        temporary.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # gone already, or its folder was never there
+            temporary.unlink()
     return path
 
 
@@ -175,8 +180,6 @@ _STALE_AFTER = 3600.0  # a temporary file this old belongs to a writer that died
 def remove_stale_temporaries(path, *, older_than: float = _STALE_AFTER) -> int:
     """Remove `.NAME.xxxxxxxx.tmp` files beside `path` that a killed writer left (only ones older than
     `older_than` seconds, so a concurrent writer's file is never taken away). The count removed."""
-    import time
-
     path = Path(path)
     pattern = re.compile(r"\." + re.escape(path.name) + r"\.[0-9a-f]{8}\.tmp")
     removed = 0

@@ -1,17 +1,17 @@
 """The one OpenAI-compatible chat-completions client (vLLM, SGLang, Ollama, hosted APIs) used by every LLM user:
 the factual judge, the RAG claim extractor and checker, and the commands that generate answers or questions.
 
-`LLMEndpoint` says where and how to ask (model, one or more API bases, key variable, concurrency per base,
-timeout, retries, cache, a cap on requests, optional prices); it is built once, from keyword arguments or from
-the shared CLI options (`add_endpoint_arguments` / `endpoint_from_args`), and `endpoint.client()` opens a
-`ChatClient`. The client asks many prompts with bounded concurrency per API base (several bases are served
-round-robin, the way a deployment with many replicas is used), retries transient failures (timeouts,
-connection errors, 429, 5xx, honouring Retry-After) with exponential backoff, re-asks when the reply cannot be
-parsed, and keeps every reply (text, token log-probabilities, usage) in an on-disk sqlite cache the moment it
-arrives: a re-run asks nothing again and a run killed halfway resumes where it stopped. Failures are reported
-per request in `ChatOutcome.error`, never replaced by a default value. It counts requests, cache hits and the
-API's token usage per stage (`usage_report()`), never sends more than `max_calls` requests, counts what a run
-would still ask (`pending`) and checks that an endpoint answers before a run (`probe`).
+`LLMEndpoint` says where and how to ask (model, one or more API bases, key variable, concurrency per base, timeout,
+retries, cache, a cap on requests, optional prices); it is built once, from keyword arguments or from the commands'
+shared flags (`endpoint_from_args`), and `endpoint.client()` opens a `ChatClient`. The client asks many prompts
+with bounded concurrency per API base (several bases are served round-robin, the way a deployment with many
+replicas is used), retries transient failures (timeouts, connection errors, 429, 5xx, honouring Retry-After) with
+exponential backoff, asks again when the reply cannot be parsed (once, with the request's repair instruction
+appended after the reply, when it has one), and keeps every reply (text, token log-probabilities, usage) in an
+on-disk sqlite cache the moment it arrives: a re-run asks nothing again and a run killed halfway resumes where it
+stopped. Failures are reported per request in `ChatOutcome.error`, never replaced by a default value. It counts
+requests, cache hits and the API's token usage per stage (`usage_report()`), never sends more than `max_calls`
+requests, counts what a run would still ask (`pending`) and checks that an endpoint answers before a run (`probe`).
 
 Hard limits, because the endpoint may be slow, broken or hostile: a request ends `timeout` seconds after it
 starts, whatever the server sends, its retries and the waits before them included (each attempt's connect, send
@@ -35,6 +35,7 @@ import json
 import os
 import queue
 import re
+import socket
 import sqlite3
 import sys
 import threading
@@ -42,13 +43,14 @@ import time
 import urllib.request
 import zlib
 from collections import Counter
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 from urllib.parse import urlsplit
 
 from chimdqa_eval.cache import cache_dir
+from chimdqa_eval.jsonio import loads
 from chimdqa_eval.schema import InputError
 
 # Authentication, permission and unknown-model errors fail every request alike: stop at the first one.
@@ -178,11 +180,20 @@ class ChatRequest:
     messages: tuple   # {"role": ..., "content": ...} dicts
     cache_key: str    # prompt_key(prompt version, prompt text, inputs)
     extra: dict | None = field(default=None, hash=False)  # extra body fields: max_tokens, logprobs, stop...
+    # An unparseable reply is asked again once with this instruction appended after it (instead of the same
+    # request again, which at temperature 0 returns the same reply); None: asked again unchanged (parse_retries).
+    repair: str | None = field(default=None, hash=False)
 
     def __post_init__(self):
         object.__setattr__(self, "messages", tuple(self.messages))
         if self.extra is not None:
             object.__setattr__(self, "extra", dict(self.extra))
+
+    def repaired(self, reply: str) -> "ChatRequest":
+        """The follow-up to an unparseable `reply`: the conversation so far, the reply as the assistant's turn,
+        then the repair instruction. Its usable reply is kept under this request's cache key."""
+        turns = ({"role": "assistant", "content": reply}, {"role": "user", "content": self.repair})
+        return ChatRequest(self.messages + turns, self.cache_key, self.extra)
 
     @property
     def key(self) -> str:
@@ -267,14 +278,28 @@ def _time_left(timeout: float | None, expired: str) -> float | None:
     return left if timeout is None else min(timeout, left)
 
 
+# Linux's TCP_QUICKACK: what arrives is acknowledged at once, not up to 40 ms later (delayed ACK). A server that
+# writes a reply's head and body separately with Nagle's algorithm on (Python's http.server, cpp-httplib as
+# llama.cpp's server uses it) holds the body back until the head is acknowledged: 40 ms more per request on a
+# kept-alive connection. The kernel may leave quick-ACK mode again, so it is asked for before every read.
+_QUICKACK = getattr(socket, "TCP_QUICKACK", None)
+
+
 class _DeadlineStream:
     """An httpcore network stream whose every read, write and TLS handshake ends by the request's deadline: a
-    server trickling a byte at a time cannot stretch a request past it (a timeout per read alone would let it)."""
+    server trickling a byte at a time cannot stretch a request past it (a timeout per read alone would let it).
+    Its reads acknowledge at once where the system can (_QUICKACK)."""
 
     def __init__(self, stream):
         self._stream = stream
+        self._socket = stream.get_extra_info("socket") if _QUICKACK is not None else None
 
     def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        if self._socket is not None:
+            try:
+                self._socket.setsockopt(socket.IPPROTO_TCP, _QUICKACK, 1)
+            except (OSError, AttributeError):
+                self._socket = None  # not a TCP socket after all: reads as they are
         return self._stream.read(max_bytes, _time_left(timeout, "ReadTimeout"))
 
     def write(self, buffer: bytes, timeout: float | None = None) -> None:
@@ -676,11 +701,21 @@ class ChatClient:
         results = {}
         progress = _Progress(desc or self.model, len(requests), cached)
         pool = ThreadPoolExecutor(max_workers=min(self.concurrency * len(self.urls), len(requests)))
+        # Finished futures arrive here one by one (not concurrent.futures.wait over all those still pending, which
+        # costs a pass over them per wake-up: quadratic in the requests, a millisecond per request at 3,000).
+        finished: queue.SimpleQueue = queue.SimpleQueue()
         try:
-            futures = {pool.submit(self._ask_one, r, parse, stage): r for r in requests}
-            waiting = set(futures)
-            while waiting:
-                done, waiting = wait(waiting, timeout=progress.wait_time(), return_when=FIRST_COMPLETED)
+            futures = {}
+            for request in requests:
+                future = pool.submit(self._ask_one, request, parse, stage)
+                futures[future] = request
+                future.add_done_callback(finished.put)
+            left = len(futures)
+            while left:
+                done = [self._next_done(finished, progress)]
+                while not finished.empty():  # whatever else is done already, kept before any error is raised
+                    done.append(finished.get())
+                left -= len(done)
                 for future in done:
                     if future.exception() is not None:
                         continue
@@ -699,6 +734,15 @@ class ChatClient:
             progress.close()
         return results
 
+    @staticmethod
+    def _next_done(finished: queue.SimpleQueue, progress: "_Progress"):
+        """The next finished future, printing the progress line whenever one is due meanwhile."""
+        while True:
+            try:
+                return finished.get(timeout=progress.wait_time())
+            except queue.Empty:
+                progress.report()
+
     def _ask_one(self, request: ChatRequest, parse, stage: str) -> ChatOutcome:
         outcome = self._attempts(request, parse, stage)
         if not outcome.ok:
@@ -707,10 +751,14 @@ class ChatClient:
         return outcome
 
     def _attempts(self, request: ChatRequest, parse, stage: str) -> ChatOutcome:
+        """Ask `request`; an unparseable reply is asked again: once with the request's repair instruction
+        appended when it has one (and parse_retries allows a retry), else up to parse_retries times unchanged."""
         reply, problem = None, None
-        for _ in range(self.parse_retries + 1):
+        tries = self.parse_retries + 1 if request.repair is None else 1 + min(1, self.parse_retries)
+        asked = request
+        for _ in range(tries):
             try:
-                reply = self._post(request, stage)
+                reply = self._post(asked, stage)
             except _CapReached:
                 return ChatOutcome(None, reply and reply["text"], CAP_ERROR.format(cap=self.max_calls))
             except _EndpointDown:
@@ -724,8 +772,12 @@ class ChatClient:
                                    usage=reply["usage"])
             except ValueError as failure:
                 problem = failure
-        return ChatOutcome(None, reply["text"], f"unparseable reply after {self.parse_retries + 1} attempts: "
-                                                f"{problem}", logprobs=reply["logprobs"], usage=reply["usage"])
+            if request.repair is not None:
+                asked = request.repaired(reply["text"])
+        how = (f"after {tries} attempts" if request.repair is None else
+               "also after the repair instruction" if tries > 1 else "(no retry: parse_retries=0)")
+        return ChatOutcome(None, reply["text"], f"unparseable reply {how}: {problem}", logprobs=reply["logprobs"],
+                           usage=reply["usage"])
 
     def _body(self, request: ChatRequest) -> dict:
         body = {"model": self.model, "messages": list(request.messages), "temperature": self.temperature}
@@ -971,8 +1023,6 @@ def _detail(body: bytes) -> str:
 def parse_completion(payload: bytes) -> dict:
     """{text, logprobs, usage} of a chat.completion body; _Transient when it is not one. logprobs: one float
     per generated token from choices[0].logprobs.content, or None when the endpoint sent none."""
-    from chimdqa_eval.jsonio import loads
-
     try:
         data = loads(payload, "the reply")
         choice = data["choices"][0]
@@ -1004,49 +1054,6 @@ _FLAGS = {"model": None, "api_bases": "api-base", "api_key_env": "api-key-env", 
           "timeout": "timeout", "max_retries": "max-retries", "max_calls": "max-llm-calls",
           "prices": "price-per-mtok", "cache_path": "llm-cache", "temperature": "temperature",
           "max_tokens": "max-tokens"}
-
-
-def add_endpoint_arguments(parser, prefix: str = "", model_flag: str | None = "--judge-model",
-                           model_help: str = "model name at the OpenAI-compatible endpoint", *,
-                           alias: str | None = None, dry_run: bool = True) -> None:
-    """The one set of LLM endpoint options for every command that asks an LLM (evaluate, rag-metrics, generate,
-    build). `prefix` ("gen-") prefixes every flag for a command with two endpoints; `model_flag` is the model's
-    flag ("--judge-model" for a judge, "--model" for generate; None when the command defines it itself).
-    Read them back with `endpoint_from_args`. A command may add --temperature / --max-tokens itself. `alias`
-    ("judge-") also accepts every flag under that prefix (evaluate's --api-base is `run`'s --judge-api-base);
-    dry_run=False leaves --dry-run to the command."""
-    p = f"--{prefix}"
-
-    def add(name, **options):  # the flag, and its alias spelling when there is one
-        parser.add_argument(name, *([name.replace(p, f"--{alias}", 1)] if alias else []), **options)
-
-    if model_flag:
-        parser.add_argument(model_flag, help=model_help)
-    add(f"{p}api-base", nargs="+", metavar="URL",
-        help="OpenAI-compatible API base(s), e.g. http://localhost:8000/v1; several are served "
-             "round-robin (one model on many replicas)")
-    add(f"{p}api-key-env", default="OPENAI_API_KEY", metavar="VAR",
-        help="environment variable holding the API key (default OPENAI_API_KEY)")
-    add(f"{p}concurrency", type=int, default=16, metavar="N",
-        help="parallel requests per API base (default 16)")
-    add(f"{p}timeout", type=float, default=60.0, metavar="SECONDS",
-        help="the most one request may take in all, every attempt and every wait between them included "
-             "(connecting, sending and reading the whole reply; Retry-After and backoff waits), "
-             "default 60; a retry whose wait leaves no time for it is not made, and a server asking to "
-             "wait longer than this (Retry-After) is not waited for")
-    add(f"{p}max-retries", type=int, default=5, metavar="N",
-        help="retries of a timed-out, refused or 429/5xx request, within its --timeout (default 5); "
-             f"an endpoint failing {BREAKER_FAILURES} attempts in a row (refused or dropped connections, "
-             "timeouts, HTTP 502/503/504 from a gateway) stops the run within seconds")
-    add(f"{p}max-llm-calls", type=int, metavar="N",
-        help="send at most N requests; what is answered is cached and the same command resumes")
-    add(f"{p}price-per-mtok", type=float, nargs=2, metavar=("PROMPT", "COMPLETION"),
-        help="USD per million prompt and completion tokens, to report the cost")
-    add(f"{p}llm-cache", metavar="FILE",
-        help="sqlite file of LLM replies (default: $CHIMDQA_CACHE or ~/.cache/chimdqa, llm/)")
-    if dry_run:
-        parser.add_argument(f"{p}dry-run", action="store_true",
-                            help="print how many LLM calls the run would make after the cache, ask nothing, exit")
 
 
 def endpoint_from_args(args, model_attr: str = "judge_model", prefix: str = "",

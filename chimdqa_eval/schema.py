@@ -12,6 +12,9 @@ import string
 from pathlib import Path
 
 DOMAINS = ("academic", "education", "finance", "law", "medical", "news")
+# the loader's QA configs: every domain together, one domain, or Chinese SimpleQA from its own jsonl
+SIMPLEQA_CONFIG = "chinese_simpleqa"
+CONFIGS = ("all", *DOMAINS, SIMPLEQA_CONFIG)
 FACTUAL_TYPES = ("retrieval", "filtering", "statistical", "computational", "comparison")
 OPEN_TYPES = ("inference", "expansion", "summarization", "suggestion", "generation")
 QUESTION_TYPES = FACTUAL_TYPES + OPEN_TYPES
@@ -78,6 +81,92 @@ def raise_problems(problems: list[str], head: str):
     if more:
         text += f"\n  ... and {more} more"
     raise InputError(text)
+
+
+def described(value) -> str:
+    """What was found, as error messages describe it: the type and the value, e.g. ``str '61.2'``."""
+    return f"{type(value).__name__} {shown(value, 40)}"
+
+
+_TYPE_WORDS = {"string": "a string", "number": "a finite number", "integer": "an integer",
+               "boolean": "true or false", "object": "an object", "array": "a list"}
+
+
+def field_name(path) -> str:
+    """A field's path as messages name it: ``metrics.factual.F1.ci95[1]`` (keys shown as schema.shown shows ids)."""
+    text = ""
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else ("." if text else "") + shown(str(part), quoted=False)
+    return text
+
+
+def _expected(schema: dict, types) -> str:
+    types = [types] if isinstance(types, str) else list(types)
+    words = [_TYPE_WORDS.get(t, t) for t in types if t != "null"]
+    if "string" in types and schema.get("minLength", 0) >= 1:
+        words[words.index("a string")] = "a non-empty string"
+    what = schema.get("title") or " or ".join(words)
+    return "null" if not what else what + (" or null" if "null" in types else "")
+
+
+def _schema_messages(error) -> list[tuple[str, str]]:
+    """[(field, problem)] for one jsonschema.ValidationError, in this project's words."""
+    schema, value, kind, rule = error.schema, error.instance, error.validator, error.validator_value
+    field = field_name(error.absolute_path)
+    within = f"{field}." if field else ""
+    if len(error.schema_path) > 1 and list(error.schema_path)[-2] == "propertyNames":  # `value` is a key
+        noun, key = schema.get("title", "field"), within + shown(value, quoted=False)
+        if kind == "maxLength":
+            return [(key, too_long(f"{field}: a {noun} name", value, rule))]
+        if kind == "enum":
+            return [(key, f"{field}: unknown {noun} {shown(value)}; expected one of {', '.join(map(str, rule))}")]
+        return [(key, f"{field}: a {noun} name {shown(value)}: {shown(error.message, 200, quoted=False)}")]
+    if kind == "required":
+        return [(within + name, f"{within}{name} missing") for name in rule if name not in value]
+    if kind == "dependentRequired":
+        return [(within + name, f"{within}{name} missing (required where {within}{key} is given)")
+                for key, needed in rule.items() if key in value for name in needed if name not in value]
+    if kind == "additionalProperties" and rule is False:
+        known = schema.get("properties", {})
+        return [(within + shown(str(key), quoted=False), f"{within}{shown(str(key), quoted=False)}: unknown field; "
+                                                         f"expected {', '.join(known) or 'none'}")
+                for key in value if key not in known]
+    if kind == "type":
+        problem = f"must be {_expected(schema, rule)}"
+    elif kind == "minLength" and rule == 1:
+        problem = "must be a non-empty string"
+    elif kind == "maxLength":
+        return [(field, too_long(field, value, rule))]
+    elif kind in ("minimum", "maximum") and "minimum" in schema and "maximum" in schema:
+        return [(field, f"{field} must be between {schema['minimum']} and {schema['maximum']}, got {value}")]
+    elif kind == "minimum":
+        return [(field, f"{field} must be at least {rule}, got {value}")]
+    elif kind == "maximum":
+        return [(field, f"{field} must be at most {rule}, got {value}")]
+    elif kind == "enum":
+        problem = f"must be one of {', '.join(map(str, rule))}"
+    elif kind == "const":
+        problem = f"must be {rule}"
+    elif kind == "pattern":
+        return [(field, f"{field} must be {schema.get('title') or 'text matching ' + rule}, got {shown(value)}")]
+    elif kind in ("minItems", "maxItems", "minLength") and "title" in schema:
+        problem = f"must be {schema['title']}"
+    else:
+        return [(field, f"{field or 'the document'}: {shown(error.message, 200, quoted=False)}")]
+    return [(field, f"{field or 'the document'} {problem}, got {described(value)}")]
+
+
+def schema_problems(errors) -> list[str]:
+    """Problems (in the style of raise_problems) from jsonschema ValidationErrors: one per field, the first
+    error found for it (where a field breaks two rules, say a type and a range, the first is enough to fix it),
+    each naming the field by its path, ``metrics.factual.F1.ci95[1] must be a finite number or null, got str
+    'x'``. A schema can word a rule for these messages with a ``title`` (``an http:// or https:// address``, or
+    the noun for the keys that ``propertyNames`` checks: ``unknown family 'evil'``)."""
+    problems: dict[str, str] = {}
+    for error in errors:
+        for field, problem in _schema_messages(error):
+            problems.setdefault(field, problem)
+    return list(problems.values())
 
 
 def too_long(name: str, value: str, limit: int) -> str | None:

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
-from chimdqa_eval import release
-from chimdqa_eval.schema import DOMAINS, LEVELS, QUESTION_TYPES, InputError
+from chimdqa_eval.schema import DOMAINS, LEVELS, QUESTION_TYPES
 
 
 def spread(values) -> tuple:
@@ -95,20 +94,3 @@ def render(qa_rows, pages) -> str:
     return (f"Table 2: QA pairs by question type, level and domain\n{table2a}\n\n"
             f"Table 2 (cont.): question (Q) and answer (A) lengths in characters\n{table2b}\n\n"
             f"Table 3: documents, pages and lengths in characters\n{table3}")
-
-
-def add_arguments(parser) -> None:
-    parser.add_argument("name", nargs="?", default="all", choices=("all", *DOMAINS),
-                        help="all (default) or one domain")
-    parser.add_argument("--data-dir", metavar="DIR", help="release folder (default: the bundled sample release)")
-
-
-def run(args) -> int:
-    domains = DOMAINS if args.name == "all" else (args.name,)
-    qa = [r for r in release.read_qa(args.data_dir) if r["domain"] in domains]
-    pages = [p for p in release.read_documents(args.data_dir) if p["domain"] in domains]
-    if not qa:
-        raise InputError(f"{release.release_dir(args.data_dir)}: no QA pairs in domain {args.name}")
-    print(f"ChiMDQA release {release.fingerprint(args.data_dir)} ({args.name})\n")
-    print(render(qa, pages))
-    return 0

@@ -252,6 +252,8 @@ def read_metadata(path, *, overrides: dict | None = None, has_contexts: bool = F
     for name, limit in METADATA_LIMITS.items():
         if name in meta and not isinstance(meta[name], str):
             problems.append(f"'{name}' must be a string, got {type(meta[name]).__name__}")
+        elif name in meta and not meta[name] and name != "date":  # results.schema.json takes no empty name or note
+            problems.append(f"'{name}' must be a non-empty string (leave it out instead)")
         elif name in meta and (long_value := too_long(f"'{name}'", meta[name], limit)):
             problems.append(long_value)
         elif name == "url" and name in meta and (bad_url := url_problem("'url'", meta["url"])):

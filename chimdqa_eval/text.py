@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import logging
 import multiprocessing
 import os
 import re
@@ -49,8 +50,6 @@ def _check_tokenizer(name: str) -> str:
 
 @functools.cache
 def _jieba():
-    import logging
-
     import jieba
 
     jieba.setLogLevel(logging.WARNING)  # the dictionary-loading banner is noise in an evaluation run

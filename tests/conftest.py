@@ -1,8 +1,67 @@
-"""Every test gets its own on-disk cache folder ($CHIMDQA_CACHE, inherited by the processes it starts): the suite
-never reads or writes the user's caches, and no test is served what another test left there."""
+"""Shared fixtures.
+
+Caches: every test gets its own on-disk cache folder ($CHIMDQA_CACHE, inherited by the processes it starts), and so
+does every test module's module-scoped fixtures (they are set up before any test's own): the suite never reads or
+writes the user's caches, and no test is served what another test left there. The folder lies beside the test's
+tmp_path, not in it, so a test may use tmp_path itself as an output folder. The one exception is opt-in:
+`prebuilt_dictionary` puts CC-CEDICT's tables, built once per session, in the test's cache, for tests whose child
+processes would otherwise each spend seconds building them (building and rebuilding them is test_judge_names's).
+
+Plots: `unrendered_plots` draws every plot of a report or board but skips rasterising it to PNG, for tests about
+something else (the queue's bookkeeping) that write many pages."""
+import shutil
+
 import pytest
+
+# A 1x1 PNG: the plots are still made and closed, their images are this.
+TINY_PNG = ("data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAAB"
+            "JRU5ErkJggg==")
+
+
+@pytest.fixture(autouse=True, scope="module")
+def module_cache(tmp_path_factory):
+    with pytest.MonkeyPatch.context() as mp:
+        path = tmp_path_factory.mktemp("module-cache")
+        mp.setenv("CHIMDQA_CACHE", str(path))
+        yield path
 
 
 @pytest.fixture(autouse=True)
-def private_cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("CHIMDQA_CACHE", str(tmp_path / "cache"))
+def private_cache(tmp_path_factory, monkeypatch):
+    path = tmp_path_factory.mktemp("cache")
+    monkeypatch.setenv("CHIMDQA_CACHE", str(path))
+    return path
+
+
+@pytest.fixture(scope="session")
+def cedict_tables_file(tmp_path_factory):
+    """CC-CEDICT's tables file, built once per session (and, when this process has none loaded yet, loaded)."""
+    from chimdqa_eval.factual import dictionary
+
+    folder = tmp_path_factory.mktemp("cedict-tables")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("CHIMDQA_CACHE", str(folder))
+        if dictionary._tables.cache_info().currsize:
+            dictionary._tables.__wrapped__()  # builds and saves them; the tables loaded stay as they are
+        else:
+            dictionary._tables()
+    (saved,) = (folder / "cedict").glob("*.tables")
+    return saved
+
+
+@pytest.fixture
+def prebuilt_dictionary(cedict_tables_file, private_cache):
+    """The test's cache holds CC-CEDICT's tables already (a copy: nothing the test does reaches the session's)."""
+    (private_cache / "cedict").mkdir(exist_ok=True)
+    shutil.copyfile(cedict_tables_file, private_cache / "cedict" / cedict_tables_file.name)
+
+
+@pytest.fixture
+def unrendered_plots(monkeypatch):
+    from chimdqa_eval.report import html
+
+    def png_data_uri(fig) -> str:
+        html._pyplot().close(fig)
+        return TINY_PNG
+
+    monkeypatch.setattr(html, "png_data_uri", png_data_uri)

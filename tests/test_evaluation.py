@@ -30,7 +30,7 @@ def cli_run(tmp_path, predictions, *flags) -> tuple[dict, dict]:
 
 
 @pytest.mark.parametrize("selection", [{}, {"config": "finance"}, {"split": "open_ended"}])
-def test_python_equals_the_cli_on_the_sample(tmp_path, selection):
+def test_python_equals_the_cli_on_the_sample(tmp_path, selection, unrendered_plots):
     run = evaluate(SAMPLE, EvalConfig(resamples=30, seed=3, **selection))
     flags = [part for key, value in selection.items() for part in (f"--{key}", value)]
     results, items = cli_run(tmp_path, SAMPLE, "--resamples", 30, "--seed", 3, *flags)

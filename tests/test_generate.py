@@ -28,7 +28,8 @@ def oracle(body) -> str:
 
 
 @pytest.fixture(autouse=True)
-def offline(monkeypatch):
+def offline(monkeypatch, unrendered_plots):
+    """Offline; the reports' plots are drawn but not rasterised (what is tested here is generation)."""
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
 
 
@@ -344,7 +345,7 @@ def test_run_hands_its_evaluation_options_to_evaluate(tmp_path):
     assert config.api_base == ("http://j1/v1", "http://j2/v1") and config.timeout == 7  # not the generator's
     assert config.judge_prompt == str(prompt) and config.tokenizer == "char"
     # every option a run can set is one `run` takes
-    per_run = {"allow_partial", "rag_pair"}
+    per_run = {"allow_partial", "rag_pair", "document_pair"}
     for field in dataclasses.fields(EvalConfig):
         if field.name not in per_run:
             name = "judge_" + field.name if field.name in ENDPOINT_OPTIONS else field.name

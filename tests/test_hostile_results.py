@@ -102,6 +102,14 @@ def test_a_real_results_document_passes(run_dir):
     ("model.notes", "a\ud800", "model.notes (character 2: '\\ud800') holds a lone UTF-16 surrogate"),
     # .eval_results carries the date to the Hub: an ISO date, as the submission's metadata must have
     ("model.date", "June 2025", "model.date must be an ISO date such as 2025-01-31, got 'June 2025'"),
+    # what JSON Schema cannot state, checked beside it: a real calendar date, printable URLs, finite numbers
+    ("model.date", "2025-02-30", "model.date must be an ISO date such as 2025-01-31, got '2025-02-30'"),
+    ("model.url", "https://x.test/\u202eevil", "model.url must be an http:// or https:// address without spaces"),
+    ("metrics.factual.F1.value", float("nan"), "metrics.factual.F1.value must be a finite number, got float nan"),
+    ("skipped", [{"family": "factual", "metric": None, "reason": ""}],
+     "skipped[0].reason must be a non-empty string, got str ''"),
+    ("metrics.factual.F1.by.domain", {"x" * 5: []}, "metrics.factual.F1.by.domain.xxxxx must be an object, got list"),
+    ("run_id", "1", "run_id must be 32 hex digits, got '1'"),
 ])
 def test_wrong_types_are_named_by_file_and_field(run_dir, tmp_path, capsys, dotted, value, problem):
     folder = crafted(run_dir, tmp_path, **{dotted: value})
@@ -111,6 +119,19 @@ def test_wrong_types_are_named_by_file_and_field(run_dir, tmp_path, capsys, dott
     err = capsys.readouterr().err
     assert f"{folder / 'results.json'}: invalid results file" in err and problem in err, err
     assert "Traceback" not in err and not (tmp_path / "board" / "index.html").exists()
+
+
+def test_the_papers_rows_pass_the_page_check_and_a_bad_one_would_not():
+    """The papers' rows are no results files (no run, no counts): the page writers check them against the part
+    of results.schema.json the pages show, as every document they are given."""
+    from chimdqa_eval.report.leaderboard import paper_rows
+
+    rows = paper_rows(("ChiMDQA", "Chinese SimpleQA"))
+    assert len(rows) > 10 and all(check_results_values(row, "paper") is row for row in rows)
+    rows[0]["metrics"]["factual"]["F1"]["value"] = "70.5"
+    with pytest.raises(InputError, match="paper: invalid results file: 1 problem\n  metrics.factual.F1.value must "
+                                         "be a finite number or null, got str '70.5'"):
+        check_results_values(rows[0], "paper")
 
 
 # ---- the leaderboard's outputs -----------------------------------------------------------------------------
@@ -199,7 +220,11 @@ def test_export_file_names_cannot_leave_the_out_folder(run_dir, tmp_path, capsys
                      "--out", str(out)]) == 2
     err = capsys.readouterr().err
     field = dotted.split(".")[1]
-    assert f"{folder / 'results.json'}: dataset.{field} {value!r} is not one this toolkit writes" in err
+    if field == "name":  # results.schema.json names the two benchmarks: refused on reading, before export
+        assert f"{folder / 'results.json'}: invalid results file" in err, err
+        assert f"dataset.name must be one of ChiMDQA, Chinese SimpleQA, got str {value!r}" in err, err
+    else:
+        assert f"{folder / 'results.json'}: dataset.{field} {value!r} is not one this toolkit writes" in err
     assert {p for p in tmp_path.rglob("*")} == before  # nothing written anywhere
 
 

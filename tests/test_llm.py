@@ -246,7 +246,8 @@ def test_a_connection_dropped_mid_reply_is_retried(tmp_path):
 import argparse  # noqa: E402
 import socket  # noqa: E402
 
-from chimdqa_eval.llm import CAP_ERROR, LLMEndpoint, add_endpoint_arguments, endpoint_from_args  # noqa: E402
+from chimdqa_eval.commands._options import add_endpoint_arguments  # noqa: E402
+from chimdqa_eval.llm import CAP_ERROR, LLMEndpoint, endpoint_from_args  # noqa: E402
 from chimdqa_eval.schema import InputError  # noqa: E402
 
 

@@ -19,14 +19,17 @@ from chimdqa_eval.schema import InputError
 MB = 2**20
 
 
-def quickly(parse, reply, seconds=0.1):
-    """What parse(reply) returns or the ValueError it raises, asserting it took under `seconds`."""
-    start = time.perf_counter()
+def quickly(parse, reply, seconds=3.0):
+    """What parse(reply) returns or the ValueError it raises, asserting it used under `seconds` of this process's
+    CPU. Not a speed goal (those are in bench/): a regex that backtracks takes hours on a megabyte, a linear one
+    milliseconds, so the bound tells them apart on any machine however loaded, and other processes' load does
+    not count against it."""
+    start = time.process_time()
     try:
         result = parse(reply)
     except ValueError as err:
         result = err
-    assert time.perf_counter() - start < seconds, f"{time.perf_counter() - start:.2f} s"
+    assert time.process_time() - start < seconds, f"{time.process_time() - start:.2f} s of CPU"
     return result
 
 
@@ -114,7 +117,7 @@ LONG_INT = '["a", ' + "1" * 5000 + "]"
                          ids=["claims", "check", "build"])
 @pytest.mark.parametrize("reply", [DEEP, LONG_INT, '{"a": ' + DEEP + "}"], ids=["deep", "long-int", "deep-in-object"])
 def test_a_hostile_json_reply_is_an_unparseable_reply(parse, reply):
-    assert isinstance(quickly(parse, reply, seconds=2), ValueError)
+    assert isinstance(quickly(parse, reply), ValueError)
 
 
 def test_an_unclosed_array_of_a_megabyte_is_refused_in_linear_time():

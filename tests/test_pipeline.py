@@ -12,7 +12,9 @@ SAMPLE_PREDICTIONS = release.SAMPLE_DIR / "predictions.jsonl"
 
 
 @pytest.fixture(autouse=True)
-def offline(monkeypatch):
+def offline(monkeypatch, unrendered_plots):
+    """Offline; the reports' plots are drawn but not rasterised (the PNGs are test_report's, from sample_run's
+    kind of run; here it is the runs' files and numbers)."""
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
 
 
@@ -253,8 +255,8 @@ def test_answers_the_llm_judge_left_ungraded_fail_the_run_and_a_rerun_resumes(tm
             "TEST_JUDGE_KEY"]
     hard = "驾驶人应当年满多少周岁"  # law-ret-002: the judge never gives a verdict on it
 
-    def judge(body):
-        return "我不确定。" if hard in body["messages"][-1]["content"] else "结论：正确"
+    def judge(body):  # also when asked again with the repair instruction after its own reply
+        return "我不确定。" if any(hard in m["content"] for m in body["messages"]) else "结论：正确"
 
     with ChatServer(judge) as server:
         assert evaluate(*args, "--api-base", server.api_base) == 2

@@ -15,7 +15,7 @@ import pytest
 from chat_server import ChatServer
 from chimdqa_eval import cli, release
 from chimdqa_eval.queue.board_config import load_board_config
-from chimdqa_eval.queue.command import load_questions, process_once
+from chimdqa_eval.queue.processing import load_questions, process_once
 from chimdqa_eval.queue.store import Queue
 from chimdqa_eval.schema import InputError
 
@@ -33,7 +33,8 @@ stale_after: 600
 
 
 @pytest.fixture(autouse=True)
-def offline(monkeypatch):
+def offline(monkeypatch, unrendered_plots):
+    """Offline; the pages' plots are not rasterised in this process (the queue's bookkeeping is what is tested)."""
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
 
 
@@ -139,7 +140,7 @@ def test_board_config_errors_name_the_file_and_key(tmp_path):
         assert str(path) in str(err.value)
 
 
-def test_two_processors_at_once_score_each_request_exactly_once(board, tmp_path):
+def test_two_processors_at_once_score_each_request_exactly_once(board, tmp_path, prebuilt_dictionary):
     queue, results, board_dir = board
     for i in range(3):
         assert queue_cli("submit", variant(tmp_path, f"model-{i}", {"aca-ret-001": f"{i}字"}), "--queue", queue,

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from chat_server import ChatServer
-from chimdqa_eval import cli, release
+from chimdqa_eval import cli
 from chimdqa_eval.queue.board_config import load_board_config
 from chimdqa_eval.queue.store import Queue
 from test_queue import BOARD, SAMPLE, variant
@@ -18,7 +18,9 @@ SECRET_TOKEN = "sk-maintainer-secret-0123456789"
 
 
 @pytest.fixture(autouse=True)
-def offline(monkeypatch):
+def offline(monkeypatch, unrendered_plots):
+    """Offline, with the maintainer's secret in the environment; the pages' plots are not rasterised (every test
+    here scores and publishes a board or two, and none is about the plots)."""
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("MAINTAINER_TOKEN", SECRET_TOKEN)
 

@@ -58,6 +58,23 @@ def test_results_match_the_json_schema(two_runs):
                 dict(document, metrics=dict(document["metrics"], open_ended=bad)))
 
 
+def test_the_schemas_length_limits_are_the_constants():
+    """results.schema.json writes out schema.METADATA_LIMITS and ID_LIMIT (a JSON Schema cannot import them):
+    they must not drift apart."""
+    from chimdqa_eval.schema import ID_LIMIT, METADATA_LIMITS
+
+    defs = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))["$defs"]
+
+    def resolved(rule: dict) -> dict:
+        return defs[rule["$ref"].removeprefix("#/$defs/")] if "$ref" in rule else rule
+
+    model = defs["model"]["properties"]
+    assert {name: resolved(model[name])["maxLength"] for name in METADATA_LIMITS} == METADATA_LIMITS
+    assert defs["id"]["maxLength"] == defs["id_or_null"]["maxLength"] == ID_LIMIT
+    assert defs["shown"]["properties"]["metrics"]["additionalProperties"]["propertyNames"]["maxLength"] == ID_LIMIT
+    assert defs["shown"]["properties"]["dataset"]["properties"]["revision"] == {"$ref": "#/$defs/id"}
+
+
 def test_read_results_rejects_what_it_cannot_read(tmp_path, two_runs):
     root, _, _ = two_runs
     with pytest.raises(InputError, match="no results file"):
@@ -170,7 +187,7 @@ def test_compare_refuses_different_revisions(two_runs):
         compare.compare(a, other)
 
 
-def test_leaderboard_files(two_runs, tmp_path):
+def test_leaderboard_files(two_runs, tmp_path, unrendered_plots):
     root, a, b = two_runs
     assert cli.main(["leaderboard", str(root / "a"), str(root / "b" / "results.json"), "--out", str(tmp_path),
                      "--with-paper-rows"]) == 0
@@ -243,7 +260,7 @@ def test_with_and_without_rag_plot(two_runs):
     with_rag = dict(b, model=dict(b["model"], model=name, rag=True))
     from chimdqa_eval.report import html
 
-    assert html.rag_pairs([a, with_rag]) == [(a, with_rag)]
+    assert html.paired_runs([a, with_rag]) == [{"long": a, "rag": with_rag}]
     captions = [caption for caption, _ in html.plots([a, with_rag])]
     assert "Without vs with RAG (Figures 3-4)" in captions
     assert "Without vs with RAG (Figures 3-4)" not in [c for c, _ in html.plots([a, b])]
@@ -280,7 +297,7 @@ def test_table_5_and_the_board_show_cider_beside_cider_d(two_runs):
     assert head[:4] == ["METEOR", "ROUGE-L", "CIDEr", "CIDEr-D"]
     cider = a["metrics"]["open_ended"]["cider"]
     assert f'<td>{cider["value"]:.1f} <span class="ci">[{cider["ci95"][0]:.1f}, {cider["ci95"][1]:.1f}]' in table
-    assert '<td>0.0 <span class="ci">(no variation)</span></td>' in table
+    assert '<td>0.0 <span class="ci">(no variation: every item scores about 0' in table
     assert "<td>37.0</td>" in table  # GPT-4o's CIDEr in the paper's Table 5
 
 
@@ -309,7 +326,8 @@ def _csv_rows(folder):
     return list(csv.DictReader(io.StringIO((folder / "leaderboard.csv").read_text(encoding="utf-8"))))
 
 
-def test_leaderboard_has_one_group_per_benchmark_config_split_and_revision(two_runs, finance_rag_run, tmp_path):
+def test_leaderboard_has_one_group_per_benchmark_config_split_and_revision(two_runs, finance_rag_run, tmp_path,
+                                                                          unrendered_plots):
     root, a, b = two_runs
     fin_dir, fin = finance_rag_run
     assert cli.main(["leaderboard", str(root / "a"), str(fin_dir), str(root / "b"), "--out", str(tmp_path)]) == 0
@@ -330,7 +348,8 @@ def test_leaderboard_has_one_group_per_benchmark_config_split_and_revision(two_r
     assert md.count("\n### ") + md.startswith("### ") == 2
 
 
-def test_paper_rows_only_beside_the_papers_config_and_split(two_runs, finance_rag_run, tmp_path, capsys):
+def test_paper_rows_only_beside_the_papers_config_and_split(two_runs, finance_rag_run, tmp_path, capsys,
+                                                           unrendered_plots):
     root, a, _ = two_runs
     fin_dir, fin = finance_rag_run
     assert cli.main(["leaderboard", str(fin_dir), "--out", str(tmp_path / "fin"), "--with-paper-rows"]) == 0
@@ -375,9 +394,9 @@ def test_rag_pairs_match_model_and_group(two_runs, finance_rag_run):
 
     _, a, _ = two_runs
     _, fin = finance_rag_run  # model-a with RAG, on the finance config
-    assert html.rag_pairs([a, fin]) == []  # same name, other group: not a pair
+    assert html.paired_runs([a, fin]) == []  # same name, other group: not a pair
     fin_without = dict(fin, model=dict(fin["model"], rag=False))
-    assert html.rag_pairs([a, fin_without, fin]) == [(fin_without, fin)]
+    assert html.paired_runs([a, fin_without, fin]) == [{"long": fin_without, "rag": fin}]
 
 
 def test_a_missing_value_is_a_gap_never_a_zero(two_runs):
@@ -403,7 +422,7 @@ def test_a_panel_without_data_is_not_drawn(two_runs):
     _, a, b = two_runs
     without = dict(a, model=dict(a["model"], model="m"), metrics={"factual": a["metrics"]["factual"]})
     with_rag = dict(b, model=dict(b["model"], model="m", rag=True), metrics={"factual": b["metrics"]["factual"]})
-    figure = html.rag_plot(html.rag_pairs([without, with_rag]), "bertscore_f1")
+    figure = html.paired_plot(html.paired_runs([without, with_rag]), "bertscore_f1")
     assert [ax.get_title() for ax in figure.axes] == ["F1 (factual questions)"]
     finance = dict(a, metrics={"factual": {"F1": dict(a["metrics"]["factual"]["F1"], by={
         "domain": {"finance": a["metrics"]["factual"]["F1"]["by"]["domain"]["finance"]}})}})
@@ -411,7 +430,7 @@ def test_a_panel_without_data_is_not_drawn(two_runs):
     assert [t.get_text() for t in bars.axes[0].get_xticklabels()] == ["finance"]
 
 
-def test_board_folds_the_per_domain_columns(two_runs, tmp_path):
+def test_board_folds_the_per_domain_columns(two_runs, tmp_path, unrendered_plots):
     _, a, b = two_runs
     leaderboard.write_leaderboard(tmp_path, [a, b])
     page = (tmp_path / "index.html").read_text(encoding="utf-8")
@@ -462,3 +481,14 @@ def test_compare_of_runs_on_disjoint_questions_is_a_clear_error(finance_rag_run,
     assert cli.main(["compare", str(finance_rag_run[0]), str(tmp_path / "law")]) == 2
     err = capsys.readouterr().err
     assert "no question scored in both" in err and str(tmp_path / "law" / "results.json") in err, err
+
+
+def test_a_zero_with_no_variation_says_why_beside_it(two_runs):
+    """CIDEr-D is ~0 on every paragraph answer of the sample: the page says why it has no interval; a metric with
+    an interval says nothing of the kind."""
+    root, _, _ = two_runs
+    page = (root / "a" / "report.html").read_text(encoding="utf-8")
+    document = json.loads((root / "a" / "results.json").read_text(encoding="utf-8"))
+    assert document["metrics"]["open_ended"]["cider_d"]["note"] == "no variation"
+    assert page.count("no variation: every item scores about 0") >= 1
+    assert document["metrics"]["open_ended"]["cider"]["ci95"][0] is not None

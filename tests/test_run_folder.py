@@ -15,7 +15,7 @@ import jsonschema
 import pytest
 
 from chimdqa_eval import cli, release
-from chimdqa_eval.report.results import SCHEMA_PATH, read_items, read_results, write_results
+from chimdqa_eval.report.results import SCHEMA_PATH, SCHEMA_VERSION, read_items, read_results, write_results
 from chimdqa_eval.schema import InputError
 
 SAMPLE_PREDICTIONS = release.SAMPLE_DIR / "predictions.jsonl"
@@ -64,7 +64,7 @@ def leftovers(root) -> list[str]:
 
 def test_results_list_every_file_of_the_run_with_its_checksum(runs):
     doc = document(runs / "a")
-    assert doc["schema_version"] == "2.1"
+    assert doc["schema_version"] == SCHEMA_VERSION == "2.2"
     assert doc["files"] == {"items": "items.jsonl", "items_sha256": sha256(runs / "a" / "items.jsonl"),
                             "report": "report.html", "report_sha256": sha256(runs / "a" / "report.html")}
     assert read_results(runs / "a")["run_id"] == doc["run_id"]
@@ -144,6 +144,22 @@ def page(doc: dict) -> str:
 
 def snapshot(folder) -> dict:
     return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
+def test_a_document_the_schema_refuses_is_not_written(runs, tmp_path):
+    """write_results checks the document against results.schema.json before anything is written (what every
+    reader checks): a run whose results.json no reader would take fails at once, naming the field, and leaves
+    the previous run as it was."""
+    out = tmp_path / "out"
+    doc, rows = prepared(runs, "a")
+    write_results(out, doc, rows, report=page)
+    before = snapshot(out)
+    bad, _ = prepared(runs, "b")
+    bad["metrics"]["factual"]["F1"]["n"] = 2.5
+    with pytest.raises(InputError, match=r"results.json: invalid results file: 1 problem\n  "
+                                         r"metrics.factual.F1.n must be an integer or null, got float 2.5"):
+        write_results(out, bad, rows, report=page)
+    assert snapshot(out) == before and leftovers(tmp_path) == []
 
 
 @pytest.mark.parametrize("other_files", [False, True], ids=["run-only", "with-other-files"])

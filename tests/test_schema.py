@@ -66,3 +66,35 @@ def test_answer_pairs_allow_empty_predictions_only():
         check_answer_pairs(["a"], [" "])
     with pytest.raises(InputError, match="predictions=1, references=2"):
         check_answer_pairs(["a"], ["a", "b"])
+
+
+def test_schema_problems_word_each_rule_and_name_each_field():
+    """schema_problems turns jsonschema's errors into this project's messages, one per field, named by path."""
+    import jsonschema
+
+    from chimdqa_eval.schema import schema_problems
+
+    schema = {"type": "object", "required": ["a", "gone"], "additionalProperties": False,
+              "properties": {"a": {"type": "array", "items": {"type": "object", "properties": {
+                  "n": {"type": ["integer", "null"], "minimum": 0},
+                  "p": {"type": "number", "minimum": 0, "maximum": 1},
+                  "s": {"type": "string", "minLength": 1, "maxLength": 3},
+                  "e": {"enum": ["x", "y"]},
+                  "u": {"type": "string", "pattern": "^https://", "title": "an https:// address"},
+                  "k": {"type": "object", "propertyNames": {"title": "family", "enum": ["f"]}}}}},
+                  "gone": {}}}
+    doc = {"a": [{"n": -1, "p": 2, "s": "", "e": "z", "u": "ftp://", "k": {"g": 1}},
+                 {"n": 1.5, "s": "long", "k": []}], "extra": 1}
+    assert sorted(schema_problems(jsonschema.Draft202012Validator(schema).iter_errors(doc))) == sorted([
+        "extra: unknown field; expected a, gone",
+        "a[0].n must be at least 0, got -1",
+        "a[0].p must be between 0 and 1, got 2",
+        "a[0].s must be a non-empty string, got str ''",
+        "a[0].e must be one of x, y, got str 'z'",
+        "a[0].u must be an https:// address, got 'ftp://'",
+        "a[0].k: unknown family 'g'; expected one of f",
+        "a[1].n must be an integer or null, got float 1.5",
+        "a[1].s is 4 characters long; at most 3 are allowed (starts 'long')",
+        "a[1].k must be an object, got list []",
+        "gone missing",
+    ])

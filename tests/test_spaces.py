@@ -16,7 +16,7 @@ from chimdqa_eval import cli, release
 from chimdqa_eval.hub.spaces import METRIC_MODULES, metric_folder, write_spaces
 from chimdqa_eval.schema import InputError
 
-# The README's example for each module (the factual and open-ended sections, the RAG card's precomputed labels).
+# The documented example of each module (docs/metrics.md's factual and open-ended sections, the RAG card's labels).
 EXAMPLES = {
     "chimdqa_factual": {"predictions": ["3518", "大约3500", "3520", "不知道"], "references": ["3518.17"] * 4,
                         "domains": ["finance", "finance", "law", "law"], "question_types": ["计算"] * 4},
@@ -93,6 +93,7 @@ def check_readme_examples(out, library_of):
     assert (rag["precision"], rag["faithfulness"], rag["claim_recall"]) == (100.0, 100.0, 0.0)
 
 
+@pytest.mark.slow  # a Python per Space, twice, and a pip install of each: a long run, in .ci/run's `-m slow`
 def test_exported_spaces_compute_the_readme_examples_without_the_toolkit_installed(tmp_path):
     spaces = tmp_path / "spaces"
     assert cli.main(["export-hub", str(tmp_path / "hub"), "--spaces", str(spaces)]) == 0

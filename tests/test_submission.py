@@ -275,3 +275,13 @@ def test_answers_and_contexts_far_beyond_any_real_one_are_refused(tmp_path):
     message = error_of(load_submission, write(tmp_path, contexts), QUESTIONS)
     assert f"line 1 (id q1): 'retrieved_contexts' has {CONTEXTS_LIMIT + 1} contexts" in message
     assert f"line 3 (id q3): 'retrieved_contexts' [0] has {CONTEXT_LIMIT + 1:,} characters" in message
+
+
+def test_an_empty_model_name_or_note_is_refused_before_scoring(tmp_path):
+    """results.schema.json takes no empty model name or note, so a run with one could not be written: refused
+    with the metadata, before anything is scored."""
+    meta = tmp_path / "m.meta.json"
+    meta.write_text(json.dumps({"model": "m", "notes": ""}), encoding="utf-8")
+    assert "'notes' must be a non-empty string" in error_of(read_metadata, meta)
+    assert "'model' must be a non-empty string" in error_of(read_metadata, tmp_path / "none.meta.json",
+                                                               overrides={"model": ""})

@@ -101,6 +101,7 @@ def test_same_tokens_as_jieba_on_the_repositorys_texts():
     assert text._hmm_cut.cache_info().misses > 1000
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not CHINESE_SIMPLEQA.exists(), reason=f"{CHINESE_SIMPLEQA} is absent")
 def test_same_tokens_as_jieba_on_100k_chinese_simpleqa_texts():
     """Questions, answers, answers as models phrase them, and every tail of "question，答案是answer。" (the sentence

@@ -1,35 +1,17 @@
-"""The LLMs a build stage talks to — the generator and each screening judge — as LLMEndpoints of chimdqa_eval.llm
-(the one client: cache, retries, concurrency, usage, --max-llm-calls, --dry-run), and the strict JSON reading of
-their replies. Unless --llm-cache names another file, replies are cached in WORK/llm-cache.sqlite, so a work
-folder resumes on its own."""
+"""What the build stages share about the LLMs they ask — the generator and each screening judge, clients of
+chimdqa_eval.llm (the one client: cache, retries, concurrency, usage, --max-llm-calls): parsing MODEL@URL,
+probing, usage, the call cap, and the strict JSON reading of their replies. The endpoints themselves are made
+from the flags by chimdqa_eval.commands.build (replies cached in WORK/llm-cache.sqlite unless --llm-cache names
+another file, so a work folder resumes on its own)."""
 from __future__ import annotations
 
-import argparse
 import re
-from dataclasses import replace
-from pathlib import Path
 
-from chimdqa_eval.build import work as W
 from chimdqa_eval.jsonio import loads
-from chimdqa_eval.llm import (LLMEndpoint, add_endpoint_arguments, cap_message, endpoint_from_args, format_plan)
+from chimdqa_eval.llm import cap_message
 from chimdqa_eval.schema import InputError
 
 _JUDGE = re.compile(r"^(?P<model>\S+?)@(?P<base>https?://\S+)$")
-
-
-def add_llm_arguments(parser, *, model_flag: str | None, temperature: float) -> None:
-    """The shared endpoint options, with this stage's default sampling temperature."""
-    add_endpoint_arguments(parser, model_flag=model_flag, model_help="generator model name at the endpoint")
-    parser.add_argument("--temperature", type=float, default=temperature, metavar="T",
-                        help=f"sampling temperature (default: {temperature})")
-
-
-def _in_work(endpoint: LLMEndpoint, args, work: Path) -> LLMEndpoint:
-    return endpoint if args.llm_cache else replace(endpoint, cache_path=Path(work) / W.LLM_CACHE)
-
-
-def generator_endpoint(args, work: Path) -> LLMEndpoint:
-    return _in_work(endpoint_from_args(args, model_attr="model", needed_for="build generate"), args, work)
 
 
 def parse_judge(spec: str, default_bases) -> tuple[str, tuple]:
@@ -43,30 +25,10 @@ def parse_judge(spec: str, default_bases) -> tuple[str, tuple]:
                      + ("" if default_bases else " and no --api-base was given for a bare model name"))
 
 
-def judge_endpoints(args, work: Path) -> dict:
-    """judge name (its model) -> LLMEndpoint, one per --judges entry, sharing the other endpoint options."""
-    endpoints = {}
-    for spec in args.judges:
-        model, bases = parse_judge(spec, args.api_base)
-        if model in endpoints:
-            raise InputError(f"--judges: model {model} is given twice")
-        one = argparse.Namespace(**{**vars(args), "judge_model": model, "api_base": bases})
-        try:
-            endpoints[model] = _in_work(endpoint_from_args(one, needed_for="--judges"), args, work)
-        except InputError as err:
-            raise InputError(f"--judges {spec}: {err}") from None
-    return endpoints
-
-
 def model_fields(client) -> dict:
     """model, api (scheme://host:port of each base) and temperature of a client: what a pair's provenance says
     produced it."""
     return client.endpoint.signature_fields(prefix="")
-
-
-def dry_run(plan: dict) -> int:
-    print(format_plan(plan))
-    return 0
 
 
 def probe_if_needed(client, requests) -> None:

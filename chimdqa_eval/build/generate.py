@@ -24,8 +24,8 @@ from pathlib import Path
 
 from chimdqa_eval import release
 from chimdqa_eval.build import work as W
-from chimdqa_eval.build.endpoints import (add_llm_arguments, check_cap, dry_run, generator_endpoint, model_fields,
-                                          parse_json_object, probe_if_needed)
+from chimdqa_eval.build.endpoints import (model_fields,
+                                          parse_json_object)
 from chimdqa_eval.factual import rules
 from chimdqa_eval.generate.packing import page_block  # the page marker answering prompts use too
 from chimdqa_eval.llm import ChatRequest, prompt_key
@@ -252,49 +252,3 @@ def generate(work, documents, pages, client, *, targets: dict, max_context_chars
                 "templates": {t: generation_template(t)["version"] for t in types}}
     return W.record_stage(work, "generate", settings, counts, failed=failed, shortfalls=short,
                           llm_usage=client.usage_report())
-
-
-def add_arguments(parser) -> None:
-    parser.add_argument("docs_dir", metavar="DOCS_DIR", help="folder with documents.jsonl and the PDFs it names")
-    parser.add_argument("--out", required=True, metavar="WORK", help="the work folder (created if missing)")
-    parser.add_argument("--l1", type=int, default=3, metavar="N", help="L1 pairs per document and type (default: 3)")
-    parser.add_argument("--l2", type=int, default=2, metavar="N", help="L2 pairs per document and type (default: 2)")
-    parser.add_argument("--types", nargs="+", choices=QUESTION_TYPES, default=list(QUESTION_TYPES),
-                        metavar="TYPE", help="question types to generate (default: all ten)")
-    parser.add_argument("--type-targets", nargs="+", default=(), metavar="TYPE=L1,L2",
-                        help="per-type L1,L2 targets overriding --l1/--l2, e.g. summarization=1,1 retrieval=4,2")
-    parser.add_argument("--max-context-chars", type=int, default=24000, metavar="N",
-                        help="document text per request; longer documents are split into segments (default: 24000)")
-    parser.add_argument("--dedup-threshold", type=float, default=0.8, metavar="J",
-                        help="bigram Jaccard at which a question is a near duplicate (default: 0.8)")
-    # varied questions; the cache still makes a re-run repeat them
-    add_llm_arguments(parser, model_flag="--model", temperature=0.7)
-
-
-def run(args) -> int:
-    if args.l1 < 0 or args.l2 < 0:
-        raise InputError("--l1 and --l2 must be >= 0")
-    targets = level_targets(args.types, args.l1, args.l2, args.type_targets)
-    work = Path(args.out)
-    endpoint = generator_endpoint(args, work)
-    work.mkdir(parents=True, exist_ok=True)
-    documents, pages = prepare_documents(args.docs_dir, work)
-    with endpoint.client() as client:
-        requests = generation_requests(documents, pages, targets, args.max_context_chars)
-        if args.dry_run:
-            return dry_run({"build-generate": {"calls": client.pending(requests), "exact": True}})
-        probe_if_needed(client, requests)
-        record = generate(work, documents, pages, client, targets=targets, max_context_chars=args.max_context_chars,
-                          dedup_threshold=args.dedup_threshold, source=args.docs_dir)
-    counts = record["counts"]
-    print(f"{work}: {counts['generated']} pairs from {counts['documents']} documents "
-          f"({counts['near_duplicates']} near duplicates and {counts['invalid']} citing missing pages marked, "
-          f"{len(record['shortfalls'])} requests short of their targets)")
-    check_cap({"generator": client}, "the generation")
-    for failure in record["failed"]:
-        print(f"  failed: {failure['doc_id']} {failure['question_type']}: {failure['error']}")
-    if record["failed"]:
-        print(f"{len(record['failed'])} requests failed; run the same command again to retry them "
-              "(answers already received are cached)")
-        return 1
-    return 0

@@ -176,28 +176,3 @@ def render_funnel(work, cells: bool = False) -> str:
     if reasons:
         sections.append("Dropped by the screen: " + ", ".join(f"{r} {n}" for r, n in sorted(reasons.items())))
     return "\n\n".join(sections)
-
-
-def add_release_arguments(parser) -> None:
-    parser.add_argument("work", metavar="WORK", help="the work folder")
-    parser.add_argument("--out", required=True, metavar="RELEASE", help="the release folder to write")
-    parser.add_argument("--skip-review", action="store_true",
-                        help="release the screened pairs without human review (recorded in build.json)")
-
-
-def run_release(args) -> int:
-    record = write_release(args.work, args.out, args.skip_review)
-    c = record["counts"]
-    print(f"wrote {args.out}: {c['released']} pairs ({c['edited']} edited by reviewers) over {c['documents']} "
-          f"documents, fingerprint {record['fingerprint']}")
-    return 0
-
-
-def add_funnel_arguments(parser) -> None:
-    parser.add_argument("work", metavar="WORK", help="the work folder")
-    parser.add_argument("--cells", action="store_true", help="also one row per domain and question type")
-
-
-def run_funnel(args) -> int:
-    print(render_funnel(args.work, args.cells))
-    return 0

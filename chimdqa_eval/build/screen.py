@@ -27,11 +27,11 @@ from functools import partial
 from pathlib import Path
 
 from chimdqa_eval.build import work as W
-from chimdqa_eval.build.endpoints import (add_llm_arguments, check_cap, dry_run, judge_endpoints, model_fields,
+from chimdqa_eval.build.endpoints import (model_fields,
                                           parse_json_object, usage)
 from chimdqa_eval.build.generate import context_text, load_yaml, page_block, to_screen
 from chimdqa_eval.factual import grade_answer
-from chimdqa_eval.factual.rules import NORMALIZER_VERSION
+from chimdqa_eval.factual.version import NORMALIZER_VERSION
 from chimdqa_eval.lexical import rouge_l
 from chimdqa_eval.llm import ChatRequest, prompt_key
 from chimdqa_eval.schema import DOMAINS, FACTUAL_TYPES, InputError
@@ -361,59 +361,3 @@ def screen(work, judges: dict, settings: ScreenSettings = ScreenSettings()) -> d
                           balancing=balancing, prompts=prompts, signature=screen_signature(settings, judges),
                           judges={name: model_fields(client) for name, client in judges.items()},
                           llm_usage=usage(judges))
-
-
-def add_arguments(parser) -> None:
-    d = ScreenSettings()
-    parser.add_argument("work", metavar="WORK", help="the work folder of `build generate`")
-    parser.add_argument("--judges", nargs="+", required=True, metavar="MODEL@URL",
-                        help="the judge models, each MODEL@URL (or MODEL with --api-base)")
-    parser.add_argument("--confidence-threshold", type=float, default=d.confidence_threshold,
-                        metavar="C", help=f"a judge votes for a pair when its confidence is above this (default: {d.confidence_threshold})")
-    parser.add_argument("--min-votes", metavar="N", type=int, default=d.min_votes,
-                        help=f"judges that must vote for a pair (default: {d.min_votes})")
-    parser.add_argument("--truncation-keep", metavar="SHARE", type=float, default=d.truncation_keep,
-                        help=f"share of the context's pages each truncated reading keeps (default: {d.truncation_keep})")
-    parser.add_argument("--min-agreement", metavar="SHARE", type=float, default=d.min_agreement,
-                        help=f"share of truncated answers that must agree (default: {d.min_agreement})")
-    parser.add_argument("--open-agreement", metavar="F", type=float, default=d.open_agreement,
-                        help=f"ROUGE-L F at which open-ended answers agree (default: {d.open_agreement})")
-    parser.add_argument("--max-l1-share", metavar="SHARE", type=float, default=d.max_l1_share,
-                        help=f"largest L1 share (default: {d.max_l1_share})")
-    parser.add_argument("--balance-within", choices=("domain", "all"), default=d.balance_within,
-                        help="hold the L1 share within each domain (default) or over all pairs together")
-    parser.add_argument("--max-context-chars", metavar="N", type=int, default=d.max_context_chars,
-                        help=f"document text a judge reads (default: {d.max_context_chars})")
-    add_llm_arguments(parser, model_flag=None, temperature=0.0)
-
-
-def run(args) -> int:
-    work = W.work_dir(args.work)
-    failed = W.stage_record(work, "generate").get("failed")
-    if failed:
-        print(f"note: {len(failed)} generation requests failed; their pairs are missing (re-run `build generate`)")
-    settings = ScreenSettings(args.confidence_threshold, args.min_votes, args.truncation_keep, args.min_agreement,
-                              args.open_agreement, args.max_l1_share, args.balance_within, args.max_context_chars)
-    endpoints = judge_endpoints(args, work)  # --api-base: the API bases of judges named without @URL
-    check_judges(endpoints, settings)
-    judges = {name: endpoint.client() for name, endpoint in endpoints.items()}
-    try:
-        plan = screen_plan(work, judges, settings)
-        if args.dry_run:
-            return dry_run(plan)
-        for name, client in judges.items():
-            if plan[f"build-confidence {name}"]["calls"] or plan[f"build-truncation {name}"]["calls"]:
-                client.probe()
-        record = screen(work, judges, settings)
-    finally:
-        for client in judges.values():
-            client.close()
-    c = record["counts"]
-    print(f"{work}: screened {c['screened']} pairs: {c['kept']} kept, {c['dropped']} dropped (confidence "
-          f"{c['dropped_confidence']}, truncation {c['dropped_truncation']}, balance {c['dropped_balance']}), "
-          f"{c['errors']} errors")
-    check_cap(judges, "the screen")
-    if c["errors"]:
-        print("some judges gave no answer; run the same command again to retry them (answers received are cached)")
-        return 1
-    return 0

@@ -12,6 +12,12 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from chimdqa_eval import models
+from chimdqa_eval.cache import cache_dir
+from chimdqa_eval.llm import ChatCache, ChatRequest, prompt_key
+from chimdqa_eval.models import ModelUnavailable, load_model
+from chimdqa_eval.schema import InputError
+
 BACKENDS = ("openai", "transformers")
 
 
@@ -35,8 +41,6 @@ class Answer:
 def prompt_cache_key(version: str, messages) -> str:
     """A prompt's cache key: the template version and every message. The client adds the rest of the request
     (model, API origins, temperature, max tokens, extra fields such as logprobs)."""
-    from chimdqa_eval.llm import prompt_key
-
     return prompt_key(f"generate-{version}", json.dumps(list(messages), ensure_ascii=False, sort_keys=True))
 
 
@@ -53,8 +57,6 @@ class ApiBackend:
         self.logprobs = logprobs
 
     def requests(self, prompts) -> list:
-        from chimdqa_eval.llm import ChatRequest
-
         return [ChatRequest(p.messages, p.key, extra={"logprobs": True} if self.logprobs else None) for p in prompts]
 
     def pending(self, prompts) -> int:
@@ -83,11 +85,6 @@ class TransformersBackend:
 
     def __init__(self, model: str, *, max_new_tokens: int = 256, batch_size: int = 8, device=None,
                  logprobs: bool = False, download: bool = False, cache_path=None):
-        from chimdqa_eval.cache import cache_dir
-        from chimdqa_eval.llm import ChatCache
-        from chimdqa_eval.models import ModelUnavailable, load_model
-        from chimdqa_eval.schema import InputError
-
         try:
             self.model = load_model("causal-lm", model, "generation", device=device, download=download)
         except ModelUnavailable as err:
@@ -142,8 +139,6 @@ class TransformersBackend:
         return sum(self._cached(p) is None for p in {p.key: p for p in prompts}.values())
 
     def complete(self, prompts) -> list[Answer]:
-        from chimdqa_eval import models
-
         answers: dict = {}
         todo: dict = {}
         for prompt in prompts:

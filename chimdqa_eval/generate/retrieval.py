@@ -22,9 +22,11 @@ from pathlib import Path
 
 import numpy as np
 
+from chimdqa_eval import models
 from chimdqa_eval.cache import cache_dir
 from chimdqa_eval.generate.chunking import Chunk, chunk_pages
 from chimdqa_eval.jsonio import write_atomic
+from chimdqa_eval.models import encode_sentences, pair_logits
 from chimdqa_eval.schema import InputError
 from chimdqa_eval.signature import package_version
 from chimdqa_eval.text import tokenize_many, tokenizer_signature
@@ -205,8 +207,6 @@ class Retriever:
             start += n
 
     def _encode(self, texts) -> np.ndarray:
-        from chimdqa_eval.models import encode_sentences
-
         return encode_sentences(self._encoder, texts)
 
     def search_all(self, questions, doc_ids) -> list[list[Chunk]]:
@@ -236,8 +236,6 @@ class Retriever:
 
     def _rerank(self, questions, candidates) -> list[list[Chunk]]:
         """Candidates re-ordered by the cross-encoder's relevance logit (its last class) for (question, chunk)."""
-        from chimdqa_eval.models import pair_logits
-
         pairs = [(q, c.search_text) for q, chunks in zip(questions, candidates) for c in chunks]
         scores = iter(pair_logits(self._reranker, pairs, desc="re-ranking")[:, -1] if pairs else ())
         out = []
@@ -283,8 +281,6 @@ class _atomic_folder:
 
 def _load(kind: str, name: str, device, download: bool):
     """The dense encoder or the re-ranker, or InputError saying what to install or pass."""
-    from chimdqa_eval import models
-
     try:
         if kind == "encoder":
             return models.load_sentence_encoder(name, "embedding", device=device, download=download)

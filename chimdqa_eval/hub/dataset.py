@@ -92,21 +92,3 @@ def _write_tables(out: Path, tables: dict) -> set:
         else:  # a cell left from an earlier export into the same folder would be uploaded but unlisted
             (out / path).unlink(missing_ok=True)
     return written
-
-
-def add_arguments(parser) -> None:
-    parser.add_argument("out", metavar="OUT", help="folder to write (created if missing)")
-    parser.add_argument("--data-dir", metavar="DIR", help="release folder (default: the bundled sample release)")
-    parser.add_argument("--spaces", "--metric-spaces", dest="spaces", metavar="DIR",
-                        help="also write the three metric modules as self-contained evaluate Space folders into DIR")
-
-
-def run(args) -> int:
-    out = export_hub(args.out, args.data_dir)
-    print(f"wrote {out} (upload with: hf upload <org>/chimdqa {out} --repo-type dataset)")
-    if args.spaces:
-        from chimdqa_eval.hub.spaces import write_spaces
-
-        for folder in write_spaces(args.spaces):
-            print(f"wrote {folder} (upload with: hf upload <org>/{folder.name} {folder} --repo-type space)")
-    return 0

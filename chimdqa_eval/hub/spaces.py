@@ -29,6 +29,7 @@ import yaml
 
 import chimdqa_eval
 from chimdqa_eval.families import MODULES
+from chimdqa_eval.release import shipped_path
 from chimdqa_eval.schema import InputError
 
 METRIC_MODULES = MODULES  # one evaluate module per metric family
@@ -39,8 +40,6 @@ LIBRARY = "chimdqa_eval"
 
 def metric_folder(name: str) -> Path:
     """The folder of an installed metric module (source tree or wheel data), checked to be complete."""
-    from chimdqa_eval.release import shipped_path
-
     if name not in METRIC_MODULES:
         raise InputError(f"unknown metric module {name!r}; expected one of {', '.join(METRIC_MODULES)}")
     folder = shipped_path(f"metrics/{name}")

@@ -114,7 +114,8 @@ def read_baseline(path) -> dict:
                     layer, p, r, f = line.strip().split(",")[:4]
                     rows[int(layer)] = (float(p), float(r), float(f))
                 except ValueError:
-                    raise InputError(f"{path} line {number}: expected LAYER,P,R,F numbers, got {line.strip()!r}")
+                    raise InputError(f"{path} line {number}: expected LAYER,P,R,F numbers, got {line.strip()!r}") \
+                        from None
     return rows
 
 

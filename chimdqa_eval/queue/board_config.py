@@ -28,6 +28,7 @@ from pathlib import Path
 from chimdqa_eval.evaluation import EvalConfig
 from chimdqa_eval.llm import origin
 from chimdqa_eval.schema import InputError, read_yaml_mapping
+from chimdqa_eval.signature import make_signature
 
 CONFIG_FILE = "leaderboard.yaml"
 BENCHMARKS = {"chimdqa": "ChiMDQA", "chinese_simpleqa": "Chinese SimpleQA"}
@@ -68,8 +69,6 @@ class BoardConfig:
     def signature(self, revision: str) -> str:
         """`board:<digest>|revision:…`: the digest covers the selection, the release revision and the scoring
         settings, so two boards with equal signatures scored every row the same way."""
-        from chimdqa_eval.signature import make_signature
-
         pinned = {"benchmark": self.benchmark, "config": self.config, "split": self.split, "revision": revision,
                   "scoring": self.scoring}
         digest = hashlib.sha256(json.dumps(pinned, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:12]

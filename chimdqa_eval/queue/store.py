@@ -2,7 +2,7 @@
 
     QUEUE/requests/<id>.json       id, model, submitter, date, sha256, status, attempts, history, reason, …
     QUEUE/predictions/<id>.jsonl   the submitted predictions (+ <id>.meta.json when metadata was given)
-    QUEUE/.lock                    held (flock) for every read-modify-write of a request file
+    QUEUE/.lock                    held (filelock) for every read-modify-write of a request file
 
 A request moves PENDING -> RUNNING -> FINISHED or FAILED. Every change happens under the queue's lock and is
 written to a temporary file that replaces the old one, so a reader never sees half a request and two processors
@@ -15,7 +15,6 @@ Paths are never taken from a request file: a request's predictions are `predicti
 from __future__ import annotations
 
 import datetime
-import fcntl
 import math
 import re
 import shutil
@@ -25,6 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import jsonschema
+from filelock import FileLock
 
 from chimdqa_eval.jsonio import read_json, write_json_atomic
 from chimdqa_eval.report.results import file_sha256
@@ -111,12 +111,8 @@ class Queue:
     @contextmanager
     def lock(self):
         self.root.mkdir(parents=True, exist_ok=True)
-        with open(self.root / ".lock", "a+") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
+        with FileLock(self.root / ".lock"):
+            yield
 
     def _path(self, request_id: str) -> Path:
         if not is_request_id(request_id):

@@ -16,6 +16,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from chimdqa_eval.llm import ChatRequest, prompt_key
 from chimdqa_eval.models import LOADED_PER_KIND, ModelUnavailable, load_model, pair_logits
 from chimdqa_eval.rag.claims import raise_failures, reply_array
 
@@ -183,8 +184,6 @@ class LLMChecker(_Checker):
 
     def requests(self, tasks) -> tuple[list, list]:
         """(ChatRequests, owners): owners[r] = (task index, index of the request's first claim)."""
-        from chimdqa_eval.llm import ChatRequest, prompt_key
-
         requests, owners = [], []
         for t, task in enumerate(tasks):
             for start in range(0, len(task.claims), self.claims_per_request):

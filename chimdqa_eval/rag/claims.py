@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from chimdqa_eval.jsonio import loads
+from chimdqa_eval.llm import ChatRequest, prompt_key
 from chimdqa_eval.schema import InputError
 
 # A list-item marker at the start of a line or after a space, a colon or a sentence end: "1." "2、" "3)" "（一）"
@@ -158,8 +159,6 @@ class LLMExtractor:
     @staticmethod
     def requests(texts, questions=None) -> tuple[list[int], list]:
         """(indices of the texts asked, their ChatRequests): an empty text has no claims and asks nothing."""
-        from chimdqa_eval.llm import ChatRequest, prompt_key
-
         questions = questions or [""] * len(texts)
         asked = [i for i, text in enumerate(texts) if text.strip()]
         return asked, [ChatRequest(

@@ -9,11 +9,20 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from chimdqa_eval.aggregate import breakdown_values, summarize
+from chimdqa_eval.llm import endpoint_from_keywords, open_client
 from chimdqa_eval.models import MODEL_PACKAGES
 from chimdqa_eval.rag import metrics as M
-from chimdqa_eval.rag.checkers import CheckTask
-from chimdqa_eval.schema import (LABEL_ORDER, InputError, breakdown_columns, check_answer_pairs, check_breakdowns,
-                                 check_same_length, check_texts)
+from chimdqa_eval.rag.checkers import CheckTask, LLMChecker, nli_checker
+from chimdqa_eval.rag.claims import LLMExtractor, SentenceExtractor, parse_claim_list, sentence_claims
+from chimdqa_eval.schema import (
+    LABEL_ORDER,
+    InputError,
+    breakdown_columns,
+    check_answer_pairs,
+    check_breakdowns,
+    check_same_length,
+    check_texts,
+)
 from chimdqa_eval.signature import make_signature
 
 EXTRACTORS = ("sentence", "llm")
@@ -69,8 +78,6 @@ class _Tools:
 
     def client(self):
         if self._client is None:
-            from chimdqa_eval.llm import endpoint_from_keywords, open_client
-
             endpoint = self.spec["endpoint"]
             if endpoint is None or isinstance(endpoint, dict):
                 endpoint = endpoint_from_keywords(**(endpoint or {"judge_model": None, "api_base": None}),
@@ -80,8 +87,6 @@ class _Tools:
 
     def extractor(self):
         if "extractor" not in self.built:
-            from chimdqa_eval.rag.claims import LLMExtractor, SentenceExtractor
-
             spec = self.spec["extractor"]
             self.built["extractor"] = (SentenceExtractor() if spec == "sentence" else
                                        LLMExtractor(self.client()) if spec == "llm" else spec)
@@ -89,11 +94,11 @@ class _Tools:
 
     def checker(self):
         if "checker" not in self.built:
-            from chimdqa_eval.rag.checkers import LLMChecker, nli_checker
-
             spec = self.spec["checker"]  # never "precomputed": evaluate_items stops before asking for a checker
-            self.built["checker"] = (nli_checker(self.spec["nli_model"], self.spec["device"], self.spec["download"]) if spec == "nli" else
-                                     LLMChecker(self.client()) if spec == "llm" else spec)
+            if spec == "nli":
+                self.built["checker"] = nli_checker(self.spec["nli_model"], self.spec["device"], self.spec["download"])
+            else:
+                self.built["checker"] = LLMChecker(self.client()) if spec == "llm" else spec
         return self.built["checker"]
 
     def judge_fields(self) -> dict:
@@ -193,9 +198,6 @@ def llm_calls_planned(items, metrics, client, extractor: str = "llm", checker: s
     checking requests depend on the claims: exact where they are given or their extraction is cached;
     otherwise each premise is counted as one request (a claim list longer than the checker's batch needs more,
     an empty one none), and "exact" is False."""
-    from chimdqa_eval.rag.checkers import LLMChecker
-    from chimdqa_eval.rag.claims import LLMExtractor, parse_claim_list, sentence_claims
-
     needed = M.required_structures(M.resolve_metrics(metrics))
     claims, todo, texts, questions = _extraction_todo(items, needed)
     asked, requests = LLMExtractor.requests(texts, questions) if extractor == "llm" else ([], [])

@@ -4,37 +4,15 @@ Where the per-item differences do not vary (aggregate.has_variation) there is no
 "no variation"."""
 from __future__ import annotations
 
-import json
 import math
 
 import numpy as np
 
-from chimdqa_eval.aggregate import DEFAULT_RESAMPLES, DEFAULT_SEED, NO_VARIATION, paired_bootstrap
+from chimdqa_eval.aggregate import DEFAULT_RESAMPLES, DEFAULT_SEED, NO_VARIATION, paired_bootstrap, paired_factual_test
 from chimdqa_eval.families import METRIC_LABELS
-from chimdqa_eval.report.results import read_items, read_results
-from chimdqa_eval.report.safe import check_results_values
+from chimdqa_eval.grades import SCORE_NAMES, scores_from_grades
+from chimdqa_eval.report.results import read_items
 from chimdqa_eval.schema import InputError
-
-
-def add_arguments(parser) -> None:
-    parser.add_argument("a", metavar="A", help="baseline results.json (or its folder)")
-    parser.add_argument("b", metavar="B", help="results.json (or its folder) compared against A")
-    parser.add_argument("--resamples", type=int, default=DEFAULT_RESAMPLES,
-                        help=f"paired-bootstrap resamples for the p-values (default {DEFAULT_RESAMPLES})")
-    parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="bootstrap seed")
-    parser.add_argument("--json", metavar="FILE", help="also write the comparison as JSON")
-
-
-def run(args) -> int:
-    if args.resamples < 1:  # with no resamples every p-value would read 1.0, as if nothing differed
-        raise InputError(f"--resamples: a p-value needs at least 1 resample, got {args.resamples}")
-    a, b = (check_results_values(read_results(path)) for path in (args.a, args.b))
-    rows = compare(a, b, n_resamples=args.resamples, seed=args.seed)
-    print(format_table(a, b, rows))
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as f:
-            json.dump({"a": a["_path"], "b": b["_path"], "rows": rows}, f, ensure_ascii=False, indent=1)
-    return 0
 
 
 def _values(items: dict, ids, family: str, name: str) -> list:
@@ -77,9 +55,6 @@ def compare(a: dict, b: dict, *, n_resamples: int = DEFAULT_RESAMPLES, seed: int
 
 
 def _factual_rows(a, b, common, items_a, items_b, n_resamples, seed) -> list[dict]:
-    from chimdqa_eval.aggregate import paired_factual_test
-    from chimdqa_eval.factual.scores import SCORE_NAMES, scores_from_grades
-
     grades_a = _values(items_a, common, "factual", "grade")
     grades_b = _values(items_b, common, "factual", "grade")
     scores_a, scores_b = scores_from_grades(grades_a), scores_from_grades(grades_b)

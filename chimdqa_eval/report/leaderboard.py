@@ -20,7 +20,8 @@ from markupsafe import Markup
 from chimdqa_eval.hub.spaces import static_space_card
 from chimdqa_eval.report import html as H
 from chimdqa_eval.families import FAMILIES, METRIC_LABELS
-from chimdqa_eval.report.results import PAPER_REVISION, comparison_group, metric_value, read_results, replace_file
+from chimdqa_eval.jsonio import write_atomic
+from chimdqa_eval.report.results import PAPER_REVISION, comparison_group, condition, metric_value
 from chimdqa_eval.report.safe import check_results_values, csv_cell, md_cell
 from chimdqa_eval.schema import DOMAINS, InputError
 from chimdqa_eval.signature import parse_signature
@@ -30,31 +31,6 @@ OPEN_COLUMNS = FAMILIES["open_ended"].board_columns
 RAG_COLUMNS = FAMILIES["rag"].board_columns
 GROUP_COLUMNS = ("benchmark", "config", "split", "revision")
 SIMPLEQA_QUESTIONS = 3000  # Chinese SimpleQA's full set (arXiv:2411.07140), the one its paper reports on
-
-
-def add_arguments(parser) -> None:
-    parser.add_argument("results", nargs="+", metavar="RESULTS",
-                        help="results.json files or the folders holding them (chimdqa evaluate --out)")
-    parser.add_argument("--out", required=True, metavar="DIR",
-                        help="folder for leaderboard.csv, leaderboard.md and index.html")
-    parser.add_argument("--with-paper-rows", action="store_true",
-                        help="add the papers' reported models (ChiMDQA Tables 4-6, Chinese SimpleQA) for the "
-                             "datasets of the results, marked as such")
-    parser.add_argument("--title", default="ChiMDQA leaderboard")
-
-
-def run(args) -> int:
-    results = [check_results_values(read_results(p)) for p in args.results]
-    if args.with_paper_rows:
-        paper = matching_paper_rows(results)
-        if not paper:
-            print("--with-paper-rows: no results on the papers' config and split (ChiMDQA: all / test, Chinese "
-                  f"SimpleQA: its full set of {SIMPLEQA_QUESTIONS}), so no paper rows are shown")
-        results += paper
-    paths = write_leaderboard(args.out, results, title=args.title)
-    print(to_markdown(leaderboard_rows(results)))
-    print("\nwrote " + ", ".join(map(str, paths)))
-    return 0
 
 
 def _paper_doc(model: str, rag: bool, dataset: str, config: str, source: str) -> dict:
@@ -165,7 +141,7 @@ def leaderboard_rows(results_list) -> list[dict]:
         for rank, r in enumerate(group, 1):
             sub = r.get("submission", {})
             row = {"rank": None if is_paper_group(key) else rank, "model": H.model_name(r),
-                   "rag": "yes" if r["model"].get("rag") else "no",
+                   "rag": "yes" if r["model"].get("rag") else "no", "condition": H.CONDITION_NAMES[condition(r)],
                    "source": H.PAPER_TAG if H.is_paper_row(r) else "scored",
                    **dict(zip(GROUP_COLUMNS, key)), "judge": factual_judge(r), "n_scored": sub.get("n_scored"),
                    "coverage_%": _coverage(r)}
@@ -212,7 +188,8 @@ def to_markdown(rows) -> str:
     parts = []
     for key, group in _by_group(rows):
         columns = [c for c in group[0] if c not in GROUP_COLUMNS]
-        lines = [f"### {md_cell(group_heading(key))}", "", "| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+        lines = [f"### {md_cell(group_heading(key))}", "", "| " + " | ".join(columns) + " |",
+                 "|" + "---|" * len(columns)]
         lines += ["| " + " | ".join(md_cell(_fmt(row[c])) for c in columns) + " |" for row in group]
         parts.append("\n".join(lines))
     return "\n\n".join(parts)
@@ -246,13 +223,13 @@ def _board_table(key: tuple, group: list[dict], table_id: str) -> Markup:
     columns += [("rag", m, f"RAG {METRIC_LABELS['rag'][m]}") for m in RAG_COLUMNS]
     columns = [c for c in columns if any(metric_value(r, c[0], c[1]) is not None for r in group)]
     open_metric = H.open_headline(group)
-    facts = {"rank": lambda k, r: str(k), "model": lambda k, r: H.model_name(r),
-             "RAG": lambda k, r: "yes" if r["model"].get("rag") else "no",
+    # the model with its condition, as the report's tables name it: "m", "m (RAG)", "m (without document)"
+    facts = {"rank": lambda k, r: str(k), "model": lambda k, r: H.model_label(r),
              "judge": lambda k, r: factual_judge(r),
              "n": lambda k, r: _fmt(r.get("submission", {}).get("n_scored")),
              "coverage %": lambda k, r: _fmt(_coverage(r))}
     if not rank:  # the papers' rows: not ranked, no judge of ours, no item counts
-        facts = {f: cell for f, cell in facts.items() if f in ("model", "RAG")}
+        facts = {f: cell for f, cell in facts.items() if f == "model"}
     named = ("model", "judge")  # left-aligned, as names are
     rows = [{"paper": H.is_paper_row(r), "facts": [(cell(k, r), f in named) for f, cell in facts.items()],
              "scores": [_fmt(metric_value(r, family, m)) for family, m, _ in columns],
@@ -306,5 +283,5 @@ def write_leaderboard(out_dir, results_list, *, title: str = "ChiMDQA leaderboar
     contents = {"leaderboard.csv": to_csv(rows), "leaderboard.md": to_markdown(rows) + "\n",
                 "index.html": to_html(results_list, title, note), "README.md": static_space_card(title)}
     for name, text in contents.items():
-        replace_file(out / name, text)
+        write_atomic(out / name, text)
     return [out / name for name in contents]

@@ -2,7 +2,8 @@
 
 Every number in results.json is derived from the per-item values in items.jsonl (grades, per-item scores),
 so breakdowns, confidence intervals and paired comparisons never re-score anything. The layout is described
-by results.schema.json, next to this file; bump SCHEMA_VERSION's major part on any incompatible change.
+by results.schema.json, next to this file, and every results.json written or read is checked against it
+(check_results); bump SCHEMA_VERSION's major part on any incompatible change.
 
 A run folder is whole: results.json lists every other file of the run (items.jsonl, report.html) with its
 sha256, and readers refuse a folder where a listed file is missing or differs, or where a file of a run lies
@@ -20,7 +21,9 @@ import contextlib
 import ctypes
 import datetime
 import errno
+import functools
 import hashlib
+import json
 import math
 import os
 import re
@@ -31,6 +34,7 @@ import uuid
 from pathlib import Path
 from typing import Callable
 
+import jsonschema
 import numpy as np
 
 import chimdqa_eval
@@ -38,7 +42,8 @@ from chimdqa_eval.aggregate import DEFAULT_RESAMPLES, DEFAULT_SEED, NO_VARIATION
 from chimdqa_eval.families import FamilyScores
 from chimdqa_eval.jsonio import (MAX_FILE_BYTES, dumps, loads, read_capped, read_json, remove_stale_temporaries,
                                  write_atomic)
-from chimdqa_eval.schema import LABEL_ORDER, InputError
+from chimdqa_eval.schema import (LABEL_ORDER, InputError, date_problem, described, field_name, raise_problems,
+                                 schema_problems, surrogate_problem, url_problem)
 
 try:
     import fcntl
@@ -46,13 +51,65 @@ except ImportError:  # Windows: scratch folders are then judged abandoned by the
     fcntl = None
 
 # 2.0: files.items_sha256 and run_id (1.x folders could be torn); 2.1: files.report_sha256 (a 2.0 folder could
-# hold another run's report)
-SCHEMA_VERSION = "2.1"
+# hold another run's report); 2.2: breakdowns by doc_length and evidence_position with document_breakdowns (how
+# they were measured), document_pair (the closed-book run paired with one that had the document)
+SCHEMA_VERSION = "2.2"
 SCHEMA_PATH = Path(__file__).with_name("results.schema.json")
 RESULTS_FILE, ITEMS_FILE, REPORT_FILE = "results.json", "items.jsonl", "report.html"
 RESULTS_MAX_BYTES = 64 * 2**20  # a results.json of every config and breakdown stays under 1 MB
 PAPER_REVISION = "paper"  # the revision of paper rows: the papers' full releases, not a fingerprint we can take
-replace_file = write_atomic  # the name report/leaderboard.py and generate/ still import
+
+
+# ---- what a results document is: results.schema.json, and the few rules a JSON Schema cannot state --------
+
+@functools.cache
+def _validators():
+    """(the validator of a whole results.json, the validator of its $defs/shown part): Draft 2020-12 validators
+    built once. An integer is an int here (JSON's 2.0 is a float, as Python reads it), as the pages count."""
+    schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    draft = jsonschema.Draft202012Validator
+    checker = draft.TYPE_CHECKER.redefine(
+        "integer", lambda _, value: isinstance(value, int) and not isinstance(value, bool))
+    validator = jsonschema.validators.extend(draft, type_checker=checker)
+    shown = {"$schema": schema["$schema"], **schema["$defs"]["shown"], "$defs": schema["$defs"]}
+    return validator(schema), validator(shown)
+
+
+def _not_finite(value, path=()) -> str | None:
+    """The first NaN or Infinity in a parsed JSON value (Python's json reads them; JSON Schema's numbers include
+    them), as a problem naming its field, or None."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"{field_name(path)} must be a finite number, got {described(value)}"
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    return next((found for key, item in items if (found := _not_finite(item, (*path, key)))), None)
+
+
+def results_problems(doc: dict, *, whole: bool = True) -> list[str]:
+    """Every way `doc` is not a results document: against results.schema.json (`whole`), or against its
+    $defs/shown part only, the fields the pages and tables show (whole=False: documents that are no results file,
+    such as the papers' rows or one built in Python). Beside the schema: no lone surrogate in any string, no NaN
+    or Infinity, model.date a real calendar date, model.url printable (what a JSON Schema cannot state)."""
+    doc = {k: v for k, v in doc.items() if k != "_path"}  # where read_results found it
+    surrogate = surrogate_problem(doc)
+    if surrogate:
+        return [surrogate]
+    validator = _validators()[0 if whole else 1]
+    problems = schema_problems(validator.iter_errors(doc))
+    model = doc.get("model") if isinstance(doc.get("model"), dict) else {}
+    for name, problem in (("date", date_problem), ("url", url_problem)):
+        if (isinstance(model.get(name), str) and not any(p.startswith(f"model.{name} ") for p in problems)
+                and (bad := problem(f"model.{name}", model[name]))):
+            problems.append(bad)
+    if not_finite := _not_finite(doc):
+        problems.append(not_finite)
+    return problems
+
+
+def check_results(doc: dict, path=None, *, whole: bool = True) -> dict:
+    """`doc` itself when results_problems finds nothing; else InputError naming the file and each bad field."""
+    if problems := results_problems(doc, whole=whole):
+        raise_problems(problems, f"{path or doc.get('_path', 'results')}: invalid results file")
+    return doc
 
 
 def _entry(value, ci, n) -> dict:
@@ -65,11 +122,13 @@ def _round(x: float):
     return None if x is None or math.isnan(x) else round(float(x), 4)
 
 
-def aggregate_family(scores: FamilyScores, *, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> dict:
+def aggregate_family(scores: FamilyScores, *, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
+                     label_order: dict | None = None) -> dict:
     """{metric: {value, ci95, n, [note,] signature, by: {column: {label: {value, ci95, n[, note]}}}}} for one family:
-    aggregate.summarize on its per-item values, rounded for the document."""
+    aggregate.summarize on its per-item values, rounded for the document; labels in the schema's order, those of
+    `label_order` (the length buckets, the position bins) in its order."""
     summary = summarize(scores.per_item, scores.labels, statistic=scores.statistic, resamples=resamples, seed=seed,
-                        label_order=LABEL_ORDER)
+                        label_order={**LABEL_ORDER, **(label_order or {})})
     return {metric: {**_entry(e["value"], e["ci95"], e["n"]), "signature": scores.signatures.get(metric, ""),
                      "by": {column: {label: _entry(c["value"], c["ci95"], c["n"]) for label, c in cells.items()}
                             for column, cells in e["by"].items()}}
@@ -82,10 +141,12 @@ def file_sha256(path) -> str:
 
 
 def build_results(*, model: dict, dataset: dict, submission: dict, settings: dict,
-                  families: list[FamilyScores], skipped: list[dict] = ()) -> dict:
+                  families: list[FamilyScores], skipped: list[dict] = (), label_order: dict | None = None) -> dict:
     """The results.json document. `skipped` lists whole families or metrics that did not run, with reasons;
-    the CIs use settings' resamples and seed."""
-    metrics = {f.family: aggregate_family(f, resamples=settings["resamples"], seed=settings["seed"])
+    the CIs use settings' resamples and seed; `label_order` orders the labels of breakdown columns the schema has
+    no vocabulary for (see aggregate_family)."""
+    metrics = {f.family: aggregate_family(f, resamples=settings["resamples"], seed=settings["seed"],
+                                          label_order=label_order)
                for f in families}
     all_skipped = list(skipped) + [{"family": f.family, "metric": m, "reason": r}
                                    for f in families for m, r in f.skipped.items()]
@@ -147,6 +208,10 @@ def write_results(out_dir, results: dict, items: list[dict], report: Callable[[d
     out = Path(out_dir).resolve()  # --out as a link: the run goes into the folder it points to, the link stays
     data = items_jsonl(items).encode("utf-8")
     results["files"] = {"items": ITEMS_FILE, "items_sha256": hashlib.sha256(data).hexdigest()}
+    # what every reader checks, checked before anything is rendered or written: a document no reader would take
+    # fails the run here, naming the field, and leaves the previous run in place (the report's two entries below
+    # are this function's own constant and checksum)
+    check_results(results, out / RESULTS_FILE)
     contents = {ITEMS_FILE: data}
     if report is not None:
         contents[REPORT_FILE] = report(results).encode("utf-8")
@@ -305,8 +370,9 @@ def results_path(path) -> Path:
 
 
 def read_results(path) -> dict:
-    """Load a results.json (or the folder holding it), checking it is a results document we can read and that
-    the files of its run beside it are the ones it was written with (_check_run_files)."""
+    """Load a results.json (or the folder holding it), checking it is a results document we can read (a 2.x
+    schema_version, then results.schema.json: check_results) and that the files of its run beside it are the
+    ones it was written with (_check_run_files)."""
     path = results_path(path)
     if not path.is_file():
         raise InputError(f"{path}: no results file (run `chimdqa evaluate --out DIR` first)")
@@ -321,19 +387,14 @@ def read_results(path) -> dict:
     if major != SCHEMA_VERSION.split(".")[0]:
         raise InputError(f"{path}: results schema {results['schema_version']} is not readable by this version "
                          f"(reads {SCHEMA_VERSION.split('.')[0]}.x)")
-    for key in ("model", "dataset", "metrics", "skipped", "files"):
-        if key not in results:
-            raise InputError(f"{path}: results file lacks '{key}'")
     # The leaderboard adds the papers' rows itself (never ranked, labelled as reported); a file is a measured run.
     if "reported" in results:
         raise InputError(f"{path}: 'reported' marks the papers' own rows, which the leaderboard adds itself "
                          "(--with-paper-rows); a results file holds a measured run")
-    if isinstance(results["dataset"], dict) and results["dataset"].get("revision") == PAPER_REVISION:
+    if isinstance(results.get("dataset"), dict) and results["dataset"].get("revision") == PAPER_REVISION:
         raise InputError(f"{path}: dataset.revision {PAPER_REVISION!r} is the one the papers' rows carry; a "
                          "measured run records the fingerprint of the release it was scored on")
-    if not isinstance(results["files"], dict):
-        raise InputError(f"{path}: files must be an object {{items, items_sha256, ...}}, got "
-                         f"{type(results['files']).__name__}")
+    check_results(results, path)
     results["_path"] = str(path)
     _check_run_files(results)
     return results
@@ -404,6 +465,19 @@ def comparison_group(results: dict) -> tuple[str, str, str, str]:
     questions, so only they are ranked, plotted or paired together."""
     ds = results["dataset"]
     return ds["name"], ds["config"], ds.get("split", "test"), ds["revision"]
+
+
+CONDITIONS = ("closed-book", "long", "rag")  # without the document, with it whole (packed), with retrieved passages
+
+
+def condition(results: dict) -> str:
+    """How the model saw the document: "closed-book" (not at all), "long" or "rag"; the mode `chimdqa generate`
+    recorded (generation.mode), else "rag" when the run had retrieved contexts and "long" otherwise (predictions
+    made elsewhere say closed-book with {"generation": {"mode": "closed-book"}} in their metadata)."""
+    mode = (results.get("generation") or {}).get("mode")
+    if mode in CONDITIONS:
+        return mode
+    return "rag" if results["model"].get("rag") else "long"
 
 
 def metric_value(results: dict, family: str, metric: str, column: str | None = None, label: str | None = None):

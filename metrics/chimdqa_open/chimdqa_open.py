@@ -14,15 +14,15 @@ _CITATION = """\
 """
 
 _DESCRIPTION = """\
-The open-ended metric of ChiMDQA (the paper's Table 5). Lexical metrics run over one Chinese tokenization
-(jieba's accurate mode by default, or characters) and equal the reference implementations fed the same tokens:
-METEOR as NLTK's meteor_score (no WordNet: synonyms are a pluggable source, none by default), ROUGE-L F-measure
-as rouge_score, CIDEr as Vedantam et al. 2015 define it (the mean over n = 1..4 of tf-idf cosines, the paper's
-Table 5 column) and CIDEr-D as pycocoevalcap (clipped counts, length penalty sigma = 6); both take document
-frequencies over the evaluated references. BERTScore equals bert_score on the same model (bert-base-chinese, layer 8 by default) and
-perplexity comes from a causal LM or from log-probabilities the caller supplies. Scores are on the paper's
-0-100 scale except perplexity; every aggregate is the mean of per-item scores, and each metric carries a
-reproducibility signature. Nothing touches the network unless a model has to be fetched from the Hub.
+The open-ended metric of ChiMDQA (the paper's Table 5). Lexical metrics run over one Chinese
+tokenization (jieba's accurate mode by default, or characters) and equal the reference implementations fed the same
+tokens: METEOR as NLTK's meteor_score (no WordNet: synonyms are a pluggable source, none by default), ROUGE-L
+F-measure as rouge_score, CIDEr as Vedantam et al. 2015 define it (the mean over n = 1..4 of tf-idf cosines, the
+paper's Table 5 column) and CIDEr-D as pycocoevalcap (clipped counts, length penalty sigma = 6); both take document
+frequencies over the evaluated references. BERTScore equals bert_score on the same model (bert-base-chinese, layer
+8 by default) and perplexity comes from a causal LM or from log-probabilities the caller supplies. Scores are on
+the paper's 0-100 scale except perplexity; every aggregate is the mean of per-item scores, and each metric carries
+a reproducibility signature. Nothing touches the network unless a model has to be fetched from the Hub.
 """
 
 _KWARGS_DESCRIPTION = """

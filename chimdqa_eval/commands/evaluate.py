@@ -7,10 +7,14 @@ from __future__ import annotations
 import argparse
 
 from chimdqa_eval.aggregate import DEFAULT_RESAMPLES, DEFAULT_SEED
+from chimdqa_eval.commands._options import add_endpoint_arguments
 from chimdqa_eval.evaluation import CONFIGS, EvalConfig, prepare
 from chimdqa_eval.factual import JUDGES
-from chimdqa_eval.llm import add_endpoint_arguments
+from chimdqa_eval.families import METRIC_LABELS
+from chimdqa_eval.llm import format_plan
+from chimdqa_eval.longdoc import DEFAULT_LENGTH_BUCKETS, DEFAULT_POSITION_BINS, length_labels
 from chimdqa_eval.neural import DEFAULT_PERPLEXITY_MODEL
+from chimdqa_eval.report.results import ITEMS_FILE, REPORT_FILE, check_writable
 from chimdqa_eval.schema import QA_SPLITS
 
 
@@ -37,6 +41,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rag-pair", metavar="RESULTS",
                         help="results.json of the same model in the other RAG condition, for the report's "
                              "with-vs-without-RAG plot")
+    parser.add_argument("--document-pair", metavar="RESULTS",
+                        help="results.json of the same model without the document (closed-book), or with it for a "
+                             "closed-book run: the report shows the two side by side")
 
 
 def add_scoring_arguments(parser: argparse.ArgumentParser, *, endpoint_prefix: str = "") -> None:
@@ -50,14 +57,17 @@ def add_scoring_arguments(parser: argparse.ArgumentParser, *, endpoint_prefix: s
                        help="rule: offline and deterministic (default); llm: an OpenAI-compatible endpoint, which "
                             "then also extracts and checks the RAG claims; cascade: the rules where they are "
                             "certain, the LLM judge for the rest (and the LLM for the RAG claims)")
-    judge.add_argument("--judge-prompt", metavar="FILE",
-                       help="grader template of the LLM judge (YAML: version, system, user, verdict_regex, verdicts; "
-                            "default: the built-in zh-judge-1)")
+    judge.add_argument("--judge-prompt", metavar="FILE|NAME",
+                       help="grader template of the LLM judge: a YAML file (version, system, user, verdict_regex, "
+                            "verdicts, parse, repair) or a shipped one by name: zh-judge-1 (the default, ours), "
+                            "chinese-simpleqa-official or simpleqa-official (the official graders' A/B/C rules, read "
+                            "by their rule: the first letter decides, none is C); NAME:strict reads replies our way")
     add_endpoint_arguments(judge, prefix=endpoint_prefix, model_flag="--judge-model",
                            model_help="LLM judge model name (--judge llm)",
                            alias=None if endpoint_prefix else "judge-", dry_run=not endpoint_prefix)
     models = parser.add_argument_group("model-based metrics (local paths or Hub names)")
-    models.add_argument("--tokenizer", default="jieba", help="tokenizer of the lexical metrics (default jieba)")
+    models.add_argument("--tokenizer", default="jieba",
+                        help="tokenizer of the lexical metrics and of the documents' lengths (default jieba)")
     models.add_argument("--bertscore-model", default="bert-base-chinese",
                         help="BERTScore's encoder (default bert-base-chinese)")
     models.add_argument("--bertscore-num-layers", type=int, metavar="N",
@@ -67,6 +77,14 @@ def add_scoring_arguments(parser: argparse.ArgumentParser, *, endpoint_prefix: s
                              f"{DEFAULT_PERPLEXITY_MODEL}); predictions with logprobs get perplexity from them, "
                              "without a model, and this option is then an error")
     models.add_argument("--nli-model", help="NLI model of the RAG claim checker")
+    longdoc = parser.add_argument_group("breakdowns by document length and evidence position")
+    longdoc.add_argument("--length-buckets", type=int, nargs="+", metavar="TOKENS", default=DEFAULT_LENGTH_BUCKETS,
+                         help="bounds of the document-length buckets in --tokenizer tokens (default "
+                              f"{' '.join(map(str, DEFAULT_LENGTH_BUCKETS))}: buckets "
+                              f"{', '.join(length_labels(DEFAULT_LENGTH_BUCKETS))})")
+    longdoc.add_argument("--position-bins", type=int, metavar="N", default=DEFAULT_POSITION_BINS,
+                         help="equal parts of a document that the evidence page's place falls in (default "
+                              f"{DEFAULT_POSITION_BINS}: thirds)")
     stats = parser.add_argument_group("statistics")
     stats.add_argument("--resamples", type=int, default=DEFAULT_RESAMPLES,
                        help="bootstrap resamples for the 95%% CIs (0: no CIs)")
@@ -74,16 +92,12 @@ def add_scoring_arguments(parser: argparse.ArgumentParser, *, endpoint_prefix: s
 
 
 def run(args) -> int:
-    from chimdqa_eval.report.results import ITEMS_FILE, REPORT_FILE, check_writable
-
     prepared = prepare(args.predictions, EvalConfig.from_args(args), metadata=args.metadata, model=args.model)
     if args.dry_run:
         plan = prepared.llm_plan()
         if plan is None:
             print("no LLM calls: the rule judge and the offline metrics ask no LLM (--judge llm would)")
         else:
-            from chimdqa_eval.llm import format_plan
-
             print(format_plan(plan))
         return 0
     out = check_writable(args.out)  # before scoring: a bad --out must not cost a long LLM or model run
@@ -96,8 +110,6 @@ def run(args) -> int:
 
 def summary_table(results: dict) -> str:
     """A plain-text table of every overall score with its 95% CI, then what was skipped."""
-    from chimdqa_eval.families import METRIC_LABELS
-
     model = results["model"]["model"]
     ds = results["dataset"]
     sub = results["submission"]
