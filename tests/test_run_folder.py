@@ -241,6 +241,7 @@ for i in range(500):  # killed by the test long before; bounded should the test 
 """
 
 
+@pytest.mark.slow  # a dozen writer processes killed at random moments, for each case: ~20 s each
 @pytest.mark.parametrize("other_files", [False, True], ids=["run-only", "with-other-files"])
 def test_a_killed_rerun_leaves_the_old_run_or_the_new_one(runs, tmp_path, other_files):
     """A writer re-writing runs A and B into one folder, killed with SIGKILL at random moments, 12 times: every
