@@ -6,11 +6,13 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from chimdqa_eval.generate.backends import BACKENDS
 from chimdqa_eval.generate.packing import DEFAULT_MAX_CONTEXT_TOKENS, DEFAULT_TRUNCATION, TRUNCATIONS
+from chimdqa_eval.generate.retrieval import RetrievalSettings
 from chimdqa_eval.schema import CONFIGS, QA_SPLITS, InputError
 
 MODES = ("long", "rag", "closed-book")
-BACKEND_NAMES = ("openai", "transformers")
+_RAG = RetrievalSettings()  # the rag mode's defaults are retrieval's own
 
 
 @dataclass(frozen=True)
@@ -45,13 +47,13 @@ class GenerateConfig:
     truncation: str = DEFAULT_TRUNCATION
     context_tokenizer: str | None = None
     # rag mode
-    retrieval: str = "bm25"
-    top_k: int = 5
-    chunk_size: int = 400
-    chunk_overlap: int = 80
+    retrieval: str = _RAG.method
+    top_k: int = _RAG.top_k
+    chunk_size: int = _RAG.chunk_size
+    chunk_overlap: int = _RAG.chunk_overlap
     embedding_model: str | None = None
     reranker: str | None = None
-    rerank_candidates: int = 20
+    rerank_candidates: int = _RAG.rerank_candidates
     # local models
     device: str | None = None
     batch_size: int = 8
@@ -75,7 +77,7 @@ class GenerateConfig:
 
     def check(self) -> None:
         """InputError naming the flag for a value no run could use."""
-        for name, allowed in (("backend", BACKEND_NAMES), ("config", CONFIGS), ("split", tuple(QA_SPLITS)),
+        for name, allowed in (("backend", BACKENDS), ("config", CONFIGS), ("split", tuple(QA_SPLITS)),
                               ("truncation", TRUNCATIONS)):
             if getattr(self, name) not in allowed:
                 raise InputError(f"--{name} {getattr(self, name)}: expected one of {', '.join(allowed)}")
