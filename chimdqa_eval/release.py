@@ -271,7 +271,7 @@ def pdf_pages(path) -> list[str]:
                 return pages
         except InputError:
             pass  # a damaged entry is read again from the PDF and rewritten
-    pages = _read_pdf_pages(path)
+    pages = _read_pdf_pages(path, data)
     if cached is not None:
         with contextlib.suppress(OSError):  # a cache that cannot be written only costs time
             jsonio.write_json_atomic(cached, pages, indent=None)
@@ -286,11 +286,13 @@ def _extraction_version() -> str:
     return f"pymupdf-{importlib.metadata.version('pymupdf')}|{hashlib.sha256(code.encode()).hexdigest()[:16]}"
 
 
-def _read_pdf_pages(path) -> list[str]:
+def _read_pdf_pages(path, data: bytes | None = None) -> list[str]:
+    """The pages of the PDF at `path`, read from `data` when given: the very bytes pdf_pages hashed, so the
+    file is read once and its cache key always names what was parsed."""
     import pymupdf  # imported here so that reading QA files never needs it
 
     try:
-        document = pymupdf.open(path)
+        document = pymupdf.open(path) if data is None else pymupdf.open(stream=data, filetype="pdf")
     except (pymupdf.FileDataError, RuntimeError) as err:
         raise InputError(f"{path}: cannot be read as a PDF ({err})") from None
     with document:

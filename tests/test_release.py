@@ -364,7 +364,7 @@ def test_pdf_pages_are_read_once_and_again_when_the_file_changes(tmp_path, monke
     assert first and any(first)
     reads = []
     real = release._read_pdf_pages
-    monkeypatch.setattr(release, "_read_pdf_pages", lambda path: reads.append(path) or real(path))
+    monkeypatch.setattr(release, "_read_pdf_pages", lambda path, data: reads.append(path) or real(path, data))
     assert release.pdf_pages(pdf) == first and reads == []
     pdf.write_bytes(pdf.read_bytes() + b"\n%% appended\n")  # still a PDF, another sha256
     assert release.pdf_pages(pdf) == first and len(reads) == 1
