@@ -125,8 +125,9 @@ def _cell(results, family, metric, column=None, label=None, with_ci=False) -> di
             entry = entry["by"][column][label]
         ci = entry.get("ci95", [None, None])
         cell.update(ci=ci if ci[0] is not None else None, note=entry.get("note"))
-        if cell["note"] == NO_VARIATION and abs(value) < 0.005:  # shown as 0.00: say why there is no interval
-            cell["note"] = NO_VARIATION + ": every item scores about 0 (e.g. CIDEr-D on paragraph answers)"
+        if cell["note"] == NO_VARIATION and column is None and abs(value) < 0.005:  # an overall 0.0: say why
+            cell["note"] = NO_VARIATION + ": every item scores about 0" + (
+                " (CIDEr-D on paragraph answers)" if metric == "cider_d" else "")
     return cell
 
 
