@@ -151,7 +151,7 @@ def _latin_references() -> dict:
     return latin
 
 
-FILLERS = ["答案是3.15亿元。", "是1998年。", "这个问题我不太确定。", "北京市。"]
+FILLERS = ["答案是3.15亿元。", "是1998年。", "这个问题我不太确定。", "北京市。", "张伟。", "42%。", "第三章。"]
 
 
 def test_filler_openings_never_create_a_match_for_any_latin_reference():
@@ -162,13 +162,17 @@ def test_filler_openings_never_create_a_match_for_any_latin_reference():
     matched = []
     for reference, question in references.items():
         for i, opening in enumerate(vocabulary.words("filler_openings")):
-            for answer in (f"{opening}，{FILLERS[i % 4]}", f"{opening}{FILLERS[(i + 1) % 4]}"):
+            for answer in (f"{opening}，{FILLERS[i % len(FILLERS)]}", f"{opening}{FILLERS[(i + 1) % len(FILLERS)]}"):
                 if trace_answer(answer, reference, question).grade == "CO":
                     matched.append((answer, reference))
+        for value in FILLERS[-3:]:  # the wrong value alone (张伟 for Ching & S. K. Wu was a sound-alike)
+            if trace_answer(value, reference, question).grade == "CO":
+                matched.append((value, reference))
     assert matched == []
     assert trace_answer("根据文档，答案是3.15亿元。", "W.J. Youden", "约登指数是谁提出的？").grade != "CO"
     assert trace_answer("据报道，3.15亿元。", "Cryptoki", "PKCS #11 标准定义的编程接口叫什么？").grade != "CO"
     assert trace_answer("北京市。", "Stuart Biggs", "谁设计了这个标志？").grade != "CO"  # a known place, no name
+    assert trace_answer("根据文档，张伟。", "Ching & S. K. Wu", "苏铁蕨的命名人是谁？").grade != "CO"  # too little of it
     assert trace_answer("据我所知，是哈贝马斯。", "Habermas", "交往行为理论是谁提出的？").grade == "CO"  # a name stays
 
 

@@ -11,6 +11,9 @@ CASES = {
     ],
     'chinese_name': [
         ('雷诺数是以英国物理学家詹姆斯·焦耳（James Joule）的名字命名的。', 'Osborne Reynolds', '雷诺数是以哪位科学家的名字命名的？', 'IN', False, 'unmatched.risk'),
+        # 张伟 lines up with 3 of the 5 consonant classes of Ching S. K. Wu: too little of it for a transliteration
+        ('张伟。', 'Ching & S. K. Wu', '这种蕨类的命名人是谁？', 'IN', False, 'unmatched.risk'),
+        ('根据文档，张伟。', 'Ching & S. K. Wu', '这种蕨类的命名人是谁？', 'IN', False, 'unmatched.risk'),
     ],
     'claim_then_refusal': [
         ('王晶。不过我不太确定。', '张敏', '这部电影的导演是谁？', 'IN', False, 'unmatched.claim_then_refusal'),
@@ -64,6 +67,7 @@ CASES = {
     ],
     'no_match': [
         ('明朝', '清', '', 'IN', True, 'unmatched.no_match'),
+        ('不是三国时期，是西晋。', '三国时代', '这是哪个时期的著作？', 'IN', True, 'unmatched.no_match'),  # suffix_variant taken back
         ('伏兔穴属于足太阴脾经，位于大腿前侧。', '足阳明胃经', '伏兔穴所属的经脉是什么？', 'IN', True, 'unmatched.no_match'),
         ('氦。', '氢', '宇宙中含量最多的元素是什么？', 'IN', True, 'unmatched.no_match'),
         ('肝脏。', '皮肤', '人体最大的器官是什么？', 'IN', True, 'unmatched.no_match'),
