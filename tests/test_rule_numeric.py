@@ -36,13 +36,14 @@ CASES = {
         ('这种型号的铅笔是2B的。', '2B', '考试涂卡一般用什么型号的铅笔？', 'CO', False, 'numeric.code_match'),
     ],
     'converted_unit': [
-        ('约为23华氏度。', '-5', '该城市一月的平均气温是多少摄氏度？', 'CO', False, 'numeric.converted_unit'),
-        ('海拔约10167英尺。', '3099', '这座山的海拔是多少米？', 'CO', False, 'numeric.converted_unit'),
-        ('约77.35 K。', '-195.8', '氮的沸点是多少摄氏度？', 'CO', False, 'numeric.converted_unit'),
-        ('98.6华氏度，也就是37摄氏度。', '37', '人体正常体温大约是多少摄氏度？', 'CO', False, 'numeric.converted_unit'),
-        ('前者是后者的400%。', '4', '前者与后者相比是几个倍数的关系？', 'CO', False, 'numeric.converted_unit'),
-        ('7000千卡/千克，折合约29.3 MJ/kg。', '7000', '标准煤热值是多少千卡每千克？', 'CO', False, 'numeric.converted_unit'),
-        ('体细胞中有12对染色体。', '24', '水稻的体细胞中有多少条染色体？', 'CO', False, 'numeric.converted_unit'),
+        ('约为23华氏度。', '-5', '该城市一月的平均气温是多少摄氏度？', 'CO', True, 'numeric.converted_unit'),
+        ('海拔约10167英尺。', '3099', '这座山的海拔是多少米？', 'CO', True, 'numeric.converted_unit'),
+        ('约77.35 K。', '-195.8', '氮的沸点是多少摄氏度？', 'CO', True, 'numeric.converted_unit'),
+        ('98.6华氏度，也就是37摄氏度。', '37', '人体正常体温大约是多少摄氏度？', 'CO', True, 'numeric.converted_unit'),
+        ('前者是后者的400%。', '4', '前者与后者相比是几个倍数的关系？', 'CO', True, 'numeric.converted_unit'),
+        ('7000千卡/千克，折合约29.3 MJ/kg。', '7000', '标准煤热值是多少千卡每千克？', 'CO', True, 'numeric.converted_unit'),
+        ('体细胞中有12对染色体。', '24', '水稻的体细胞中有多少条染色体？', 'CO', True, 'numeric.converted_unit'),
+        ('应该是212华氏度吧。', '100', '标准大气压下水的沸点是多少摄氏度？', 'CO', False, 'numeric.converted_unit'),
     ],
     'era_for_year': [
         ('两千多年前。', '公元前221年', '这是哪一年的事？', 'NA', False, 'numeric.era_for_year'),
@@ -52,6 +53,10 @@ CASES = {
     'guess_then_refusal': [
         ('她是1995年或1996年出生的，具体哪一年记不准。', '1994', '这位歌手是哪一年出生的？', 'IN', False, 'numeric.guess_then_refusal'),
         ('我印象中它是2006年成为ISO标准的，不过可能记得不准。', '2008', '这项标准正式成为国际标准是在哪一年？', 'IN', False, 'numeric.guess_then_refusal'),
+    ],
+    'half_step_off': [
+        ('它的长度是12.5米。', '12', '这艘船长多少米？', 'IN', False, 'numeric.half_step_off'),
+        ('平均气温是14.5摄氏度。', '14', '该市年平均气温是多少摄氏度？', 'IN', False, 'numeric.half_step_off'),
     ],
     'hedged_match': [
         ('我不太确定，但我记得是1981年。', '1981', '伯利兹在何年正式独立？', 'CO', False, 'numeric.hedged_match'),
@@ -70,6 +75,7 @@ CASES = {
     ],
     'number_match': [
         ('3518', '3518.17', '', 'CO', True, 'numeric.number_match'),
+        ('它的长度是12.4米。', '12', '这艘船长多少米？', 'CO', True, 'numeric.number_match'),  # not half a step off
         ('3518.2', '3518.17', '', 'CO', True, 'numeric.number_match'),
         ('3518.17', '3518', '', 'CO', True, 'numeric.number_match'),
         ('12345', '1.2万', '', 'CO', True, 'numeric.number_match'),
@@ -409,8 +415,8 @@ CASES = {
         ('超过4000', '3518.17', '', 'IN', True, 'numeric.vague_wrong'),
         ('不到3000', '3518.17', '', 'IN', True, 'numeric.vague_wrong'),
         ('约5000', '3518.17', '', 'IN', True, 'numeric.vague_wrong'),
-        ('我不太确定，可能是1980年前后吧。', '1981', '伯利兹在何年正式独立？', 'IN', False, 'numeric.vague_wrong'),
-        ('这条铁路大约在1880年左右建成。', '1882', '杜兰戈与锡尔弗顿窄轨铁路建于哪一年？', 'IN', False, 'numeric.vague_wrong'),
+        ('我不太确定，可能是1980年前后吧。', '1981', '伯利兹在何年正式独立？', 'IN', True, 'numeric.vague_wrong'),
+        ('这条铁路大约在1880年左右建成。', '1882', '杜兰戈与锡尔弗顿窄轨铁路建于哪一年？', 'IN', True, 'numeric.vague_wrong'),
         ('这条铁路建于20世纪初。', '1882', '杜兰戈与锡尔弗顿窄轨铁路建于哪一年？', 'IN', True, 'numeric.vague_wrong'),
         ('大约是1850年左右签订的。', '1856', '该条约签订于哪一年？', 'IN', True, 'numeric.vague_wrong'),
         ('全长约3.6万公里。', '39000', 'SEA-ME-WE 3国际海底光缆的全长是多少公里？', 'IN', True, 'numeric.vague_wrong'),
@@ -420,7 +426,7 @@ CASES = {
         ('约1.5万公里。', '1.5', '地球到太阳的平均距离约为多少亿公里？', 'IN', True, 'numeric.vague_wrong'),
         ('增长了15%左右。', '12.5%', '公司2023年营业收入同比增长了多少？', 'IN', True, 'numeric.vague_wrong'),
         ('应低于6.1 mmol/L。', '7.0 mmol/L', '患者的空腹血糖应控制在多少以下？', 'IN', True, 'numeric.vague_wrong'),
-        ('约生于公元700年前后。', '701年', '李白出生于哪一年？', 'IN', False, 'numeric.vague_wrong'),
+        ('约生于公元700年前后。', '701年', '李白出生于哪一年？', 'IN', True, 'numeric.vague_wrong'),
         ('7世纪末。', '701年', '李白出生于哪一年？', 'IN', True, 'numeric.vague_wrong'),
         ('大约29%，其余是陆地。', '71%', '地球表面约有多大比例被水覆盖？', 'IN', True, 'numeric.vague_wrong'),
         ('每分钟50到80次。', '60到100次', '人的正常心率范围是每分钟多少次？', 'IN', True, 'numeric.vague_wrong'),
@@ -433,14 +439,14 @@ CASES = {
         ('几千人。', '350人', '有多少人参加？', 'IN', True, 'numeric.vague_wrong'),
         ('大约5万年前。', '43,000年前', '现代人是什么时候到达这里的？', 'IN', True, 'numeric.vague_wrong'),
         ('上世纪50年代初。', '1959', '这家厂是哪一年建成的？', 'IN', True, 'numeric.vague_wrong'),
-        ('大约是2000年前后成立的。', '2006', '该公司成立于哪一年？', 'IN', False, 'numeric.vague_wrong'),
-        ('大概1990年左右启用的。', '1994', '车站是哪一年启用的？', 'IN', False, 'numeric.vague_wrong'),
+        ('大约是2000年前后成立的。', '2006', '该公司成立于哪一年？', 'IN', True, 'numeric.vague_wrong'),
+        ('大概1990年左右启用的。', '1994', '车站是哪一年启用的？', 'IN', True, 'numeric.vague_wrong'),
         ('大约700微秒。', '700纳秒', '它的寿命是多少？', 'IN', True, 'numeric.vague_wrong'),
         ('要低于零下50度才会变脆。', '-42°C', '这种合金在什么温度下变脆？', 'IN', True, 'numeric.vague_wrong'),
         ('战国时期。', '前551年', '孔子出生于哪一年？', 'IN', True, 'numeric.vague_wrong'),
         ('最大速度约为1300节，折合每秒约670米。', '2400', '这架战机的最大速度约为多少公里/小时？', 'IN', False, 'numeric.vague_wrong'),
         ('1.x版本。', '2', '最早的版本号是多少？', 'IN', True, 'numeric.vague_wrong'),
-        ('大约是公元750年左右。', '755', '安史之乱爆发于公元哪一年？', 'IN', False, 'numeric.vague_wrong'),
+        ('大约是公元750年左右。', '755', '安史之乱爆发于公元哪一年？', 'IN', True, 'numeric.vague_wrong'),
     ],
 }
 

@@ -4,9 +4,10 @@ found (TextCase.found); those `when="missing"` one in which none was."""
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from chimdqa_eval.factual import reading as rd
-from chimdqa_eval.factual import rules
+from chimdqa_eval.factual import rules, vocabulary
 from chimdqa_eval.factual.decision import Family, Verdict, rule, step
 from chimdqa_eval.factual.stages_unmatched import UNMATCHED_RULES
 
@@ -55,16 +56,34 @@ def noted_alternative(case):
         return Verdict("IN", False, "attributed_alternative")
 
 
+def _attributed_other(case) -> bool:
+    """Beside the form, a claim attributed to others that does not name the reference, is no long story and no
+    hearsay about it."""
+    alternative = case.answer.alternative
+    if not case.alternative_content:
+        return False
+    named = rd._text_match(case.ref, rules.key(alternative), alternative)
+    return not (named and named[1]) and not rd._long_story(alternative, case.question) \
+        and not rd._ABOUT_IT.search(alternative)
+
+
+_RIVAL_REPORT = re.compile(rf"^\W*(?:{vocabulary.pattern('rival_reports')})")
+
+
+@rule("text.hearsay_remark", "CO", "hearsay_remark", "no",
+      ("是西班牙的传统节日，据说始于1620年。", "西班牙", "跳婴儿节是哪个国家的传统节日？"), when="found")
+def hearsay_remark(case):
+    """Beside the form, a report that offers no rival (据说…, 民间认为…, 很多人以为…; not 也有人说是…): a remark
+    (10 of 11 such reports beside a right answer on the dev answers)."""
+    if _attributed_other(case) and not _RIVAL_REPORT.search(case.answer.alternative):
+        return Verdict("CO", False, "hearsay_remark")
+
+
 @rule("text.attributed_alternative", "IN", "attributed_alternative", "no",
       ("是蒲福，也有人认为是他的兄长丹尼尔·蒲福", "弗朗西斯·蒲福", ""), when="found")
 def attributed_alternative(case):
     """Beside the form, another candidate attributed to others and left standing (not hearsay about it)."""
-    alternative = case.answer.alternative
-    if not case.alternative_content:
-        return None
-    named = rd._text_match(case.ref, rules.key(alternative), alternative)
-    if not (named and named[1]) and not rd._long_story(alternative, case.question) \
-            and not rd._ABOUT_IT.search(alternative):
+    if _attributed_other(case):
         return Verdict("IN", False, "attributed_alternative")
 
 
@@ -77,11 +96,13 @@ def other_given_name(case):
         return Verdict("IN", False, "other_given_name")
 
 
-@rule("text.set_aside", "IN", "set_aside", "no", ("雅卡尔只是后来的推广者", "雅卡尔", "谁发明了提花机？"), when="found")
+@rule("text.set_aside", "IN", "set_aside", "unless hedged or refused", ("雅卡尔只是后来的推广者", "雅卡尔", "谁发明了提花机？"),
+      when="found")
 def set_aside(case):
-    """The answer names the form but sets it aside (只是, 其实是…的单位)."""
+    """The answer names the form but sets it aside (只是, 其实是…的单位): sure unless hedged or refused (68 of 68
+    right on the dev answers when it was never sure)."""
     if rd._set_aside(case.affirmed, case.form, case.question):
-        return Verdict("IN", False, "set_aside")
+        return Verdict("IN", not case.hedge and not case.refuses, "set_aside")
 
 
 @rule("text.split_roles", "IN", "split_roles", "no", ("作曲是顾嘉辉，填词是黄霑", "黄霑", "作曲及填词者是谁？"),
@@ -90,6 +111,26 @@ def split_roles(case):
     """The asked roles are split between the form and another name."""
     if rd._split_roles(case.affirmed, case.form, case.question):
         return Verdict("IN", False, "split_roles")
+
+
+_ROLE_GIVEN = re.compile(rf"^({rd._ROLE_WORDS})(?:者|一职)?(?:则|就|却|其实|实际上|才)?(?:是|为|由)(.+)$")
+
+
+@rule("text.role_to_other", "IN", "role_to_other", "no",
+      ("刘恒是这部电影的编剧，导演则是张艺谋。", "刘恒", "电影《菊豆》的导演是谁？"), when="found")
+def role_to_other(case):
+    """The asked role given to another name in a clause of its own (导演则是…), and the form's clauses never name
+    that role: the form had another role."""
+    asked = rd._ASKED_ROLE.search(case.question)
+    if not asked:
+        return None
+    form, clauses = case.form, [rules.key(c) for c in rd._CLAUSE_END.split(case.affirmed)]
+    own = [k for k in clauses if form in k]
+    if not own or any(asked.group(0) in k for k in own):
+        return None
+    given = (_ROLE_GIVEN.match(k) for k in clauses if form not in k)
+    if any(m and m.group(1) == asked.group(0) and rd._has_content(m.group(2), case.question) for m in given):
+        return Verdict("IN", False, "role_to_other")
 
 
 @rule("text.hedged_match", "CO", "hedged_match", "unless it also refuses or only the dictionary names it",
@@ -220,6 +261,25 @@ def reference_rejected(case):
     if rejected and rd._text_match(case.ref, rules.key(rejected), rejected) and not rd._place_parts(case.ref, case.key):
         sure = case.content and not rules.REFUSAL.search(case.affirmed) and not case.hedge
         return Verdict("IN", sure, "reference_rejected")
+
+
+@lru_cache(maxsize=4096)
+def _suffix_variants(main: str) -> tuple:
+    """The reference with its generic last word swapped for another of its group (vocabulary: generic_suffixes):
+    三国时期 for 三国时代; () when it ends in none or nothing of two characters would be left."""
+    for group in vocabulary.groups("generic_suffixes"):
+        for suffix in group:
+            if main.endswith(suffix) and len(main) - len(suffix) >= 2:
+                return tuple(main[:-len(suffix)] + other for other in group if other != suffix)
+    return ()
+
+
+@rule("text.suffix_variant", "CO", "suffix_variant", "no", ("是三国时期的著作。", "三国时代", "这是哪个时期的著作？"),
+      when="missing", unless="refusal", alone=True)
+def suffix_variant(case):
+    """The reference with another generic last word that names the same thing (牛痘接种法 for 牛痘接种术)."""
+    if any(v in case.key for v in _suffix_variants(case.ref.main)):
+        return Verdict("CO", False, "suffix_variant")
 
 
 @rule("text.inside_a_word", "IN", "inside_a_word", "no", ("氢气", "氢", ""), when="missing", unless="refusal")
@@ -450,14 +510,15 @@ def latin_core(case):
         return Verdict("CO", False, "latin_core")
 
 
-TEXT_RULES = (yes_no, longer_name, options_refused, alternatives, noted_alternative, attributed_alternative,
-              other_given_name, set_aside, split_roles, hedged_match, other_lead_claim, bold_sibling, closer_clause,
-              parallel_claims, list_with_extras, role_after_name, turn_after, others_of_kind, frame, match,
-              other_option, attributed_match, reference_rejected, inside_a_word, partial_list, narrower_dynasty,
-              other_dynasty, other_period, less_specific_dynasty, less_specific_age, less_specific_period, place,
-              broader_province, place_parts, broader_region, description, book_not_chapter, work_of, place_of_it,
-              japanese_form, transliteration_variant, transliteration_alias, bold_near_match, partial_transliteration,
-              kind_of, broader_head, owner_only, kind_only, latin_core)
+TEXT_RULES = (yes_no, longer_name, options_refused, alternatives, noted_alternative, hearsay_remark,
+              attributed_alternative, other_given_name, set_aside, split_roles, role_to_other, hedged_match,
+              other_lead_claim, bold_sibling, closer_clause, parallel_claims, list_with_extras, role_after_name,
+              turn_after, others_of_kind, frame, match, other_option, attributed_match, reference_rejected,
+              suffix_variant, inside_a_word, partial_list, narrower_dynasty, other_dynasty, other_period,
+              less_specific_dynasty, less_specific_age, less_specific_period, place, broader_province, place_parts,
+              broader_region, description, book_not_chapter, work_of, place_of_it, japanese_form,
+              transliteration_variant, transliteration_alias, bold_near_match, partial_transliteration, kind_of,
+              broader_head, owner_only, kind_only, latin_core)
 
 
 def _settle(case, decision):

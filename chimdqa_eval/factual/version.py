@@ -13,6 +13,6 @@ from chimdqa_eval.factual.aliases import TABLE_VERSION as _ALIASES_VERSION
 from chimdqa_eval.factual.dictionary import VERSION as _CEDICT_VERSION
 from chimdqa_eval.factual.places import TABLE_VERSION as _PLACES_VERSION
 
-RULES = "zh-rule-9"
+RULES = "zh-rule-10"
 NORMALIZER_VERSION = (f"{RULES}+opencc-{opencc.__version__}+pypinyin-{version('pypinyin')}+babel-{version('babel')}"
                       f"+{_ALIASES_VERSION}+places-{_PLACES_VERSION}+{_CEDICT_VERSION}+{vocabulary.VERSION}")
