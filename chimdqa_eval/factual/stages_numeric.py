@@ -86,13 +86,11 @@ def unknown_unit(case):
         return Verdict("CO", False, "unknown_unit")
 
 
-@rule("numeric.converted_unit", "CO", "converted_unit", "unless hedged or refused",
-      ('212°F', '100℃', '标准大气压下水的沸点是多少摄氏度？'))
+@rule("numeric.converted_unit", "CO", "converted_unit", "no", ('212°F', '100℃', '标准大气压下水的沸点是多少摄氏度？'))
 def converted_unit(case):
-    """A match only once converted (another unit, pairs counted singly, a percentage as a multiple): sure unless
-    hedged or refused (37 of 37 right on the dev answers when it was never sure)."""
+    """A match only once converted (another unit, pairs counted singly, a percentage as a multiple)."""
     if case.all_matched and any(n.converted for n in case.hits):
-        return Verdict("CO", not case.hedge and not case.refuses, "converted_unit")
+        return Verdict("CO", False, "converted_unit")
 
 
 @rule("numeric.hedged_match", "CO", "hedged_match", "unless it also refuses", ("应该是1919年", "1919年", ""))
