@@ -531,3 +531,24 @@ def test_nice_ticks_cover_the_range_in_round_steps():
     assert svg.nice_ticks(0, 7) == [0, 2, 4, 6, 8]
     assert svg.nice_ticks(28.4, 31.2) == [28.0, 28.5, 29.0, 29.5, 30.0, 30.5, 31.0, 31.5]
     assert svg.nice_ticks(5, 5) == [5, 5.2, 5.4, 5.6, 5.8, 6.0]
+
+
+def test_compiled_templates_are_cached_and_a_broken_cache_is_no_cache(two_runs, private_cache, monkeypatch):
+    """The report's templates compile once into $CHIMDQA_CACHE/templates; a later process (a new Environment)
+    renders from there the same page, and from files torn or filled with garbage too (compiled again)."""
+    from chimdqa_eval.report import html
+
+    _, a, b = two_runs
+    monkeypatch.setattr(html, "TEMPLATES", html.environment())
+    page = html.report_html(a, [b])
+    files = sorted((private_cache / "templates").glob("*.cache"))
+    assert len(files) >= 3  # report.html, page.html, parts.html at least
+    cached = {f: f.read_bytes() for f in files}
+    monkeypatch.setattr(html, "TEMPLATES", html.environment())
+    assert html.report_html(a, [b]) == page
+    for damage in (lambda data: data[:len(data) // 2], lambda data: b"not a jinja2 cache" * 10, lambda data: b""):
+        for f, data in cached.items():
+            f.write_bytes(damage(data))
+        monkeypatch.setattr(html, "TEMPLATES", html.environment())
+        assert html.report_html(a, [b]) == page
+    assert all(f.read_bytes() == data for f, data in cached.items())  # written again, whole
