@@ -333,8 +333,10 @@ def svg(chart: Chart) -> str:
     """The chart as a standalone SVG document."""
     body = []
     rows = math.ceil(len(chart.panels) / chart.columns) or 1
-    # a right-hand legend widens its column, a legend below lengthens its row
-    extra_right = [_legend_size(p, LEGEND_SIZE)[0] + 10 if p.legend == "right" else 0 for p in chart.panels]
+    # a right-hand legend widens its column, a legend below lengthens its row (and widens it when it is wider)
+    extra_right = [_legend_size(p, LEGEND_SIZE)[0] + 10 if p.legend == "right" else
+                   max(0.0, _legend_size(p, LEGEND_SIZE)[0] + 20 - chart.width) if p.legend == "below" else 0
+                   for p in chart.panels]
     extra_below = [_legend_size(p, LEGEND_SIZE)[1] + 10 if p.legend == "below" else 0 for p in chart.panels]
     column_widths = [chart.width + max((extra_right[i] for i in range(c, len(chart.panels), chart.columns)),
                                        default=0) for c in range(chart.columns)]
@@ -357,7 +359,7 @@ def svg(chart: Chart) -> str:
             if panel.legend == "right":
                 lx, ly = box[0] + width + 10, box[1]
             elif panel.legend == "below":
-                lx, ly = x0 + chart.width / 2 - legend_width / 2, box[1] + height + bottom
+                lx, ly = x0 + max(10.0, chart.width / 2 - legend_width / 2), box[1] + height + bottom
             else:
                 lx, ly = box[0] + width - legend_width - 4, box[1] + 4
             body += _legend(panel, lx, ly, LEGEND_SIZE)
