@@ -893,11 +893,12 @@ class ChatClient:
         return f"timed out: no complete reply by the request's deadline ({total:g} s in all{flag})"
 
     def _lane(self, base: int, lane: int):
-        """The one-connection httpx client of the base's slot `lane`, made on first use."""
-        with self._lock:
-            if self._lanes[base][lane] is None:
-                self._lanes[base][lane] = _lane_client(self._proxies[base], self._tls)
-            return self._lanes[base][lane]
+        """The one-connection httpx client of the base's slot `lane`, made on first use (by the one thread holding
+        the slot: no lock needed; lane 0, which a probe uses outside the slots, is made with the client)."""
+        http = self._lanes[base][lane]
+        if http is None:
+            http = self._lanes[base][lane] = _lane_client(self._proxies[base], self._tls)
+        return http
 
     def _post_once(self, base: int, data: bytes, headers: dict, timeout: float, total: float | None = None,
                    lane: int = 0) -> dict:
