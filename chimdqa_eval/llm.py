@@ -25,10 +25,11 @@ fails BREAKER_FAILURES attempts in a row (over BREAKER_SECONDS at least) stops t
 naming it and saying how many answers are cached for the re-run. A failure is no connection, a dropped one, no
 complete reply by the deadline, or HTTP 502/503/504 (a gateway whose model server is gone); any other reply,
 2xx or an error the model server itself sends, means the base is alive.
-HTTP goes through httpx, one keep-alive connection per request in flight: each of the `concurrency` slots of an
-API base has its own one-connection client (one shared pool would scan all its connections, a poll() each,
-under one lock twice per request); retries go through tenacity; both are imported only when a client is made,
-so the commands' option parsing stays fast.
+HTTP goes through httpx's transport, one keep-alive connection per request in flight: each of the `concurrency`
+slots of an API base has its own one-connection transport (one shared pool would scan all its connections, a
+poll() each, under one lock twice per request), asked directly, without httpx.Client's layer (cookies are neither
+kept nor sent, redirects are not followed, as before); retries go through tenacity; both are imported only when
+a client is made, so the commands' option parsing stays fast.
 """
 from __future__ import annotations
 
@@ -369,14 +370,14 @@ def _proxy_for(base: str) -> str | None:
     return urllib.request.getproxies().get(parts.scheme)
 
 
-def _lane_client(proxy: str | None, ssl_context):
-    """The httpx client of one slot of an API base (see ChatClient._lane): one keep-alive connection, through
-    `proxy` when the environment names one for the base. Compression is declined; a server compressing anyway is
-    read by _read_body, which caps what the body inflates to (httpx's own decoding would not)."""
+def _request_headers(headers: dict) -> list:
+    """An exchange's headers: what httpx's client sends by default (compression declined: a server compressing
+    anyway is read by _read_body, which caps what the body inflates to; httpx's own decoding would not), then
+    `headers`."""
     import httpx
 
-    return httpx.Client(transport=_transport(1, proxy, ssl_context), trust_env=False,
-                        headers={"Accept-Encoding": "identity"})
+    return [("Accept", "*/*"), ("Accept-Encoding", "identity"), ("Connection", "keep-alive"),
+            ("User-Agent", f"python-httpx/{httpx.__version__}"), *headers.items()]
 
 
 _DECODERS = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS,
@@ -601,17 +602,17 @@ class ChatClient:
         self._settings = json.dumps({"api": self.endpoint.origins, "temperature": temperature,
                                      "max_tokens": max_tokens})
         # One slot per request allowed in flight, each with its own kept-alive connection (a one-connection
-        # client), bases interleaved: a worker takes the slot at the head and puts it back at the tail, so bases
-        # are served in turn and a slow base gets fewer requests.
-        # Each made when first used (a run of a few requests makes a few), all with one TLS context (loading the
-        # CA certificates takes milliseconds).
+        # transport), bases interleaved: a worker takes the slot at the head and puts it back at the tail, so
+        # bases are served in turn and a slow base gets fewer requests. Each transport is made when first used (a
+        # run of a few requests makes a few), all with one TLS context (loading the CA certificates takes
+        # milliseconds).
         import httpx
 
         self._lanes: list[list] = [[None] * concurrency for _ in self.urls]
         self._tls = httpx.create_ssl_context()
         self._proxies = [_proxy_for(base) for base in self.endpoint.api_bases]
         for lanes, proxy in zip(self._lanes, self._proxies):
-            lanes[0] = _lane_client(proxy, self._tls)  # now: a proxy setting httpx refuses is an error at once
+            lanes[0] = _transport(1, proxy, self._tls)  # now: a proxy setting httpx refuses is an error at once
         self._breaker = _Breaker(len(self.urls))
         self._slots: queue.Queue = queue.Queue()
         for lane in range(concurrency):
@@ -637,9 +638,9 @@ class ChatClient:
         """Close the cache and the connections; the client cannot be used afterwards."""
         self.cache.close()
         for lanes in self._lanes:
-            for http in lanes:
-                if http is not None:
-                    http.close()
+            for transport in lanes:
+                if transport is not None:
+                    transport.close()
 
     def __enter__(self) -> "ChatClient":
         return self
@@ -874,17 +875,25 @@ class ChatClient:
             self.sent_per_base[base] += 1
             self._stage(stage)["requests"] += 1
 
-    def _exchange(self, http, url: str, data: bytes | None, headers: dict, timeout: float) -> tuple:
-        """(status, headers, body) of one HTTP request (POST `data`, or GET) through the client `http` (a slot's)
-        that ends within `timeout` seconds in all. A success's body over MAX_REPLY_BYTES is _Rejected; an error's
-        is cut to its first bytes."""
+    def _exchange(self, transport, url: str, data: bytes | None, headers: dict, timeout: float) -> tuple:
+        """(status, headers, body) of one HTTP request (POST `data`, or GET) through `transport` (a slot's) that
+        ends within `timeout` seconds in all. A success's body over MAX_REPLY_BYTES is _Rejected; an error's is
+        cut to its first bytes. httpx's errors are raised as httpx raises them."""
+        import httpx
+
         _request.deadline = time.monotonic() + timeout
         try:
-            with http.stream("GET" if data is None else "POST", url, content=data, headers=headers,
-                                   timeout=timeout) as response:
+            request = httpx.Request("GET" if data is None else "POST", url, content=data,
+                                    headers=_request_headers(headers),
+                                    extensions={"timeout": httpx.Timeout(timeout).as_dict()})
+            response = transport.handle_request(request)
+            response.request = request
+            try:
                 success = response.status_code < 300
                 body = _read_body(response, MAX_REPLY_BYTES if success else _ERROR_DETAIL, refuse=success)
                 return response.status_code, response.headers, body
+            finally:
+                response.close()
         finally:
             _request.deadline = None
 
@@ -893,12 +902,12 @@ class ChatClient:
         return f"timed out: no complete reply by the request's deadline ({total:g} s in all{flag})"
 
     def _lane(self, base: int, lane: int):
-        """The one-connection httpx client of the base's slot `lane`, made on first use (by the one thread holding
+        """The one-connection transport of the base's slot `lane`, made on first use (by the one thread holding
         the slot: no lock needed; lane 0, which a probe uses outside the slots, is made with the client)."""
-        http = self._lanes[base][lane]
-        if http is None:
-            http = self._lanes[base][lane] = _lane_client(self._proxies[base], self._tls)
-        return http
+        transport = self._lanes[base][lane]
+        if transport is None:
+            transport = self._lanes[base][lane] = _transport(1, self._proxies[base], self._tls)
+        return transport
 
     def _post_once(self, base: int, data: bytes, headers: dict, timeout: float, total: float | None = None,
                    lane: int = 0) -> dict:
