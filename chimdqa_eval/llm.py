@@ -376,8 +376,8 @@ def _request_headers(headers: dict) -> list:
     `headers`."""
     import httpx
 
-    return [("Accept", "*/*"), ("Accept-Encoding", "identity"), ("Connection", "keep-alive"),
-            ("User-Agent", f"python-httpx/{httpx.__version__}"), *headers.items()]
+    return [("Accept", "*/*"), ("Connection", "keep-alive"), ("User-Agent", f"python-httpx/{httpx.__version__}"),
+            ("Accept-Encoding", "identity"), *headers.items()]  # in the order httpx.Client sent them
 
 
 _DECODERS = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS,
