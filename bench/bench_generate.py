@@ -30,11 +30,30 @@ from chat_server import ChatServer  # noqa: E402
 from tiny_models import CHARS  # noqa: E402
 
 
-def serve(latency: float, address, stop) -> None:
-    """The chat server in its own process, so that it does not share the client's interpreter lock."""
+def serve(latency: float, address, stop, accepted) -> None:
+    """The chat server in its own process, so that it does not share the client's interpreter lock; `accepted`
+    counts the TCP connections it accepts (a client that keeps its connections alive opens `concurrency`)."""
     with ChatServer(lambda body: "48.6亿元", latency=latency) as server:
+        httpd = server._httpd
+        process_request = httpd.process_request
+
+        def counted(request, client_address):
+            with accepted.get_lock():
+                accepted.value += 1
+            process_request(request, client_address)
+
+        httpd.process_request = counted
         address.put(server.api_base)
         stop.wait()
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """A process's CPU time (user + system) from /proc, or None where there is no /proc."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def bench_api(n: int, latency: float, concurrency: int) -> None:
@@ -46,23 +65,31 @@ def bench_api(n: int, latency: float, concurrency: int) -> None:
         messages = ({"role": "user", "content": f"问题{i}：公司2023年的营业收入是多少？"},)
         prompts.append(Prompt(messages, prompt_cache_key("bench", messages)))
     context = multiprocessing.get_context("spawn")
-    address, stop = context.Queue(), context.Event()
-    server = context.Process(target=serve, args=(latency, address, stop), daemon=True)
+    address, stop, accepted = context.Queue(), context.Event(), context.Value("i", 0)
+    server = context.Process(target=serve, args=(latency, address, stop, accepted), daemon=True)
     server.start()
     api_base = address.get(timeout=60)
     with tempfile.TemporaryDirectory() as folder:
         client = LLMEndpoint("bench-model", (api_base,), cache_path=Path(folder) / "c.sqlite",
                              concurrency=concurrency).client()
         backend = ApiBackend(client)
+        load = os.getloadavg()[0]
+        server_cpu = cpu_seconds(server.pid)
         start, cpu = time.perf_counter(), time.process_time()
         answers = backend.complete(prompts)
         elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
+        if server_cpu is not None:
+            server_cpu = cpu_seconds(server.pid) - server_cpu
         assert all(a.error is None for a in answers)
         ideal = concurrency / latency
+        server_line = (f"server CPU {server_cpu / n * 1000:.2f} ms a request" if server_cpu is not None else
+                       "server CPU not measured (no /proc)")
         print(f"API backend: {n} answers in {elapsed:.2f} s = {n / elapsed:.1f} answers/s; ideal "
               f"{concurrency} / {latency * 1000:.0f} ms = {ideal:.0f}/s; ratio {n / elapsed / ideal:.1%} "
-              f"(goal >= 95%); client CPU {cpu / n * 1000:.2f} ms a request; load average {os.getloadavg()[0]:.2f} on "
-              f"{os.cpu_count()} CPUs")
+              f"(goal >= 95%); client CPU {cpu / n * 1000:.2f} ms a request, {server_line} (both share the "
+              f"machine's {os.cpu_count()} CPUs; load average {load:.2f} before, {os.getloadavg()[0]:.2f} after); "
+              f"{accepted.value} TCP connections accepted by the server for {n} requests at concurrency "
+              f"{concurrency}")
         start = time.perf_counter()
         again = backend.complete(prompts)
         cached = time.perf_counter() - start

@@ -25,8 +25,11 @@ fails BREAKER_FAILURES attempts in a row (over BREAKER_SECONDS at least) stops t
 naming it and saying how many answers are cached for the re-run. A failure is no connection, a dropped one, no
 complete reply by the deadline, or HTTP 502/503/504 (a gateway whose model server is gone); any other reply,
 2xx or an error the model server itself sends, means the base is alive.
-HTTP goes through httpx (one client per ChatClient, keep-alive pools sized to the concurrency), retries through
-tenacity; both are imported only when a client is made, so the commands' option parsing stays fast.
+HTTP goes through httpx's transport, one keep-alive connection per request in flight: each of the `concurrency`
+slots of an API base has its own one-connection transport (one shared pool would scan all its connections, a
+poll() each, under one lock twice per request), asked directly, without httpx.Client's layer (cookies are neither
+kept nor sent, redirects are not followed, as before); retries go through tenacity; both are imported only when
+a client is made, so the commands' option parsing stays fast.
 """
 from __future__ import annotations
 
@@ -42,7 +45,6 @@ import threading
 import time
 import urllib.request
 import zlib
-from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -332,14 +334,16 @@ class _DeadlineBackend:
         self._backend.sleep(seconds)
 
 
-def _transport(connections: int, proxy: str | None):
+def _transport(connections: int, proxy: str | None, ssl_context=None):
     """An httpx transport keeping up to `connections` keep-alive connections, over _DeadlineStreams, through
-    `proxy` (an http:// or https:// proxy URL) when one is given."""
+    `proxy` (an http:// or https:// proxy URL) when one is given; `ssl_context` (httpx's default when None) may
+    be shared by many transports."""
     import httpcore
     import httpx
 
-    transport = httpx.HTTPTransport()
-    pool = dict(ssl_context=httpx.create_ssl_context(), max_connections=connections,
+    ssl_context = ssl_context or httpx.create_ssl_context()
+    transport = httpx.HTTPTransport(verify=ssl_context)  # its own pool is replaced below: no context of its own
+    pool = dict(ssl_context=ssl_context, max_connections=connections,
                 max_keepalive_connections=connections, network_backend=_DeadlineBackend())
     if proxy is None:
         connection_pool = httpcore.ConnectionPool(**pool)
@@ -366,20 +370,14 @@ def _proxy_for(base: str) -> str | None:
     return urllib.request.getproxies().get(parts.scheme)
 
 
-def _http_client(bases, connections: int):
-    """One httpx client for all the API bases: a keep-alive pool of `connections` per origin (bases sharing one
-    share it, with room for all of them). Compression is declined; a server compressing anyway is read by
-    _read_body, which caps what the body inflates to (httpx's own decoding would not)."""
+def _request_headers(headers: dict) -> list:
+    """An exchange's headers: what httpx's client sends by default (compression declined: a server compressing
+    anyway is read by _read_body, which caps what the body inflates to; httpx's own decoding would not), then
+    `headers`."""
     import httpx
 
-    per_origin = Counter(origin(base) for base in bases)
-    transports = {}
-    for base in bases:
-        url = httpx.URL(base)
-        pattern = f"{url.scheme}://{url.netloc.decode('ascii')}"
-        transports.setdefault(pattern, _transport(connections * per_origin[origin(base)], _proxy_for(base)))
-    return httpx.Client(mounts=transports, transport=next(iter(transports.values())), trust_env=False,
-                        headers={"Accept-Encoding": "identity"})
+    return [("Accept", "*/*"), ("Connection", "keep-alive"), ("User-Agent", f"python-httpx/{httpx.__version__}"),
+            ("Accept-Encoding", "identity"), *headers.items()]  # in the order httpx.Client sent them
 
 
 _DECODERS = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS,
@@ -603,14 +601,23 @@ class ChatClient:
         # be two models) and the generation settings are part of the cache key.
         self._settings = json.dumps({"api": self.endpoint.origins, "temperature": temperature,
                                      "max_tokens": max_tokens})
-        self._http = _http_client(self.endpoint.api_bases, concurrency)
+        # One slot per request allowed in flight, each with its own kept-alive connection (a one-connection
+        # transport), bases interleaved: a worker takes the slot at the head and puts it back at the tail, so
+        # bases are served in turn and a slow base gets fewer requests. Each transport is made when first used (a
+        # run of a few requests makes a few), all with one TLS context (loading the CA certificates takes
+        # milliseconds).
+        import httpx
+
+        self._lanes: list[list] = [[None] * concurrency for _ in self.urls]
+        self._tls = httpx.create_ssl_context()
+        self._proxies = [_proxy_for(base) for base in self.endpoint.api_bases]
+        for lanes, proxy in zip(self._lanes, self._proxies):
+            lanes[0] = _transport(1, proxy, self._tls)  # now: a proxy setting httpx refuses is an error at once
         self._breaker = _Breaker(len(self.urls))
-        # One slot per request allowed in flight, bases interleaved: a worker takes the base at the head and puts
-        # it back at the tail, so bases are served in turn and a slow base gets fewer requests.
         self._slots: queue.Queue = queue.Queue()
-        for _ in range(concurrency):
+        for lane in range(concurrency):
             for index in range(len(self.urls)):
-                self._slots.put(index)
+                self._slots.put((index, lane))
         self._lock = threading.Lock()
         self.calls_sent = 0
         self.sent_per_base = [0] * len(self.urls)
@@ -630,7 +637,10 @@ class ChatClient:
     def close(self) -> None:
         """Close the cache and the connections; the client cannot be used afterwards."""
         self.cache.close()
-        self._http.close()
+        for lanes in self._lanes:
+            for transport in lanes:
+                if transport is not None:
+                    transport.close()
 
     def __enter__(self) -> "ChatClient":
         return self
@@ -844,15 +854,16 @@ class ChatClient:
     def _attempt(self, data: bytes, headers: dict, stage: str, deadline: float) -> dict:
         if self._breaker.tripped.is_set():
             raise _EndpointDown()
-        base = self._slots.get()
+        slot = self._slots.get()
+        base, lane = slot
         try:
             left = deadline - time.monotonic()
             if left <= 0:  # only when taking a slot took that long: not the server's doing, not counted
                 raise _Transient(self._timed_out(self.timeout), timed_out=True)
             self._reserve_call(base, stage)
-            reply = self._post_once(base, data, headers, left, total=self.timeout)
+            reply = self._post_once(base, data, headers, left, total=self.timeout, lane=lane)
         finally:
-            self._slots.put(base)
+            self._slots.put(slot)
         self._count_reply(stage, reply["usage"])
         return reply
 
@@ -864,16 +875,25 @@ class ChatClient:
             self.sent_per_base[base] += 1
             self._stage(stage)["requests"] += 1
 
-    def _exchange(self, url: str, data: bytes | None, headers: dict, timeout: float) -> tuple:
-        """(status, headers, body) of one HTTP request (POST `data`, or GET) that ends within `timeout` seconds
-        in all. A success's body over MAX_REPLY_BYTES is _Rejected; an error's is cut to its first bytes."""
+    def _exchange(self, transport, url: str, data: bytes | None, headers: dict, timeout: float) -> tuple:
+        """(status, headers, body) of one HTTP request (POST `data`, or GET) through `transport` (a slot's) that
+        ends within `timeout` seconds in all. A success's body over MAX_REPLY_BYTES is _Rejected; an error's is
+        cut to its first bytes. httpx's errors are raised as httpx raises them."""
+        import httpx
+
         _request.deadline = time.monotonic() + timeout
         try:
-            with self._http.stream("GET" if data is None else "POST", url, content=data, headers=headers,
-                                   timeout=timeout) as response:
+            request = httpx.Request("GET" if data is None else "POST", url, content=data,
+                                    headers=_request_headers(headers),
+                                    extensions={"timeout": httpx.Timeout(timeout).as_dict()})
+            response = transport.handle_request(request)
+            response.request = request
+            try:
                 success = response.status_code < 300
                 body = _read_body(response, MAX_REPLY_BYTES if success else _ERROR_DETAIL, refuse=success)
                 return response.status_code, response.headers, body
+            finally:
+                response.close()
         finally:
             _request.deadline = None
 
@@ -881,13 +901,23 @@ class ChatClient:
         flag = ", --timeout" if total == self.timeout else ""
         return f"timed out: no complete reply by the request's deadline ({total:g} s in all{flag})"
 
-    def _post_once(self, base: int, data: bytes, headers: dict, timeout: float, total: float | None = None) -> dict:
-        """One attempt, ending within `timeout` seconds (what is left of a request's deadline of `total`)."""
+    def _lane(self, base: int, lane: int):
+        """The one-connection transport of the base's slot `lane`, made on first use (by the one thread holding
+        the slot: no lock needed; lane 0, which a probe uses outside the slots, is made with the client)."""
+        transport = self._lanes[base][lane]
+        if transport is None:
+            transport = self._lanes[base][lane] = _transport(1, self._proxies[base], self._tls)
+        return transport
+
+    def _post_once(self, base: int, data: bytes, headers: dict, timeout: float, total: float | None = None,
+                   lane: int = 0) -> dict:
+        """One attempt, ending within `timeout` seconds (what is left of a request's deadline of `total`), through
+        the base's slot `lane` (the first by default, as a probe asks before any run)."""
         import httpx
 
         url, total = self.urls[base], total or timeout
         try:
-            status, reply_headers, body = self._exchange(url, data, headers, timeout)
+            status, reply_headers, body = self._exchange(self._lane(base, lane), url, data, headers, timeout)
         except httpx.TimeoutException as err:
             self._breaker.failed(base, f"{type(err).__name__}: {_TIMED_OUT}")
             raise _Transient(self._timed_out(total), timed_out=True) from None
@@ -965,7 +995,7 @@ class ChatClient:
         for index, base in enumerate(self.endpoint.api_bases):
             url = _models_url(base)
             try:
-                status, _, body = self._exchange(url, None, self._headers(), timeout)
+                status, _, body = self._exchange(self._lane(index, 0), url, None, self._headers(), timeout)
             except httpx.RequestError as err:
                 raise InputError(f"the LLM endpoint {base} cannot be reached ({_reason(err)}); is the server "
                                  "running and the URL right?") from None

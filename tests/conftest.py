@@ -7,13 +7,13 @@ tmp_path, not in it, so a test may use tmp_path itself as an output folder. The 
 `prebuilt_dictionary` puts CC-CEDICT's tables, built once per session, in the test's cache, for tests whose child
 processes would otherwise each spend seconds building them (building and rebuilding them is test_judge_names's).
 
-Plots: `unrendered_plots` draws every plot of a report or board but skips rasterising it to PNG, for tests about
-something else (the queue's bookkeeping) that write many pages."""
+Plots: `unrendered_plots` describes every plot of a report or board but embeds a 1x1 image instead of its SVG, for
+tests about something else (the queue's bookkeeping) that write many pages."""
 import shutil
 
 import pytest
 
-# A 1x1 PNG: the plots are still made and closed, their images are this.
+# A 1x1 PNG: the plots are still described, their images are this.
 TINY_PNG = ("data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAAB"
             "JRU5ErkJggg==")
 
@@ -60,8 +60,8 @@ def prebuilt_dictionary(cedict_tables_file, private_cache):
 def unrendered_plots(monkeypatch):
     from chimdqa_eval.report import html
 
-    def png_data_uri(fig) -> str:
-        html._pyplot().close(fig)
+    def image_data_uri(chart) -> str:
+        assert chart.panels
         return TINY_PNG
 
-    monkeypatch.setattr(html, "png_data_uri", png_data_uri)
+    monkeypatch.setattr(html, "image_data_uri", image_data_uri)

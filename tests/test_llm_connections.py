@@ -4,6 +4,7 @@ waiting for the acknowledgement of its head (a delayed ACK: 40 ms a request). Co
 throughput itself is bench/bench_generate.py's."""
 from __future__ import annotations
 
+import json
 import socket
 
 import pytest
@@ -68,3 +69,20 @@ def test_every_read_asks_for_an_immediate_acknowledgement():
     stream = llm._DeadlineStream(inner := _Stream(failing))
     assert stream.read(10) == b"x" and stream.read(10) == b"x" and inner.reads == 2  # reads go on without it
     assert llm._DeadlineStream(_Stream(None)).read(10) == b"x"  # no socket to set it on
+
+
+def test_requests_carry_the_headers_httpx_client_sent(tmp_path, monkeypatch):
+    """The slots' transports are asked directly: the server still sees httpx's default headers, in their order,
+    compression declined, then the request's own."""
+    import httpx
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with ChatServer(lambda body: "1") as server:
+        with LLMEndpoint("m", (server.api_base,), cache_path=tmp_path / "c.sqlite").client() as client:
+            client.complete_all([ChatRequest(({"role": "user", "content": "q"},), "k")], parse=int)
+    headers = server.headers[0]
+    assert list(headers) == ["Host", "Accept", "Connection", "User-Agent", "Accept-Encoding", "Content-Type",
+                             "Authorization", "Content-Length"]
+    assert (headers["Accept-Encoding"], headers["Connection"], headers["User-Agent"], headers["Authorization"]) == (
+        "identity", "keep-alive", f"python-httpx/{httpx.__version__}", "Bearer sk-test")
+    assert int(headers["Content-Length"]) == len(json.dumps(server.requests[0], ensure_ascii=False).encode("utf-8"))

@@ -269,8 +269,8 @@ def test_the_closed_book_run_is_paired_in_results_report_and_board(tmp_path, cap
     assert "m (without document)" in page  # its row in the tables, beside m's
     assert html.paired_runs([long, closed]) == [{"closed-book": closed, "long": long}]
     figure = html.paired_plot(html.paired_runs([long, closed]), None)
-    assert [t.get_text() for t in figure.axes[0].get_legend().get_texts()] == ["without document", "without RAG"]
-    heights = [bar.get_height() for bar in figure.axes[0].patches]
+    assert [s.label for s in figure.panels[0].series] == ["without document", "without RAG"]
+    heights = [v for s in figure.panels[0].series for v in s.values]
     assert heights == [pytest.approx(closed["metrics"]["factual"]["F1"]["value"]),
                        pytest.approx(long["metrics"]["factual"]["F1"]["value"])]
     rows = leaderboard.leaderboard_rows([closed, long])

@@ -11,7 +11,7 @@ import yaml
 
 from chimdqa_eval import cli, release
 from chimdqa_eval.hub import exports
-from chimdqa_eval.report import compare, leaderboard
+from chimdqa_eval.report import compare, leaderboard, svg
 from chimdqa_eval.families import METRIC_LABELS
 from chimdqa_eval.report.results import SCHEMA_PATH, read_items, read_results
 from chimdqa_eval.schema import InputError
@@ -241,12 +241,15 @@ def test_leaderboard_ranks_within_each_dataset(two_runs):
         (1, "model-b"), (2, "model-a"), (3, "partial-model"), (1, "csqa-model")]
 
 
-def test_report_embeds_png_plots_and_paper_tables(two_runs):
+def test_report_embeds_svg_plots_and_paper_tables(two_runs):
+    from xml.etree import ElementTree
+
     root, _, _ = two_runs
     page = (root / "a" / "report.html").read_text(encoding="utf-8")
-    images = re.findall(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', page)
+    images = re.findall(r'src="data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)"', page)
     assert len(images) >= 2  # factual F1 per domain, question-type radar
-    assert all(base64.b64decode(data).startswith(b"\x89PNG\r\n\x1a\n") for data in images)
+    svgs = [ElementTree.fromstring(base64.b64decode(data)) for data in images]  # well-formed XML
+    assert all(s.tag == "{http://www.w3.org/2000/svg}svg" and float(s.get("width")) > 0 for s in svgs)
     for heading in ("Factual questions (Table 4)", "Open-ended questions (Table 5)", "Skipped", "Signatures"):
         assert heading in page
     assert "bert-base-chinese" in page  # the skip reason is shown
@@ -255,14 +258,19 @@ def test_report_embeds_png_plots_and_paper_tables(two_runs):
 
 def test_with_and_without_rag_plot(two_runs):
     _, a, b = two_runs
-    name = r"cheap$\zz$model"  # '$...$' would be matplotlib math mode, and \zz no symbol
+    name = r"cheap$\zz$model <&>"  # '$...$' was matplotlib's math mode; markup characters are text
     a = dict(a, model=dict(a["model"], model=name))
     with_rag = dict(b, model=dict(b["model"], model=name, rag=True))
     from chimdqa_eval.report import html
 
     assert html.paired_runs([a, with_rag]) == [{"long": a, "rag": with_rag}]
-    captions = [caption for caption, _ in html.plots([a, with_rag])]
-    assert "Without vs with RAG (Figures 3-4)" in captions
+    figures = dict(html.plots([a, with_rag]))
+    assert "Without vs with RAG (Figures 3-4)" in figures
+    from xml.etree import ElementTree
+
+    drawn = ElementTree.fromstring(base64.b64decode(figures["Without vs with RAG (Figures 3-4)"].split(",", 1)[1]))
+    texts = [t.text for t in drawn.iter("{http://www.w3.org/2000/svg}text")]
+    assert name in texts and "without RAG" in texts and "with RAG" in texts  # the model's bars, the legend
     assert "Without vs with RAG (Figures 3-4)" not in [c for c, _ in html.plots([a, b])]
 
 
@@ -407,9 +415,12 @@ def test_a_missing_value_is_a_gap_never_a_zero(two_runs):
     _, a, _ = two_runs
     factual_only = dict(a, metrics={"factual": a["metrics"]["factual"]})
     radar = html.type_radar([factual_only], "rouge_l")
-    (line,) = radar.axes[0].get_lines()
-    values = np.asarray(line.get_ydata(), dtype=float)[:10]
-    assert np.isnan(values[5:]).all() and not np.isnan(values[:5]).any()  # the open-ended axes are gaps
+    (line,) = radar.panels[0].series
+    values = np.array([np.nan if v is None else v for v in line.values], dtype=float)
+    assert len(values) == 10 and np.isnan(values[5:]).all() and not np.isnan(values[:5]).any()  # open-ended: gaps
+    drawn = svg.svg(radar)
+    assert drawn.count("<polyline") == 1  # one line through the five factual types, none across the gaps
+    assert "<polygon" not in drawn  # no area is shaded over a gap
     table = html.paper_table([factual_only, a], "open_ended", per_domain_metric="rouge_l")
     first_row = table.split("<tr")[2]
     # METEOR, ROUGE-L, CIDEr, CIDEr-D and the six domains are empty (PPL and BERTScore say "skipped")
@@ -423,11 +434,11 @@ def test_a_panel_without_data_is_not_drawn(two_runs):
     without = dict(a, model=dict(a["model"], model="m"), metrics={"factual": a["metrics"]["factual"]})
     with_rag = dict(b, model=dict(b["model"], model="m", rag=True), metrics={"factual": b["metrics"]["factual"]})
     figure = html.paired_plot(html.paired_runs([without, with_rag]), "bertscore_f1")
-    assert [ax.get_title() for ax in figure.axes] == ["F1 (factual questions)"]
+    assert [panel.title for panel in figure.panels] == ["F1 (factual questions)"]
     finance = dict(a, metrics={"factual": {"F1": dict(a["metrics"]["factual"]["F1"], by={
         "domain": {"finance": a["metrics"]["factual"]["F1"]["by"]["domain"]["finance"]}})}})
     bars = html.domain_bars([finance], "factual", "F1")
-    assert [t.get_text() for t in bars.axes[0].get_xticklabels()] == ["finance"]
+    assert bars.panels[0].categories == ["finance"]
 
 
 def test_board_folds_the_per_domain_columns(two_runs, tmp_path, unrendered_plots):
@@ -492,3 +503,52 @@ def test_a_zero_with_no_variation_says_why_beside_it(two_runs):
     assert document["metrics"]["open_ended"]["cider_d"]["note"] == "no variation"
     assert page.count("no variation: every item scores about 0") >= 1
     assert document["metrics"]["open_ended"]["cider"]["ci95"][0] is not None
+
+
+def test_svg_charts_are_well_formed_whatever_the_labels():
+    """Characters XML cannot hold (control characters, a lone surrogate from a JSON escape) become U+FFFD and
+    markup characters stay text: every chart kind decodes, with the labels and values it was given."""
+    from xml.etree import ElementTree
+
+    label = 'm\x00\x1b\ud800 <b>&"\'</b>'
+    shown = 'm\ufffd\ufffd\ufffd <b>&"\'</b>'
+    series = [svg.Series(label, [12.5, None, 80.0], hatch=True, fill=True), svg.Series("b", [1.0, 2.0, 3.0])]
+    for kind in ("bars", "lines", "radar"):
+        chart = svg.Chart([svg.Panel(kind, label, [label, "y", "z"], series, y_label=label, x_label=label,
+                                     legend="right", rotate=kind == "bars")])
+        drawn = ElementTree.fromstring(svg.svg(chart))
+        texts = ["".join(t.itertext()) for t in drawn.iter("{http://www.w3.org/2000/svg}text")]
+        assert texts.count(shown) >= 3, kind  # title, axis or category label, legend
+    bars = ElementTree.fromstring(svg.svg(svg.Chart([svg.Panel("bars", "t", ["x", "y", "z"], series[:1])])))
+    assert [t.text for t in bars.iter("{http://www.w3.org/2000/svg}title")] == [f"{shown}: 12.5", f"{shown}: 80"]
+    reliability = svg.Chart([svg.Panel("reliability", "r", bins=[(0, 50, 40.0, 3), (50, 100, 0.0, 0)])])
+    assert [t.text for t in ElementTree.fromstring(svg.svg(reliability)).iter("{http://www.w3.org/2000/svg}text")
+            if t.text.startswith("n=")] == ["n=3"]  # an empty bin has no bar
+
+
+def test_nice_ticks_cover_the_range_in_round_steps():
+    assert svg.nice_ticks(0, 83.3) == [0, 20, 40, 60, 80, 100]
+    assert svg.nice_ticks(0, 7) == [0, 2, 4, 6, 8]
+    assert svg.nice_ticks(28.4, 31.2) == [28.0, 28.5, 29.0, 29.5, 30.0, 30.5, 31.0, 31.5]
+    assert svg.nice_ticks(5, 5) == [5, 5.2, 5.4, 5.6, 5.8, 6.0]
+
+
+def test_compiled_templates_are_cached_and_a_broken_cache_is_no_cache(two_runs, private_cache, monkeypatch):
+    """The report's templates compile once into $CHIMDQA_CACHE/templates; a later process (a new Environment)
+    renders from there the same page, and from files torn or filled with garbage too (compiled again)."""
+    from chimdqa_eval.report import html
+
+    _, a, b = two_runs
+    monkeypatch.setattr(html, "TEMPLATES", html.environment())
+    page = html.report_html(a, [b])
+    files = sorted((private_cache / "templates").glob("*.cache"))
+    assert len(files) >= 3  # report.html, page.html, parts.html at least
+    cached = {f: f.read_bytes() for f in files}
+    monkeypatch.setattr(html, "TEMPLATES", html.environment())
+    assert html.report_html(a, [b]) == page
+    for damage in (lambda data: data[:len(data) // 2], lambda data: b"not a jinja2 cache" * 10, lambda data: b""):
+        for f, data in cached.items():
+            f.write_bytes(damage(data))
+        monkeypatch.setattr(html, "TEMPLATES", html.environment())
+        assert html.report_html(a, [b]) == page
+    assert all(f.read_bytes() == data for f, data in cached.items())  # written again, whole

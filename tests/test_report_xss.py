@@ -66,7 +66,7 @@ class Elements(HTMLParser):
 
 def intruders(page: str, *, links=(), scripts=1) -> list[str]:
     """Whatever in `page` the page does not put there itself: other elements or attributes (event handlers
-    above all), more scripts or styles, an image that is not one of its own PNG plots, a link other than
+    above all), more scripts or styles, an image that is not one of its own SVG plots, a link other than
     `links` (the model's http(s) address)."""
     elements = Elements(page)
     problems = [f"<{tag}>" for tag, _ in elements.tags if tag not in PAGE_TAGS]
@@ -75,7 +75,7 @@ def intruders(page: str, *, links=(), scripts=1) -> list[str]:
     if (count["script"], count["style"]) != (scripts, 1):
         problems.append(f"{count['script']} <script> and {count['style']} <style> elements")
     images = [attrs.get("src") or "" for tag, attrs in elements.tags if tag == "img"]
-    if len(images) != count["figure"] or not all(src.startswith("data:image/png;base64,") for src in images):
+    if len(images) != count["figure"] or not all(src.startswith("data:image/svg+xml;base64,") for src in images):
         problems.append(f"{len(images)} images in {count['figure']} figures: {[src[:40] for src in images]}")
     hrefs = [attrs.get("href") for tag, attrs in elements.tags if tag == "a"]
     if hrefs != list(links):
@@ -185,6 +185,29 @@ def test_payloads_are_shown_as_text(pages, name):
     page = path.read_text(encoding="utf-8")
     assert intruders(page, links=links) == []
     assert PAYLOAD in shown_text(page)  # shown, not dropped
+
+
+SVG_TAGS = {"svg", "defs", "pattern", "g", "rect", "line", "polyline", "polygon", "circle", "text", "title"}
+
+
+@pytest.mark.parametrize("name", ["evaluate --metadata", "write_leaderboard", "report_html"])
+def test_the_plots_hold_payloads_as_text(pages, name):
+    """Each plot is a well-formed SVG of the elements the plots are drawn with, no event handler, no link, and
+    the payload (a model name in the legend or on an axis) in it as text."""
+    import base64
+    from xml.etree import ElementTree
+
+    page = pages[name][0].read_text(encoding="utf-8")
+    images = [attrs["src"] for tag, attrs in Elements(page).tags if tag == "img"]
+    assert images
+    texts = []
+    for src in images:
+        drawn = ElementTree.fromstring(base64.b64decode(src.split(",", 1)[1]))
+        elements = list(drawn.iter())
+        assert {e.tag.split("}")[1] for e in elements} <= SVG_TAGS
+        assert not [a for e in elements for a in e.attrib if a.lower().startswith("on") or "href" in a.lower()]
+        texts += ["".join(e.itertext()) for e in elements if e.tag.endswith("}text")]
+    assert any(PAYLOAD in t for t in texts)  # e.g. "<payload> (RAG)"
 
 
 def test_every_hostile_field_of_the_report_is_on_it_as_text(pages):

@@ -1,5 +1,5 @@
 """Self-contained HTML pages (the per-run report and the leaderboard page): tables in the paper's layout
-(Tables 4-6) and matplotlib plots embedded as base64 PNG, so one file can be mailed or served by a static Space.
+(Tables 4-6) and plots embedded as SVG images (svg.py), so one file can be mailed or served by a static Space.
 
 Every function here reads results documents (see results.py) and never re-scores. The markup is in Jinja2
 templates (templates/), rendered with autoescape on: a value from a file (a model name, a label, a metadata
@@ -8,28 +8,31 @@ attributes alike; Python builds plain values and text only, never markup.
 """
 from __future__ import annotations
 
-import base64
+import hashlib
 import io
 import re
-import warnings
+from pathlib import Path
 
-from jinja2 import Environment, PackageLoader, StrictUndefined
+from jinja2 import BytecodeCache, Environment, PackageLoader, StrictUndefined
 from jinja2.ext import Extension
 from jinja2.lexer import Token
 from markupsafe import Markup
 
 from chimdqa_eval.aggregate import NO_VARIATION
+from chimdqa_eval.cache import cache_dir
 from chimdqa_eval.families import FAMILIES, FAMILY_TITLES, METRIC_LABELS
+from chimdqa_eval.jsonio import write_atomic
 from chimdqa_eval.longdoc import COLUMNS as DOCUMENT_COLUMNS, SPREAD
+from chimdqa_eval.report import svg
 from chimdqa_eval.report.results import CONDITIONS, comparison_group, condition, metric_value, skip_reason
 from chimdqa_eval.report.safe import fixed, html_value, link_target, percent
 from chimdqa_eval.schema import DOMAINS, FACTUAL_TYPES, LABEL_ORDER, OPEN_TYPES, QUESTION_TYPES
 
+_THIS_MODULE = Path(__file__).read_bytes()
 PAPER_TAG = "reported in the paper"
 # how each condition is named in plots, tables and the board: the paper's "without RAG" (the long mode) and "with RAG",
 # and the closed-book baseline
 CONDITION_NAMES = {"closed-book": "without document", "long": "without RAG", "rag": "with RAG"}
-CJK_FONTS = ("Noto Sans CJK SC", "Source Han Sans SC", "WenQuanYi Zen Hei", "Microsoft YaHei", "SimHei")
 
 
 class JoinLines(Extension):
@@ -43,12 +46,44 @@ class JoinLines(Extension):
             yield Token(token.lineno, "data", self._BREAK.sub("", token.value)) if token.type == "data" else token
 
 
+class CompiledTemplates(BytecodeCache):
+    """The templates' compiled code, kept under $CHIMDQA_CACHE/templates: compiling them was ~0.1 s of every
+    report. jinja2 stores each with its source's checksum and its own and Python's versions, and compiles
+    again whenever one differs; the file's name covers this module's text too (the Environment's settings and
+    the JoinLines extension shape the compiled code). A file that cannot be read or written is no cache, never
+    an error."""
+
+    def get_cache_key(self, name: str, filename: str | None = None) -> str:
+        return hashlib.sha256(_THIS_MODULE + name.encode("utf-8")).hexdigest()
+
+    def load_bytecode(self, bucket) -> None:
+        try:
+            with open(cache_dir("templates") / f"{bucket.key}.cache", "rb") as f:
+                bucket.load_bytecode(f)
+        except Exception:  # missing, unreadable or torn: compiled from the template instead
+            bucket.reset()
+
+    def dump_bytecode(self, bucket) -> None:
+        try:
+            out = io.BytesIO()
+            bucket.write_bytecode(out)
+            write_atomic(cache_dir("templates") / f"{bucket.key}.cache", out.getvalue())
+        except OSError:
+            pass
+
+
 # finalize: every {{ value }} is escaped by safe.html_value (quotes too), unless it is a piece one of these
 # templates made; autoescape stays on for whatever reaches the page another way (filters, concatenation).
-TEMPLATES = Environment(loader=PackageLoader("chimdqa_eval.report"), autoescape=True, finalize=html_value,
-                        undefined=StrictUndefined, extensions=[JoinLines])
-TEMPLATES.filters["fixed"] = fixed
-TEMPLATES.globals["PAPER_TAG"] = PAPER_TAG
+def environment() -> Environment:
+    """The templates' Environment (one per process: TEMPLATES)."""
+    env = Environment(loader=PackageLoader("chimdqa_eval.report"), autoescape=True, finalize=html_value,
+                      undefined=StrictUndefined, extensions=[JoinLines], bytecode_cache=CompiledTemplates())
+    env.filters["fixed"] = fixed
+    env.globals["PAPER_TAG"] = PAPER_TAG
+    return env
+
+
+TEMPLATES = environment()
 
 
 def render(template: str, **values) -> str:
@@ -69,12 +104,6 @@ def model_name(results: dict) -> str:
 def model_label(results: dict) -> str:
     name = model_name(results)
     return {"rag": f"{name} (RAG)", "closed-book": f"{name} (without document)"}.get(condition(results), name)
-
-
-def plot_label(results: dict, rag: bool = True) -> str:
-    """A model name for matplotlib, where a pair of '$' would start math mode."""
-    label = model_label(results) if rag else model_name(results)
-    return label.replace("$", r"\$")
 
 
 def distinct_names(results_list) -> list[dict]:
@@ -173,51 +202,23 @@ def breakdown_table(results: dict, family: str, column: str) -> Markup:
 
 
 # ---- plots -------------------------------------------------------------------------------------------------
+# Each plot is a svg.Chart (plain values: titles, labels, one value or None per category), drawn as SVG text.
 
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg")  # files only, never a window
-    import matplotlib.pyplot as plt
-
-    # Model names may be Chinese: matplotlib falls back along this list glyph by glyph, to whichever is installed.
-    fonts = plt.rcParams["font.sans-serif"]
-    if fonts[:len(CJK_FONTS)] != list(CJK_FONTS):  # once: the list must not grow with every plot
-        plt.rcParams["font.sans-serif"] = [*CJK_FONTS, *fonts]
-    return plt
+def image_data_uri(chart: svg.Chart) -> str:
+    """The chart as an image for an <img src>: a data: URI of its SVG."""
+    return svg.data_uri(chart)
 
 
-def png_data_uri(fig) -> str:
-    buffer = io.BytesIO()
-    with warnings.catch_warnings():
-        # Without a CJK font a Chinese model name draws as boxes; the tables next to the plot still name it.
-        warnings.filterwarnings("ignore", message="Glyph .* missing from font")
-        fig.savefig(buffer, format="png", dpi=110, bbox_inches="tight", metadata={"Software": None})
-    _pyplot().close(fig)
-    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
-
-
-def domain_bars(results_list, family: str, metric: str):
-    """Grouped bars: one group per domain, one bar per result."""
-    import numpy as np
-
-    plt = _pyplot()
+def domain_bars(results_list, family: str, metric: str) -> svg.Chart:
+    """Grouped bars: one group per domain, one bar per result (the paper's figures hatched)."""
     domains = domains_with_values(results_list, family, metric)
     shown = [r for r in results_list if any(metric_value(r, family, metric, "domain", d) is not None for d in domains)]
-    fig, ax = plt.subplots(figsize=(max(6.0, 1.2 * len(domains) + 0.25 * len(shown)), 3.4))
-    width = 0.8 / max(1, len(shown))
-    x = np.arange(len(domains))
-    for k, r in enumerate(shown):
-        values = [metric_value(r, family, metric, "domain", d) for d in domains]
-        ax.bar(x + (k - (len(shown) - 1) / 2) * width, [np.nan if v is None else v for v in values], width,
-               label=plot_label(r), hatch="//" if is_paper_row(r) else None)
-    ax.set_xticks(x, domains)
-    ax.set_ylabel(METRIC_LABELS[family][metric])
-    ax.set_title(f"{METRIC_LABELS[family][metric]} per domain ({FAMILY_TITLES[family].lower()})")
-    ax.grid(axis="y", alpha=.3)
-    if len(shown) > 1:
-        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    return fig
+    series = [svg.Series(model_label(r), [metric_value(r, family, metric, "domain", d) for d in domains],
+                         hatch=is_paper_row(r)) for r in shown]
+    label = METRIC_LABELS[family][metric]
+    panel = svg.Panel("bars", f"{label} per domain ({FAMILY_TITLES[family].lower()})", list(domains), series,
+                      y_label=label, legend="right" if len(shown) > 1 else None)
+    return svg.Chart([panel], width=max(600.0, 120 * len(domains) + 25 * len(shown)), height=340)
 
 
 def type_values(results: dict, open_metric: str | None) -> list:
@@ -228,27 +229,15 @@ def type_values(results: dict, open_metric: str | None) -> list:
     return values
 
 
-def type_radar(results_list, open_metric: str | None):
-    """A radar over the ten question types (factual F1 on the factual five, the open metric on the rest)."""
-    import numpy as np
-
-    plt = _pyplot()
-    angles = np.linspace(0, 2 * np.pi, len(QUESTION_TYPES), endpoint=False)
-    fig, ax = plt.subplots(figsize=(5.2, 5.2), subplot_kw={"projection": "polar"})
-    for r in [r for r in results_list if any(v is not None for v in type_values(r, open_metric))]:
-        values = np.array([np.nan if v is None else v for v in type_values(r, open_metric)], dtype=float)
-        closed = np.concatenate([values, values[:1]])
-        # A missing value is a gap in the line (a marker still shows a point between two gaps), never 0.
-        line, = ax.plot(np.concatenate([angles, angles[:1]]), closed, linewidth=1.4, marker="o", markersize=3,
-                        label=plot_label(r))
-        if not np.isnan(values).any():
-            ax.fill(np.concatenate([angles, angles[:1]]), closed, alpha=.08, color=line.get_color())
-    ax.set_xticks(angles, QUESTION_TYPES, fontsize=8)
-    ax.set_ylim(0, 100)
+def type_radar(results_list, open_metric: str | None) -> svg.Chart:
+    """A radar over the ten question types (factual F1 on the factual five, the open metric on the rest); a
+    missing value is a gap in the line (a marker still shows a point between two gaps), never 0."""
+    series = [svg.Series(model_label(r), type_values(r, open_metric), fill=True)
+              for r in results_list if any(v is not None for v in type_values(r, open_metric))]
     open_name = METRIC_LABELS["open_ended"][open_metric] if open_metric else "n/a"
-    ax.set_title(f"Per question type: factual F1 / open-ended {open_name}", fontsize=9)
-    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.08))
-    return fig
+    panel = svg.Panel("radar", f"Per question type: factual F1 / open-ended {open_name}", list(QUESTION_TYPES),
+                      series, legend="below", title_size=10, tick_size=9)
+    return svg.Chart([panel], width=520, height=500)
 
 
 def paired_runs(results_list) -> list[dict]:
@@ -272,31 +261,22 @@ def paired_caption(sets) -> str:
     return f"Without document (closed-book baseline) vs {others}"
 
 
-def paired_plot(sets, open_metric: str | None):
+def paired_plot(sets, open_metric: str | None) -> svg.Chart:
     """Each model in each of its conditions side by side (paired_runs), on factual F1 and the open-ended metric:
     the paper's Figures 3-4 (without vs with RAG), with the no-document baseline beside them."""
-    import numpy as np
-
-    plt = _pyplot()
     panels = [("factual", "F1")] + ([("open_ended", open_metric)] if open_metric else [])
     panels = [(family, metric) for family, metric in panels  # a panel with no value in it is not drawn
               if any(metric_value(r, family, metric) is not None for runs in sets for r in runs.values())]
     conditions = [c for c in CONDITIONS if any(c in runs for runs in sets)]
-    width = .76 / len(conditions)
-    fig, axes = plt.subplots(1, len(panels), figsize=(5.0 * len(panels), 3.4), squeeze=False)
-    x = np.arange(len(sets))
-    for ax, (family, metric) in zip(axes[0], panels):
-        for k, c in enumerate(conditions):
-            values = [metric_value(runs[c], family, metric) if c in runs else None for runs in sets]
-            ax.bar(x + (k - (len(conditions) - 1) / 2) * width, [np.nan if v is None else v for v in values], width,
-                   label=CONDITION_NAMES[c])
-        ax.set_xticks(x, [plot_label(next(iter(runs.values())), rag=False) for runs in sets], fontsize=8, rotation=30,
-                      ha="right")
-        ax.set_title(f"{METRIC_LABELS[family][metric]} ({FAMILY_TITLES[family].lower()})", fontsize=9)
-        ax.grid(axis="y", alpha=.3)
-        ax.margins(y=.3)  # headroom above the bars, so the legend covers none of them
-        ax.legend(fontsize=7, loc="upper right", ncol=len(conditions))
-    return fig
+    models = [model_name(next(iter(runs.values()))) for runs in sets]
+    drawn = []
+    for family, metric in panels:
+        series = [svg.Series(CONDITION_NAMES[c], [metric_value(runs[c], family, metric) if c in runs else None
+                                                  for runs in sets]) for c in conditions]
+        drawn.append(svg.Panel("bars", f"{METRIC_LABELS[family][metric]} ({FAMILY_TITLES[family].lower()})",
+                               models, series, legend="inside", rotate=True, headroom=.3, title_size=10,
+                               tick_size=9))
+    return svg.Chart(drawn, columns=max(1, len(drawn)), width=500, height=340)
 
 
 def document_breakdown_labels(results_list, column: str) -> list[str]:
@@ -319,32 +299,26 @@ def document_plot_metrics(results_list, open_metric: str | None) -> list[tuple[s
                                            for label in document_breakdown_labels([r], "doc_length"))]
 
 
-def document_plot(results_list, open_metric: str | None):
+def document_plot(results_list, open_metric: str | None) -> svg.Chart:
     """Scores against the document's length bucket and against the evidence's position, one line per result (so
     a model's runs with and without the document or retrieval lie side by side): factual F1, and the open-ended
-    headline metric below it."""
-    import numpy as np
-
-    plt = _pyplot()
+    headline metric below it. Every label has its place on the axis, those without a value too."""
     rows = document_plot_metrics(results_list, open_metric)
     columns = [(c, document_breakdown_labels(results_list, c)) for c in DOCUMENT_COLUMNS]
-    fig, axes = plt.subplots(len(rows), 2, figsize=(10.0, 3.2 * len(rows)), squeeze=False)
-    for (family, metric), line in zip(rows, axes):
-        for ax, (column, labels) in zip(line, columns):
+    panels = []
+    for family, metric in rows:
+        for k, (column, labels) in enumerate(columns):
+            series = []
             for r in results_list:
                 values = [metric_value(r, family, metric, column, label) for label in labels]
                 if any(v is not None for v in values):
-                    ax.plot(range(len(labels)), [np.nan if v is None else v for v in values], marker="o",
-                            label=plot_label(r))
-            ax.set_xticks(range(len(labels)), labels, fontsize=8)
-            ax.set_xlabel("document length (tokens)" if column == "doc_length" else
-                          "evidence position (share of the document)", fontsize=8)
-            ax.set_title(f"{METRIC_LABELS[family][metric]} ({FAMILY_TITLES[family].lower()})", fontsize=9)
-            ax.grid(alpha=.3)
-            ax.set_xlim(-.5, len(labels) - .5)  # every label on the axis, those without a value too
-        line[0].legend(fontsize=7)
-    fig.tight_layout()
-    return fig
+                    series.append(svg.Series(model_label(r), values))
+            panels.append(svg.Panel(
+                "lines", f"{METRIC_LABELS[family][metric]} ({FAMILY_TITLES[family].lower()})", list(labels), series,
+                x_label="document length (tokens)" if column == "doc_length" else
+                "evidence position (share of the document)", legend="inside" if k == 0 else None, title_size=10,
+                tick_size=9))
+    return svg.Chart(panels, columns=2, width=500, height=320)
 
 
 def document_caption(results_list) -> str:
@@ -371,18 +345,18 @@ def plots(results_list) -> list[tuple[str, str]]:
     out = []
     open_metric = open_headline(results_list)
     if _has_domains(results_list, "factual", "F1"):
-        out.append(("Factual F1 per domain (Table 4)", png_data_uri(domain_bars(results_list, "factual", "F1"))))
+        out.append(("Factual F1 per domain (Table 4)", image_data_uri(domain_bars(results_list, "factual", "F1"))))
     if open_metric and _has_domains(results_list, "open_ended", open_metric):
         label = METRIC_LABELS["open_ended"][open_metric]
         out.append((f"Open-ended {label} per domain (Table 5)",
-                    png_data_uri(domain_bars(results_list, "open_ended", open_metric))))
+                    image_data_uri(domain_bars(results_list, "open_ended", open_metric))))
     if any(any(v is not None for v in type_values(r, open_metric)) for r in results_list):
-        out.append(("The ten question types", png_data_uri(type_radar(results_list, open_metric))))
+        out.append(("The ten question types", image_data_uri(type_radar(results_list, open_metric))))
     sets = paired_runs(results_list)
     if sets:
-        out.append((paired_caption(sets), png_data_uri(paired_plot(sets, open_metric))))
+        out.append((paired_caption(sets), image_data_uri(paired_plot(sets, open_metric))))
     if document_plot_metrics(results_list, open_metric):
-        out.append((document_caption(results_list), png_data_uri(document_plot(results_list, open_metric))))
+        out.append((document_caption(results_list), image_data_uri(document_plot(results_list, open_metric))))
     return out
 
 
@@ -499,23 +473,12 @@ def generation_html(results: dict) -> Markup:
 
 # ---- calibration (results["calibration"], from submitted confidences) ---------------------------------------
 
-def reliability_diagram(calibration: dict):
+def reliability_diagram(calibration: dict) -> svg.Chart:
     """Accuracy per confidence bin against the diagonal of perfect calibration, each bar labelled with its size."""
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(4.6, 4.0))
-    bins = calibration["bins"]
-    width = bins[0]["high"] - bins[0]["low"]
-    for b in bins:
-        if b["n"]:
-            ax.bar(b["low"] + width / 2, b["accuracy"], width * .9, color="#4c72b0")
-            ax.annotate(f"n={b['n']}", (b["low"] + width / 2, b["accuracy"]), ha="center", va="bottom", fontsize=7)
-    ax.plot([0, 100], [0, 100], "--", color="#888", linewidth=1)
-    ax.set_xlim(0, 100)
-    ax.set_ylim(0, 108)
-    ax.set_xlabel("stated confidence")
-    ax.set_ylabel("accuracy (% correct)")
-    ax.set_title(f"Reliability diagram, ECE {fixed(calibration['ece'])}", fontsize=9)
-    return fig
+    bins = [(b["low"], b["high"], b["accuracy"], b["n"]) for b in calibration["bins"]]
+    panel = svg.Panel("reliability", f"Reliability diagram, ECE {fixed(calibration['ece'])}", bins=bins,
+                      x_label="stated confidence", y_label="accuracy (% correct)", title_size=10)
+    return svg.Chart([panel], width=460, height=400)
 
 
 def calibration_html(results: dict) -> Markup:
@@ -524,4 +487,4 @@ def calibration_html(results: dict) -> Markup:
     cal = results.get("calibration")
     if not cal:
         return Markup()
-    return part("calibration", cal, png_data_uri(reliability_diagram(cal)))
+    return part("calibration", cal, image_data_uri(reliability_diagram(cal)))

@@ -1,0 +1,379 @@
+"""The report's charts as SVG text: grouped bars, lines over categories, a radar, a reliability diagram.
+
+A chart is described by plain values (Chart, Panel, Series: titles, category labels, one value or None per
+category and series) and drawn by `svg(chart)`, a few kilobytes of text, with no plotting library (matplotlib's
+import and rasterising were about half of a small evaluate). The report embeds it as a data: URI in an <img>, so
+nothing in it can run in the page; every string from a results file (a model name, a label) is written as
+escaped XML text, and characters XML cannot hold are replaced, so that the image always decodes.
+
+Text widths are estimated (wide East Asian characters one em, others ~0.6 em): the layout leaves room by that
+estimate, the browser draws the text with the fonts it has (CJK_FONTS first, for Chinese model names).
+"""
+from __future__ import annotations
+
+import base64
+import math
+import re
+import unicodedata
+from dataclasses import dataclass, field
+
+# matplotlib's default colour cycle (tab10), so the charts keep their colours
+COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
+           "#17becf")
+FONTS = ("Noto Sans CJK SC", "Source Han Sans SC", "WenQuanYi Zen Hei", "Microsoft YaHei", "SimHei", "DejaVu Sans",
+         "Arial", "sans-serif")
+_NOT_XML = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+@dataclass
+class Series:
+    """One result (or condition) of a panel: its legend label and one value per category (None: no value, drawn
+    as nothing: no bar, a gap in a line)."""
+    label: str
+    values: list
+    hatch: bool = False  # bars drawn hatched (the paper's reported figures)
+    fill: bool = False  # radar: the closed line's area shaded (only when no value is missing)
+
+
+@dataclass
+class Panel:
+    """One plot area. kind: "bars" (a group of bars per category), "lines" (a line per series over the
+    categories, markers at each value), "radar" (the categories around a circle, 0-100), "reliability" (bars
+    at numeric positions on 0-100: `bins`, with the diagonal of perfect calibration).
+    legend: None, "right" (outside, right of the plot), "below", "inside" (top right corner)."""
+    kind: str
+    title: str
+    categories: list = field(default_factory=list)
+    series: list = field(default_factory=list)
+    y_label: str = ""
+    x_label: str = ""
+    legend: str | None = None
+    rotate: bool = False  # category labels slanted by 30 degrees (long model names)
+    headroom: float = 0.0  # share of the value range left free above the highest bar (room for the legend)
+    bins: list = field(default_factory=list)  # reliability: the calibration bins (low, high, accuracy, n)
+    title_size: float = 12.0
+    tick_size: float = 10.0
+
+
+@dataclass
+class Chart:
+    """Panels laid out in rows of `columns`; width and height of each panel in pixels."""
+    panels: list
+    columns: int = 1
+    width: float = 600.0
+    height: float = 340.0
+
+
+# ---- text -----------------------------------------------------------------------------------------------------
+
+def xml_text(value) -> str:
+    """`value` as XML character data or attribute text: escaped, and characters XML 1.0 cannot hold replaced."""
+    text = _NOT_XML.sub("\ufffd", str(value))
+    return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+            .replace("'", "&#39;"))
+
+
+def text_width(text: str, size: float) -> float:
+    """An estimate of `text`'s width in pixels at font size `size`."""
+    return size * sum(1.0 if unicodedata.east_asian_width(c) in "WF" else 0.6 for c in str(text))
+
+
+def _text(x, y, text, size, anchor="middle", extra="") -> str:
+    return (f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size:g}" text-anchor="{anchor}"{extra}>'
+            f"{xml_text(text)}</text>")
+
+
+def _number(value: float) -> str:
+    return f"{value:.10g}" if value != int(value) else str(int(value))
+
+
+# ---- scales -----------------------------------------------------------------------------------------------------
+
+def nice_ticks(low: float, high: float, count: int = 6) -> list[float]:
+    """Round tick values covering [low, high], about `count` of them (steps of 1, 2, 2.5 or 5 times a power of
+    ten)."""
+    if not high > low:
+        high = low + 1.0
+    raw = (high - low) / count
+    power = 10 ** math.floor(math.log10(raw))
+    step = next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= raw)
+    first = math.floor(low / step + 1e-9) * step
+    ticks = [first]
+    while ticks[-1] < high - 1e-9 * step:
+        ticks.append(round(first + len(ticks) * step, 10))
+    return ticks
+
+
+def _value_range(panel: Panel) -> tuple[float, float]:
+    values = [v for s in panel.series for v in s.values if v is not None]
+    if not values:
+        return 0.0, 1.0
+    low, high = min(values), max(values)
+    if panel.kind == "bars":
+        low, high = min(0.0, low), max(0.0, high)
+        high += (high - low) * panel.headroom
+    else:  # lines: the data's range with a margin, as a plotting library would
+        margin = (high - low) * 0.05 or 1.0
+        low, high = low - margin, high + margin
+    return low, high
+
+
+# ---- drawing ------------------------------------------------------------------------------------------------
+
+def _legend_entries(panel: Panel) -> list[tuple[str, Series, str]]:
+    return [(COLOURS[k % len(COLOURS)], s, panel.kind) for k, s in enumerate(panel.series)]
+
+
+def _legend_size(panel: Panel, size: float) -> tuple[float, float]:
+    entries = _legend_entries(panel)
+    if not panel.legend or not entries:
+        return 0.0, 0.0
+    return 30 + max(text_width(s.label, size) for _, s, _ in entries), 8 + 14 * len(entries)
+
+
+def _legend(panel: Panel, x: float, y: float, size: float) -> list[str]:
+    """The legend's box with its top left corner at (x, y)."""
+    width, height = _legend_size(panel, size)
+    out = [f'<g class="legend"><rect x="{x:.1f}" y="{y:.1f}" width="{width:.1f}" height="{height:.1f}" '
+           'fill="white" fill-opacity="0.85" stroke="#ccc"/>']
+    for k, (colour, s, kind) in enumerate(_legend_entries(panel)):
+        cy = y + 11 + 14 * k
+        if kind in ("lines", "radar"):
+            out.append(f'<line x1="{x + 5:.1f}" y1="{cy:.1f}" x2="{x + 21:.1f}" y2="{cy:.1f}" stroke="{colour}" '
+                       f'stroke-width="1.5"/><circle cx="{x + 13:.1f}" cy="{cy:.1f}" r="2.5" fill="{colour}"/>')
+        else:
+            out.append(f'<rect x="{x + 6:.1f}" y="{cy - 5:.1f}" width="14" height="9" fill="{colour}"/>')
+            if s.hatch:
+                out.append(f'<rect x="{x + 6:.1f}" y="{cy - 5:.1f}" width="14" height="9" fill="url(#hatch)"/>')
+        out.append(_text(x + 26, cy + size * 0.35, s.label, size, "start"))
+    out.append("</g>")
+    return out
+
+
+def _frame(panel: Panel, box, ticks, labels, span=None) -> list[str]:
+    """Axes of a bars / lines / reliability panel: title, horizontal grid with the y `ticks` (the axis spans
+    `span`, else the ticks' range), axis lines, `labels` ((x, text) pairs) under the axis, axis labels."""
+    left, top, width, height = box
+    low, high = span or (ticks[0], ticks[-1])
+    size = panel.tick_size
+    out = [_text(left + width / 2, top - 8, panel.title, panel.title_size)]
+
+    def y_of(v):
+        return top + height * (high - v) / (high - low)
+
+    for t in ticks:
+        y = y_of(t)
+        out.append(f'<line x1="{left:.1f}" y1="{y:.1f}" x2="{left + width:.1f}" y2="{y:.1f}" stroke="#b0b0b0" '
+                   'stroke-opacity="0.3"/>')
+        out.append(_text(left - 5, y + size * 0.35, _number(t), size, "end"))
+    out.append(f'<rect x="{left:.1f}" y="{top:.1f}" width="{width:.1f}" height="{height:.1f}" fill="none" '
+               'stroke="#000" stroke-width="0.8"/>')
+    for x, label in labels:
+        out.append(f'<line x1="{x:.1f}" y1="{top + height:.1f}" x2="{x:.1f}" y2="{top + height + 4:.1f}" '
+                   'stroke="#000" stroke-width="0.8"/>')
+        if panel.rotate:
+            ty = top + height + 8 + size * 0.7
+            out.append(_text(x, ty, label, size, "end", f' transform="rotate(-30 {x:.1f} {ty:.1f})"'))
+        else:
+            out.append(_text(x, top + height + 8 + size, label, size))
+    if panel.y_label:
+        cx, cy = left - 12 - max(text_width(_number(t), size) for t in ticks), top + height / 2
+        out.append(_text(cx, cy, panel.y_label, size + 1, "middle", f' transform="rotate(-90 {cx:.1f} {cy:.1f})"'))
+    if panel.x_label:
+        out.append(_text(left + width / 2, top + height + 12 + 2 * size + _label_depth(panel), panel.x_label, size))
+    return out
+
+
+def _label_depth(panel: Panel) -> float:
+    """How far slanted category labels reach below the axis, beyond one line of text."""
+    if not panel.rotate or not panel.categories:
+        return 0.0
+    return max(text_width(c, panel.tick_size) for c in panel.categories) * 0.5
+
+
+def _margins(panel: Panel) -> tuple[float, float, float, float]:
+    """(left, top, right, bottom) room around a panel's plot area for its ticks, labels and title."""
+    size = panel.tick_size
+    if panel.kind == "radar":
+        reach = max((text_width(c, size) for c in panel.categories), default=0) + 10
+        return reach, 30 + reach * 0.3, reach, reach * 0.3 + 10
+    left = 14 + text_width("-100.0", size) + (size + 8 if panel.y_label else 0)
+    bottom = 14 + size + _label_depth(panel) + (size + 8 if panel.x_label else 0)
+    right = 12.0
+    if panel.rotate and panel.categories:  # a slanted first label reaches left of the axis
+        left = max(left, text_width(panel.categories[0], size) * 0.87 - 20)
+    return left, 20 + panel.title_size, right, bottom
+
+
+def _bars(panel: Panel, box) -> list[str]:
+    left, top, width, height = box
+    low, high = _value_range(panel)
+    ticks = nice_ticks(low, high)
+    n = max(1, len(panel.categories))
+    slot = width / n
+    centres = [left + slot * (i + 0.5) for i in range(n)]
+    out = _frame(panel, box, ticks, list(zip(centres, panel.categories)))
+    bar = 0.8 * slot / max(1, len(panel.series))
+    zero = top + height * (ticks[-1] - 0.0) / (ticks[-1] - ticks[0])
+    for k, s in enumerate(panel.series):
+        colour = COLOURS[k % len(COLOURS)]
+        for i, v in enumerate(s.values):
+            if v is None:
+                continue
+            x = centres[i] + (k - (len(panel.series) - 1) / 2) * bar - bar / 2
+            y = top + height * (ticks[-1] - v) / (ticks[-1] - ticks[0])
+            y0, h = min(y, zero), abs(zero - y)
+            out.append(f'<rect x="{x:.2f}" y="{y0:.2f}" width="{bar:.2f}" height="{h:.2f}" fill="{colour}">'
+                       f"<title>{xml_text(s.label)}: {_number(round(v, 2))}</title></rect>")
+            if s.hatch:
+                out.append(f'<rect x="{x:.2f}" y="{y0:.2f}" width="{bar:.2f}" height="{h:.2f}" fill="url(#hatch)"/>')
+    return out
+
+
+def _lines(panel: Panel, box) -> list[str]:
+    left, top, width, height = box
+    low, high = _value_range(panel)
+    ticks = nice_ticks(low, high)
+    n = max(1, len(panel.categories))
+    slot = width / n  # every category has its place on the axis, those without a value too
+    xs = [left + slot * (i + 0.5) for i in range(n)]
+    out = _frame(panel, box, ticks, list(zip(xs, panel.categories)))
+
+    def y_of(v):
+        return top + height * (ticks[-1] - v) / (ticks[-1] - ticks[0])
+
+    for k, s in enumerate(panel.series):
+        colour = COLOURS[k % len(COLOURS)]
+        points = [(xs[i], y_of(v)) if v is not None else None for i, v in enumerate(s.values)]
+        out += _polyline(points, colour, closed=False)
+        out += [f'<circle cx="{x:.2f}" cy="{y:.2f}" r="3" fill="{colour}"/>' for x, y in filter(None, points)]
+    return out
+
+
+def _polyline(points, colour: str, closed: bool) -> list[str]:
+    """Line pieces through consecutive points; None is a gap (a lone point between two gaps is a marker only)."""
+    sequence = points + points[:1] if closed else points
+    runs, run = [], []
+    for p in sequence:
+        if p is None:
+            runs.append(run)
+            run = []
+        else:
+            run.append(p)
+    runs.append(run)
+    return [f'<polyline points="{" ".join(f"{x:.2f},{y:.2f}" for x, y in r)}" fill="none" stroke="{colour}" '
+            'stroke-width="1.5"/>' for r in runs if len(r) > 1]
+
+
+def _radar(panel: Panel, box) -> list[str]:
+    left, top, width, height = box
+    radius = min(width, height) / 2
+    cx, cy = left + width / 2, top + height / 2
+    n = max(1, len(panel.categories))
+    angles = [2 * math.pi * i / n for i in range(n)]  # the first category east, then counter-clockwise
+    size = panel.tick_size
+    out = [_text(cx, top - 24, panel.title, panel.title_size)]
+
+    def point(angle, value):
+        r = radius * value / 100
+        return cx + r * math.cos(angle), cy - r * math.sin(angle)
+
+    for ring in (20, 40, 60, 80, 100):  # the radial scale is fixed: 0 at the centre, 100 on the outer circle
+        out.append(f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="{radius * ring / 100:.2f}" fill="none" '
+                   f'stroke="#b0b0b0" stroke-opacity="{0.9 if ring == 100 else 0.5}"/>')
+        x, y = point(math.pi / n, ring)  # ring values between the first two axes
+        out.append(_text(x + 2, y - 2, str(ring), size - 2, "start", ' fill="#555"'))
+    for angle, label in zip(angles, panel.categories):
+        x, y = point(angle, 100)
+        out.append(f'<line x1="{cx:.1f}" y1="{cy:.1f}" x2="{x:.2f}" y2="{y:.2f}" stroke="#b0b0b0" '
+                   'stroke-opacity="0.5"/>')
+        lx, ly = point(angle, 100 + 1200 / radius)
+        cos = math.cos(angle)
+        anchor = "start" if cos > 0.2 else "end" if cos < -0.2 else "middle"
+        out.append(_text(lx, ly + size * 0.35, label, size, anchor))
+    for k, s in enumerate(panel.series):
+        colour = COLOURS[k % len(COLOURS)]
+        points = [point(a, v) if v is not None else None for a, v in zip(angles, s.values)]
+        if s.fill and all(p is not None for p in points):
+            out.append(f'<polygon points="{" ".join(f"{x:.2f},{y:.2f}" for x, y in points)}" fill="{colour}" '
+                       'fill-opacity="0.08"/>')
+        out += _polyline(points, colour, closed=True)
+        out += [f'<circle cx="{x:.2f}" cy="{y:.2f}" r="2.5" fill="{colour}"/>' for x, y in filter(None, points)]
+    return out
+
+
+def _reliability(panel: Panel, box) -> list[str]:
+    left, top, width, height = box
+    ticks = [0, 20, 40, 60, 80, 100]
+
+    def x_of(v):
+        return left + width * v / 100
+
+    def y_of(v):
+        return top + height * (108 - v) / 108
+
+    out = _frame(panel, box, ticks, [(x_of(t), str(t)) for t in ticks], span=(0, 108))  # 100-108: room for n=
+    for low, high, accuracy, n in panel.bins:
+        if not n:
+            continue
+        middle, bar = (low + high) / 2, (high - low) * 0.9
+        out.append(f'<rect x="{x_of(middle - bar / 2):.2f}" y="{y_of(accuracy):.2f}" '
+                   f'width="{x_of(bar) - left:.2f}" height="{y_of(0) - y_of(accuracy):.2f}" fill="#4c72b0"/>')
+        out.append(_text(x_of(middle), y_of(accuracy) - 3, f"n={n}", panel.tick_size - 2))
+    out.append(f'<line x1="{x_of(0):.1f}" y1="{y_of(0):.1f}" x2="{x_of(100):.1f}" y2="{y_of(100):.1f}" '
+               'stroke="#888" stroke-dasharray="5,3"/>')
+    return out
+
+
+DRAW = {"bars": _bars, "lines": _lines, "radar": _radar, "reliability": _reliability}
+LEGEND_SIZE = 9.0
+
+
+def svg(chart: Chart) -> str:
+    """The chart as a standalone SVG document."""
+    body = []
+    rows = math.ceil(len(chart.panels) / chart.columns) or 1
+    # a right-hand legend widens its column, a legend below lengthens its row (and widens it when it is wider)
+    extra_right = [_legend_size(p, LEGEND_SIZE)[0] + 10 if p.legend == "right" else
+                   max(0.0, _legend_size(p, LEGEND_SIZE)[0] + 20 - chart.width) if p.legend == "below" else 0
+                   for p in chart.panels]
+    extra_below = [_legend_size(p, LEGEND_SIZE)[1] + 10 if p.legend == "below" else 0 for p in chart.panels]
+    column_widths = [chart.width + max((extra_right[i] for i in range(c, len(chart.panels), chart.columns)),
+                                       default=0) for c in range(chart.columns)]
+    row_heights = [chart.height + max(extra_below[r * chart.columns:(r + 1) * chart.columns], default=0)
+                   for r in range(rows)]
+    for index, panel in enumerate(chart.panels):
+        row, column = divmod(index, chart.columns)
+        x0, y0 = sum(column_widths[:column]), sum(row_heights[:row])
+        left, top, right, bottom = _margins(panel)
+        width = max(40.0, chart.width - left - right)
+        height = max(40.0, chart.height - top - bottom)
+        if panel.kind == "radar":
+            side = min(width, height)
+            left, width = left + (width - side) / 2, side
+            top, height = top + (height - side) / 2, side
+        box = (x0 + left, y0 + top, width, height)
+        body += DRAW[panel.kind](panel, box)
+        if panel.legend and panel.series:
+            legend_width, _ = _legend_size(panel, LEGEND_SIZE)
+            if panel.legend == "right":
+                lx, ly = box[0] + width + 10, box[1]
+            elif panel.legend == "below":
+                lx, ly = x0 + max(10.0, chart.width / 2 - legend_width / 2), box[1] + height + bottom
+            else:
+                lx, ly = box[0] + width - legend_width - 4, box[1] + 4
+            body += _legend(panel, lx, ly, LEGEND_SIZE)
+    total_width, total_height = sum(column_widths), sum(row_heights)
+    return ("<svg xmlns=\"http://www.w3.org/2000/svg\" "
+            f'width="{math.ceil(total_width)}" height="{math.ceil(total_height)}" '
+            f'viewBox="0 0 {math.ceil(total_width)} {math.ceil(total_height)}" '
+            f'font-family="{xml_text(", ".join(FONTS))}">'
+            '<defs><pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" '
+            'patternTransform="rotate(45)"><line x1="0" y1="0" x2="0" y2="6" stroke="#000" stroke-width="1"/>'
+            "</pattern></defs>"
+            f'<rect width="100%" height="100%" fill="white"/>{"".join(body)}</svg>')
+
+
+def data_uri(chart: Chart) -> str:
+    """The chart as a data: URI of an SVG image, for an <img src>."""
+    return "data:image/svg+xml;base64," + base64.b64encode(svg(chart).encode("utf-8")).decode("ascii")
