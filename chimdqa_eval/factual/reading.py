@@ -965,10 +965,19 @@ def _starts(text: str, sub: str) -> list[int]:
     return out
 
 
-@lru_cache(maxsize=4096)
-def _anchored(form: str) -> re.Pattern:
-    """The reference as a point of comparison: 仅次于俄罗斯, 比俄罗斯还大."""
-    return re.compile(rf"(?:{_BEFORE_ANCHOR}){re.escape(form)}|{re.escape(form)}(?:{_AFTER_ANCHOR})")
+_BEFORE_ANCHORS = tuple(_BEFORE_ANCHOR.split("|"))
+_AFTER_ANCHORS = tuple(_AFTER_ANCHOR.split("|"))
+
+
+def _anchored(form: str, text: str) -> bool:
+    """The reference as a point of comparison in text: 仅次于俄罗斯, 比俄罗斯还大 (every place the form starts,
+    overlaps included, as a regex search would; str methods: no pattern compiled per reference)."""
+    i = text.find(form)
+    while i >= 0:
+        if text.endswith(_BEFORE_ANCHORS, 0, i) or text.startswith(_AFTER_ANCHORS, i + len(form)):
+            return True
+        i = text.find(form, i + 1)
+    return False
 
 
 @lru_cache(maxsize=4096)
@@ -1264,7 +1273,7 @@ def _doubt(text: str, form: str, holds, question: str, years: bool) -> str:
 
     if clauses and all(negated(c, _NEGATION) for c in clauses):
         return "negated_clause"
-    if form and clauses and all(_anchored(form).search(rules.key(c)) for c in clauses):
+    if form and clauses and all(_anchored(form, rules.key(c)) for c in clauses):
         return "compared_to"  # 仅次于俄罗斯, 比俄罗斯还大: the reference as a point of comparison
     if sentences and all(any(negated(c, _NOT_HAPPENED) and _word_bigrams(rules.key(c)) & _word_bigrams(question_key)
                              for c in _CLAUSE_END.split(s)) for s in sentences):
