@@ -10,12 +10,17 @@ rules.clean text, the forms the rule judge compares.
 """
 from __future__ import annotations
 
+import hashlib
 import itertools
 import re
+import sys
 import unicodedata
 from functools import lru_cache
+from importlib.metadata import version
+from pathlib import Path
 
-from chimdqa_eval.factual import rules
+from chimdqa_eval.cache import cache_dir
+from chimdqa_eval.factual import rules, tables
 
 # A Chinese reference shorter than this (one character) has no pinyin form: one syllable (an, ma) is an
 # English word as often as a name.
@@ -114,10 +119,100 @@ def find_han(cleaned: str, latin_keys) -> str | None:
 
 # --- pinyin -----------------------------------------------------------------------------------------------------
 
+# pypinyin's readings, as tables of its own answers (_build_pinyin_tables), mapped from cache_dir("pinyin"): its
+# dictionaries as Python objects take about 55 MB and a call about 0.2 ms. Text the tables do not cover (a
+# character without a reading, or outside pypinyin's Chinese ranges) asks pypinyin itself.
+_PINYIN_MAGIC = b"chimdqa-pinyin-tables-1\n"
+_PINYIN_TABLES = 4  # segments (phrases and their prefixes), one reading per character, all readings, syllables
+_SYLLABLE_SEPARATOR = " "
+_PREFIX = "\x00"  # the beginning of a phrase, no phrase itself
+
+
+def _build_pinyin_tables() -> tuple[dict, ...]:
+    """(every phrase of pypinyin's phrase dictionary -> its toneless reading as lazy_pinyin gives it, syllables
+    joined by a space, and every shorter beginning of a phrase that is no phrase -> _PREFIX; each character with a
+    reading that pypinyin reads as Chinese -> its lazy_pinyin reading; the same character -> all its readings
+    (pinyin(heteronym=True)), in pypinyin's order; "" -> every toneless syllable of its character dictionary)."""
+    from pypinyin import Style, lazy_pinyin, pinyin
+    from pypinyin.constants import PHRASES_DICT, PINYIN_DICT, RE_HANS
+
+    segments = {}
+    for phrase in PHRASES_DICT:
+        for end in range(1, len(phrase)):
+            segments.setdefault(phrase[:end], _PREFIX)
+    for phrase in PHRASES_DICT:
+        segments[phrase] = _joined(lazy_pinyin([phrase], style=Style.NORMAL))
+    single, every = {}, {}
+    for code in PINYIN_DICT:
+        ch = chr(code)
+        if RE_HANS.match(ch) and ch not in PHRASES_DICT:
+            single[ch] = _joined(lazy_pinyin([ch], style=Style.NORMAL))
+            readings = pinyin(ch, style=Style.NORMAL, heteronym=True)[0]
+            if readings and all(readings):  # else _readings asks pypinyin
+                every[ch] = "\x1f".join(readings)
+    syllables = {r for value in PINYIN_DICT.values() for r in value.split(",")}
+    return segments, single, every, {"": frozenset(syllables)}
+
+
+def _joined(syllables: list) -> str:
+    if any(not s or _SYLLABLE_SEPARATOR in s for s in syllables):
+        raise ValueError(f"a reading the pinyin tables cannot hold: {syllables!r}")
+    return _SYLLABLE_SEPARATOR.join(syllables)
+
+
+@lru_cache(maxsize=1)
+def _pinyin_tables():
+    """The tables of _build_pinyin_tables, from cache_dir("pinyin") when built before by this very code for this
+    very pypinyin (the file name holds both, and the byte order), else built (about 3 s) and saved there."""
+    source = hashlib.sha256(Path(__file__).read_bytes() + Path(tables.__file__).read_bytes()).hexdigest()[:12]
+    try:
+        path = cache_dir("pinyin") / f"pypinyin-{version('pypinyin')}-{source}-{sys.byteorder}.tables"
+    except OSError:
+        path = None
+    return tables.cached_tables(path, _PINYIN_MAGIC, _PINYIN_TABLES, _build_pinyin_tables)
+
+
+def _lazy_pinyin(han: str) -> list[str]:
+    """pypinyin's lazy_pinyin(han, style=Style.NORMAL), from the tables: its segmentation (pypinyin.seg.mmseg:
+    from each place the longest phrase among the beginnings that are in its prefix set; no phrase there, one
+    character, or every character left when all of them still begin a phrase) and each segment's reading."""
+    segments, single, _, _ = _pinyin_tables()
+    if not all(ch in single for ch in han):
+        from pypinyin import Style, lazy_pinyin
+        return lazy_pinyin(han, style=Style.NORMAL)
+    out, start, length = [], 0, len(han)
+    while start < length:
+        reading, end, stop = None, start, start
+        while stop < length:
+            found = segments.text(han[start:stop + 1])
+            if found is None:
+                break
+            stop += 1
+            if found != _PREFIX:
+                reading, end = found, stop
+        if reading is not None:
+            out.extend(_syllables(reading))
+            start = end
+        elif stop == length:  # every beginning of the rest begins a phrase, none is one: all single characters
+            out.extend(s for ch in han[start:] for s in _syllables(single.text(ch)))
+            break
+        else:
+            out.extend(_syllables(single.text(han[start])))
+            start += 1
+    return out
+
+
+def _syllables(reading: str) -> list[str]:
+    return reading.split(_SYLLABLE_SEPARATOR) if reading else []
+
+
 @lru_cache(maxsize=8192)
 def _readings(ch: str) -> tuple[str, ...]:
-    from pypinyin import Style, pinyin
-    return tuple(pinyin(ch, style=Style.NORMAL, heteronym=True)[0])
+    found = _pinyin_tables()[2].text(ch)
+    if found is None:
+        from pypinyin import Style, pinyin
+        return tuple(pinyin(ch, style=Style.NORMAL, heteronym=True)[0])
+    return tuple(found.split("\x1f"))
 
 
 def _spellings(syllable: str) -> tuple[str, ...]:
@@ -133,8 +228,7 @@ def pinyin_forms(han: str) -> frozenset[str]:
     characters or has fewer than MIN_PINYIN_CHARACTERS."""
     if not (MIN_PINYIN_CHARACTERS <= len(han) <= MAX_PINYIN_CHARACTERS and _HAN.fullmatch(han)):
         return frozenset()
-    from pypinyin import Style, lazy_pinyin
-    phrase = lazy_pinyin(han, style=Style.NORMAL)
+    phrase = _lazy_pinyin(han)
     options = [tuple(dict.fromkeys(s for r in (p, *_readings(ch)) for s in _spellings(r)))
                for p, ch in zip(phrase, han)]
     if not all(s.isascii() and s.isalpha() for opts in options for s in opts):
@@ -319,8 +413,7 @@ _PINYIN_SKELETON_RE1 = re.compile(r"hu[aeio]")
 def _pinyin_skeleton(han: str) -> tuple[frozenset[str], ...]:
     """The consonant classes of a Chinese name's pinyin: each syllable's initial, and N or L for its final n / ng
     or er (尼尔: N L)."""
-    from pypinyin import Style, lazy_pinyin
-    syllables = lazy_pinyin(han, style=Style.NORMAL)
+    syllables = _lazy_pinyin(han)
     if not syllables:  # 北京· : an empty part of a name
         return ()
     out = ["V"] * (syllables[0][:1] in _VOWELS or syllables[0][:1] == "y" or syllables[0] == "wu")
@@ -414,8 +507,7 @@ def _cldr_words(words: tuple[str, ...]) -> set[int]:
 @lru_cache(maxsize=1)
 def _pinyin_syllables() -> frozenset[str]:
     """Every toneless pinyin syllable pypinyin knows (ü as u and v)."""
-    from pypinyin.constants import PINYIN_DICT
-    readings = {fold(r) for value in PINYIN_DICT.values() for r in value.split(",")}
+    readings = {fold(r) for r in _pinyin_tables()[3][""]}
     return frozenset(readings | {r.replace("u", "v") for r in readings})
 
 
