@@ -220,7 +220,7 @@ def _spellings(syllable: str) -> tuple[str, ...]:
     return (syllable, syllable.replace("v", "u"), syllable.replace("v", "yu")) if "v" in syllable else (syllable,)
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=4096)  # up to 768 forms each: the spans of recent answers, the references' own
 def pinyin_forms(han: str) -> frozenset[str]:
     """The folded keys a Chinese name may be romanized as: its pinyin with any heteronym reading of each
     character (the phrase reading first: 重庆 chongqing), and for a name of up to four characters the given name
