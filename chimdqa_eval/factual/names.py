@@ -220,7 +220,7 @@ def _spellings(syllable: str) -> tuple[str, ...]:
     return (syllable, syllable.replace("v", "u"), syllable.replace("v", "yu")) if "v" in syllable else (syllable,)
 
 
-@lru_cache(maxsize=4096)  # up to 768 forms each: the spans of recent answers, the references' own
+@lru_cache(maxsize=1024)  # up to 768 forms each: the spans of recent answers, the references' own
 def pinyin_forms(han: str) -> frozenset[str]:
     """The folded keys a Chinese name may be romanized as: its pinyin with any heteronym reading of each
     character (the phrase reading first: 重庆 chongqing), and for a name of up to four characters the given name
@@ -305,7 +305,7 @@ def _entity(form: str) -> tuple[str, str] | None:
 
 
 @lru_cache(maxsize=1)
-def _inside_other_names() -> dict[str, set]:
+def _inside_other_names() -> dict[str, tuple]:
     """Each substring of a Chinese CLDR key -> the entities whose keys contain it."""
     inside: dict[str, set] = {}
     for entity, (chinese, _, _) in _cldr()[0].items():
@@ -313,7 +313,7 @@ def _inside_other_names() -> dict[str, set]:
             for i in range(len(k)):
                 for j in range(i + 1, len(k) + 1):
                     inside.setdefault(k[i:j], set()).add(entity)
-    return inside
+    return {k: tuple(v) for k, v in inside.items()}  # a tuple takes a quarter of a set's memory
 
 
 @lru_cache(maxsize=65536)
@@ -397,13 +397,19 @@ _VOWELS = frozenset("aeiou")
 _LATIN_SKELETON_RE1 = re.compile(r"(.)\1")
 
 
+@lru_cache(maxsize=None)
+def _classes(letters: str) -> frozenset[str]:
+    """The set of a skeleton element's classes, one shared object per set (a few dozen in all)."""
+    return frozenset(letters)
+
+
 @lru_cache(maxsize=65536)
 def _latin_skeleton(word: str) -> tuple[frozenset[str], ...]:
     """The consonant classes of a folded, lower-case Latin name, each the set of classes it may be (x: K then
     S)."""
     word = _LATIN_SKELETON_RE1.sub(r"\1", word)
     classes = (_LATIN_CLASS[m.lastindex - 1][1] for m in _LATIN_CLASSES.finditer(word))
-    return tuple(map(frozenset, ["V"] * (word[:1] in _VOWELS) + [c for found in classes for c in found.split()]))
+    return tuple(map(_classes, ["V"] * (word[:1] in _VOWELS) + [c for found in classes for c in found.split()]))
 
 
 _PINYIN_SKELETON_RE1 = re.compile(r"hu[aeio]")
@@ -423,7 +429,7 @@ def _pinyin_skeleton(han: str) -> tuple[frozenset[str], ...]:
         out.append("F" if _PINYIN_SKELETON_RE1.match(syllable) else _PINYIN_CLASS.get(initial.group(0), "") if initial
                    else "")
         out.append("N" if final.endswith(("n", "ng")) else "L" if final in ("er", "r") else "")
-    return tuple(frozenset(c) for c in out if c)
+    return tuple(_classes(c) for c in out if c)
 
 
 def _alike(a, b) -> float:

@@ -321,7 +321,7 @@ def _item_forms(item: str) -> tuple[str, ...]:
     return (item, *aliases.division_short_names(item), *aliases.person_aliases(item))
 
 
-@lru_cache(maxsize=4096)  # the question's and the clauses' bigrams are asked for by several rules of an answer
+@lru_cache(maxsize=1024)  # the question's and the clauses' bigrams are asked for by several rules of an answer
 def _word_bigrams(text: str) -> frozenset[str]:
     """Character bigrams with each Latin word or number as one token (consolas counts once, not as 7 bigrams),
     plus each Latin word of two letters or more twice over (a shared name such as HD 19789 weighs 2)."""
