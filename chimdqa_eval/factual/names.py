@@ -4,8 +4,9 @@ Latin name.
 
 The tables come from maintained libraries, never from lists of our own: pypinyin's readings (each character's
 heteronyms included, so 重庆 is chongqing) and the Unicode CLDR names that babel ships (Locale('zh'),
-Locale('zh_Hant'), Locale('zh_Hant_HK'), Locale('en')). They are built on first use and cached; a judge that
-only sees Chinese answers never reads the pinyin data. Pure functions of strings; the keys are rules.key of
+Locale('zh_Hant'), Locale('zh_Hant_HK'), Locale('en')). They are built on first use and cached (pypinyin's as
+tables under cache_dir("pinyin"), built once from pypinyin's own answers); a judge that only sees Chinese answers
+never reads the pinyin data. Pure functions of strings; the keys are rules.key of
 rules.clean text, the forms the rule judge compares.
 """
 from __future__ import annotations
