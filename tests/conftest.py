@@ -41,8 +41,9 @@ def cedict_tables_file(tmp_path_factory):
     folder = tmp_path_factory.mktemp("cedict-tables")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("CHIMDQA_CACHE", str(folder))
-        if dictionary._tables.cache_info().currsize:
-            dictionary._tables.__wrapped__()  # builds and saves them; the tables loaded stay as they are
+        if dictionary._tables.cache_info().currsize:  # saves the tables loaded, as they are (no second build)
+            mp.setattr(dictionary, "_build_tables", dictionary._tables)
+            dictionary._tables.__wrapped__()
         else:
             dictionary._tables()
     (saved,) = (folder / "cedict").glob("*.tables")
@@ -58,6 +59,7 @@ def pinyin_tables_file(tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("CHIMDQA_CACHE", str(folder))
         if names._pinyin_tables.cache_info().currsize:
+            mp.setattr(names, "_build_pinyin_tables", names._pinyin_tables)
             names._pinyin_tables.__wrapped__()
         else:
             names._pinyin_tables()

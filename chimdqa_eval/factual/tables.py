@@ -120,8 +120,9 @@ class Table:
 
 
 def encode_tables(magic: bytes, tables) -> bytes:
-    """The magic line, the crc32 of the rest (uint32), the tables."""
-    payload = b"".join(Table.encode(table) for table in tables)
+    """The magic line, the crc32 of the rest (uint32), the tables (dicts; a Table as it is encoded already)."""
+    payload = b"".join(bytes(table._raw) if isinstance(table, Table) and table._raw is not None
+                       else Table.encode(table) for table in tables)
     return magic + struct.pack("<I", zlib.crc32(payload)) + payload
 
 
