@@ -594,8 +594,9 @@ def _refusal(answer: _Answer) -> str:
     (可能是…). An apology alone (抱歉, 对不起) refuses only an answer that says nothing else."""
     if GUESS.search(answer.whole):
         return "guess"
-    cues = [m for m in REFUSAL.finditer(answer.whole) if not _POLITE.fullmatch(m.group(0))]
-    polite = REFUSAL.search(answer.whole)
+    found = list(REFUSAL.finditer(answer.whole))  # one scan: the first is what REFUSAL.search finds
+    cues = [m for m in found if not _POLITE.fullmatch(m.group(0))]
+    polite = found[0] if found else None
     if not cues and polite:
         return "refusal" if not _has_content(rules.key(_POLITE.sub("", answer.whole)), "") else "apology"
     if not cues:
