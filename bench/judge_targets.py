@@ -16,7 +16,9 @@ Speed and size, each in a new process (python's own start counted, nothing cache
 - grades per second warm: after a warm-up on validation.jsonl, one pass over every held-out answer (never seen
   by that process), then the same pass again; and cold (the first pass right after import);
 - the judge's tables in memory: resident set (VmRSS) after import and the first grade, minus that of a bare
-  interpreter (python -c 'pass' under the same venv); and after grading every held-out answer.
+  interpreter (python -c 'pass' under the same venv); and after grading every held-out answer. Each also without
+  what chimdqa_eval.factual imports besides the rule judge (NOT_THE_JUDGE: numpy, the HTTP client), measured in
+  a process that imports only those: the judge's own modules, tables and caches.
 Filler openings: every Latin-script reference of the labelled sets against answers that open with filler words
 (根据文档, 据我所知, 答案是, 参考资料显示 …) followed by a wrong value, with the record's question as `evaluate`
 passes it; none may be graded CO.
@@ -51,6 +53,10 @@ WRONG_VALUES = ("3.15亿元", "1987年", "张伟", "北京市", "42%", "第三�
 _LATIN = re.compile(r"[A-Za-z\u00C0-\u024F]")
 _OTHER_LETTER = re.compile(r"[^\W\d_A-Za-z\u00C0-\u024F]")  # a letter of another script (CJK, Cyrillic ...)
 # The child processes' work: what runs in a fresh interpreter, measured from the outside or reported back as JSON.
+# The modules chimdqa_eval.factual's __init__ imports for compute_factual and the LLM judge, not for the rule judge
+# (numpy, the HTTP client): a process that grades holds them too, but they are none of the judge's tables.
+NOT_THE_JUDGE = ("chimdqa_eval.aggregate", "chimdqa_eval.grades", "chimdqa_eval.llm", "chimdqa_eval.schema",
+                 "chimdqa_eval.signature")
 FIRST_ITEMS = {"name": ("阿恩·奈斯", "Arne Næss", "深层生态学是由哪位哲学家提出的？"),
                "number": ("3518米", "3518.17", "金山铁路黄浦江特大桥的全长是多少米？")}
 
@@ -171,6 +177,13 @@ def _child(mode: str, payload_path: str | None) -> None:
     if mode == "bare":
         print(json.dumps({"rss_mb": _rss_mb()}))
         return
+    if mode == "deps":  # what chimdqa_eval.factual imports besides the rule judge (compute_factual, the LLM judge)
+        import importlib
+
+        for name in NOT_THE_JUDGE:
+            importlib.import_module(name)
+        print(json.dumps({"rss_mb": _rss_mb()}))
+        return
     if mode.startswith("first:"):
         from chimdqa_eval.factual import judge_answers
 
@@ -219,6 +232,7 @@ def speed_and_memory(sets: dict, warmup: list, measured: list, repeats: int) -> 
                   ensure_ascii=False)
     try:
         bare = statistics.median(_spawn("bare")["rss_mb"] for _ in range(repeats))
+        deps = statistics.median(_spawn("deps")["rss_mb"] for _ in range(repeats)) - bare
         first = {}
         for item in FIRST_ITEMS:
             runs = [_spawn(f"first:{item}") for _ in range(repeats)]
@@ -230,7 +244,8 @@ def speed_and_memory(sets: dict, warmup: list, measured: list, repeats: int) -> 
         cold = [_spawn("speed-cold", f.name) for _ in range(repeats)]
     finally:
         os.unlink(f.name)
-    return {"bare_rss_mb": bare, "first_grade": first, "measured_items": len(measured), "warmup_items": len(warmup),
+    return {"bare_rss_mb": bare, "not_the_judge_mb": deps, "first_grade": first, "measured_items": len(measured),
+            "warmup_items": len(warmup),
             **{f"{key}{suffix}": statistics.median(run[key][k] for run in runs)
                for key, runs in (("warm_first_pass", warm), ("warm_repeat", warm), ("cold", cold))
                for k, suffix in ((0, ""), (1, "_cpu"))},
@@ -300,6 +315,14 @@ def print_table(report: dict) -> None:
         rows.append(("resident after grading all held-out answers", "minus bare python",
                      _cell(s["tables_after_all_mb"], "MB"), f"≤{TARGETS['tables_mb']:.0f} MB",
                      _met(s["tables_after_all_mb"], TARGETS["tables_mb"], False)))
+        other = f"minus numpy, HTTP client ({s['not_the_judge_mb']:.0f} MB)"
+        for item, f in s["first_grade"].items():
+            own = f["tables_mb"] - s["not_the_judge_mb"]
+            rows.append((f"  the judge's own after first grade ({item})", other, _cell(own, "MB"),
+                         f"≤{TARGETS['tables_mb']:.0f} MB", _met(own, TARGETS["tables_mb"], False)))
+        own = s["tables_after_all_mb"] - s["not_the_judge_mb"]
+        rows.append(("  the judge's own after all held-out answers", other, _cell(own, "MB"),
+                     f"≤{TARGETS['tables_mb']:.0f} MB", _met(own, TARGETS["tables_mb"], False)))
     fill = report["filler"]
     rows.append((f"filler openings graded CO ({fill['answers']:,} answers)",
                  f"{fill['references']} Latin-script references", str(fill["CO"]), "0", _met(fill["CO"], 0, False)))

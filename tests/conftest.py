@@ -41,19 +41,39 @@ def cedict_tables_file(tmp_path_factory):
     folder = tmp_path_factory.mktemp("cedict-tables")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("CHIMDQA_CACHE", str(folder))
-        if dictionary._tables.cache_info().currsize:
-            dictionary._tables.__wrapped__()  # builds and saves them; the tables loaded stay as they are
+        if dictionary._tables.cache_info().currsize:  # saves the tables loaded, as they are (no second build)
+            mp.setattr(dictionary, "_build_tables", dictionary._tables)
+            dictionary._tables.__wrapped__()
         else:
             dictionary._tables()
     (saved,) = (folder / "cedict").glob("*.tables")
     return saved
 
 
+@pytest.fixture(scope="session")
+def pinyin_tables_file(tmp_path_factory):
+    """pypinyin's readings as the judge's tables file (names.py), built once per session, as cedict_tables_file."""
+    from chimdqa_eval.factual import names
+
+    folder = tmp_path_factory.mktemp("pinyin-tables")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("CHIMDQA_CACHE", str(folder))
+        if names._pinyin_tables.cache_info().currsize:
+            mp.setattr(names, "_build_pinyin_tables", names._pinyin_tables)
+            names._pinyin_tables.__wrapped__()
+        else:
+            names._pinyin_tables()
+    (saved,) = (folder / "pinyin").glob("*.tables")
+    return saved
+
+
 @pytest.fixture
-def prebuilt_dictionary(cedict_tables_file, private_cache):
-    """The test's cache holds CC-CEDICT's tables already (a copy: nothing the test does reaches the session's)."""
-    (private_cache / "cedict").mkdir(exist_ok=True)
-    shutil.copyfile(cedict_tables_file, private_cache / "cedict" / cedict_tables_file.name)
+def prebuilt_dictionary(cedict_tables_file, pinyin_tables_file, private_cache):
+    """The test's cache holds CC-CEDICT's and pypinyin's tables already (copies: nothing the test does reaches the
+    session's)."""
+    for saved in (cedict_tables_file, pinyin_tables_file):
+        (private_cache / saved.parent.name).mkdir(exist_ok=True)
+        shutil.copyfile(saved, private_cache / saved.parent.name / saved.name)
 
 
 @pytest.fixture

@@ -259,3 +259,59 @@ def test_the_dictionary_tables_are_looked_up_in_place_as_the_dicts_they_hold():
             table["missing"]
     with pytest.raises(ValueError):
         dictionary._decode_tables(dictionary._encode_tables(tables)[:-1])
+
+
+def test_the_pinyin_tables_read_text_as_pypinyin_does():
+    """names._lazy_pinyin and names._readings answer from tables built from pypinyin (its dictionaries as objects
+    take ~55 MB): the same syllables for its long phrases, for mixes of phrases and characters (where its
+    segmentation decides), for the transliterations above and for text the tables do not hold (Latin, symbols)."""
+    import random
+
+    from pypinyin import Style, lazy_pinyin, pinyin
+    from pypinyin.constants import PHRASES_DICT, PINYIN_DICT
+
+    phrases = sorted(p for p in PHRASES_DICT if len(p) >= 4)
+    characters = sorted(chr(c) for c in PINYIN_DICT if 0x4E00 <= c <= 0x9FFF)
+    rng = random.Random(23)
+    mixes = ["".join(rng.choice(phrases) if rng.random() < 0.5 else rng.choice(characters)
+                     for _ in range(rng.randint(1, 4))) for _ in range(3000)]
+    texts = phrases[::4] + mixes + [m[1:] for m in mixes] + [han for han, _ in TRANSLITERATIONS] \
+        + ["重庆", "长江大桥", "北京·", "abc", "", "〇一", "安娜·卡列尼娜x"]
+    assert [names._lazy_pinyin(t) for t in texts] == [lazy_pinyin(t, style=Style.NORMAL) for t in texts]
+    sample = rng.sample(characters, 2000) + ["重", "长", "行"]
+    assert [names._readings.__wrapped__(c) for c in sample] == \
+        [tuple(pinyin(c, style=Style.NORMAL, heteronym=True)[0]) for c in sample]
+    assert names._pinyin_syllables() >= {"chong", "qing", "lv", "lu", "zhuang"}
+
+
+def test_the_pinyin_tables_are_cached_on_disk_and_a_broken_cache_is_rebuilt(tmp_path, monkeypatch):
+    monkeypatch.setenv("CHIMDQA_CACHE", str(tmp_path))
+    tables = functools.lru_cache(maxsize=1)(names._pinyin_tables.__wrapped__)
+    made = ({"重庆": "chong qing", "重": "\x00"}, {"重": "zhong", "庆": "qing"}, {"重": "zhong\x1fchong"},
+            {"": frozenset({"zhong", "chong", "qing"})})
+    builds = []
+    monkeypatch.setattr(names, "_build_pinyin_tables", lambda: builds.append(1) or made)
+    built = tables()
+    (saved,) = (tmp_path / "pinyin").glob("*.tables")
+    assert "pypinyin-" in saved.name and len(builds) == 1 and built[0].text("重庆") == "chong qing"
+    tables.cache_clear()
+    assert tables() == built and len(builds) == 1  # mapped from the file
+    data = bytearray(saved.read_bytes())
+    data[-3] ^= 1  # one flipped bit in the records: the checksum notices
+    saved.write_bytes(bytes(data))
+    tables.cache_clear()
+    assert tables() == built and len(builds) == 2 and saved.read_bytes() != bytes(data)
+
+
+def test_grading_a_name_needs_no_pypinyin_once_its_tables_are_built(tmp_path, prebuilt_dictionary, private_cache):
+    """The tables are mapped from the cache: a new process grades a transliterated name without importing pypinyin
+    (whose dictionaries are ~55 MB resident)."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import sys; from chimdqa_eval.factual import judge_answer as j;"
+            "print(j('阿恩·奈斯', 'Arne Næss', '深层生态学是由哪位哲学家提出的？').grade, 'pypinyin' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                          env={**os.environ, "CHIMDQA_CACHE": str(private_cache)})
+    assert done.stdout.split() == ["CO", "False"]

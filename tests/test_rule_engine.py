@@ -154,6 +154,7 @@ def _latin_references() -> dict:
 FILLERS = ["答案是3.15亿元。", "是1998年。", "这个问题我不太确定。", "北京市。", "张伟。", "42%。", "第三章。"]
 
 
+@pytest.mark.slow  # every Latin-script reference of the labelled sets, every opening: ~5,000 gradings of names
 def test_filler_openings_never_create_a_match_for_any_latin_reference():
     """根据文档，答案是3.15亿元。 for W.J. Youden was CO through a sound-alike: no opening (data/cues.txt), with a comma
     or without, before an answer that names nothing, may match a Latin-script reference of the labelled sets."""
@@ -169,6 +170,11 @@ def test_filler_openings_never_create_a_match_for_any_latin_reference():
             if trace_answer(value, reference, question).grade == "CO":
                 matched.append((value, reference))
     assert matched == []
+
+
+def test_filler_openings_create_no_match_for_the_latin_references_they_fooled():
+    """The cases that were CO through a sound-alike or a place (the loop over every reference is the slow test
+    above), and a name after an opening that stays CO."""
     assert trace_answer("根据文档，答案是3.15亿元。", "W.J. Youden", "约登指数是谁提出的？").grade != "CO"
     assert trace_answer("据报道，3.15亿元。", "Cryptoki", "PKCS #11 标准定义的编程接口叫什么？").grade != "CO"
     assert trace_answer("北京市。", "Stuart Biggs", "谁设计了这个标志？").grade != "CO"  # a known place, no name

@@ -98,6 +98,11 @@ def test_reference_forms_are_in_a_fixed_order_whatever_the_hash_seed():
     import sys
     code = ("from chimdqa_eval.factual.judge_rule import parse_reference as p;"
             "print(p('巴鲁赫·斯宾诺莎（Benedict De Spinoza）').forms)")
-    seen = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                           env={**os.environ, "PYTHONHASHSEED": str(seed)}).stdout for seed in (1, 2, 3, 4)}
+    runs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
+                             env={**os.environ, "PYTHONHASHSEED": str(seed)}) for seed in (1, 2, 3, 4)]  # at once
+    seen = set()
+    for run in runs:
+        out, _ = run.communicate(timeout=120)
+        assert run.returncode == 0
+        seen.add(out)
     assert len(seen) == 1, seen

@@ -25,10 +25,7 @@ import gzip
 import hashlib
 import itertools
 import re
-import struct
 import sys
-import zlib
-from array import array
 from collections import defaultdict
 from functools import lru_cache
 from importlib import resources
@@ -36,8 +33,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 from chimdqa_eval.cache import cache_dir
-from chimdqa_eval.factual import names, rules
-from chimdqa_eval.jsonio import write_atomic
+from chimdqa_eval.factual import names, rules, tables
 
 MIN_LETTERS = 4
 MAX_SYNONYMS = 4
@@ -99,145 +95,33 @@ def _key(name: str) -> str:
 VERSION = version_tag()
 
 
-class _Table:
-    """A read-only str -> frozenset[str] table over one buffer, looked up in place: a hash index of uint32 record
-    offsets (crc32 of the UTF-8 key, linear probing) before the records, each <key bytes, value bytes> with
-    their lengths, the values joined by \\x1f. Opening one costs a file read, not the construction of a quarter
-    of a million strings and sets (marshal: about a second and 80-150 MB); a lookup costs a few microseconds.
-    Supports what the judge does with a dict: `in`, [], get."""
-
-    _HEAD = struct.Struct("<II")  # key length, value length
-
-    def __init__(self, buffer: memoryview, slots: memoryview, length: int):
-        self._buffer, self._slots, self._mask, self._length = buffer, slots, len(slots) - 1, length
-
-    @classmethod
-    def encode(cls, table: dict) -> bytes:
-        """slot count, key count and records' size (uint32 each), the slots (uint32, 0 = empty, else offset + 1
-        into the records), the records."""
-        size = 1 << max(3, (2 * len(table)).bit_length())  # a load factor under 1/2
-        slots = array("I", bytes(4 * size))
-        records = bytearray()
-        for key, values in table.items():
-            key_bytes = key.encode("utf-8", "surrogatepass")
-            value_bytes = "\x1f".join(sorted(values)).encode("utf-8", "surrogatepass")
-            slot = zlib.crc32(key_bytes) & (size - 1)
-            while slots[slot]:
-                slot = (slot + 1) & (size - 1)
-            slots[slot] = len(records) + 1
-            records += cls._HEAD.pack(len(key_bytes), len(value_bytes)) + key_bytes + value_bytes
-        return struct.pack("<III", size, len(table), len(records)) + slots.tobytes() + bytes(records)
-
-    @classmethod
-    def decode(cls, buffer: memoryview) -> tuple["_Table", int]:
-        """The table at the start of `buffer`, and how many bytes it takes."""
-        size, length, end = struct.unpack_from("<III", buffer)
-        if size & (size - 1) or 12 + 4 * size + end > len(buffer):
-            raise ValueError("not a table, or a truncated one")
-        slots = buffer[12:12 + 4 * size].cast("I")
-        return cls(buffer[12 + 4 * size:12 + 4 * size + end], slots, length), 12 + 4 * size + end
-
-    def _find(self, key: str):
-        """(start, length) of the key's value bytes, or None."""
-        if not isinstance(key, str):
-            return None
-        key_bytes = key.encode("utf-8", "surrogatepass")
-        slot = zlib.crc32(key_bytes) & self._mask
-        buffer = self._buffer
-        while offset := self._slots[slot]:
-            start = offset - 1 + 8
-            key_length, value_length = self._HEAD.unpack_from(buffer, offset - 1)
-            if buffer[start:start + key_length] == key_bytes:
-                return start + key_length, value_length
-            slot = (slot + 1) & self._mask
-        return None
-
-    def get(self, key, default=None):
-        found = self._find(key)
-        if found is None:
-            return default
-        start, length = found
-        return frozenset(str(self._buffer[start:start + length], "utf-8", "surrogatepass").split("\x1f"))
-
-    def __getitem__(self, key) -> frozenset[str]:
-        found = self.get(key)
-        if found is None:
-            raise KeyError(key)
-        return found
-
-    def __contains__(self, key) -> bool:
-        return self._find(key) is not None
-
-    def __len__(self) -> int:
-        return self._length
-
-    def __iter__(self):
-        for offset in self._slots:
-            if offset:
-                key_length, _ = self._HEAD.unpack_from(self._buffer, offset - 1)
-                yield str(self._buffer[offset - 1 + 8:offset - 1 + 8 + key_length], "utf-8", "surrogatepass")
-
-    def items(self):
-        return ((key, self[key]) for key in self)
-
-    def __eq__(self, other) -> bool:
-        if isinstance(other, _Table):
-            return len(self) == len(other) and all(other.get(key) == value for key, value in self.items())
-        if isinstance(other, dict):
-            return len(self) == len(other) and all(other.get(key) == value for key, value in self.items())
-        return NotImplemented
-
-    __hash__ = None
-
-
+_Table = tables.Table
 _MAGIC = b"chimdqa-cedict-tables-1\n"
+_TABLES = 4
 
 
-def _encode_tables(tables) -> bytes:
+def _encode_tables(found) -> bytes:
     """The magic line, the crc32 of the rest (uint32), the four tables."""
-    payload = b"".join(_Table.encode(table) for table in tables)
-    return _MAGIC + struct.pack("<I", zlib.crc32(payload)) + payload
+    return tables.encode_tables(_MAGIC, found)
 
 
 def _decode_tables(data: bytes) -> tuple[_Table, ...]:
     """The four tables of _encode_tables's bytes; ValueError for anything else (a damaged or foreign file)."""
-    head = len(_MAGIC) + 4
-    if not data.startswith(_MAGIC) or len(data) < head:
-        raise ValueError("not a tables file")
-    buffer = memoryview(data)[head:]
-    if zlib.crc32(buffer) != struct.unpack_from("<I", data, len(_MAGIC))[0]:
-        raise ValueError("a damaged tables file")
-    tables = []
-    for _ in range(4):
-        table, used = _Table.decode(buffer)
-        tables.append(table)
-        buffer = buffer[used:]
-    if len(buffer):
-        raise ValueError("trailing bytes")
-    return tuple(tables)
+    return tables.decode_tables(_MAGIC, data, _TABLES)
 
 
 @lru_cache(maxsize=1)
 def _tables() -> tuple[_Table, ...]:
-    """The tables below, from cache_dir("cedict") when built before by this very module for this very
-    dictionary (the file name holds both, and the byte order), else built and saved there (2-4 s; a read-only
-    cache only costs that). The file is read whole and looked up in place (see _Table): nothing in it is run or
-    unpacked into objects up front."""
-    source = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:12]
+    """The tables below, from cache_dir("cedict") when built before by this very code (this module and
+    tables.py) for this very dictionary (the file name holds both, and the byte order), else built and saved there
+    (2-4 s; a read-only cache only costs that). The file is mapped and looked up in place (tables.py): nothing in
+    it is run or unpacked into objects, and only the pages a lookup reads are brought into memory."""
+    source = hashlib.sha256(Path(__file__).read_bytes() + Path(tables.__file__).read_bytes()).hexdigest()[:12]
     try:
         path = cache_dir("cedict") / f"{VERSION}-{source}-{sys.byteorder}.tables"
     except OSError:  # no cache folder to be had
-        return _decode_tables(_encode_tables(_build_tables()))
-    try:
-        return _decode_tables(path.read_bytes())
-    except (OSError, ValueError, TypeError, struct.error):
-        pass
-    data = _encode_tables(_build_tables())
-    try:
-        write_atomic(path, data)  # whole or not at all, if two processes build at once
-    except OSError:
-        pass
-    return _decode_tables(data)
+        path = None
+    return tables.cached_tables(path, _MAGIC, _TABLES, _build_tables)
 
 
 def _build_tables() -> tuple[dict[str, frozenset[str]], ...]:

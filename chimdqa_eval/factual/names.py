@@ -4,18 +4,24 @@ Latin name.
 
 The tables come from maintained libraries, never from lists of our own: pypinyin's readings (each character's
 heteronyms included, so 重庆 is chongqing) and the Unicode CLDR names that babel ships (Locale('zh'),
-Locale('zh_Hant'), Locale('zh_Hant_HK'), Locale('en')). They are built on first use and cached; a judge that
-only sees Chinese answers never reads the pinyin data. Pure functions of strings; the keys are rules.key of
+Locale('zh_Hant'), Locale('zh_Hant_HK'), Locale('en')). They are built on first use and cached (pypinyin's as
+tables under cache_dir("pinyin"), built once from pypinyin's own answers); a judge that only sees Chinese answers
+never reads the pinyin data. Pure functions of strings; the keys are rules.key of
 rules.clean text, the forms the rule judge compares.
 """
 from __future__ import annotations
 
+import hashlib
 import itertools
 import re
+import sys
 import unicodedata
 from functools import lru_cache
+from importlib.metadata import version
+from pathlib import Path
 
-from chimdqa_eval.factual import rules
+from chimdqa_eval.cache import cache_dir
+from chimdqa_eval.factual import rules, tables
 
 # A Chinese reference shorter than this (one character) has no pinyin form: one syllable (an, ma) is an
 # English word as often as a name.
@@ -118,10 +124,100 @@ def find_han(cleaned: str, latin_keys) -> str | None:
 
 # --- pinyin -----------------------------------------------------------------------------------------------------
 
+# pypinyin's readings, as tables of its own answers (_build_pinyin_tables), mapped from cache_dir("pinyin"): its
+# dictionaries as Python objects take about 55 MB and a call about 0.2 ms. Text the tables do not cover (a
+# character without a reading, or outside pypinyin's Chinese ranges) asks pypinyin itself.
+_PINYIN_MAGIC = b"chimdqa-pinyin-tables-1\n"
+_PINYIN_TABLES = 4  # segments (phrases and their prefixes), one reading per character, all readings, syllables
+_SYLLABLE_SEPARATOR = " "
+_PREFIX = "\x00"  # the beginning of a phrase, no phrase itself
+
+
+def _build_pinyin_tables() -> tuple[dict, ...]:
+    """(every phrase of pypinyin's phrase dictionary -> its toneless reading as lazy_pinyin gives it, syllables
+    joined by a space, and every shorter beginning of a phrase that is no phrase -> _PREFIX; each character with a
+    reading that pypinyin reads as Chinese -> its lazy_pinyin reading; the same character -> all its readings
+    (pinyin(heteronym=True)), in pypinyin's order; "" -> every toneless syllable of its character dictionary)."""
+    from pypinyin import Style, lazy_pinyin, pinyin
+    from pypinyin.constants import PHRASES_DICT, PINYIN_DICT, RE_HANS
+
+    segments = {}
+    for phrase in PHRASES_DICT:
+        for end in range(1, len(phrase)):
+            segments.setdefault(phrase[:end], _PREFIX)
+    for phrase in PHRASES_DICT:
+        segments[phrase] = _joined(lazy_pinyin([phrase], style=Style.NORMAL))
+    single, every = {}, {}
+    for code in PINYIN_DICT:
+        ch = chr(code)
+        if RE_HANS.match(ch) and ch not in PHRASES_DICT:
+            single[ch] = _joined(lazy_pinyin([ch], style=Style.NORMAL))
+            readings = pinyin(ch, style=Style.NORMAL, heteronym=True)[0]
+            if readings and all(readings):  # else _readings asks pypinyin
+                every[ch] = "\x1f".join(readings)
+    syllables = {r for value in PINYIN_DICT.values() for r in value.split(",")}
+    return segments, single, every, {"": frozenset(syllables)}
+
+
+def _joined(syllables: list) -> str:
+    if any(not s or _SYLLABLE_SEPARATOR in s for s in syllables):
+        raise ValueError(f"a reading the pinyin tables cannot hold: {syllables!r}")
+    return _SYLLABLE_SEPARATOR.join(syllables)
+
+
+@lru_cache(maxsize=1)
+def _pinyin_tables():
+    """The tables of _build_pinyin_tables, from cache_dir("pinyin") when built before by this very code for this
+    very pypinyin (the file name holds both, and the byte order), else built (about 3 s) and saved there."""
+    source = hashlib.sha256(Path(__file__).read_bytes() + Path(tables.__file__).read_bytes()).hexdigest()[:12]
+    try:
+        path = cache_dir("pinyin") / f"pypinyin-{version('pypinyin')}-{source}-{sys.byteorder}.tables"
+    except OSError:
+        path = None
+    return tables.cached_tables(path, _PINYIN_MAGIC, _PINYIN_TABLES, _build_pinyin_tables)
+
+
+def _lazy_pinyin(han: str) -> list[str]:
+    """pypinyin's lazy_pinyin(han, style=Style.NORMAL), from the tables: its segmentation (pypinyin.seg.mmseg:
+    from each place the longest phrase among the beginnings that are in its prefix set; no phrase there, one
+    character, or every character left when all of them still begin a phrase) and each segment's reading."""
+    segments, single, _, _ = _pinyin_tables()
+    if not all(ch in single for ch in han):
+        from pypinyin import Style, lazy_pinyin
+        return lazy_pinyin(han, style=Style.NORMAL)
+    out, start, length = [], 0, len(han)
+    while start < length:
+        reading, end, stop = None, start, start
+        while stop < length:
+            found = segments.text(han[start:stop + 1])
+            if found is None:
+                break
+            stop += 1
+            if found != _PREFIX:
+                reading, end = found, stop
+        if reading is not None:
+            out.extend(_syllables(reading))
+            start = end
+        elif stop == length:  # every beginning of the rest begins a phrase, none is one: all single characters
+            out.extend(s for ch in han[start:] for s in _syllables(single.text(ch)))
+            break
+        else:
+            out.extend(_syllables(single.text(han[start])))
+            start += 1
+    return out
+
+
+def _syllables(reading: str) -> list[str]:
+    return reading.split(_SYLLABLE_SEPARATOR) if reading else []
+
+
 @lru_cache(maxsize=8192)
 def _readings(ch: str) -> tuple[str, ...]:
-    from pypinyin import Style, pinyin
-    return tuple(pinyin(ch, style=Style.NORMAL, heteronym=True)[0])
+    found = _pinyin_tables()[2].text(ch)
+    if found is None:
+        from pypinyin import Style, pinyin
+        return tuple(pinyin(ch, style=Style.NORMAL, heteronym=True)[0])
+    return tuple(found.split("\x1f"))
 
 
 def _spellings(syllable: str) -> tuple[str, ...]:
@@ -129,7 +225,7 @@ def _spellings(syllable: str) -> tuple[str, ...]:
     return (syllable, syllable.replace("v", "u"), syllable.replace("v", "yu")) if "v" in syllable else (syllable,)
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=1024)  # up to 768 forms each: the spans of recent answers, the references' own
 def pinyin_forms(han: str) -> frozenset[str]:
     """The folded keys a Chinese name may be romanized as: its pinyin with any heteronym reading of each
     character (the phrase reading first: 重庆 chongqing), and for a name of up to four characters the given name
@@ -137,8 +233,7 @@ def pinyin_forms(han: str) -> frozenset[str]:
     characters or has fewer than MIN_PINYIN_CHARACTERS."""
     if not (MIN_PINYIN_CHARACTERS <= len(han) <= MAX_PINYIN_CHARACTERS and _HAN.fullmatch(han)):
         return frozenset()
-    from pypinyin import Style, lazy_pinyin
-    phrase = lazy_pinyin(han, style=Style.NORMAL)
+    phrase = _lazy_pinyin(han)
     options = [tuple(dict.fromkeys(s for r in (p, *_readings(ch)) for s in _spellings(r)))
                for p, ch in zip(phrase, han)]
     if not all(s.isascii() and s.isalpha() for opts in options for s in opts):
@@ -215,7 +310,7 @@ def _entity(form: str) -> tuple[str, str] | None:
 
 
 @lru_cache(maxsize=1)
-def _inside_other_names() -> dict[str, set]:
+def _inside_other_names() -> dict[str, tuple]:
     """Each substring of a Chinese CLDR key -> the entities whose keys contain it."""
     inside: dict[str, set] = {}
     for entity, (chinese, _, _) in _cldr()[0].items():
@@ -223,7 +318,7 @@ def _inside_other_names() -> dict[str, set]:
             for i in range(len(k)):
                 for j in range(i + 1, len(k) + 1):
                     inside.setdefault(k[i:j], set()).add(entity)
-    return inside
+    return {k: tuple(v) for k, v in inside.items()}  # a tuple takes a quarter of a set's memory
 
 
 @lru_cache(maxsize=65536)
@@ -307,13 +402,19 @@ _VOWELS = frozenset("aeiou")
 _LATIN_SKELETON_RE1 = re.compile(r"(.)\1")
 
 
+@lru_cache(maxsize=None)
+def _classes(letters: str) -> frozenset[str]:
+    """The set of a skeleton element's classes, one shared object per set (a few dozen in all)."""
+    return frozenset(letters)
+
+
 @lru_cache(maxsize=65536)
 def _latin_skeleton(word: str) -> tuple[frozenset[str], ...]:
     """The consonant classes of a folded, lower-case Latin name, each the set of classes it may be (x: K then
     S)."""
     word = _LATIN_SKELETON_RE1.sub(r"\1", word)
     classes = (_LATIN_CLASS[m.lastindex - 1][1] for m in _LATIN_CLASSES.finditer(word))
-    return tuple(map(frozenset, ["V"] * (word[:1] in _VOWELS) + [c for found in classes for c in found.split()]))
+    return tuple(map(_classes, ["V"] * (word[:1] in _VOWELS) + [c for found in classes for c in found.split()]))
 
 
 _PINYIN_SKELETON_RE1 = re.compile(r"hu[aeio]")
@@ -323,8 +424,7 @@ _PINYIN_SKELETON_RE1 = re.compile(r"hu[aeio]")
 def _pinyin_skeleton(han: str) -> tuple[frozenset[str], ...]:
     """The consonant classes of a Chinese name's pinyin: each syllable's initial, and N or L for its final n / ng
     or er (尼尔: N L)."""
-    from pypinyin import Style, lazy_pinyin
-    syllables = lazy_pinyin(han, style=Style.NORMAL)
+    syllables = _lazy_pinyin(han)
     if not syllables:  # 北京· : an empty part of a name
         return ()
     out = ["V"] * (syllables[0][:1] in _VOWELS or syllables[0][:1] == "y" or syllables[0] == "wu")
@@ -334,7 +434,7 @@ def _pinyin_skeleton(han: str) -> tuple[frozenset[str], ...]:
         out.append("F" if _PINYIN_SKELETON_RE1.match(syllable) else _PINYIN_CLASS.get(initial.group(0), "") if initial
                    else "")
         out.append("N" if final.endswith(("n", "ng")) else "L" if final in ("er", "r") else "")
-    return tuple(frozenset(c) for c in out if c)
+    return tuple(_classes(c) for c in out if c)
 
 
 def _alike(a, b) -> float:
@@ -418,8 +518,7 @@ def _cldr_words(words: tuple[str, ...]) -> set[int]:
 @lru_cache(maxsize=1)
 def _pinyin_syllables() -> frozenset[str]:
     """Every toneless pinyin syllable pypinyin knows (ü as u and v)."""
-    from pypinyin.constants import PINYIN_DICT
-    readings = {fold(r) for value in PINYIN_DICT.values() for r in value.split(",")}
+    readings = {fold(r) for r in _pinyin_tables()[3][""]}
     return frozenset(readings | {r.replace("u", "v") for r in readings})
 
 

@@ -321,7 +321,7 @@ def _item_forms(item: str) -> tuple[str, ...]:
     return (item, *aliases.division_short_names(item), *aliases.person_aliases(item))
 
 
-@lru_cache(maxsize=65536)  # the question's and the clauses' bigrams are asked for by several rules
+@lru_cache(maxsize=1024)  # the question's and the clauses' bigrams are asked for by several rules of an answer
 def _word_bigrams(text: str) -> frozenset[str]:
     """Character bigrams with each Latin word or number as one token (consolas counts once, not as 7 bigrams),
     plus each Latin word of two letters or more twice over (a shared name such as HD 19789 weighs 2)."""
@@ -594,8 +594,9 @@ def _refusal(answer: _Answer) -> str:
     (可能是…). An apology alone (抱歉, 对不起) refuses only an answer that says nothing else."""
     if GUESS.search(answer.whole):
         return "guess"
-    cues = [m for m in REFUSAL.finditer(answer.whole) if not _POLITE.fullmatch(m.group(0))]
-    polite = REFUSAL.search(answer.whole)
+    found = list(REFUSAL.finditer(answer.whole))  # one scan: the first is what REFUSAL.search finds
+    cues = [m for m in found if not _POLITE.fullmatch(m.group(0))]
+    polite = found[0] if found else None
     if not cues and polite:
         return "refusal" if not _has_content(rules.key(_POLITE.sub("", answer.whole)), "") else "apology"
     if not cues:
@@ -965,10 +966,19 @@ def _starts(text: str, sub: str) -> list[int]:
     return out
 
 
-@lru_cache(maxsize=4096)
-def _anchored(form: str) -> re.Pattern:
-    """The reference as a point of comparison: 仅次于俄罗斯, 比俄罗斯还大."""
-    return re.compile(rf"(?:{_BEFORE_ANCHOR}){re.escape(form)}|{re.escape(form)}(?:{_AFTER_ANCHOR})")
+_BEFORE_ANCHORS = tuple(_BEFORE_ANCHOR.split("|"))
+_AFTER_ANCHORS = tuple(_AFTER_ANCHOR.split("|"))
+
+
+def _anchored(form: str, text: str) -> bool:
+    """The reference as a point of comparison in text: 仅次于俄罗斯, 比俄罗斯还大 (every place the form starts,
+    overlaps included, as a regex search would; str methods: no pattern compiled per reference)."""
+    i = text.find(form)
+    while i >= 0:
+        if text.endswith(_BEFORE_ANCHORS, 0, i) or text.startswith(_AFTER_ANCHORS, i + len(form)):
+            return True
+        i = text.find(form, i + 1)
+    return False
 
 
 @lru_cache(maxsize=4096)
@@ -1264,7 +1274,7 @@ def _doubt(text: str, form: str, holds, question: str, years: bool) -> str:
 
     if clauses and all(negated(c, _NEGATION) for c in clauses):
         return "negated_clause"
-    if form and clauses and all(_anchored(form).search(rules.key(c)) for c in clauses):
+    if form and clauses and all(_anchored(form, rules.key(c)) for c in clauses):
         return "compared_to"  # 仅次于俄罗斯, 比俄罗斯还大: the reference as a point of comparison
     if sentences and all(any(negated(c, _NOT_HAPPENED) and _word_bigrams(rules.key(c)) & _word_bigrams(question_key)
                              for c in _CLAUSE_END.split(s)) for s in sentences):

@@ -767,7 +767,7 @@ def _arabic_number(cleaned: str, m: re.Match, latin, framing: str) -> Number:
                   era=unit == "年" and cleaned[max(0, m.start() - 3):m.start()].endswith(_ERA_WORDS))
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=2048)  # asked again for one answer by several rules
 def _find_numbers(cleaned: str, framing: str = "", periods: bool = True) -> tuple[Number, ...]:
     """The numbers in cleaned text with their precision, unit and qualifier, in order; a leading minus, 负, 零下
     or 公元前 is a sign. `framing` is the question: bound words it uses are not qualifiers of the answer.
