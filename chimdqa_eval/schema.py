@@ -109,10 +109,11 @@ def _expected(schema: dict, types) -> str:
     return "null" if not what else what + (" or null" if "null" in types else "")
 
 
-def _schema_messages(error) -> list[tuple[str, str]]:
-    """[(field, problem)] for one jsonschema.ValidationError, in this project's words."""
+def _schema_messages(error, root: tuple = (), whole: str = "the document") -> list[tuple[str, str]]:
+    """[(field, problem)] for one jsonschema.ValidationError, in this project's words; `root` names the document
+    (``("generation",)`` words a field as ``generation.top_k``), `whole` the document itself."""
     schema, value, kind, rule = error.schema, error.instance, error.validator, error.validator_value
-    field = field_name(error.absolute_path)
+    field = field_name([*root, *error.absolute_path])
     within = f"{field}." if field else ""
     if len(error.schema_path) > 1 and list(error.schema_path)[-2] == "propertyNames":  # `value` is a key
         noun, key = schema.get("title", "field"), within + shown(value, quoted=False)
@@ -152,11 +153,11 @@ def _schema_messages(error) -> list[tuple[str, str]]:
     elif kind in ("minItems", "maxItems", "minLength") and "title" in schema:
         problem = f"must be {schema['title']}"
     else:
-        return [(field, f"{field or 'the document'}: {shown(error.message, 200, quoted=False)}")]
-    return [(field, f"{field or 'the document'} {problem}, got {described(value)}")]
+        return [(field, f"{field or whole}: {shown(error.message, 200, quoted=False)}")]
+    return [(field, f"{field or whole} {problem}, got {described(value)}")]
 
 
-def schema_problems(errors) -> list[str]:
+def schema_problems(errors, root: tuple = (), whole: str = "the document") -> list[str]:
     """Problems (in the style of raise_problems) from jsonschema ValidationErrors: one per field, the first
     error found for it (where a field breaks two rules, say a type and a range, the first is enough to fix it),
     each naming the field by its path, ``metrics.factual.F1.ci95[1] must be a finite number or null, got str
@@ -164,7 +165,7 @@ def schema_problems(errors) -> list[str]:
     the noun for the keys that ``propertyNames`` checks: ``unknown family 'evil'``)."""
     problems: dict[str, str] = {}
     for error in errors:
-        for field, problem in _schema_messages(error):
+        for field, problem in _schema_messages(error, root, whole):
             problems.setdefault(field, problem)
     return list(problems.values())
 

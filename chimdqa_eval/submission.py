@@ -21,7 +21,7 @@ from chimdqa_eval import jsonio
 from chimdqa_eval.release import id_in_raw_line
 from chimdqa_eval.schema import (ID_LIMIT, METADATA_LIMITS, InputError, logprobs_problem, raise_problems, shown,
                                  surrogate_problem, too_long, url_problem, where)
-from chimdqa_eval.schema import date_problem
+from chimdqa_eval.schema import date_problem, schema_problems
 
 PREDICTION_FIELDS = ("id", "prediction", "retrieved_contexts", "logprobs", "confidence")
 OPTIONAL_FIELDS = ("retrieved_contexts", "logprobs", "confidence")
@@ -220,12 +220,12 @@ def _parse_predictions(path: Path):
 
 
 def generation_problems(generation: dict) -> list[str]:
-    """Each way `generation` breaks GENERATION_SCHEMA, as "generation.<field path>: <what is wrong>"."""
+    """Each way `generation` breaks GENERATION_SCHEMA, in the words of schema.schema_problems, naming the field as
+    ``generation.<path>``."""
     import jsonschema
 
     errors = jsonschema.Draft202012Validator(GENERATION_SCHEMA).iter_errors(generation)
-    return [f"{'.'.join(['generation', *map(str, error.absolute_path)])}: {shown(error.message, 200, quoted=False)}"
-            for error in sorted(errors, key=lambda e: list(map(str, e.absolute_path)))]
+    return schema_problems(sorted(errors, key=lambda e: list(map(str, e.absolute_path))), root=("generation",))
 
 
 def read_metadata(path, *, overrides: dict | None = None, has_contexts: bool = False) -> dict:

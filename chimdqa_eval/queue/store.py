@@ -28,7 +28,7 @@ from filelock import FileLock
 
 from chimdqa_eval.jsonio import read_json, write_json_atomic
 from chimdqa_eval.report.results import file_sha256
-from chimdqa_eval.schema import METADATA_LIMITS, InputError, shown
+from chimdqa_eval.schema import METADATA_LIMITS, InputError, schema_problems, shown
 
 STATUSES = ("PENDING", "RUNNING", "FINISHED", "FAILED")
 DAY = 24 * 3600.0
@@ -88,16 +88,16 @@ def is_request_id(text: str) -> bool:
 
 
 def schema_problem(doc, schema: dict) -> str | None:
-    """The first way `doc` breaks `schema`, in words naming the field; None when it fits. Numbers must be finite
-    (JSON Schema's bounds let NaN through)."""
-    error = next(iter(sorted(jsonschema.Draft202012Validator(schema).iter_errors(doc), key=lambda e: e.path)), None)
-    if error is None:
-        for key, value in doc.items():
-            if isinstance(value, float) and not math.isfinite(value):
-                return f"{key}: not a finite number"
-        return None
-    field = ".".join(map(str, error.absolute_path)) or "the request"
-    return f"{field}: {shown(error.message, 200, quoted=False)}"
+    """The first way `doc` breaks `schema`, in the words of schema.schema_problems (naming the field); None when it
+    fits. Numbers must be finite (JSON Schema's bounds let NaN through)."""
+    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(doc), key=lambda e: list(map(str, e.path)))
+    problems = schema_problems(errors, whole="the request")
+    if problems:
+        return problems[0]
+    for key, value in doc.items():
+        if isinstance(value, float) and not math.isfinite(value):
+            return f"{key}: not a finite number"
+    return None
 
 
 class Queue:
