@@ -20,14 +20,14 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from itertools import chain
 from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
 from chimdqa_eval import porter as porter_stemmer
+from chimdqa_eval.text import TokenLists
 
-TokenLists = Sequence[Sequence[str]]
+Tokens = Sequence[Sequence[str]]  # token lists: text.TokenLists (read as ids, no string hashed) or lists of str
 
 METEOR_ALPHA, METEOR_BETA, METEOR_GAMMA = 0.9, 3.0, 0.5
 CIDER_N, CIDER_SIGMA = 4, 6.0
@@ -37,7 +37,7 @@ _KEY_LIMIT = 2 ** 62
 _METEOR_BATCH_TOKENS = 1 << 19
 
 
-def _check_pairs(predictions: TokenLists, references: TokenLists) -> None:
+def _check_pairs(predictions: Tokens, references: Tokens) -> None:
     if len(predictions) != len(references):
         raise ValueError(f"{len(predictions)} predictions but {len(references)} references")
 
@@ -65,43 +65,41 @@ def lcs_length(a: Sequence[str], b: Sequence[str]) -> int:
     return len(a) - row.bit_count()
 
 
-def rouge_l(predictions: TokenLists, references: TokenLists) -> list[float]:
+def rouge_l(predictions: Tokens, references: Tokens) -> list[float]:
     """ROUGE-L F-measure per pair, as rouge_score's ``RougeScorer(["rougeL"])``: 0 when either side is empty."""
     _check_pairs(predictions, references)
+    hyp, ref = _as_ids(predictions), _as_ids(references)
+    hyp_ids, ref_ids = hyp.ids.tolist(), ref.ids.tolist()  # the LCS compares ids: no string is hashed
     scores = []
-    for pred, ref in zip(predictions, references):
-        if not pred or not ref:
+    for i in range(len(hyp)):
+        pred = hyp_ids[hyp.offsets[i]:hyp.offsets[i + 1]]
+        gold = ref_ids[ref.offsets[i]:ref.offsets[i + 1]]
+        if not pred or not gold:
             scores.append(0.0)
             continue
-        lcs = lcs_length(ref, pred)
-        precision, recall = lcs / len(pred), lcs / len(ref)
+        lcs = lcs_length(gold, pred)
+        precision, recall = lcs / len(pred), lcs / len(gold)
         scores.append(2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0)
     return scores
 
 
-# ---- shared by METEOR and CIDEr-D -----------------------------------------------------------------------------
+# ---- shared -------------------------------------------------------------------------------------------------
 
-def _lengths(token_lists: TokenLists) -> np.ndarray:
-    return np.fromiter((len(t) for t in token_lists), dtype=np.int64, count=len(token_lists))
-
-
-def _token_ids(token_lists: TokenLists, vocab: dict, total: int, dtype=np.int64) -> np.ndarray:
-    """All tokens in order as ids from `vocab`, which gains the new tokens in order of first occurrence."""
-    for token in dict.fromkeys(chain.from_iterable(token_lists)):  # a loop over distinct tokens only
-        vocab.setdefault(token, len(vocab))
-    return np.fromiter(map(vocab.__getitem__, chain.from_iterable(token_lists)), dtype=dtype, count=total)
+def _as_ids(token_lists: Tokens) -> TokenLists:
+    """Token lists as vocabulary ids: text.TokenLists as they are, lists of strings converted."""
+    return token_lists if isinstance(token_lists, TokenLists) else TokenLists.from_lists(token_lists)
 
 
-class _Corpus:
-    """Token lists flattened into one int array (ids from a shared vocabulary) with item and position columns."""
+def _columns(lists: TokenLists) -> tuple[np.ndarray, np.ndarray]:
+    """The ids (a view, no copy) and the lengths of TokenLists as numpy arrays."""
+    return np.frombuffer(lists.ids, dtype=np.intc), np.diff(np.frombuffer(lists.offsets, dtype=np.int64))
 
-    def __init__(self, token_lists: TokenLists, vocab: dict):
-        lengths = _lengths(token_lists)
-        self.lengths = lengths
-        self.ids = _token_ids(token_lists, vocab, int(lengths.sum()))
-        self.item = np.repeat(np.arange(len(lengths)), lengths)
-        starts = np.cumsum(lengths) - lengths
-        self.pos = np.arange(len(self.ids)) - np.repeat(starts, lengths)
+
+def _item_and_position(lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For every token of flattened lists: the index of its list and its position in it."""
+    item = np.repeat(np.arange(len(lengths)), lengths)
+    starts = np.cumsum(lengths) - lengths
+    return item, np.arange(len(item)) - np.repeat(starts, lengths)
 
 
 # ---- METEOR ---------------------------------------------------------------------------------------------------
@@ -170,7 +168,7 @@ def porter_stem() -> Callable[[str], str]:
     return stem
 
 
-def meteor(predictions: TokenLists, references: TokenLists, *, alpha: float = METEOR_ALPHA,
+def meteor(predictions: Tokens, references: Tokens, *, alpha: float = METEOR_ALPHA,
            beta: float = METEOR_BETA, gamma: float = METEOR_GAMMA, stem: Callable[[str], str] | None = None,
            synonyms: Callable[[str], Iterable[str]] | None = None) -> list[float]:
     """METEOR per pair, as NLTK's ``meteor_score([reference], prediction)``: lower-cased tokens are aligned by
@@ -180,39 +178,47 @@ def meteor(predictions: TokenLists, references: TokenLists, *, alpha: float = ME
     """
     _check_pairs(predictions, references)
     stem = stem or porter_stem()
+    hyp, ref = _as_ids(predictions), _as_ids(references)
+    (hyp_ids, hyp_lengths), (ref_ids, ref_lengths) = _columns(hyp), _columns(ref)
     scores: list[float] = []
-    for start, stop in _batches(predictions, references, _METEOR_BATCH_TOKENS):
-        scores += _meteor_batch(predictions[start:stop], references[start:stop], alpha, beta, gamma, stem,
-                                synonyms)
+    for start, stop in _batches(hyp_lengths, ref_lengths, _METEOR_BATCH_TOKENS):
+        scores += _meteor_batch(hyp_ids[hyp.offsets[start]:hyp.offsets[stop]], hyp_lengths[start:stop],
+                                ref_ids[ref.offsets[start]:ref.offsets[stop]], ref_lengths[start:stop],
+                                hyp.words, alpha, beta, gamma, stem, synonyms)
     return scores
 
 
-def _batches(predictions: TokenLists, references: TokenLists, tokens: int):
+def _batches(hyp_lengths: Sequence[int], ref_lengths: Sequence[int], tokens: int):
     """(start, stop) of consecutive items holding about `tokens` tokens on both sides together."""
     start = count = 0
-    for i, (pred, ref) in enumerate(zip(predictions, references)):
-        count += len(pred) + len(ref)
+    for i, (pred, ref) in enumerate(zip(hyp_lengths, ref_lengths)):
+        count += int(pred) + int(ref)
         if count >= tokens:
             yield start, i + 1
             start, count = i + 1, 0
-    if start < len(predictions):
-        yield start, len(predictions)
+    if start < len(hyp_lengths):
+        yield start, len(hyp_lengths)
 
 
-def _meteor_batch(predictions: TokenLists, references: TokenLists, alpha: float, beta: float, gamma: float,
-                  stem: Callable[[str], str], synonyms: Callable[[str], Iterable[str]] | None) -> list[float]:
-    """meteor() on a batch of items: each item's score depends on that item alone."""
-    vocab: dict = {}
-    hyp, ref = _Corpus(predictions, vocab), _Corpus(references, vocab)
-    words = list(vocab)
+def _meteor_batch(hyp_ids: np.ndarray, hyp_lengths: np.ndarray, ref_ids: np.ndarray, ref_lengths: np.ndarray,
+                  vocabulary: list[str], alpha: float, beta: float, gamma: float, stem: Callable[[str], str],
+                  synonyms: Callable[[str], Iterable[str]] | None) -> list[float]:
+    """meteor() on a batch of items (their token ids and lengths, both sides): each item's score depends on
+    that item alone. Lower-casing and stemming act once per distinct word of the batch."""
+    distinct, index = np.unique(np.concatenate([hyp_ids, ref_ids]), return_inverse=True)
     lower_vocab: dict = {}
-    lower = np.fromiter((lower_vocab.setdefault(w.lower(), len(lower_vocab)) for w in words), dtype=np.int64,
-                        count=len(words))
+    lower = np.fromiter((lower_vocab.setdefault(vocabulary[w].lower(), len(lower_vocab)) for w in distinct.tolist()),
+                        dtype=np.int64, count=len(distinct))
     lower_words = list(lower_vocab)
     stemmed = np.fromiter((lower_vocab.setdefault(stem(w), len(lower_vocab)) for w in lower_words),
                           dtype=np.int64, count=len(lower_words))
     lower_words = list(lower_vocab)  # now with the stems that are not corpus words
-    word_h, word_r = lower[hyp.ids], lower[ref.ids]
+    words = lower[index]
+    word_h, word_r = words[:len(hyp_ids)], words[len(hyp_ids):]
+    del words, index
+    n_items = len(hyp_lengths)
+    item_h, pos_h = _item_and_position(hyp_lengths)
+    item_r, pos_r = _item_and_position(ref_lengths)
 
     matched_h = np.zeros(len(word_h), dtype=bool)
     matched_r = np.zeros(len(word_r), dtype=bool)
@@ -230,35 +236,34 @@ def _meteor_batch(predictions: TokenLists, references: TokenLists, alpha: float,
             if np.array_equal(stage[w_h], w_h) and np.array_equal(stage[w_r], w_r):
                 continue  # stems equal words, so nothing new can match
             w_h, w_r = stage[w_h], stage[w_r]
-        ih, ir = _align_from_end(hyp.item[left_h], w_h, ref.item[left_r], w_r)
+        ih, ir = _align_from_end(item_h[left_h], w_h, item_r[left_r], w_r)
         match(left_h[ih], left_r[ir])
     if synonyms is not None:
         left_h, left_r = np.flatnonzero(~matched_h), np.flatnonzero(~matched_r)
-        cut_h = np.searchsorted(hyp.item[left_h], np.arange(len(predictions) + 1))
-        cut_r = np.searchsorted(ref.item[left_r], np.arange(len(predictions) + 1))
+        cut_h = np.searchsorted(item_h[left_h], np.arange(n_items + 1))
+        cut_r = np.searchsorted(item_r[left_r], np.arange(n_items + 1))
         found_h, found_r = [], []
-        for k in range(len(predictions)):
-            item_h, item_r = left_h[cut_h[k]:cut_h[k + 1]], left_r[cut_r[k]:cut_r[k + 1]]
-            if len(item_h) and len(item_r):
+        for k in range(n_items):
+            own_h, own_r = left_h[cut_h[k]:cut_h[k + 1]], left_r[cut_r[k]:cut_r[k + 1]]
+            if len(own_h) and len(own_r):
                 # NLTK looks up synonyms of the stemmed forms left over by the stem stage.
-                for i, j in _synonym_matches([lower_words[w] for w in stemmed[word_h[item_h]]],
-                                             [lower_words[w] for w in stemmed[word_r[item_r]]], synonyms):
-                    found_h.append(item_h[i])
-                    found_r.append(item_r[j])
+                for i, j in _synonym_matches([lower_words[w] for w in stemmed[word_h[own_h]]],
+                                             [lower_words[w] for w in stemmed[word_r[own_r]]], synonyms):
+                    found_h.append(own_h[i])
+                    found_r.append(own_r[j])
         match(np.array(found_h, dtype=np.int64), np.array(found_r, dtype=np.int64))
 
     index_h, index_r = np.concatenate(pairs_h), np.concatenate(pairs_r)
     order = np.argsort(index_h, kind="stable")  # hypothesis order, as NLTK sorts its matches
     index_h, index_r = index_h[order], index_r[order]
-    item = hyp.item[index_h]
-    n_items = len(predictions)
+    item = item_h[index_h]
     matches = np.bincount(item, minlength=n_items).astype(float)
     # A chunk continues when the next match (same item) is one step further on both sides.
-    continues = ((item[1:] == item[:-1]) & (np.diff(hyp.pos[index_h]) == 1) & (np.diff(ref.pos[index_r]) == 1))
+    continues = ((item[1:] == item[:-1]) & (np.diff(pos_h[index_h]) == 1) & (np.diff(pos_r[index_r]) == 1))
     chunks = matches - np.bincount(item[1:][continues], minlength=n_items)
     scores = []
-    for m, chunk_count, n_hyp, n_ref in zip(matches.tolist(), chunks.tolist(), hyp.lengths.tolist(),
-                                             ref.lengths.tolist()):
+    for m, chunk_count, n_hyp, n_ref in zip(matches.tolist(), chunks.tolist(), hyp_lengths.tolist(),
+                                             ref_lengths.tolist()):
         if m == 0 or n_hyp == 0 or n_ref == 0:
             scores.append(0.0)
             continue
@@ -294,13 +299,21 @@ def _unique_counts(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return keys[:len(starts)], counts
 
 
-def _ngram_keys(token_lists: TokenLists, n: int):
+def _first_occurrence_ids(ids: np.ndarray) -> np.ndarray:
+    """Ids renumbered 0, 1, 2, ... in order of first occurrence. CIDEr's sums run over n-grams in the order of
+    these ids, so its last digits are the same however the vocabulary numbered the tokens."""
+    distinct, first = np.unique(ids, return_index=True)
+    renumbered = np.zeros(int(distinct[-1]) + 1 if len(distinct) else 0, dtype=np.int32)
+    renumbered[distinct[np.argsort(first)]] = np.arange(len(distinct), dtype=np.int32)
+    return renumbered[ids]
+
+
+def _ngram_keys(ids: np.ndarray, lengths: np.ndarray, n: int):
     """For k = 1..n, one order at a time: (keys, width), a key text * width + k-gram id for every k-gram that
-    lies inside one text, in text order. Ids are dense per k and ordered as the k-grams' token ids are
-    (lexicographically, tokens numbered by first occurrence), built from the (k-1)-gram id and the next token,
+    lies inside one text, in text order, from the texts' token ids (numbered by first occurrence) and lengths.
+    Ids are dense per k and ordered as the k-grams' token ids are
+    (lexicographically), built from the (k-1)-gram id and the next token,
     so no tuple of tokens is ever formed; the columns are int32 and one k-gram order lives at a time."""
-    lengths = _lengths(token_lists)
-    ids = _token_ids(token_lists, {}, int(lengths.sum()), dtype=np.int32)
     text = np.repeat(np.arange(len(lengths), dtype=np.int32), lengths)
     # Tokens from each position to the end of its text: a k-gram starting there lies inside the text if >= k.
     left = (np.repeat(np.cumsum(lengths), lengths) - np.arange(len(ids))).astype(np.int32)
@@ -350,7 +363,7 @@ def _cider_order(keys: np.ndarray, width: int, n_items: int):
             np.bincount(item, weights=np.minimum(w_h, w_r) * w_r, minlength=n_items), norms)
 
 
-def _cider_similarities(predictions: TokenLists, references: TokenLists, n: int):
+def _cider_similarities(predictions: Tokens, references: Tokens, n: int):
     """For k = 1..n the similarity of each prediction to its reference, both ways CIDEr and CIDEr-D take it,
     from one count of the n-grams: two (n, items) matrices, and the token count of every text (predictions,
     then references).
@@ -364,20 +377,22 @@ def _cider_similarities(predictions: TokenLists, references: TokenLists, n: int)
     """
     _check_pairs(predictions, references)
     n_items = len(predictions)
-    texts = list(predictions) + list(references)
+    (hyp_ids, hyp_lengths), (ref_ids, ref_lengths) = _columns(_as_ids(predictions)), _columns(_as_ids(references))
+    ids = _first_occurrence_ids(np.concatenate([hyp_ids, ref_ids]))
+    lengths = np.concatenate([hyp_lengths, ref_lengths])
     cosine, clipped = np.zeros((n, n_items)), np.zeros((n, n_items))
     norms = np.zeros((n, 2 * n_items))
-    for k, (keys, width) in enumerate(_ngram_keys(texts, n)):
+    for k, (keys, width) in enumerate(_ngram_keys(ids, lengths, n)):
         cosine[k], clipped[k], norms[k] = _cider_order(keys, width, n_items)
         del keys
     norm_h, norm_r = norms[:, :n_items], norms[:, n_items:]
     both = (norm_h != 0) & (norm_r != 0)
     for similarity in (cosine, clipped):
         similarity[both] /= (norm_h * norm_r)[both]
-    return cosine, clipped, _lengths(texts)
+    return cosine, clipped, lengths
 
 
-def cider_and_cider_d(predictions: TokenLists, references: TokenLists, *, n: int = CIDER_N,
+def cider_and_cider_d(predictions: Tokens, references: Tokens, *, n: int = CIDER_N,
                       sigma: float = CIDER_SIGMA) -> tuple[list[float], list[float]]:
     """cider() and cider_d() per pair from one pass over the n-grams (the same numbers as calling each)."""
     cosine, clipped, lengths = _cider_similarities(predictions, references, n)
@@ -388,7 +403,7 @@ def cider_and_cider_d(predictions: TokenLists, references: TokenLists, *, n: int
     return cosine.mean(axis=0).tolist(), (clipped.mean(axis=0) * 10.0).tolist()
 
 
-def cider(predictions: TokenLists, references: TokenLists, *, n: int = CIDER_N) -> list[float]:
+def cider(predictions: Tokens, references: Tokens, *, n: int = CIDER_N) -> list[float]:
     """CIDEr per pair as Vedantam et al. 2015 define it (0-1): for k = 1..n the cosine of the tf-idf vectors of
     prediction and reference, document frequencies over the given references; the mean over k (uniform
     weights 1/n). No clipping, no length penalty. A pair scores 0 where either side has no k-gram of any
@@ -396,7 +411,7 @@ def cider(predictions: TokenLists, references: TokenLists, *, n: int = CIDER_N) 
     return _cider_similarities(predictions, references, n)[0].mean(axis=0).tolist()
 
 
-def cider_d(predictions: TokenLists, references: TokenLists, *, n: int = CIDER_N,
+def cider_d(predictions: Tokens, references: Tokens, *, n: int = CIDER_N,
             sigma: float = CIDER_SIGMA) -> list[float]:
     """CIDEr-D per pair, as pycocoevalcap's ``Cider().compute_score`` with one reference per item (its 0-10
     scale): CIDEr's tf-idf weights with clipped products sum(min(h, r) * r) and the Gaussian length penalty
@@ -404,7 +419,7 @@ def cider_d(predictions: TokenLists, references: TokenLists, *, n: int = CIDER_N
     return cider_and_cider_d(predictions, references, n=n, sigma=sigma)[1]
 
 
-def reference_digest(references: TokenLists) -> str:
+def reference_digest(references: Tokens) -> str:
     """A short digest (12 hex digits of sha256) of reference token lists: names the corpus CIDEr's document
     frequencies came from, so signatures tell scores over different reference sets apart."""
     digest = hashlib.sha256()

@@ -9,7 +9,10 @@ import os
 import re
 import sqlite3
 import sys
+import threading
 import unicodedata
+from array import array
+from collections.abc import Sequence
 from contextlib import closing
 
 from chimdqa_eval.cache import cache_dir
@@ -77,11 +80,34 @@ _HMM_SKIP = re.compile(r"([a-zA-Z0-9]+(?:\.\d+)?%?)")  # jieba.finalseg.re_skip
 _TOTAL_EXCESS = ("\u3000", 3)
 
 
+def _rjieba_module():
+    """rjieba's compiled module without its package's __init__, which builds a module-level default segmenter
+    (a second load of the whole dictionary, ~0.25 s) that we never use. Registered under its usual name, so a
+    later `import rjieba` reuses it; a layout other than rjieba 0.2's is imported the ordinary way."""
+    import importlib.machinery
+    import importlib.util
+
+    if "rjieba.rjieba" in sys.modules:
+        return sys.modules["rjieba.rjieba"]
+    package = importlib.util.find_spec("rjieba")
+    spec = None
+    if package is not None and package.submodule_search_locations:
+        loaders = (importlib.machinery.ExtensionFileLoader, importlib.machinery.EXTENSION_SUFFIXES)
+        spec = importlib.machinery.FileFinder(package.submodule_search_locations[0], loaders).find_spec(
+            "rjieba.rjieba")
+    if spec is None:
+        import rjieba
+
+        return rjieba
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    sys.modules[spec.name] = module
+    return module
+
+
 @functools.cache
 def _rjieba():
-    import rjieba
-
-    segmenter = rjieba.Jieba()  # our own instance: nobody else's rjieba.add_word reaches it
+    segmenter = _rjieba_module().Jieba()  # our own instance: nobody else's rjieba.add_word reaches it
     segmenter.add_word(*_TOTAL_EXCESS, None)
     return segmenter
 
@@ -156,42 +182,51 @@ def _hmm_cut(run: str) -> tuple[str, ...]:
     return tuple(words)
 
 
-def _add_run(run: str, tokens: list) -> None:
-    """__cut_DAG's rule for a run of one-character steps."""
+def _add_run(run: list, tokens: list, has_word) -> None:
+    """__cut_DAG's rule for a run of one-character steps (see _segment)."""
     if len(run) == 1:
-        tokens.append(run)
-    elif _rjieba().has_word(run):
-        tokens.extend(run)
+        tokens.append(run[0])
     else:
-        tokens.extend(_hmm_cut(run))
-
-
-def _add_block(block: str, tokens: list) -> None:
-    """jieba's cut of one block: the route's steps from rjieba, each run of one-character steps by _add_run."""
-    segmenter = _rjieba()
-    run = ""
-    for step in segmenter.cut(block, False):
-        # A longer step is a dictionary word, unless rjieba merged one-character steps of letters and digits
-        # into it (it then starts outside the Han range and is no word).
-        if len(step) == 1 or not ("\u4e00" <= step < "\u9fd6" or segmenter.has_word(step)):
-            run += step
-            continue
-        if run:
-            _add_run(run, tokens)
-            run = ""
-        tokens.append(step)
-    if run:
-        _add_run(run, tokens)
+        chars = "".join(run)
+        tokens += chars if has_word(chars) else _hmm_cut(chars)
 
 
 def _segment(text: str) -> list[str]:
-    """jieba.lcut(text) with its whitespace tokens dropped: blocks cut, every other character a token."""
+    """jieba.lcut(text) with its whitespace tokens dropped: blocks cut, every other character a token.
+
+    In a block the route's steps come from rjieba. A longer step is a dictionary word, unless rjieba merged
+    one-character steps of letters and digits into it (it then starts outside the Han range and is no word): the
+    one-character steps and the merged ones make runs, each cut by _add_run. One loop with the library calls
+    bound to locals: this runs once per token of every text."""
+    segmenter = _rjieba()
+    cut, has_word = segmenter.cut, segmenter.has_word
     tokens: list[str] = []
-    for i, part in enumerate(_JIEBA_BLOCK.split(text)):
-        if i % 2:
-            _add_block(part, tokens)
-        else:
-            tokens.extend(c for c in part if not c.isspace())
+    parts = _JIEBA_BLOCK.split(text)
+    last = len(parts) - 1
+    for i in range(0, last + 1, 2):
+        other = parts[i]  # not in a block: every character but whitespace is a token
+        if len(other) == 1:
+            if not other.isspace():
+                tokens.append(other)
+        elif other:
+            tokens += "".join(other.split())
+        if i == last:
+            break
+        steps = cut(parts[i + 1], False)
+        if len(steps) == 1:  # a word, one character, or letters and digits merged: a token either way
+            tokens.append(steps[0])
+            continue
+        run: list[str] = []
+        for step in steps:
+            if len(step) == 1 or not ("\u4e00" <= step < "\u9fd6" or has_word(step)):
+                run.append(step)
+                continue
+            if run:
+                _add_run(run, tokens, has_word)
+                run = []
+            tokens.append(step)
+        if run:
+            _add_run(run, tokens, has_word)
     return tokens
 
 
@@ -267,23 +302,109 @@ def _cpus() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-def tokenize_many(texts, tokenizer: str = "jieba") -> list[list[str]]:
-    """tokenize() over a list, every token interned: a submission's token lists then hold one string object per
-    distinct token rather than one per occurrence. When jieba itself segments (a
+# ---- compact token lists ---------------------------------------------------------------------------------------
+# Token lists are kept as ids into one vocabulary for the whole process: 4 bytes a token in one flat array, where
+# a list of strings costs 8 bytes a token (the pointer) plus 56 a list, and the lexical metrics read the ids
+# without hashing a string again. The vocabulary only grows: it holds each distinct token once, like jieba's
+# dictionary (a 60k-item run meets a few hundred thousand distinct tokens).
+_VOCABULARY: dict[str, int] = {}
+_WORDS: list[str] = []
+_VOCABULARY_LOCK = threading.Lock()
+
+
+def token_ids(tokens) -> list[int]:
+    """The vocabulary ids of tokens (strings), new tokens added."""
+    ids = list(map(_VOCABULARY.get, tokens))
+    if None in ids:
+        with _VOCABULARY_LOCK:
+            for i, index in enumerate(ids):
+                if index is None:
+                    token = tokens[i]
+                    index = _VOCABULARY.get(token)
+                    if index is None:
+                        index = _VOCABULARY[token] = len(_WORDS)
+                        _WORDS.append(token)
+                    ids[i] = index
+    return ids
+
+
+class TokenLists(Sequence):
+    """The token lists of many texts as one array of vocabulary ids (``ids``, C ints) and the lists' boundaries
+    (``offsets``, one more than there are lists). Reads as a sequence of lists of strings (each item a new list
+    of the vocabulary's strings); chimdqa_eval.lexical reads ``ids`` and ``offsets`` directly.
+
+    >>> lists = TokenLists.from_lists([["北京", "是", "首都"], [], ["北京"]])
+    >>> len(lists), lists[0], lists[-1], list(lists.offsets)
+    (3, ['北京', '是', '首都'], ['北京'], [0, 3, 3, 4])
+    """
+    __slots__ = ("ids", "offsets")
+
+    def __init__(self):
+        self.ids = array("i")
+        self.offsets = array("q", [0])
+
+    @classmethod
+    def from_lists(cls, token_lists) -> "TokenLists":
+        lists = cls()
+        for tokens in token_lists:
+            lists.append_ids(token_ids(tokens))
+        return lists
+
+    def append_ids(self, ids) -> None:
+        self.ids.extend(ids)
+        self.offsets.append(len(self.ids))
+
+    def item_ids(self, index: int) -> array:
+        """The ids of one list, as an array of its own."""
+        return self.ids[self.offsets[index]:self.offsets[index + 1]]
+
+    @property
+    def words(self) -> list[str]:
+        """The vocabulary: ids index it."""
+        return _WORDS
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self[i] for i in range(len(self))[index]]
+        index = range(len(self))[index]
+        return list(map(_WORDS.__getitem__, self.item_ids(index)))
+
+    def __eq__(self, other):
+        if isinstance(other, TokenLists):
+            return self.ids == other.ids and self.offsets == other.offsets
+        if isinstance(other, Sequence) and not isinstance(other, str):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return f"TokenLists({list(self)!r})"
+
+
+def tokenize_many(texts, tokenizer: str = "jieba") -> TokenLists:
+    """tokenize() over a list, kept compactly as TokenLists (every distinct token one string in the process's
+    vocabulary, every token a 4-byte id). When jieba itself segments (a
     changed dictionary), a large input is split across the available CPUs with forked worker processes, which
     inherit its loaded dictionary; off Linux (no fork on Windows, an unsafe one on macOS) it runs in this
     process. Either way the result is the same as tokenizing one by one."""
     texts = list(texts)
     workers = min(_cpus(), 8)
-    if (_check_tokenizer(tokenizer) == "jieba" and _jieba_dictionary_changed() and workers >= 2
-            and sys.platform == "linux" and sum(map(len, texts)) >= _PARALLEL_MIN_CHARS):
+    if _check_tokenizer(tokenizer) == "char":
+        token_lists = ([c for c in t if not c.isspace()] for t in texts)
+    elif not _jieba_dictionary_changed():
+        token_lists = map(_segment, texts)
+    elif workers >= 2 and sys.platform == "linux" and sum(map(len, texts)) >= _PARALLEL_MIN_CHARS:
         _jieba().initialize()
         with multiprocessing.get_context("fork").Pool(workers) as pool:
             joined = pool.map(_joined_tokens, texts, chunksize=max(1, len(texts) // (8 * workers)))
         token_lists = (j.split() for j in joined)
     else:
         token_lists = (tokenize(t, tokenizer) for t in texts)
-    return [list(map(sys.intern, tokens)) for tokens in token_lists]
+    return TokenLists.from_lists(token_lists)
 
 
 _memory_cache: dict = {}
@@ -300,11 +421,11 @@ def _text_key(text: str) -> bytes:
     return hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
 
 
-def tokenize_references(texts, tokenizer: str = "jieba") -> list[list[str]]:
-    """tokenize_many() for texts that recur across runs (references): jieba results are kept in memory and on disk
-    under ``cache_dir("tokens")``, keyed by the tokenizer's signature (jieba's and rjieba's versions, or the
-    digest of a changed jieba dictionary) and the text, so each reference is split once per machine.
-    ``"char"`` is cheaper than a cache lookup and is computed directly."""
+def tokenize_references(texts, tokenizer: str = "jieba") -> TokenLists:
+    """tokenize_many() for texts that recur across runs (references): jieba results are kept in memory (as id
+    arrays) and on disk under ``cache_dir("tokens")``, keyed by the tokenizer's signature (jieba's and rjieba's
+    versions, or the digest of a changed jieba dictionary) and the text, so each reference is split once per
+    machine. ``"char"`` is cheaper than a cache lookup and is computed directly."""
     texts = list(texts)
     if _check_tokenizer(tokenizer) == "char":
         return tokenize_many(texts, "char")
@@ -314,18 +435,22 @@ def tokenize_references(texts, tokenizer: str = "jieba") -> list[list[str]]:
     if missing:
         with closing(_disk_cache(tokenizer)) as db:
             keys = {_text_key(t): t for t in missing}
-            found = {}
             key_list = list(keys)
             for start in range(0, len(key_list), 500):
                 chunk = key_list[start:start + 500]
                 rows = db.execute(f"SELECT key, tokens FROM tokens WHERE key IN ({','.join('?' * len(chunk))})",
                                   chunk)
-                found.update((keys[k], list(map(sys.intern, v.split()))) for k, v in rows)
-            new_texts = [t for t in missing if t not in found]
-            new = list(zip(new_texts, tokenize_many(new_texts, tokenizer)))
-            with db:
-                db.executemany("INSERT OR REPLACE INTO tokens VALUES (?, ?)",
-                               [(_text_key(t), " ".join(tokens)) for t, tokens in new])
-        memory.update(found)
-        memory.update(new)
-    return [list(memory[t]) for t in texts]
+                memory.update((keys[k], array("i", token_ids(v.split()))) for k, v in rows)
+            new_texts = [t for t in missing if t not in memory]
+            if new_texts:
+                new = tokenize_many(new_texts, tokenizer)
+                rows = []
+                for i, t in enumerate(new_texts):
+                    memory[t] = ids = new.item_ids(i)
+                    rows.append((_text_key(t), " ".join(map(_WORDS.__getitem__, ids))))
+                with db:
+                    db.executemany("INSERT OR REPLACE INTO tokens VALUES (?, ?)", rows)
+    lists = TokenLists()
+    for t in texts:
+        lists.append_ids(memory[t])
+    return lists

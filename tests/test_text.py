@@ -214,6 +214,18 @@ def test_token_lists_share_one_string_per_token():
     assert first[4] == second[0] == "上海" and first[4] is second[0]
 
 
+def test_token_lists_are_ids_into_one_vocabulary():
+    texts = ["经济增长带动了上海的股票市场。", "", "上海的股票市场"]
+    lists = tokenize_many(texts)
+    assert len(lists) == 3 and list(lists.offsets) == [0, 8, 8, 11] and lists.ids.itemsize == 4
+    assert lists == [tokenize(t) for t in texts] and lists[-1] == lists[2] == ["上海", "的", "股票市场"]
+    assert lists.ids[4] == lists.ids[8] and lists.words[lists.ids[8]] == "上海"
+    assert tokenize_references(texts) == lists  # the same ids, from the cache's arrays
+    assert lists[1:] == [[], ["上海", "的", "股票市场"]] and lists != [["上海"]] * 3
+    with pytest.raises(IndexError):
+        lists[3]
+
+
 @pytest.fixture
 def fresh_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("CHIMDQA_CACHE", str(tmp_path))
@@ -228,7 +240,7 @@ def test_reference_cache_hits_on_disk_in_a_new_process(fresh_cache, monkeypatch)
     assert list(fresh_cache.joinpath("tokens").glob("*.sqlite"))
     # A new process has an empty memory cache; the disk must answer without tokenizing again.
     monkeypatch.setattr(text, "_memory_cache", {})
-    monkeypatch.setattr(text, "tokenize", lambda *a, **k: pytest.fail("tokenized a cached reference"))
+    monkeypatch.setattr(text, "_segment", lambda *a, **k: pytest.fail("tokenized a cached reference"))
     assert tokenize_references(refs) == first
 
 
@@ -236,11 +248,11 @@ def test_reference_cache_follows_the_jieba_version(fresh_cache, monkeypatch):
     refs = ["教育政策的调整影响了学生。"]
     tokenize_references(refs)
     calls = []
-    real_tokenize = text.tokenize
+    real_segment = text._segment
     monkeypatch.setattr(text, "_memory_cache", {})
     monkeypatch.setattr(text, "package_version", lambda name: "99.0")
-    monkeypatch.setattr(text, "tokenize", lambda t, name: calls.append(t) or real_tokenize(t, name))
-    assert tokenize_references(refs) == [real_tokenize(refs[0], "jieba")]
+    monkeypatch.setattr(text, "_segment", lambda t: calls.append(t) or real_segment(t))
+    assert tokenize_references(refs) == [real_segment(refs[0])]
     assert calls == refs
 
 
