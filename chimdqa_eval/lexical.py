@@ -12,7 +12,10 @@ is quadratic Python:
   tokens, so the sorts' temporaries stay small whatever the corpus size).
 * CIDEr and CIDEr-D: one pass (``_cider_similarities``) counts n-grams and document frequencies once and takes
   both variants' products from the same tf-idf weights; counts, frequencies and products for the whole corpus
-  are array operations instead of per-sentence dictionaries, one n-gram order at a time.
+  are array operations instead of per-sentence dictionaries, one n-gram order at a time, each order one stable
+  sort of the token positions.
+
+Token lists come as text.TokenLists (ids into one vocabulary, read directly) or as lists of strings (converted).
 
 Scores are on the reference implementations' scales (0-1; CIDEr-D 0-10); callers rescale.
 """
@@ -275,90 +278,90 @@ def _meteor_batch(hyp_ids: np.ndarray, hyp_lengths: np.ndarray, ref_ids: np.ndar
 
 # ---- CIDEr and CIDEr-D ----------------------------------------------------------------------------------------
 
-def _rank_in_place(values: np.ndarray) -> np.ndarray:
-    """Replace each value by its rank among the distinct values (np.unique's inverse) in the same array."""
-    order = np.argsort(values)
-    values.sort()
+def _group_starts(values: np.ndarray) -> np.ndarray:
+    """Where each run of equal values starts in a sorted array."""
     new = np.empty(len(values), dtype=bool)
     new[:1] = True
     np.not_equal(values[1:], values[:-1], out=new[1:])
-    ranks = np.cumsum(new, dtype=np.int32 if len(values) < 2 ** 31 else np.int64)
-    del new
-    ranks -= 1
-    values[order] = ranks
-    return values
+    return np.flatnonzero(new)
 
 
-def _unique_counts(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """np.unique(keys, return_counts=True) in the buffer of `keys` (a temporary): sorted in place, the distinct
-    keys then at its start."""
-    keys.sort()
-    starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]]) if len(keys) else np.empty(0, dtype=np.int64)
-    counts = np.diff(np.r_[starts, len(keys)])
-    keys[:len(starts)] = keys[starts]
-    return keys[:len(starts)], counts
+def _ngram_groups(ids: np.ndarray, lengths: np.ndarray, n: int):
+    """For k = 1..n, one order at a time: (gram, text, tf, width) for every distinct k-gram of every text that
+    lies inside it, sorted by k-gram, then text; `gram` is the k-gram's id, width one more than the largest.
 
-
-def _first_occurrence_ids(ids: np.ndarray) -> np.ndarray:
-    """Ids renumbered 0, 1, 2, ... in order of first occurrence. CIDEr's sums run over n-grams in the order of
-    these ids, so its last digits are the same however the vocabulary numbered the tokens."""
-    distinct, first = np.unique(ids, return_index=True)
-    renumbered = np.zeros(int(distinct[-1]) + 1 if len(distinct) else 0, dtype=np.int32)
-    renumbered[distinct[np.argsort(first)]] = np.arange(len(distinct), dtype=np.int32)
-    return renumbered[ids]
-
-
-def _ngram_keys(ids: np.ndarray, lengths: np.ndarray, n: int):
-    """For k = 1..n, one order at a time: (keys, width), a key text * width + k-gram id for every k-gram that
-    lies inside one text, in text order, from the texts' token ids (numbered by first occurrence) and lengths.
-    Ids are dense per k and ordered as the k-grams' token ids are
-    (lexicographically), built from the (k-1)-gram id and the next token,
-    so no tuple of tokens is ever formed; the columns are int32 and one k-gram order lives at a time."""
+    Tokens are numbered by first occurrence (so the order, and with it every sum over k-grams, is the same
+    however the vocabulary numbered them), and k-gram ids are dense and ordered as the k-grams' token ids are
+    (lexicographically): a k-gram is the (k-1)-gram id at its start times the number of tokens plus its last
+    token. Each order costs one stable sort of the positions by that code, which groups them by k-gram with
+    the texts ascending inside a group: every text meets its k-grams in id order. K-grams across a text's end
+    are numbered too, then dropped: they change no order."""
+    n_tokens = len(ids)
     text = np.repeat(np.arange(len(lengths), dtype=np.int32), lengths)
     # Tokens from each position to the end of its text: a k-gram starting there lies inside the text if >= k.
-    left = (np.repeat(np.cumsum(lengths), lengths) - np.arange(len(ids))).astype(np.int32)
-    vocabulary = int(ids.max()) + 1 if len(ids) else 1
-    gram = ids
+    left = (np.repeat(np.cumsum(lengths), lengths) - np.arange(n_tokens)).astype(np.int32)
+    order = np.argsort(ids, kind="stable")
+    starts = _group_starts(ids[order])
+    sizes = np.diff(np.r_[starts, n_tokens])
+    by_first = np.argsort(order[starts])  # distinct tokens in order of first occurrence
+    starts, sizes = starts[by_first], sizes[by_first]
+    order = order[np.repeat(starts - (np.cumsum(sizes) - sizes), sizes) + np.arange(n_tokens)]
+    vocabulary = len(starts)
+    ranks = np.repeat(np.arange(vocabulary, dtype=np.int32), sizes)  # the id of each position along `order`
+    token = np.empty(n_tokens, dtype=np.int32)
+    token[order] = ranks
+    gram = token
     for k in range(1, n + 1):
         if k > 1:
-            # Pairs across a text's end are numbered too, and then dropped: they do not change the order.
-            pair = gram[:-1].astype(np.int64)
-            del gram
-            pair *= vocabulary
-            pair += ids[k - 1:]
-            gram = _rank_in_place(pair).astype(np.int32 if len(pair) < 2 ** 31 else np.int64)
-            del pair
-        inside = left[:len(gram)] >= k
-        width = int(gram.max()) + 1 if len(gram) else 1
-        keys = text[:len(gram)][inside].astype(np.int64)
-        keys *= width
-        keys += gram[inside]
+            code = gram[:-1].astype(np.int64)
+            code *= vocabulary
+            code += token[k - 1:]
+            order = np.argsort(code, kind="stable")
+            code = code[order]
+            new = np.empty(len(code), dtype=bool)
+            new[:1] = True
+            np.not_equal(code[1:], code[:-1], out=new[1:])
+            del code
+            ranks = np.cumsum(new, dtype=np.int32 if len(new) < 2 ** 31 else np.int64)
+            del new
+            ranks -= 1
+            gram = np.empty(len(ranks), dtype=ranks.dtype)
+            gram[order] = ranks
+        inside = left[order] >= k
+        kept, kept_text = ranks[inside], text[order[inside]]
         del inside
-        yield keys, width
+        new = np.empty(len(kept), dtype=bool)
+        new[:1] = True
+        np.logical_or(kept[1:] != kept[:-1], kept_text[1:] != kept_text[:-1], out=new[1:])
+        starts = np.flatnonzero(new)
+        del new
+        yield (kept[starts], kept_text[starts], np.diff(np.r_[starts, len(kept)]),
+               int(ranks[-1]) + 1 if len(ranks) else 1)
 
 
-def _cider_order(keys: np.ndarray, width: int, n_items: int):
-    """One n-gram order's part of _cider_similarities: its cosine and clipped products per item and the norm
-    of every text's weight vector."""
-    keys, tf = _unique_counts(keys)  # sorted: text, then k-gram
-    text_of, gram_of = np.divmod(keys, width)
-    # Predictions are texts 0..n_items-1, so their keys come first; a reference's key, less n_items * width,
-    # equals its item's prediction's key for the same k-gram.
-    split = int(np.searchsorted(text_of, n_items))
-    idf = np.maximum(np.bincount(gram_of[split:], minlength=width), 1.0)
+def _cider_order(gram: np.ndarray, text: np.ndarray, tf: np.ndarray, width: int, n_items: int):
+    """One n-gram order's part of _cider_similarities, from _ngram_groups: its cosine and clipped products per
+    item and the norm of every text's weight vector. Predictions are texts 0..n_items-1, references follow; a
+    bincount adds each text's (item's) terms in k-gram order."""
+    is_reference = text >= n_items
+    idf = np.maximum(np.bincount(gram[is_reference], minlength=width), 1.0)
     np.log(idf, out=idf)
     np.subtract(np.log(float(n_items)), idf, out=idf)
-    weight = idf[gram_of]
-    del idf, gram_of
+    weight = idf[gram]
+    del idf
     weight *= tf
-    del tf
-    norms = np.sqrt(np.bincount(text_of, weights=weight * weight, minlength=2 * n_items))
-    hyp_keys, ref_keys = keys[:split], keys[split:] - n_items * width
-    ir = np.minimum(np.searchsorted(ref_keys, hyp_keys), max(len(ref_keys) - 1, 0))
-    ih = np.flatnonzero(ref_keys[ir] == hyp_keys) if len(ref_keys) else np.empty(0, dtype=np.int64)
-    ir = ir[ih]
-    w_h, w_r = weight[:split][ih], weight[split:][ir]
-    item = text_of[:split][ih]
+    norms = np.sqrt(np.bincount(text, weights=weight * weight, minlength=2 * n_items))
+    # Sorted keys (k-gram, text): a prediction's reference holds the same k-gram at its key plus n_items.
+    keys = gram.astype(np.int64)
+    keys *= 2 * n_items
+    keys += text
+    hyp = np.flatnonzero(~is_reference)
+    wanted = keys[hyp] + n_items
+    ir = np.minimum(np.searchsorted(keys, wanted), max(len(keys) - 1, 0))
+    found = keys[ir] == wanted if len(keys) else np.zeros(0, dtype=bool)
+    ih, ir = hyp[found], ir[found]
+    w_h, w_r = weight[ih], weight[ir]
+    item = text[ih]
     return (np.bincount(item, weights=w_h * w_r, minlength=n_items),
             np.bincount(item, weights=np.minimum(w_h, w_r) * w_r, minlength=n_items), norms)
 
@@ -378,13 +381,11 @@ def _cider_similarities(predictions: Tokens, references: Tokens, n: int):
     _check_pairs(predictions, references)
     n_items = len(predictions)
     (hyp_ids, hyp_lengths), (ref_ids, ref_lengths) = _columns(_as_ids(predictions)), _columns(_as_ids(references))
-    ids = _first_occurrence_ids(np.concatenate([hyp_ids, ref_ids]))
     lengths = np.concatenate([hyp_lengths, ref_lengths])
     cosine, clipped = np.zeros((n, n_items)), np.zeros((n, n_items))
     norms = np.zeros((n, 2 * n_items))
-    for k, (keys, width) in enumerate(_ngram_keys(ids, lengths, n)):
-        cosine[k], clipped[k], norms[k] = _cider_order(keys, width, n_items)
-        del keys
+    for k, groups in enumerate(_ngram_groups(np.concatenate([hyp_ids, ref_ids]), lengths, n)):
+        cosine[k], clipped[k], norms[k] = _cider_order(*groups, n_items)
     norm_h, norm_r = norms[:, :n_items], norms[:, n_items:]
     both = (norm_h != 0) & (norm_r != 0)
     for similarity in (cosine, clipped):

@@ -15,7 +15,7 @@ from rouge_score import rouge_scorer
 
 from chimdqa_eval import release
 from chimdqa_eval import lexical
-from chimdqa_eval.lexical import (_cider_similarities, _rank_in_place, _unique_counts, cider, cider_and_cider_d,
+from chimdqa_eval.lexical import (_cider_similarities, _ngram_groups, cider, cider_and_cider_d,
                                   cider_d, lcs_length, meteor, reference_digest, rouge_l)
 from chimdqa_eval.text import tokenize
 
@@ -289,14 +289,26 @@ def test_one_pass_gives_both_variants_exactly():
                                                                   cider_d(preds, refs, n=2, sigma=3.0))
 
 
-def test_array_helpers_equal_numpy_unique():
+def test_ngram_groups_equal_counting_with_tuples():
+    # Every k-gram inside a text, counted per text, ordered by the k-gram's tokens numbered by first occurrence
+    # (then by text), with dense ids: what the one pass over the n-grams must produce, spelled out with dicts.
     rng = np.random.default_rng(0)
-    for values in (rng.integers(0, 50, 1000), rng.integers(0, 2 ** 40, 300), np.array([7]),
-                   np.empty(0, dtype=np.int64)):
-        expected_keys, inverse, counts = np.unique(values, return_inverse=True, return_counts=True)
-        assert np.array_equal(_rank_in_place(values.copy()), inverse)
-        keys, got_counts = _unique_counts(values.copy())
-        assert np.array_equal(keys, expected_keys) and np.array_equal(got_counts, counts)
+    texts = [list(rng.integers(0, 9, rng.integers(0, 12))) for _ in range(40)] + [[5, 5, 5, 5, 5], [], [3]]
+    ids = np.array([t for tokens in texts for t in tokens], dtype=np.intc) * 7 + 3  # any numbering will do
+    first = {t: i for i, t in enumerate(dict.fromkeys(ids.tolist()))}
+    for k, (gram, text, tf, width) in enumerate(_ngram_groups(ids, np.array([len(t) for t in texts]), 4), 1):
+        counts = {}
+        for i, tokens in enumerate(texts):
+            local = [first[t * 7 + 3] for t in tokens]
+            for j in range(len(local) - k + 1):
+                key = (tuple(local[j:j + k]), i)
+                counts[key] = counts.get(key, 0) + 1
+        expected = sorted(counts)
+        assert [i for _, i in expected] == text.tolist() and [counts[e] for e in expected] == tf.tolist()
+        grams = [g for g, _ in expected]
+        assert all((a < b) == (x < y) and (a == b) == (x == y)
+                   for (a, x), (b, y) in zip(zip(gram.tolist(), grams), zip(gram.tolist()[1:], grams[1:])))
+        assert width > gram.max()
 
 
 def test_cider_edge_cases():
