@@ -70,7 +70,7 @@ def _jieba():
 # digit steps (no dictionary word is made of letters and digits only, so a merged step is recognisable).
 # What it does not: its HMM has emission probabilities rounded to 6 decimals, which flips ties (人国国国国:
 # 人国国/国国 in jieba, 人国/国国国 in jieba-rs), and it joins letter/digit runs across . _ - (XQ-58). So the route
-# comes from rjieba and the HMM is jieba's, replayed in _hmm_cut with jieba's own tables.
+# comes from rjieba and the HMM is jieba's, replayed in _viterbi_words with jieba's own tables.
 _JIEBA_BLOCK = re.compile("([\u4E00-\u9FD5a-zA-Z0-9+#&._%\\-]+)")  # jieba.re_han_default
 _HMM_HAN = re.compile("([\u4E00-\u9FD5]+)")  # jieba.finalseg.re_han
 _HMM_SKIP = re.compile(r"([a-zA-Z0-9]+(?:\.\d+)?%?)")  # jieba.finalseg.re_skip
@@ -126,17 +126,25 @@ def _hmm_tables():
             {a + b: p for a, row in trans_P.items() for b, p in row.items()})
 
 
-_STATE_INDEX = {"B": 0, "E": 1, "M": 2, "S": 3}
+_HAN_FIRST, _HAN_END = 0x4E00, 0x9FD6  # the Han range of jieba's blocks and of finalseg.re_han
+_B, _E, _M, _S = range(4)
+_NUMPY_MIN_RUNS = 64  # fewer runs than this (one short text's) are cut in plain Python
 
 
-def _viterbi_words(han: str) -> list[str]:
-    """finalseg.__cut on a run of Han characters: the same Viterbi sums in the same order, and ties broken as its
-    max() over (log-probability, state) pairs breaks them (the later letter wins)."""
+@functools.cache
+def _emission_table():
+    """_hmm_tables' emissions as a numpy array, one row per character of the Han range."""
+    import numpy as np
+
+    emit, unknown, _, _ = _hmm_tables()
+    return np.array([emit.get(chr(c), unknown) for c in range(_HAN_FIRST, _HAN_END)])
+
+
+def _viterbi_one(han: str) -> list[str]:
+    """_viterbi_words for one run in plain Python: the same sums, comparisons and ties, for batches too small
+    for numpy's per-call cost to pay."""
     emit, unknown, (start_b, start_e, start_m, start_s), t = _hmm_tables()
-    to_b = (t["EB"], t["SB"])
-    to_e = (t["BE"], t["ME"])
-    to_m = (t["BM"], t["MM"])
-    to_s = (t["ES"], t["SS"])
+    to_b, to_e, to_m, to_s = (t["EB"], t["SB"]), (t["BE"], t["ME"]), (t["BM"], t["MM"]), (t["ES"], t["SS"])
     probs = [emit.get(c, unknown) for c in han]
     e_b, e_e, e_m, e_s = probs[0]
     v_b, v_e, v_m, v_s = start_b + e_b, start_e + e_e, start_m + e_m, start_s + e_s
@@ -146,88 +154,174 @@ def _viterbi_words(han: str) -> list[str]:
         e1, e2 = v_b + to_e[0] + e_e, v_m + to_e[1] + e_e
         m1, m2 = v_b + to_m[0] + e_m, v_m + to_m[1] + e_m
         s1, s2 = v_e + to_s[0] + e_s, v_s + to_s[1] + e_s
-        back.append(("E" if b1 > b2 else "S", "B" if e1 > e2 else "M", "B" if m1 > m2 else "M",
-                     "E" if s1 > s2 else "S"))
+        back.append((_E if b1 > b2 else _S, _B if e1 > e2 else _M, _B if m1 > m2 else _M, _E if s1 > s2 else _S))
         v_b, v_e, v_m, v_s = max(b1, b2), max(e1, e2), max(m1, m2), max(s1, s2)
-    state = "E" if v_e > v_s else "S"
-    states = [state]
-    for pointers in reversed(back):
-        state = pointers[_STATE_INDEX[state]]
-        states.append(state)
-    words, begin, done = [], 0, 0
-    for i, state in enumerate(reversed(states)):
-        if state == "B":
-            begin = i
-        elif state == "E":
-            words.append(han[begin:i + 1])
-            done = i + 1
-        elif state == "S":
-            words.append(han[i])
-            done = i + 1
-    if done < len(han):
-        words.append(han[done:])
+    state = _E if v_e > v_s else _S
+    words, end = [], len(han)
+    for i in range(len(han) - 1, -1, -1):  # from the end: a word ends where the path is in E or S
+        if i < len(han) - 1 and (state == _E or state == _S):
+            words.append(han[i + 1:end])
+            end = i + 1
+        if i:
+            state = back[i - 1][state]
+    words.append(han[:end])
+    return words[::-1]
+
+
+def _viterbi_words(hans: list[str]) -> dict[str, list[str]]:
+    """finalseg.__cut on runs of Han characters, all runs of one length at once with numpy: the same Viterbi
+    sums in the same order (float64 like Python's floats), and ties broken as its max() over (log-probability,
+    state) pairs breaks them (the later letter wins). The best path ends in E or S, so every word ends where
+    the path is in E or S."""
+    if len(hans) < _NUMPY_MIN_RUNS:
+        return {han: _viterbi_one(han) for han in hans}
+    import numpy as np
+
+    table = _emission_table()
+    _, _, (start_b, start_e, start_m, start_s), t = _hmm_tables()
+    to_b, to_e, to_m, to_s = (t["EB"], t["SB"]), (t["BE"], t["ME"]), (t["BM"], t["MM"]), (t["ES"], t["SS"])
+    by_length: dict = {}
+    for han in hans:
+        by_length.setdefault(len(han), []).append(han)
+    words: dict = {}
+    for length, group in by_length.items():
+        chars = np.frombuffer("".join(group).encode("utf-32-le"), dtype=np.uint32).reshape(len(group), length)
+        probs = table[chars - _HAN_FIRST].transpose(1, 2, 0)  # [position, state, run]
+        e_b, e_e, e_m, e_s = probs[0]
+        v_b, v_e, v_m, v_s = start_b + e_b, start_e + e_e, start_m + e_m, start_s + e_s
+        back = np.empty((length, 4, len(group)), dtype=np.uint8)
+        for i in range(1, length):
+            e_b, e_e, e_m, e_s = probs[i]
+            b1, b2 = v_e + to_b[0] + e_b, v_s + to_b[1] + e_b
+            e1, e2 = v_b + to_e[0] + e_e, v_m + to_e[1] + e_e
+            m1, m2 = v_b + to_m[0] + e_m, v_m + to_m[1] + e_m
+            s1, s2 = v_e + to_s[0] + e_s, v_s + to_s[1] + e_s
+            back[i, _B] = np.where(b1 > b2, _E, _S)
+            back[i, _E] = np.where(e1 > e2, _B, _M)
+            back[i, _M] = np.where(m1 > m2, _B, _M)
+            back[i, _S] = np.where(s1 > s2, _E, _S)
+            v_b, v_e, v_m, v_s = np.maximum(b1, b2), np.maximum(e1, e2), np.maximum(m1, m2), np.maximum(s1, s2)
+        state = np.where(v_e > v_s, _E, _S).astype(np.uint8)
+        ends = np.empty((len(group), length), dtype=bool)
+        runs = np.arange(len(group))
+        for i in range(length - 1, -1, -1):
+            ends[:, i] = (state == _E) | (state == _S)
+            if i:
+                state = back[i, state, runs]
+        # Every run's characters with a space after each word, decoded at once and split.
+        spaced = np.zeros((len(group), 2 * length), dtype=np.uint32)
+        spaced[:, 0::2] = chars
+        spaced[:, 1::2][ends] = 0x20
+        cut = spaced[spaced != 0].tobytes().decode("utf-32-le").split(" ")
+        done = 0
+        for han, count in zip(group, ends.sum(axis=1).tolist()):
+            words[han] = cut[done:done + count]
+            done += count
     return words
 
 
-@functools.lru_cache(maxsize=1 << 15)
+_HMM_MEMO: dict = {}  # run -> tokens; short runs recur a lot
+_HMM_MEMO_SIZE = 1 << 16
+
+
+def _hmm_cut_many(runs) -> dict[str, tuple[str, ...]]:
+    """finalseg.cut of each run: Han runs through the HMM, letters and digits cut by re_skip. (Its forced splits
+    are empty while jieba's dictionary is untouched, the only case this runs in.)"""
+    cuts = {run: _HMM_MEMO[run] for run in runs if run in _HMM_MEMO}
+    pieces = {run: _HMM_HAN.split(run) for run in runs if run not in cuts}
+    viterbi = _viterbi_words(list({part for parts in pieces.values() for part in parts[1::2]}))
+    for run, parts in pieces.items():
+        if len(parts) == 3 and not parts[0] and not parts[2]:  # Han characters only, the common case
+            cuts[run] = tuple(viterbi[parts[1]])
+            continue
+        words: list[str] = []
+        for i, part in enumerate(parts):
+            if i % 2:
+                words += viterbi[part]
+            elif part:
+                words += [x for x in _HMM_SKIP.split(part) if x]
+        cuts[run] = tuple(words)
+    if len(_HMM_MEMO) + len(pieces) > _HMM_MEMO_SIZE:
+        _HMM_MEMO.clear()
+    _HMM_MEMO.update((run, cuts[run]) for run in pieces)
+    return cuts
+
+
 def _hmm_cut(run: str) -> tuple[str, ...]:
-    """finalseg.cut: Han runs through the HMM, letters and digits cut by re_skip. (Its forced splits are empty
-    while jieba's dictionary is untouched, the only case this runs in.) Short runs recur a lot: remembered."""
-    words: list[str] = []
-    for i, part in enumerate(_HMM_HAN.split(run)):
-        if i % 2:
-            words += _viterbi_words(part)
-        elif part:
-            words += [x for x in _HMM_SKIP.split(part) if x]
-    return tuple(words)
+    return _hmm_cut_many([run])[run]
 
 
-def _add_run(run: list, tokens: list, has_word) -> None:
-    """__cut_DAG's rule for a run of one-character steps (see _segment)."""
-    if len(run) == 1:
-        tokens.append(run[0])
-    else:
-        chars = "".join(run)
-        tokens += chars if has_word(chars) else _hmm_cut(chars)
-
-
-def _segment(text: str) -> list[str]:
-    """jieba.lcut(text) with its whitespace tokens dropped: blocks cut, every other character a token.
+def _segment_many(texts) -> list[list[str]]:
+    """jieba.lcut(text) of each text with its whitespace tokens dropped: blocks cut, every other character a
+    token.
 
     In a block the route's steps come from rjieba. A longer step is a dictionary word, unless rjieba merged
     one-character steps of letters and digits into it (it then starts outside the Han range and is no word): the
-    one-character steps and the merged ones make runs, each cut by _add_run. One loop with the library calls
+    one-character steps and the merged ones make runs, each cut by __cut_DAG's rule: one step is a token, a
+    dictionary word splits into its characters, anything else goes to the HMM. A run the HMM has not seen is
+    left in place and its place noted; the HMM then cuts all of them at once. One loop with the library calls
     bound to locals: this runs once per token of every text."""
     segmenter = _rjieba()
     cut, has_word = segmenter.cut, segmenter.has_word
-    tokens: list[str] = []
-    parts = _JIEBA_BLOCK.split(text)
-    last = len(parts) - 1
-    for i in range(0, last + 1, 2):
-        other = parts[i]  # not in a block: every character but whitespace is a token
-        if len(other) == 1:
-            if not other.isspace():
-                tokens.append(other)
-        elif other:
-            tokens += "".join(other.split())
-        if i == last:
-            break
-        steps = cut(parts[i + 1], False)
-        if len(steps) == 1:  # a word, one character, or letters and digits merged: a token either way
-            tokens.append(steps[0])
-            continue
-        run: list[str] = []
-        for step in steps:
-            if len(step) == 1 or not ("\u4e00" <= step < "\u9fd6" or has_word(step)):
-                run.append(step)
+    memo = _HMM_MEMO
+    out, holes, pending = [], [], set()
+
+    def add_run(run: list, tokens: list) -> None:
+        if len(run) == 1:
+            tokens.append(run[0])
+            return
+        chars = "".join(run)
+        if has_word(chars):
+            tokens += chars
+        elif chars in memo:
+            tokens += memo[chars]
+        else:
+            holes.append((len(out), len(tokens)))
+            pending.add(chars)
+            tokens.append(chars)
+
+    for text in texts:
+        tokens: list[str] = []
+        parts = _JIEBA_BLOCK.split(text)
+        last = len(parts) - 1
+        for i in range(0, last + 1, 2):
+            other = parts[i]  # not in a block: every character but whitespace is a token
+            if len(other) == 1:
+                if not other.isspace():
+                    tokens.append(other)
+            elif other:
+                tokens += "".join(other.split())
+            if i == last:
+                break
+            steps = cut(parts[i + 1], False)
+            if len(steps) == 1:  # a word, one character, or letters and digits merged: a token either way
+                tokens.append(steps[0])
                 continue
+            run: list[str] = []
+            for step in steps:
+                if len(step) == 1 or not ("\u4e00" <= step < "\u9fd6" or has_word(step)):
+                    run.append(step)
+                    continue
+                if run:
+                    add_run(run, tokens)
+                    run = []
+                tokens.append(step)
             if run:
-                _add_run(run, tokens, has_word)
-                run = []
-            tokens.append(step)
-        if run:
-            _add_run(run, tokens, has_word)
-    return tokens
+                add_run(run, tokens)
+        out.append(tokens)
+    if holes:
+        cuts = _hmm_cut_many(pending)
+        spliced: dict = {}
+        for text_index, position in holes:
+            spliced.setdefault(text_index, []).append(position)
+        for text_index, positions in spliced.items():
+            tokens, done, filled = out[text_index], 0, []
+            for position in positions:
+                filled += tokens[done:position]
+                filled += cuts[tokens[position]]
+                done = position + 1
+            out[text_index] = filled + tokens[done:]
+    return out
 
 
 def _jieba_dictionary_changed() -> bool:
@@ -274,7 +368,7 @@ def tokenize(text: str, tokenizer: str = "jieba") -> list[str]:
         return [c for c in text if not c.isspace()]
     if _jieba_dictionary_changed():
         return " ".join(_jieba().lcut(text)).split()
-    return _segment(text)
+    return _segment_many([text])[0]
 
 
 def tokenizer_signature(name: str) -> str:
@@ -313,19 +407,16 @@ _VOCABULARY_LOCK = threading.Lock()
 
 
 def token_ids(tokens) -> list[int]:
-    """The vocabulary ids of tokens (strings), new tokens added."""
-    ids = list(map(_VOCABULARY.get, tokens))
-    if None in ids:
+    """The vocabulary ids of tokens (strings), new tokens added in order of first occurrence."""
+    try:
+        return list(map(_VOCABULARY.__getitem__, tokens))
+    except KeyError:
         with _VOCABULARY_LOCK:
-            for i, index in enumerate(ids):
-                if index is None:
-                    token = tokens[i]
-                    index = _VOCABULARY.get(token)
-                    if index is None:
-                        index = _VOCABULARY[token] = len(_WORDS)
-                        _WORDS.append(token)
-                    ids[i] = index
-    return ids
+            for token in dict.fromkeys(tokens):
+                if token not in _VOCABULARY:
+                    _VOCABULARY[token] = len(_WORDS)
+                    _WORDS.append(token)
+        return list(map(_VOCABULARY.__getitem__, tokens))
 
 
 class TokenLists(Sequence):
@@ -396,7 +487,7 @@ def tokenize_many(texts, tokenizer: str = "jieba") -> TokenLists:
     if _check_tokenizer(tokenizer) == "char":
         token_lists = ([c for c in t if not c.isspace()] for t in texts)
     elif not _jieba_dictionary_changed():
-        token_lists = map(_segment, texts)
+        token_lists = _segment_many(texts)
     elif workers >= 2 and sys.platform == "linux" and sum(map(len, texts)) >= _PARALLEL_MIN_CHARS:
         _jieba().initialize()
         with multiprocessing.get_context("fork").Pool(workers) as pool:
