@@ -105,35 +105,43 @@ def _item_and_position(lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return item, np.arange(len(item)) - np.repeat(starts, lengths)
 
 
+def _group_starts(values: np.ndarray) -> np.ndarray:
+    """Where each run of equal values starts in a sorted array."""
+    new = np.empty(len(values), dtype=bool)
+    new[:1] = True
+    np.not_equal(values[1:], values[:-1], out=new[1:])
+    return np.flatnonzero(new)
+
+
 # ---- METEOR ---------------------------------------------------------------------------------------------------
 
-def _ranks_from_end(keys: np.ndarray) -> np.ndarray:
-    """For each element, how many later elements carry the same key (0 for the last occurrence)."""
+def _sorted_groups(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A stable sort of keys: the order, the sorted keys, and for each sorted element how many later elements
+    carry the same key (0 for the last occurrence)."""
     order = np.argsort(keys, kind="stable")
     sorted_keys = keys[order]
-    group_start = np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]])
-    group_size = np.diff(np.r_[group_start, len(keys)])
-    index_in_group = np.arange(len(keys)) - np.repeat(group_start, group_size)
-    ranks = np.empty(len(keys), dtype=np.int64)
-    ranks[order] = np.repeat(group_size, group_size) - 1 - index_in_group
-    return ranks
+    starts = _group_starts(sorted_keys)
+    sizes = np.diff(np.r_[starts, len(keys)])
+    return order, sorted_keys, np.repeat(starts + sizes - 1, sizes) - np.arange(len(keys))
 
 
 def _align_from_end(item_h, word_h, item_r, word_r):
     """Indices (into the hypothesis and reference columns) of NLTK's greedy matches: per item and word, the k-th
-    occurrence from the end in the hypothesis pairs with the k-th from the end in the reference."""
+    occurrence from the end in the hypothesis pairs with the k-th from the end in the reference. One stable
+    sort per side; each hypothesis occurrence finds its partner's place in the sorted reference by binary
+    search."""
     if len(word_h) == 0 or len(word_r) == 0:
         return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
     words = int(max(word_h.max(), word_r.max())) + 1
     group_h, group_r = item_h * words + word_h, item_r * words + word_r
-    width = max(len(word_h), len(word_r)) + 1
-    if (int(max(item_h.max(), item_r.max())) + 1) * words * width >= _KEY_LIMIT:  # renumber groups densely
+    if (int(max(item_h.max(), item_r.max())) + 1) * words >= _KEY_LIMIT:  # renumber groups densely
         _, inverse = np.unique(np.r_[group_h, group_r], return_inverse=True)
         group_h, group_r = inverse[:len(word_h)], inverse[len(word_h):]
-    key_h = group_h * width + _ranks_from_end(group_h)
-    key_r = group_r * width + _ranks_from_end(group_r)
-    _, index_h, index_r = np.intersect1d(key_h, key_r, assume_unique=True, return_indices=True)
-    return index_h, index_r
+    order_h, sorted_h, from_end = _sorted_groups(group_h)
+    order_r, sorted_r = _sorted_groups(group_r)[:2]
+    stop = np.searchsorted(sorted_r, sorted_h, side="right")
+    paired = from_end < stop - np.searchsorted(sorted_r, sorted_h, side="left")
+    return order_h[paired], order_r[(stop - 1 - from_end)[paired]]
 
 
 def _synonym_matches(hyp_words: list, ref_words: list, synonyms: Callable[[str], Iterable[str]]):
@@ -256,9 +264,12 @@ def _meteor_batch(hyp_ids: np.ndarray, hyp_lengths: np.ndarray, ref_ids: np.ndar
                     found_r.append(own_r[j])
         match(np.array(found_h, dtype=np.int64), np.array(found_r, dtype=np.int64))
 
-    index_h, index_r = np.concatenate(pairs_h), np.concatenate(pairs_r)
-    order = np.argsort(index_h, kind="stable")  # hypothesis order, as NLTK sorts its matches
-    index_h, index_r = index_h[order], index_r[order]
+    partner = np.full(len(word_h), -1, dtype=np.int64)  # hypothesis order, as NLTK sorts its matches
+    for index_h, index_r in zip(pairs_h, pairs_r):
+        partner[index_h] = index_r
+    index_h = np.flatnonzero(partner >= 0)
+    index_r = partner[index_h]
+    del partner
     item = item_h[index_h]
     matches = np.bincount(item, minlength=n_items).astype(float)
     # A chunk continues when the next match (same item) is one step further on both sides.
@@ -277,14 +288,6 @@ def _meteor_batch(hyp_ids: np.ndarray, hyp_lengths: np.ndarray, ref_ids: np.ndar
 
 
 # ---- CIDEr and CIDEr-D ----------------------------------------------------------------------------------------
-
-def _group_starts(values: np.ndarray) -> np.ndarray:
-    """Where each run of equal values starts in a sorted array."""
-    new = np.empty(len(values), dtype=bool)
-    new[:1] = True
-    np.not_equal(values[1:], values[:-1], out=new[1:])
-    return np.flatnonzero(new)
-
 
 def _ngram_groups(ids: np.ndarray, lengths: np.ndarray, n: int):
     """For k = 1..n, one order at a time: (gram, text, tf, width) for every distinct k-gram of every text that
@@ -424,6 +427,12 @@ def reference_digest(references: Tokens) -> str:
     """A short digest (12 hex digits of sha256) of reference token lists: names the corpus CIDEr's document
     frequencies came from, so signatures tell scores over different reference sets apart."""
     digest = hashlib.sha256()
+    if isinstance(references, TokenLists):  # the same bytes, joined from the vocabulary without item lists
+        words, ids, offsets = references.words, references.ids, references.offsets
+        for i in range(len(references)):
+            joined = "\x1f".join(map(words.__getitem__, ids[offsets[i]:offsets[i + 1]]))
+            digest.update(joined.encode("utf-8", "surrogatepass") + b"\x1e")
+        return digest.hexdigest()[:12]
     for tokens in references:
         digest.update("\x1f".join(tokens).encode("utf-8", "surrogatepass") + b"\x1e")
     return digest.hexdigest()[:12]

@@ -476,6 +476,9 @@ class TokenLists(Sequence):
         return f"TokenLists({list(self)!r})"
 
 
+_SEGMENT_CHUNK = 1000  # texts segmented at once: enough runs for the HMM's batch, few strings alive
+
+
 def tokenize_many(texts, tokenizer: str = "jieba") -> TokenLists:
     """tokenize() over a list, kept compactly as TokenLists (every distinct token one string in the process's
     vocabulary, every token a 4-byte id). When jieba itself segments (a
@@ -487,7 +490,9 @@ def tokenize_many(texts, tokenizer: str = "jieba") -> TokenLists:
     if _check_tokenizer(tokenizer) == "char":
         token_lists = ([c for c in t if not c.isspace()] for t in texts)
     elif not _jieba_dictionary_changed():
-        token_lists = _segment_many(texts)
+        # A chunk at a time: its token strings (new objects from rjieba) live until they are ids.
+        token_lists = (tokens for start in range(0, len(texts), _SEGMENT_CHUNK)
+                       for tokens in _segment_many(texts[start:start + _SEGMENT_CHUNK]))
     elif workers >= 2 and sys.platform == "linux" and sum(map(len, texts)) >= _PARALLEL_MIN_CHARS:
         _jieba().initialize()
         with multiprocessing.get_context("fork").Pool(workers) as pool:

@@ -17,7 +17,7 @@ from chimdqa_eval import release
 from chimdqa_eval import lexical
 from chimdqa_eval.lexical import (_cider_similarities, _ngram_groups, cider, cider_and_cider_d,
                                   cider_d, lcs_length, meteor, reference_digest, rouge_l)
-from chimdqa_eval.text import tokenize
+from chimdqa_eval.text import TokenLists, tokenize
 
 # Chinese words, plus English forms that exercise METEOR's lower-casing and Porter stemming.
 WORDS = ("经济 增长 北京 上海 中国 公司 利润 股票 银行 法院 患者 医疗 教育 学生 新闻 政策 的 了 在 是 和 与 及 。 ， "
@@ -326,3 +326,5 @@ def test_reference_digest_names_the_tokens():
     assert len(reference_digest(refs)) == 12
     assert reference_digest(refs) != reference_digest([["北京首都"], ["上海"]])
     assert reference_digest(refs) != reference_digest(refs[::-1])
+    # Token lists kept as ids give the same digest as the same lists of strings (the signature must not move).
+    assert reference_digest(TokenLists.from_lists(refs + [[]])) == reference_digest(refs + [[]])
