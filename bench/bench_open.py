@@ -186,7 +186,7 @@ def child(side: str, pairs_path: str, out_path: str) -> None:
         from chimdqa_eval import lexical
         from chimdqa_eval.open_ended import LEXICAL_METRICS, compute_open
 
-        lexical.porter_stem()  # imports NLTK (for its Porter stemmer): timed with the imports, as on the other side
+        lexical.porter_stem()  # the stemmer (chimdqa_eval.porter, no NLTK), built with the imports
     imported = time.perf_counter()
     pairs = json.loads(Path(pairs_path).read_text(encoding="utf-8"))
     predictions, references = pairs["predictions"], pairs["references"]
