@@ -46,7 +46,8 @@ from collections import Counter
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-SHARED_WORKLOAD = REPO.parent / "shared" / "bench" / "make_workload.py"
+SHARED = Path(os.environ["CHIMDQA_SHARED"]) if os.environ.get("CHIMDQA_SHARED") else REPO.parent / "shared"
+SHARED_WORKLOAD = SHARED / "bench" / "make_workload.py"
 OPEN_TYPES = ("inference", "expansion", "summarization", "suggestion", "generation")
 METRICS = ("rouge_l", "meteor", "cider_d", "cider")
 
