@@ -226,13 +226,18 @@ _HMM_MEMO_SIZE = 1 << 16
 
 def _hmm_cut_many(runs) -> dict[str, tuple[str, ...]]:
     """finalseg.cut of each run: Han runs through the HMM, letters and digits cut by re_skip. (Its forced splits
-    are empty while jieba's dictionary is untouched, the only case this runs in.)"""
+    are empty while jieba's dictionary is untouched, the only case this runs in.) A run whose smallest and
+    largest characters are Han goes to the HMM whole."""
     cuts = {run: _HMM_MEMO[run] for run in runs if run in _HMM_MEMO}
-    pieces = {run: _HMM_HAN.split(run) for run in runs if run not in cuts}
-    viterbi = _viterbi_words(list({part for parts in pieces.values() for part in parts[1::2]}))
-    for run, parts in pieces.items():
-        if len(parts) == 3 and not parts[0] and not parts[2]:  # Han characters only, the common case
-            cuts[run] = tuple(viterbi[parts[1]])
+    new = [run for run in runs if run not in cuts]
+    mixed = {run: _HMM_HAN.split(run) for run in new if not "\u4e00" <= min(run) <= max(run) < "\u9fd6"}
+    hans = {run for run in new if run not in mixed}
+    hans.update(part for parts in mixed.values() for part in parts[1::2])
+    viterbi = _viterbi_words(list(hans))
+    for run in new:
+        parts = mixed.get(run)
+        if parts is None:
+            cuts[run] = tuple(viterbi[run])
             continue
         words: list[str] = []
         for i, part in enumerate(parts):
@@ -241,9 +246,9 @@ def _hmm_cut_many(runs) -> dict[str, tuple[str, ...]]:
             elif part:
                 words += [x for x in _HMM_SKIP.split(part) if x]
         cuts[run] = tuple(words)
-    if len(_HMM_MEMO) + len(pieces) > _HMM_MEMO_SIZE:
+    if len(_HMM_MEMO) + len(new) > _HMM_MEMO_SIZE:
         _HMM_MEMO.clear()
-    _HMM_MEMO.update((run, cuts[run]) for run in pieces)
+    _HMM_MEMO.update((run, cuts[run]) for run in new)
     return cuts
 
 
