@@ -477,6 +477,9 @@ class TokenLists(Sequence):
 
     __hash__ = None
 
+    def __reduce__(self):
+        return TokenLists.from_lists, (list(self),)  # as strings: ids mean nothing in another process
+
     def __repr__(self) -> str:
         return f"TokenLists({list(self)!r})"
 

@@ -6,6 +6,7 @@ libraries part ways, and (when the team's shared data is there) on over 100,000 
 import itertools
 import json
 import logging
+import pickle
 import re
 import subprocess
 import sys
@@ -226,6 +227,7 @@ def test_token_lists_are_ids_into_one_vocabulary():
     assert lists[1:] == [[], ["上海", "的", "股票市场"]] and lists != [["上海"]] * 3
     with pytest.raises(IndexError):
         lists[3]
+    assert pickle.loads(pickle.dumps(lists)) == lists  # travels as strings, re-read into this vocabulary
 
 
 @pytest.fixture
