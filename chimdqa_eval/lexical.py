@@ -72,11 +72,9 @@ def rouge_l(predictions: Tokens, references: Tokens) -> list[float]:
     """ROUGE-L F-measure per pair, as rouge_score's ``RougeScorer(["rougeL"])``: 0 when either side is empty."""
     _check_pairs(predictions, references)
     hyp, ref = _as_ids(predictions), _as_ids(references)
-    hyp_ids, ref_ids = hyp.ids.tolist(), ref.ids.tolist()  # the LCS compares ids: no string is hashed
     scores = []
-    for i in range(len(hyp)):
-        pred = hyp_ids[hyp.offsets[i]:hyp.offsets[i + 1]]
-        gold = ref_ids[ref.offsets[i]:ref.offsets[i + 1]]
+    for i in range(len(hyp)):  # the LCS compares ids: no string is hashed
+        pred, gold = hyp.item_ids(i).tolist(), ref.item_ids(i).tolist()
         if not pred or not gold:
             scores.append(0.0)
             continue
@@ -289,6 +287,19 @@ def _meteor_batch(hyp_ids: np.ndarray, hyp_lengths: np.ndarray, ref_ids: np.ndar
 
 # ---- CIDEr and CIDEr-D ----------------------------------------------------------------------------------------
 
+def _sorted_changes(values: np.ndarray, order: np.ndarray, chunk: int = 1 << 20) -> np.ndarray:
+    """For values taken in `order`: True where one differs from the one before (and at the start), gathered a
+    chunk at a time so no sorted copy of `values` is made."""
+    changes = np.empty(len(order), dtype=bool)
+    previous = None
+    for start in range(0, len(order), chunk):
+        part = values[order[start:start + chunk]]
+        np.not_equal(part[1:], part[:-1], out=changes[start + 1:start + len(part)])
+        changes[start] = previous is None or part[0] != previous
+        previous = part[-1]
+    return changes
+
+
 def _ngram_groups(ids: np.ndarray, lengths: np.ndarray, n: int):
     """For k = 1..n, one order at a time: (gram, text, tf, width) for every distinct k-gram of every text that
     lies inside it, sorted by k-gram, then text; `gram` is the k-gram's id, width one more than the largest.
@@ -303,43 +314,51 @@ def _ngram_groups(ids: np.ndarray, lengths: np.ndarray, n: int):
     text = np.repeat(np.arange(len(lengths), dtype=np.int32), lengths)
     # Tokens from each position to the end of its text: a k-gram starting there lies inside the text if >= k.
     left = (np.repeat(np.cumsum(lengths), lengths) - np.arange(n_tokens)).astype(np.int32)
-    order = np.argsort(ids, kind="stable")
-    starts = _group_starts(ids[order])
-    sizes = np.diff(np.r_[starts, n_tokens])
+    index = np.int32 if n_tokens < 2 ** 31 else np.int64  # positions (and k-gram ids) fit
+    order = np.argsort(ids, kind="stable").astype(index)
+    starts = _group_starts(ids[order]).astype(index)
+    del ids
+    sizes = np.diff(np.r_[starts, np.array([n_tokens], dtype=index)])
     by_first = np.argsort(order[starts])  # distinct tokens in order of first occurrence
     starts, sizes = starts[by_first], sizes[by_first]
-    order = order[np.repeat(starts - (np.cumsum(sizes) - sizes), sizes) + np.arange(n_tokens)]
+    moved = np.repeat(starts - (np.cumsum(sizes, dtype=index) - sizes), sizes)  # each group to its new place
+    moved += np.arange(n_tokens, dtype=index)
+    order = order[moved]
+    del moved
     vocabulary = len(starts)
-    ranks = np.repeat(np.arange(vocabulary, dtype=np.int32), sizes)  # the id of each position along `order`
-    token = np.empty(n_tokens, dtype=np.int32)
+    ranks = np.repeat(np.arange(vocabulary, dtype=index), sizes)  # the id of each position along `order`
+    token = np.empty(n_tokens, dtype=index)
     token[order] = ranks
     gram = token
     for k in range(1, n + 1):
         if k > 1:
             code = gram[:-1].astype(np.int64)
+            del gram
             code *= vocabulary
             code += token[k - 1:]
-            order = np.argsort(code, kind="stable")
-            code = code[order]
-            new = np.empty(len(code), dtype=bool)
-            new[:1] = True
-            np.not_equal(code[1:], code[:-1], out=new[1:])
+            order = np.argsort(code, kind="stable").astype(index)
+            ranks = np.cumsum(_sorted_changes(code, order), dtype=index)
             del code
-            ranks = np.cumsum(new, dtype=np.int32 if len(new) < 2 ** 31 else np.int64)
-            del new
             ranks -= 1
-            gram = np.empty(len(ranks), dtype=ranks.dtype)
+            gram = np.empty(len(ranks), dtype=index)
             gram[order] = ranks
         inside = left[order] >= k
         kept, kept_text = ranks[inside], text[order[inside]]
-        del inside
+        width = int(ranks[-1]) + 1 if len(ranks) else 1
+        del inside, order, ranks  # only `gram` and `token` go on to the next order
         new = np.empty(len(kept), dtype=bool)
         new[:1] = True
         np.logical_or(kept[1:] != kept[:-1], kept_text[1:] != kept_text[:-1], out=new[1:])
-        starts = np.flatnonzero(new)
+        starts = np.flatnonzero(new).astype(index)
         del new
-        yield (kept[starts], kept_text[starts], np.diff(np.r_[starts, len(kept)]),
-               int(ranks[-1]) + 1 if len(ranks) else 1)
+        gram_of, text_of = kept[starts], kept_text[starts]
+        del kept_text
+        tf = np.diff(starts, append=index(len(kept)))
+        del kept, starts
+        groups = gram_of, text_of, tf, width
+        del gram_of, text_of, tf
+        yield groups
+        del groups
 
 
 def _cider_order(gram: np.ndarray, text: np.ndarray, tf: np.ndarray, width: int, n_items: int):
@@ -358,12 +377,19 @@ def _cider_order(gram: np.ndarray, text: np.ndarray, tf: np.ndarray, width: int,
     keys = gram.astype(np.int64)
     keys *= 2 * n_items
     keys += text
-    hyp = np.flatnonzero(~is_reference)
-    wanted = keys[hyp] + n_items
-    ir = np.minimum(np.searchsorted(keys, wanted), max(len(keys) - 1, 0))
+    np.logical_not(is_reference, out=is_reference)
+    hyp = np.flatnonzero(is_reference)
+    del is_reference
+    wanted = keys[hyp]
+    wanted += n_items
+    ir = np.searchsorted(keys, wanted)
+    np.minimum(ir, max(len(keys) - 1, 0), out=ir)
     found = keys[ir] == wanted if len(keys) else np.zeros(0, dtype=bool)
+    del keys, wanted
     ih, ir = hyp[found], ir[found]
+    del hyp, found
     w_h, w_r = weight[ih], weight[ir]
+    del weight
     item = text[ih]
     return (np.bincount(item, weights=w_h * w_r, minlength=n_items),
             np.bincount(item, weights=np.minimum(w_h, w_r) * w_r, minlength=n_items), norms)
@@ -389,6 +415,7 @@ def _cider_similarities(predictions: Tokens, references: Tokens, n: int):
     norms = np.zeros((n, 2 * n_items))
     for k, groups in enumerate(_ngram_groups(np.concatenate([hyp_ids, ref_ids]), lengths, n)):
         cosine[k], clipped[k], norms[k] = _cider_order(*groups, n_items)
+        del groups  # before the next order's are built
     norm_h, norm_r = norms[:, :n_items], norms[:, n_items:]
     both = (norm_h != 0) & (norm_r != 0)
     for similarity in (cosine, clipped):

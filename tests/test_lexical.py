@@ -15,7 +15,7 @@ from rouge_score import rouge_scorer
 
 from chimdqa_eval import release
 from chimdqa_eval import lexical
-from chimdqa_eval.lexical import (_cider_similarities, _ngram_groups, cider, cider_and_cider_d,
+from chimdqa_eval.lexical import (_cider_similarities, _ngram_groups, _sorted_changes, cider, cider_and_cider_d,
                                   cider_d, lcs_length, meteor, reference_digest, rouge_l)
 from chimdqa_eval.text import TokenLists, tokenize
 
@@ -309,6 +309,17 @@ def test_ngram_groups_equal_counting_with_tuples():
         assert all((a < b) == (x < y) and (a == b) == (x == y)
                    for (a, x), (b, y) in zip(zip(gram.tolist(), grams), zip(gram.tolist()[1:], grams[1:])))
         assert width > gram.max()
+
+
+def test_sorted_changes_in_chunks_equal_a_sorted_copy():
+    rng = np.random.default_rng(1)
+    for size in (0, 1, 5, 3000):
+        values = rng.integers(0, 20, size)
+        order = np.argsort(values, kind="stable")
+        ordered = values[order]
+        expected = np.r_[True, ordered[1:] != ordered[:-1]][:size]
+        for chunk in (1, 2, 7, 1 << 20):
+            assert np.array_equal(_sorted_changes(values, order, chunk), expected)
 
 
 def test_cider_edge_cases():
