@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.machinery
+import importlib.util
 import logging
 import multiprocessing
 import os
@@ -84,9 +86,6 @@ def _rjieba_module():
     """rjieba's compiled module without its package's __init__, which builds a module-level default segmenter
     (a second load of the whole dictionary, ~0.25 s) that we never use. Registered under its usual name, so a
     later `import rjieba` reuses it; a layout other than rjieba 0.2's is imported the ordinary way."""
-    import importlib.machinery
-    import importlib.util
-
     if "rjieba.rjieba" in sys.modules:
         return sys.modules["rjieba.rjieba"]
     package = importlib.util.find_spec("rjieba")
