@@ -300,6 +300,27 @@ def _sorted_changes(values: np.ndarray, order: np.ndarray, chunk: int = 1 << 20)
     return changes
 
 
+def _stable_sort(values: np.ndarray, index) -> tuple[np.ndarray, np.ndarray]:
+    """A stable sort of non-negative ints: the order (as `index`) and where each value differs from the one
+    before in that order. When value * count + position fits in an int64 those keys are unique and numpy's
+    (vectorized) sort of them gives the stable order at a fraction of a stable argsort's cost; otherwise a
+    stable argsort."""
+    count = len(values)
+    if count and (int(values.max()) + 1) * count < 2 ** 63:
+        keys = values.astype(np.int64)
+        keys *= count
+        keys += np.arange(count, dtype=np.int64)
+        keys.sort()
+        order = (keys % count).astype(index)
+        keys //= count
+        changes = np.empty(count, dtype=bool)
+        changes[0] = True
+        np.not_equal(keys[1:], keys[:-1], out=changes[1:])
+        return order, changes
+    order = np.argsort(values, kind="stable").astype(index)
+    return order, _sorted_changes(values, order)
+
+
 def _ngram_groups(ids: np.ndarray, lengths: np.ndarray, n: int):
     """For k = 1..n, one order at a time: (gram, text, tf, width) for every distinct k-gram of every text that
     lies inside it, sorted by k-gram, then text; `gram` is the k-gram's id, width one more than the largest.
@@ -315,9 +336,10 @@ def _ngram_groups(ids: np.ndarray, lengths: np.ndarray, n: int):
     # Tokens from each position to the end of its text: a k-gram starting there lies inside the text if >= k.
     left = (np.repeat(np.cumsum(lengths), lengths) - np.arange(n_tokens)).astype(np.int32)
     index = np.int32 if n_tokens < 2 ** 31 else np.int64  # positions (and k-gram ids) fit
-    order = np.argsort(ids, kind="stable").astype(index)
-    starts = _group_starts(ids[order]).astype(index)
+    order, changes = _stable_sort(ids, index)
     del ids
+    starts = np.flatnonzero(changes).astype(index)
+    del changes
     sizes = np.diff(np.r_[starts, np.array([n_tokens], dtype=index)])
     by_first = np.argsort(order[starts])  # distinct tokens in order of first occurrence
     starts, sizes = starts[by_first], sizes[by_first]
@@ -336,9 +358,10 @@ def _ngram_groups(ids: np.ndarray, lengths: np.ndarray, n: int):
             del gram
             code *= vocabulary
             code += token[k - 1:]
-            order = np.argsort(code, kind="stable").astype(index)
-            ranks = np.cumsum(_sorted_changes(code, order), dtype=index)
+            order, changes = _stable_sort(code, index)
             del code
+            ranks = np.cumsum(changes, dtype=index)
+            del changes
             ranks -= 1
             gram = np.empty(len(ranks), dtype=index)
             gram[order] = ranks

@@ -15,7 +15,7 @@ from rouge_score import rouge_scorer
 
 from chimdqa_eval import release
 from chimdqa_eval import lexical
-from chimdqa_eval.lexical import (_cider_similarities, _ngram_groups, _sorted_changes, cider, cider_and_cider_d,
+from chimdqa_eval.lexical import (_cider_similarities, _ngram_groups, _sorted_changes, _stable_sort, cider, cider_and_cider_d,
                                   cider_d, lcs_length, meteor, reference_digest, rouge_l)
 from chimdqa_eval.text import TokenLists, tokenize
 
@@ -320,6 +320,17 @@ def test_sorted_changes_in_chunks_equal_a_sorted_copy():
         expected = np.r_[True, ordered[1:] != ordered[:-1]][:size]
         for chunk in (1, 2, 7, 1 << 20):
             assert np.array_equal(_sorted_changes(values, order, chunk), expected)
+
+
+def test_stable_sort_equals_a_stable_argsort():
+    # Packed (value, position) keys where they fit in an int64, a stable argsort where they do not.
+    rng = np.random.default_rng(2)
+    for values in (rng.integers(0, 30, 5000), rng.integers(0, 2 ** 62, 50) // 2 ** 55 * 2 ** 55, np.array([4]),
+                   np.empty(0, dtype=np.int64)):
+        order, changes = _stable_sort(values, np.int32)
+        expected = np.argsort(values, kind="stable")
+        assert np.array_equal(order, expected) and order.dtype == np.int32
+        assert np.array_equal(changes, _sorted_changes(values, expected))
 
 
 def test_cider_edge_cases():
