@@ -103,12 +103,41 @@ def _item_and_position(lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return item, np.arange(len(item)) - np.repeat(starts, lengths)
 
 
-def _group_starts(values: np.ndarray) -> np.ndarray:
-    """Where each run of equal values starts in a sorted array."""
-    new = np.empty(len(values), dtype=bool)
-    new[:1] = True
-    np.not_equal(values[1:], values[:-1], out=new[1:])
-    return np.flatnonzero(new)
+def _sorted_changes(values: np.ndarray, order: np.ndarray, chunk: int = 1 << 20) -> np.ndarray:
+    """For values taken in `order`: True where one differs from the one before (and at the start), gathered a
+    chunk at a time so no sorted copy of `values` is made."""
+    changes = np.empty(len(order), dtype=bool)
+    previous = None
+    for start in range(0, len(order), chunk):
+        part = values[order[start:start + chunk]]
+        np.not_equal(part[1:], part[:-1], out=changes[start + 1:start + len(part)])
+        changes[start] = previous is None or part[0] != previous
+        previous = part[-1]
+    return changes
+
+
+def _stable_sort(values: np.ndarray, index, sorted_values: bool = False) -> tuple:
+    """A stable sort of non-negative ints: the order (as `index`), where each value differs from the one before
+    in that order, and (if asked) the sorted values. When value * count + position fits in an int64 those keys
+    are unique and numpy's (vectorized) sort of them gives the stable order at a fraction of a stable argsort's
+    cost; otherwise a stable argsort."""
+    count = len(values)
+    if count and int(values.min()) >= 0 and (int(values.max()) + 1) * count < 2 ** 63:
+        keys = values.astype(np.int64)
+        keys *= count
+        keys += np.arange(count, dtype=np.int64)
+        keys.sort()
+        order = (keys % count).astype(index)
+        keys //= count
+        changes = np.empty(count, dtype=bool)
+        changes[0] = True
+        np.not_equal(keys[1:], keys[:-1], out=changes[1:])
+        return (order, changes, keys) if sorted_values else (order, changes)
+    order = np.argsort(values, kind="stable").astype(index)
+    if sorted_values:
+        ordered = values[order]
+        return order, np.r_[True, ordered[1:] != ordered[:-1]][:count], ordered
+    return order, _sorted_changes(values, order)
 
 
 # ---- METEOR ---------------------------------------------------------------------------------------------------
@@ -116,9 +145,8 @@ def _group_starts(values: np.ndarray) -> np.ndarray:
 def _sorted_groups(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """A stable sort of keys: the order, the sorted keys, and for each sorted element how many later elements
     carry the same key (0 for the last occurrence)."""
-    order = np.argsort(keys, kind="stable")
-    sorted_keys = keys[order]
-    starts = _group_starts(sorted_keys)
+    order, changes, sorted_keys = _stable_sort(keys, np.int64, sorted_values=True)
+    starts = np.flatnonzero(changes)
     sizes = np.diff(np.r_[starts, len(keys)])
     return order, sorted_keys, np.repeat(starts + sizes - 1, sizes) - np.arange(len(keys))
 
@@ -286,40 +314,6 @@ def _meteor_batch(hyp_ids: np.ndarray, hyp_lengths: np.ndarray, ref_ids: np.ndar
 
 
 # ---- CIDEr and CIDEr-D ----------------------------------------------------------------------------------------
-
-def _sorted_changes(values: np.ndarray, order: np.ndarray, chunk: int = 1 << 20) -> np.ndarray:
-    """For values taken in `order`: True where one differs from the one before (and at the start), gathered a
-    chunk at a time so no sorted copy of `values` is made."""
-    changes = np.empty(len(order), dtype=bool)
-    previous = None
-    for start in range(0, len(order), chunk):
-        part = values[order[start:start + chunk]]
-        np.not_equal(part[1:], part[:-1], out=changes[start + 1:start + len(part)])
-        changes[start] = previous is None or part[0] != previous
-        previous = part[-1]
-    return changes
-
-
-def _stable_sort(values: np.ndarray, index) -> tuple[np.ndarray, np.ndarray]:
-    """A stable sort of non-negative ints: the order (as `index`) and where each value differs from the one
-    before in that order. When value * count + position fits in an int64 those keys are unique and numpy's
-    (vectorized) sort of them gives the stable order at a fraction of a stable argsort's cost; otherwise a
-    stable argsort."""
-    count = len(values)
-    if count and (int(values.max()) + 1) * count < 2 ** 63:
-        keys = values.astype(np.int64)
-        keys *= count
-        keys += np.arange(count, dtype=np.int64)
-        keys.sort()
-        order = (keys % count).astype(index)
-        keys //= count
-        changes = np.empty(count, dtype=bool)
-        changes[0] = True
-        np.not_equal(keys[1:], keys[:-1], out=changes[1:])
-        return order, changes
-    order = np.argsort(values, kind="stable").astype(index)
-    return order, _sorted_changes(values, order)
-
 
 def _ngram_groups(ids: np.ndarray, lengths: np.ndarray, n: int):
     """For k = 1..n, one order at a time: (gram, text, tf, width) for every distinct k-gram of every text that
