@@ -46,7 +46,8 @@ from collections import Counter
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-SHARED_WORKLOAD = REPO.parent / "shared" / "bench" / "make_workload.py"
+SHARED = Path(os.environ["CHIMDQA_SHARED"]) if os.environ.get("CHIMDQA_SHARED") else REPO.parent / "shared"
+SHARED_WORKLOAD = SHARED / "bench" / "make_workload.py"
 OPEN_TYPES = ("inference", "expansion", "summarization", "suggestion", "generation")
 METRICS = ("rouge_l", "meteor", "cider_d", "cider")
 
@@ -186,7 +187,7 @@ def child(side: str, pairs_path: str, out_path: str) -> None:
         from chimdqa_eval import lexical
         from chimdqa_eval.open_ended import LEXICAL_METRICS, compute_open
 
-        lexical.porter_stem()  # imports NLTK (for its Porter stemmer): timed with the imports, as on the other side
+        lexical.porter_stem()  # the stemmer (chimdqa_eval.porter, no NLTK), built with the imports
     imported = time.perf_counter()
     pairs = json.loads(Path(pairs_path).read_text(encoding="utf-8"))
     predictions, references = pairs["predictions"], pairs["references"]

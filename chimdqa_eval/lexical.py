@@ -12,7 +12,10 @@ is quadratic Python:
   tokens, so the sorts' temporaries stay small whatever the corpus size).
 * CIDEr and CIDEr-D: one pass (``_cider_similarities``) counts n-grams and document frequencies once and takes
   both variants' products from the same tf-idf weights; counts, frequencies and products for the whole corpus
-  are array operations instead of per-sentence dictionaries, one n-gram order at a time.
+  are array operations instead of per-sentence dictionaries, one n-gram order at a time, each order one stable
+  sort of the token positions.
+
+Token lists come as text.TokenLists (ids into one vocabulary, read directly) or as lists of strings (converted).
 
 Scores are on the reference implementations' scales (0-1; CIDEr-D 0-10); callers rescale.
 """
@@ -20,14 +23,14 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from itertools import chain
 from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
 from chimdqa_eval import porter as porter_stemmer
+from chimdqa_eval.text import TokenLists
 
-TokenLists = Sequence[Sequence[str]]
+Tokens = Sequence[Sequence[str]]  # token lists: text.TokenLists (read as ids, no string hashed) or lists of str
 
 METEOR_ALPHA, METEOR_BETA, METEOR_GAMMA = 0.9, 3.0, 0.5
 CIDER_N, CIDER_SIGMA = 4, 6.0
@@ -37,7 +40,7 @@ _KEY_LIMIT = 2 ** 62
 _METEOR_BATCH_TOKENS = 1 << 19
 
 
-def _check_pairs(predictions: TokenLists, references: TokenLists) -> None:
+def _check_pairs(predictions: Tokens, references: Tokens) -> None:
     if len(predictions) != len(references):
         raise ValueError(f"{len(predictions)} predictions but {len(references)} references")
 
@@ -65,74 +68,106 @@ def lcs_length(a: Sequence[str], b: Sequence[str]) -> int:
     return len(a) - row.bit_count()
 
 
-def rouge_l(predictions: TokenLists, references: TokenLists) -> list[float]:
+def rouge_l(predictions: Tokens, references: Tokens) -> list[float]:
     """ROUGE-L F-measure per pair, as rouge_score's ``RougeScorer(["rougeL"])``: 0 when either side is empty."""
     _check_pairs(predictions, references)
+    hyp, ref = _as_ids(predictions), _as_ids(references)
     scores = []
-    for pred, ref in zip(predictions, references):
-        if not pred or not ref:
+    for i in range(len(hyp)):  # the LCS compares ids: no string is hashed
+        pred, gold = hyp.item_ids(i).tolist(), ref.item_ids(i).tolist()
+        if not pred or not gold:
             scores.append(0.0)
             continue
-        lcs = lcs_length(ref, pred)
-        precision, recall = lcs / len(pred), lcs / len(ref)
+        lcs = lcs_length(gold, pred)
+        precision, recall = lcs / len(pred), lcs / len(gold)
         scores.append(2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0)
     return scores
 
 
-# ---- shared by METEOR and CIDEr-D -----------------------------------------------------------------------------
+# ---- shared -------------------------------------------------------------------------------------------------
 
-def _lengths(token_lists: TokenLists) -> np.ndarray:
-    return np.fromiter((len(t) for t in token_lists), dtype=np.int64, count=len(token_lists))
-
-
-def _token_ids(token_lists: TokenLists, vocab: dict, total: int, dtype=np.int64) -> np.ndarray:
-    """All tokens in order as ids from `vocab`, which gains the new tokens in order of first occurrence."""
-    for token in dict.fromkeys(chain.from_iterable(token_lists)):  # a loop over distinct tokens only
-        vocab.setdefault(token, len(vocab))
-    return np.fromiter(map(vocab.__getitem__, chain.from_iterable(token_lists)), dtype=dtype, count=total)
+def _as_ids(token_lists: Tokens) -> TokenLists:
+    """Token lists as vocabulary ids: text.TokenLists as they are, lists of strings converted."""
+    return token_lists if isinstance(token_lists, TokenLists) else TokenLists.from_lists(token_lists)
 
 
-class _Corpus:
-    """Token lists flattened into one int array (ids from a shared vocabulary) with item and position columns."""
+def _columns(lists: TokenLists) -> tuple[np.ndarray, np.ndarray]:
+    """The ids (a view, no copy) and the lengths of TokenLists as numpy arrays."""
+    return np.frombuffer(lists.ids, dtype=np.intc), np.diff(np.frombuffer(lists.offsets, dtype=np.int64))
 
-    def __init__(self, token_lists: TokenLists, vocab: dict):
-        lengths = _lengths(token_lists)
-        self.lengths = lengths
-        self.ids = _token_ids(token_lists, vocab, int(lengths.sum()))
-        self.item = np.repeat(np.arange(len(lengths)), lengths)
-        starts = np.cumsum(lengths) - lengths
-        self.pos = np.arange(len(self.ids)) - np.repeat(starts, lengths)
+
+def _item_and_position(lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For every token of flattened lists: the index of its list and its position in it."""
+    item = np.repeat(np.arange(len(lengths)), lengths)
+    starts = np.cumsum(lengths) - lengths
+    return item, np.arange(len(item)) - np.repeat(starts, lengths)
+
+
+def _sorted_changes(values: np.ndarray, order: np.ndarray, chunk: int = 1 << 20) -> np.ndarray:
+    """For values taken in `order`: True where one differs from the one before (and at the start), gathered a
+    chunk at a time so no sorted copy of `values` is made."""
+    changes = np.empty(len(order), dtype=bool)
+    previous = None
+    for start in range(0, len(order), chunk):
+        part = values[order[start:start + chunk]]
+        np.not_equal(part[1:], part[:-1], out=changes[start + 1:start + len(part)])
+        changes[start] = previous is None or part[0] != previous
+        previous = part[-1]
+    return changes
+
+
+def _stable_sort(values: np.ndarray, index, sorted_values: bool = False) -> tuple:
+    """A stable sort of non-negative ints: the order (as `index`), where each value differs from the one before
+    in that order, and (if asked) the sorted values. When value * count + position fits in an int64 those keys
+    are unique and numpy's (vectorized) sort of them gives the stable order at a fraction of a stable argsort's
+    cost; otherwise a stable argsort."""
+    count = len(values)
+    if count and int(values.min()) >= 0 and (int(values.max()) + 1) * count < 2 ** 63:
+        keys = values.astype(np.int64)
+        keys *= count
+        keys += np.arange(count, dtype=np.int64)
+        keys.sort()
+        order = (keys % count).astype(index)
+        keys //= count
+        changes = np.empty(count, dtype=bool)
+        changes[0] = True
+        np.not_equal(keys[1:], keys[:-1], out=changes[1:])
+        return (order, changes, keys) if sorted_values else (order, changes)
+    order = np.argsort(values, kind="stable").astype(index)
+    if sorted_values:
+        ordered = values[order]
+        return order, np.r_[True, ordered[1:] != ordered[:-1]][:count], ordered
+    return order, _sorted_changes(values, order)
 
 
 # ---- METEOR ---------------------------------------------------------------------------------------------------
 
-def _ranks_from_end(keys: np.ndarray) -> np.ndarray:
-    """For each element, how many later elements carry the same key (0 for the last occurrence)."""
-    order = np.argsort(keys, kind="stable")
-    sorted_keys = keys[order]
-    group_start = np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]])
-    group_size = np.diff(np.r_[group_start, len(keys)])
-    index_in_group = np.arange(len(keys)) - np.repeat(group_start, group_size)
-    ranks = np.empty(len(keys), dtype=np.int64)
-    ranks[order] = np.repeat(group_size, group_size) - 1 - index_in_group
-    return ranks
+def _sorted_groups(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A stable sort of keys: the order, the sorted keys, and for each sorted element how many later elements
+    carry the same key (0 for the last occurrence)."""
+    order, changes, sorted_keys = _stable_sort(keys, np.int64, sorted_values=True)
+    starts = np.flatnonzero(changes)
+    sizes = np.diff(np.r_[starts, len(keys)])
+    return order, sorted_keys, np.repeat(starts + sizes - 1, sizes) - np.arange(len(keys))
 
 
 def _align_from_end(item_h, word_h, item_r, word_r):
     """Indices (into the hypothesis and reference columns) of NLTK's greedy matches: per item and word, the k-th
-    occurrence from the end in the hypothesis pairs with the k-th from the end in the reference."""
+    occurrence from the end in the hypothesis pairs with the k-th from the end in the reference. One stable
+    sort per side; each hypothesis occurrence finds its partner's place in the sorted reference by binary
+    search."""
     if len(word_h) == 0 or len(word_r) == 0:
         return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
     words = int(max(word_h.max(), word_r.max())) + 1
     group_h, group_r = item_h * words + word_h, item_r * words + word_r
-    width = max(len(word_h), len(word_r)) + 1
-    if (int(max(item_h.max(), item_r.max())) + 1) * words * width >= _KEY_LIMIT:  # renumber groups densely
+    if (int(max(item_h.max(), item_r.max())) + 1) * words >= _KEY_LIMIT:  # renumber groups densely
         _, inverse = np.unique(np.r_[group_h, group_r], return_inverse=True)
         group_h, group_r = inverse[:len(word_h)], inverse[len(word_h):]
-    key_h = group_h * width + _ranks_from_end(group_h)
-    key_r = group_r * width + _ranks_from_end(group_r)
-    _, index_h, index_r = np.intersect1d(key_h, key_r, assume_unique=True, return_indices=True)
-    return index_h, index_r
+    order_h, sorted_h, from_end = _sorted_groups(group_h)
+    order_r, sorted_r = _sorted_groups(group_r)[:2]
+    stop = np.searchsorted(sorted_r, sorted_h, side="right")
+    paired = from_end < stop - np.searchsorted(sorted_r, sorted_h, side="left")
+    return order_h[paired], order_r[(stop - 1 - from_end)[paired]]
 
 
 def _synonym_matches(hyp_words: list, ref_words: list, synonyms: Callable[[str], Iterable[str]]):
@@ -170,7 +205,7 @@ def porter_stem() -> Callable[[str], str]:
     return stem
 
 
-def meteor(predictions: TokenLists, references: TokenLists, *, alpha: float = METEOR_ALPHA,
+def meteor(predictions: Tokens, references: Tokens, *, alpha: float = METEOR_ALPHA,
            beta: float = METEOR_BETA, gamma: float = METEOR_GAMMA, stem: Callable[[str], str] | None = None,
            synonyms: Callable[[str], Iterable[str]] | None = None) -> list[float]:
     """METEOR per pair, as NLTK's ``meteor_score([reference], prediction)``: lower-cased tokens are aligned by
@@ -180,39 +215,47 @@ def meteor(predictions: TokenLists, references: TokenLists, *, alpha: float = ME
     """
     _check_pairs(predictions, references)
     stem = stem or porter_stem()
+    hyp, ref = _as_ids(predictions), _as_ids(references)
+    (hyp_ids, hyp_lengths), (ref_ids, ref_lengths) = _columns(hyp), _columns(ref)
     scores: list[float] = []
-    for start, stop in _batches(predictions, references, _METEOR_BATCH_TOKENS):
-        scores += _meteor_batch(predictions[start:stop], references[start:stop], alpha, beta, gamma, stem,
-                                synonyms)
+    for start, stop in _batches(hyp_lengths, ref_lengths, _METEOR_BATCH_TOKENS):
+        scores += _meteor_batch(hyp_ids[hyp.offsets[start]:hyp.offsets[stop]], hyp_lengths[start:stop],
+                                ref_ids[ref.offsets[start]:ref.offsets[stop]], ref_lengths[start:stop],
+                                hyp.words, alpha, beta, gamma, stem, synonyms)
     return scores
 
 
-def _batches(predictions: TokenLists, references: TokenLists, tokens: int):
+def _batches(hyp_lengths: Sequence[int], ref_lengths: Sequence[int], tokens: int):
     """(start, stop) of consecutive items holding about `tokens` tokens on both sides together."""
     start = count = 0
-    for i, (pred, ref) in enumerate(zip(predictions, references)):
-        count += len(pred) + len(ref)
+    for i, (pred, ref) in enumerate(zip(hyp_lengths, ref_lengths)):
+        count += int(pred) + int(ref)
         if count >= tokens:
             yield start, i + 1
             start, count = i + 1, 0
-    if start < len(predictions):
-        yield start, len(predictions)
+    if start < len(hyp_lengths):
+        yield start, len(hyp_lengths)
 
 
-def _meteor_batch(predictions: TokenLists, references: TokenLists, alpha: float, beta: float, gamma: float,
-                  stem: Callable[[str], str], synonyms: Callable[[str], Iterable[str]] | None) -> list[float]:
-    """meteor() on a batch of items: each item's score depends on that item alone."""
-    vocab: dict = {}
-    hyp, ref = _Corpus(predictions, vocab), _Corpus(references, vocab)
-    words = list(vocab)
+def _meteor_batch(hyp_ids: np.ndarray, hyp_lengths: np.ndarray, ref_ids: np.ndarray, ref_lengths: np.ndarray,
+                  vocabulary: list[str], alpha: float, beta: float, gamma: float, stem: Callable[[str], str],
+                  synonyms: Callable[[str], Iterable[str]] | None) -> list[float]:
+    """meteor() on a batch of items (their token ids and lengths, both sides): each item's score depends on
+    that item alone. Lower-casing and stemming act once per distinct word of the batch."""
+    distinct, index = np.unique(np.concatenate([hyp_ids, ref_ids]), return_inverse=True)
     lower_vocab: dict = {}
-    lower = np.fromiter((lower_vocab.setdefault(w.lower(), len(lower_vocab)) for w in words), dtype=np.int64,
-                        count=len(words))
+    lower = np.fromiter((lower_vocab.setdefault(vocabulary[w].lower(), len(lower_vocab)) for w in distinct.tolist()),
+                        dtype=np.int64, count=len(distinct))
     lower_words = list(lower_vocab)
     stemmed = np.fromiter((lower_vocab.setdefault(stem(w), len(lower_vocab)) for w in lower_words),
                           dtype=np.int64, count=len(lower_words))
     lower_words = list(lower_vocab)  # now with the stems that are not corpus words
-    word_h, word_r = lower[hyp.ids], lower[ref.ids]
+    words = lower[index]
+    word_h, word_r = words[:len(hyp_ids)], words[len(hyp_ids):]
+    del words, index
+    n_items = len(hyp_lengths)
+    item_h, pos_h = _item_and_position(hyp_lengths)
+    item_r, pos_r = _item_and_position(ref_lengths)
 
     matched_h = np.zeros(len(word_h), dtype=bool)
     matched_r = np.zeros(len(word_r), dtype=bool)
@@ -230,35 +273,37 @@ def _meteor_batch(predictions: TokenLists, references: TokenLists, alpha: float,
             if np.array_equal(stage[w_h], w_h) and np.array_equal(stage[w_r], w_r):
                 continue  # stems equal words, so nothing new can match
             w_h, w_r = stage[w_h], stage[w_r]
-        ih, ir = _align_from_end(hyp.item[left_h], w_h, ref.item[left_r], w_r)
+        ih, ir = _align_from_end(item_h[left_h], w_h, item_r[left_r], w_r)
         match(left_h[ih], left_r[ir])
     if synonyms is not None:
         left_h, left_r = np.flatnonzero(~matched_h), np.flatnonzero(~matched_r)
-        cut_h = np.searchsorted(hyp.item[left_h], np.arange(len(predictions) + 1))
-        cut_r = np.searchsorted(ref.item[left_r], np.arange(len(predictions) + 1))
+        cut_h = np.searchsorted(item_h[left_h], np.arange(n_items + 1))
+        cut_r = np.searchsorted(item_r[left_r], np.arange(n_items + 1))
         found_h, found_r = [], []
-        for k in range(len(predictions)):
-            item_h, item_r = left_h[cut_h[k]:cut_h[k + 1]], left_r[cut_r[k]:cut_r[k + 1]]
-            if len(item_h) and len(item_r):
+        for k in range(n_items):
+            own_h, own_r = left_h[cut_h[k]:cut_h[k + 1]], left_r[cut_r[k]:cut_r[k + 1]]
+            if len(own_h) and len(own_r):
                 # NLTK looks up synonyms of the stemmed forms left over by the stem stage.
-                for i, j in _synonym_matches([lower_words[w] for w in stemmed[word_h[item_h]]],
-                                             [lower_words[w] for w in stemmed[word_r[item_r]]], synonyms):
-                    found_h.append(item_h[i])
-                    found_r.append(item_r[j])
+                for i, j in _synonym_matches([lower_words[w] for w in stemmed[word_h[own_h]]],
+                                             [lower_words[w] for w in stemmed[word_r[own_r]]], synonyms):
+                    found_h.append(own_h[i])
+                    found_r.append(own_r[j])
         match(np.array(found_h, dtype=np.int64), np.array(found_r, dtype=np.int64))
 
-    index_h, index_r = np.concatenate(pairs_h), np.concatenate(pairs_r)
-    order = np.argsort(index_h, kind="stable")  # hypothesis order, as NLTK sorts its matches
-    index_h, index_r = index_h[order], index_r[order]
-    item = hyp.item[index_h]
-    n_items = len(predictions)
+    partner = np.full(len(word_h), -1, dtype=np.int64)  # hypothesis order, as NLTK sorts its matches
+    for index_h, index_r in zip(pairs_h, pairs_r):
+        partner[index_h] = index_r
+    index_h = np.flatnonzero(partner >= 0)
+    index_r = partner[index_h]
+    del partner
+    item = item_h[index_h]
     matches = np.bincount(item, minlength=n_items).astype(float)
     # A chunk continues when the next match (same item) is one step further on both sides.
-    continues = ((item[1:] == item[:-1]) & (np.diff(hyp.pos[index_h]) == 1) & (np.diff(ref.pos[index_r]) == 1))
+    continues = ((item[1:] == item[:-1]) & (np.diff(pos_h[index_h]) == 1) & (np.diff(pos_r[index_r]) == 1))
     chunks = matches - np.bincount(item[1:][continues], minlength=n_items)
     scores = []
-    for m, chunk_count, n_hyp, n_ref in zip(matches.tolist(), chunks.tolist(), hyp.lengths.tolist(),
-                                             ref.lengths.tolist()):
+    for m, chunk_count, n_hyp, n_ref in zip(matches.tolist(), chunks.tolist(), hyp_lengths.tolist(),
+                                             ref_lengths.tolist()):
         if m == 0 or n_hyp == 0 or n_ref == 0:
             scores.append(0.0)
             continue
@@ -270,87 +315,104 @@ def _meteor_batch(predictions: TokenLists, references: TokenLists, alpha: float,
 
 # ---- CIDEr and CIDEr-D ----------------------------------------------------------------------------------------
 
-def _rank_in_place(values: np.ndarray) -> np.ndarray:
-    """Replace each value by its rank among the distinct values (np.unique's inverse) in the same array."""
-    order = np.argsort(values)
-    values.sort()
-    new = np.empty(len(values), dtype=bool)
-    new[:1] = True
-    np.not_equal(values[1:], values[:-1], out=new[1:])
-    ranks = np.cumsum(new, dtype=np.int32 if len(values) < 2 ** 31 else np.int64)
-    del new
-    ranks -= 1
-    values[order] = ranks
-    return values
+def _ngram_groups(ids: np.ndarray, lengths: np.ndarray, n: int):
+    """For k = 1..n, one order at a time: (gram, text, tf, width) for every distinct k-gram of every text that
+    lies inside it, sorted by k-gram, then text; `gram` is the k-gram's id, width one more than the largest.
 
-
-def _unique_counts(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """np.unique(keys, return_counts=True) in the buffer of `keys` (a temporary): sorted in place, the distinct
-    keys then at its start."""
-    keys.sort()
-    starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]]) if len(keys) else np.empty(0, dtype=np.int64)
-    counts = np.diff(np.r_[starts, len(keys)])
-    keys[:len(starts)] = keys[starts]
-    return keys[:len(starts)], counts
-
-
-def _ngram_keys(token_lists: TokenLists, n: int):
-    """For k = 1..n, one order at a time: (keys, width), a key text * width + k-gram id for every k-gram that
-    lies inside one text, in text order. Ids are dense per k and ordered as the k-grams' token ids are
-    (lexicographically, tokens numbered by first occurrence), built from the (k-1)-gram id and the next token,
-    so no tuple of tokens is ever formed; the columns are int32 and one k-gram order lives at a time."""
-    lengths = _lengths(token_lists)
-    ids = _token_ids(token_lists, {}, int(lengths.sum()), dtype=np.int32)
+    Tokens are numbered by first occurrence (so the order, and with it every sum over k-grams, is the same
+    however the vocabulary numbered them), and k-gram ids are dense and ordered as the k-grams' token ids are
+    (lexicographically): a k-gram is the (k-1)-gram id at its start times the number of tokens plus its last
+    token. Each order costs one stable sort of the positions by that code, which groups them by k-gram with
+    the texts ascending inside a group: every text meets its k-grams in id order. K-grams across a text's end
+    are numbered too, then dropped: they change no order."""
+    n_tokens = len(ids)
     text = np.repeat(np.arange(len(lengths), dtype=np.int32), lengths)
     # Tokens from each position to the end of its text: a k-gram starting there lies inside the text if >= k.
-    left = (np.repeat(np.cumsum(lengths), lengths) - np.arange(len(ids))).astype(np.int32)
-    vocabulary = int(ids.max()) + 1 if len(ids) else 1
-    gram = ids
+    left = (np.repeat(np.cumsum(lengths), lengths) - np.arange(n_tokens)).astype(np.int32)
+    index = np.int32 if n_tokens < 2 ** 31 else np.int64  # positions (and k-gram ids) fit
+    order, changes = _stable_sort(ids, index)
+    del ids
+    starts = np.flatnonzero(changes).astype(index)
+    del changes
+    sizes = np.diff(np.r_[starts, np.array([n_tokens], dtype=index)])
+    by_first = np.argsort(order[starts])  # distinct tokens in order of first occurrence
+    starts, sizes = starts[by_first], sizes[by_first]
+    moved = np.repeat(starts - (np.cumsum(sizes, dtype=index) - sizes), sizes)  # each group to its new place
+    moved += np.arange(n_tokens, dtype=index)
+    order = order[moved]
+    del moved
+    vocabulary = len(starts)
+    ranks = np.repeat(np.arange(vocabulary, dtype=index), sizes)  # the id of each position along `order`
+    token = np.empty(n_tokens, dtype=index)
+    token[order] = ranks
+    gram = token
     for k in range(1, n + 1):
         if k > 1:
-            # Pairs across a text's end are numbered too, and then dropped: they do not change the order.
-            pair = gram[:-1].astype(np.int64)
+            code = gram[:-1].astype(np.int64)
             del gram
-            pair *= vocabulary
-            pair += ids[k - 1:]
-            gram = _rank_in_place(pair).astype(np.int32 if len(pair) < 2 ** 31 else np.int64)
-            del pair
-        inside = left[:len(gram)] >= k
-        width = int(gram.max()) + 1 if len(gram) else 1
-        keys = text[:len(gram)][inside].astype(np.int64)
-        keys *= width
-        keys += gram[inside]
-        del inside
-        yield keys, width
+            code *= vocabulary
+            code += token[k - 1:]
+            order, changes = _stable_sort(code, index)
+            del code
+            ranks = np.cumsum(changes, dtype=index)
+            del changes
+            ranks -= 1
+            gram = np.empty(len(ranks), dtype=index)
+            gram[order] = ranks
+        inside = left[order] >= k
+        kept, kept_text = ranks[inside], text[order[inside]]
+        width = int(ranks[-1]) + 1 if len(ranks) else 1
+        del inside, order, ranks  # only `gram` and `token` go on to the next order
+        new = np.empty(len(kept), dtype=bool)
+        new[:1] = True
+        np.logical_or(kept[1:] != kept[:-1], kept_text[1:] != kept_text[:-1], out=new[1:])
+        starts = np.flatnonzero(new).astype(index)
+        del new
+        gram_of, text_of = kept[starts], kept_text[starts]
+        del kept_text
+        tf = np.diff(starts, append=index(len(kept)))
+        del kept, starts
+        groups = gram_of, text_of, tf, width
+        del gram_of, text_of, tf
+        yield groups
+        del groups
 
 
-def _cider_order(keys: np.ndarray, width: int, n_items: int):
-    """One n-gram order's part of _cider_similarities: its cosine and clipped products per item and the norm
-    of every text's weight vector."""
-    keys, tf = _unique_counts(keys)  # sorted: text, then k-gram
-    text_of, gram_of = np.divmod(keys, width)
-    # Predictions are texts 0..n_items-1, so their keys come first; a reference's key, less n_items * width,
-    # equals its item's prediction's key for the same k-gram.
-    split = int(np.searchsorted(text_of, n_items))
-    idf = np.maximum(np.bincount(gram_of[split:], minlength=width), 1.0)
+def _cider_order(gram: np.ndarray, text: np.ndarray, tf: np.ndarray, width: int, n_items: int):
+    """One n-gram order's part of _cider_similarities, from _ngram_groups: its cosine and clipped products per
+    item and the norm of every text's weight vector. Predictions are texts 0..n_items-1, references follow; a
+    bincount adds each text's (item's) terms in k-gram order."""
+    is_reference = text >= n_items
+    idf = np.maximum(np.bincount(gram[is_reference], minlength=width), 1.0)
     np.log(idf, out=idf)
     np.subtract(np.log(float(n_items)), idf, out=idf)
-    weight = idf[gram_of]
-    del idf, gram_of
+    weight = idf[gram]
+    del idf
     weight *= tf
-    del tf
-    norms = np.sqrt(np.bincount(text_of, weights=weight * weight, minlength=2 * n_items))
-    hyp_keys, ref_keys = keys[:split], keys[split:] - n_items * width
-    ir = np.minimum(np.searchsorted(ref_keys, hyp_keys), max(len(ref_keys) - 1, 0))
-    ih = np.flatnonzero(ref_keys[ir] == hyp_keys) if len(ref_keys) else np.empty(0, dtype=np.int64)
-    ir = ir[ih]
-    w_h, w_r = weight[:split][ih], weight[split:][ir]
-    item = text_of[:split][ih]
+    norms = np.sqrt(np.bincount(text, weights=weight * weight, minlength=2 * n_items))
+    # Sorted keys (k-gram, text): a prediction's reference holds the same k-gram at its key plus n_items.
+    keys = gram.astype(np.int64)
+    keys *= 2 * n_items
+    keys += text
+    np.logical_not(is_reference, out=is_reference)
+    hyp = np.flatnonzero(is_reference)
+    del is_reference
+    wanted = keys[hyp]
+    wanted += n_items
+    ir = np.searchsorted(keys, wanted)
+    np.minimum(ir, max(len(keys) - 1, 0), out=ir)
+    found = keys[ir] == wanted if len(keys) else np.zeros(0, dtype=bool)
+    del keys, wanted
+    ih, ir = hyp[found], ir[found]
+    del hyp, found
+    w_h, w_r = weight[ih], weight[ir]
+    del weight
+    item = text[ih]
     return (np.bincount(item, weights=w_h * w_r, minlength=n_items),
             np.bincount(item, weights=np.minimum(w_h, w_r) * w_r, minlength=n_items), norms)
 
 
-def _cider_similarities(predictions: TokenLists, references: TokenLists, n: int):
+def _cider_similarities(predictions: Tokens, references: Tokens, n: int):
     """For k = 1..n the similarity of each prediction to its reference, both ways CIDEr and CIDEr-D take it,
     from one count of the n-grams: two (n, items) matrices, and the token count of every text (predictions,
     then references).
@@ -364,20 +426,21 @@ def _cider_similarities(predictions: TokenLists, references: TokenLists, n: int)
     """
     _check_pairs(predictions, references)
     n_items = len(predictions)
-    texts = list(predictions) + list(references)
+    (hyp_ids, hyp_lengths), (ref_ids, ref_lengths) = _columns(_as_ids(predictions)), _columns(_as_ids(references))
+    lengths = np.concatenate([hyp_lengths, ref_lengths])
     cosine, clipped = np.zeros((n, n_items)), np.zeros((n, n_items))
     norms = np.zeros((n, 2 * n_items))
-    for k, (keys, width) in enumerate(_ngram_keys(texts, n)):
-        cosine[k], clipped[k], norms[k] = _cider_order(keys, width, n_items)
-        del keys
+    for k, groups in enumerate(_ngram_groups(np.concatenate([hyp_ids, ref_ids]), lengths, n)):
+        cosine[k], clipped[k], norms[k] = _cider_order(*groups, n_items)
+        del groups  # before the next order's are built
     norm_h, norm_r = norms[:, :n_items], norms[:, n_items:]
     both = (norm_h != 0) & (norm_r != 0)
     for similarity in (cosine, clipped):
         similarity[both] /= (norm_h * norm_r)[both]
-    return cosine, clipped, _lengths(texts)
+    return cosine, clipped, lengths
 
 
-def cider_and_cider_d(predictions: TokenLists, references: TokenLists, *, n: int = CIDER_N,
+def cider_and_cider_d(predictions: Tokens, references: Tokens, *, n: int = CIDER_N,
                       sigma: float = CIDER_SIGMA) -> tuple[list[float], list[float]]:
     """cider() and cider_d() per pair from one pass over the n-grams (the same numbers as calling each)."""
     cosine, clipped, lengths = _cider_similarities(predictions, references, n)
@@ -388,7 +451,7 @@ def cider_and_cider_d(predictions: TokenLists, references: TokenLists, *, n: int
     return cosine.mean(axis=0).tolist(), (clipped.mean(axis=0) * 10.0).tolist()
 
 
-def cider(predictions: TokenLists, references: TokenLists, *, n: int = CIDER_N) -> list[float]:
+def cider(predictions: Tokens, references: Tokens, *, n: int = CIDER_N) -> list[float]:
     """CIDEr per pair as Vedantam et al. 2015 define it (0-1): for k = 1..n the cosine of the tf-idf vectors of
     prediction and reference, document frequencies over the given references; the mean over k (uniform
     weights 1/n). No clipping, no length penalty. A pair scores 0 where either side has no k-gram of any
@@ -396,7 +459,7 @@ def cider(predictions: TokenLists, references: TokenLists, *, n: int = CIDER_N) 
     return _cider_similarities(predictions, references, n)[0].mean(axis=0).tolist()
 
 
-def cider_d(predictions: TokenLists, references: TokenLists, *, n: int = CIDER_N,
+def cider_d(predictions: Tokens, references: Tokens, *, n: int = CIDER_N,
             sigma: float = CIDER_SIGMA) -> list[float]:
     """CIDEr-D per pair, as pycocoevalcap's ``Cider().compute_score`` with one reference per item (its 0-10
     scale): CIDEr's tf-idf weights with clipped products sum(min(h, r) * r) and the Gaussian length penalty
@@ -404,10 +467,16 @@ def cider_d(predictions: TokenLists, references: TokenLists, *, n: int = CIDER_N
     return cider_and_cider_d(predictions, references, n=n, sigma=sigma)[1]
 
 
-def reference_digest(references: TokenLists) -> str:
+def reference_digest(references: Tokens) -> str:
     """A short digest (12 hex digits of sha256) of reference token lists: names the corpus CIDEr's document
     frequencies came from, so signatures tell scores over different reference sets apart."""
     digest = hashlib.sha256()
+    if isinstance(references, TokenLists):  # the same bytes, joined from the vocabulary without item lists
+        words, ids, offsets = references.words, references.ids, references.offsets
+        for i in range(len(references)):
+            joined = "\x1f".join(map(words.__getitem__, ids[offsets[i]:offsets[i + 1]]))
+            digest.update(joined.encode("utf-8", "surrogatepass") + b"\x1e")
+        return digest.hexdigest()[:12]
     for tokens in references:
         digest.update("\x1f".join(tokens).encode("utf-8", "surrogatepass") + b"\x1e")
     return digest.hexdigest()[:12]

@@ -138,7 +138,12 @@ _STEP2 = (
 )
 
 
+_STEP2_ENDINGS = tuple(suffix for suffix, _ in _STEP2) + ("logi",)
+
+
 def _step2(word: str) -> str:
+    if not word.endswith(_STEP2_ENDINGS):  # most words: no rule applies (one C-level check)
+        return word
     if word.endswith("alli") and _positive(word[:-4]):
         return _step2(word[:-4] + "al")
     rules = [(suffix, replacement, _positive) for suffix, replacement in _STEP2]
@@ -154,6 +159,7 @@ _STEP4 = tuple(
     (suffix, "", (lambda rest: _measure(rest) > 1 and rest[-1] in "st") if suffix == "ion" else _above_one)
     for suffix in ("al", "ance", "ence", "er", "ic", "able", "ible", "ant", "ement", "ment", "ent", "ion", "ou",
                    "ism", "ate", "iti", "ous", "ive", "ize"))
+_STEP3_ENDINGS, _STEP4_ENDINGS = (tuple(suffix for suffix, _, _ in rules) for rules in (_STEP3, _STEP4))
 
 
 def _step5a(word: str) -> str:
@@ -182,7 +188,9 @@ def stem(word: str) -> str:
     out = _step1b(out)
     out = _step1c(out)
     out = _step2(out)
-    out = _first_rule(out, _STEP3)
-    out = _first_rule(out, _STEP4)
+    if out.endswith(_STEP3_ENDINGS):
+        out = _first_rule(out, _STEP3)
+    if out.endswith(_STEP4_ENDINGS):
+        out = _first_rule(out, _STEP4)
     out = _step5a(out)
     return _step5b(out)

@@ -3,13 +3,18 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.machinery
+import importlib.util
 import logging
 import multiprocessing
 import os
 import re
 import sqlite3
 import sys
+import threading
 import unicodedata
+from array import array
+from collections.abc import Sequence
 from contextlib import closing
 
 from chimdqa_eval.cache import cache_dir
@@ -67,7 +72,7 @@ def _jieba():
 # digit steps (no dictionary word is made of letters and digits only, so a merged step is recognisable).
 # What it does not: its HMM has emission probabilities rounded to 6 decimals, which flips ties (人国国国国:
 # 人国国/国国 in jieba, 人国/国国国 in jieba-rs), and it joins letter/digit runs across . _ - (XQ-58). So the route
-# comes from rjieba and the HMM is jieba's, replayed in _hmm_cut with jieba's own tables.
+# comes from rjieba and the HMM is jieba's, replayed in _viterbi_words with jieba's own tables.
 _JIEBA_BLOCK = re.compile("([\u4E00-\u9FD5a-zA-Z0-9+#&._%\\-]+)")  # jieba.re_han_default
 _HMM_HAN = re.compile("([\u4E00-\u9FD5]+)")  # jieba.finalseg.re_han
 _HMM_SKIP = re.compile(r"([a-zA-Z0-9]+(?:\.\d+)?%?)")  # jieba.finalseg.re_skip
@@ -77,11 +82,31 @@ _HMM_SKIP = re.compile(r"([a-zA-Z0-9]+(?:\.\d+)?%?)")  # jieba.finalseg.re_skip
 _TOTAL_EXCESS = ("\u3000", 3)
 
 
+def _rjieba_module():
+    """rjieba's compiled module without its package's __init__, which builds a module-level default segmenter
+    (a second load of the whole dictionary, ~0.25 s) that we never use. Registered under its usual name, so a
+    later `import rjieba` reuses it; a layout other than rjieba 0.2's is imported the ordinary way."""
+    if "rjieba.rjieba" in sys.modules:
+        return sys.modules["rjieba.rjieba"]
+    package = importlib.util.find_spec("rjieba")
+    spec = None
+    if package is not None and package.submodule_search_locations:
+        loaders = (importlib.machinery.ExtensionFileLoader, importlib.machinery.EXTENSION_SUFFIXES)
+        spec = importlib.machinery.FileFinder(package.submodule_search_locations[0], loaders).find_spec(
+            "rjieba.rjieba")
+    if spec is None:
+        import rjieba
+
+        return rjieba
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    sys.modules[spec.name] = module
+    return module
+
+
 @functools.cache
 def _rjieba():
-    import rjieba
-
-    segmenter = rjieba.Jieba()  # our own instance: nobody else's rjieba.add_word reaches it
+    segmenter = _rjieba_module().Jieba()  # our own instance: nobody else's rjieba.add_word reaches it
     segmenter.add_word(*_TOTAL_EXCESS, None)
     return segmenter
 
@@ -100,17 +125,25 @@ def _hmm_tables():
             {a + b: p for a, row in trans_P.items() for b, p in row.items()})
 
 
-_STATE_INDEX = {"B": 0, "E": 1, "M": 2, "S": 3}
+_HAN_FIRST, _HAN_END = 0x4E00, 0x9FD6  # the Han range of jieba's blocks and of finalseg.re_han
+_B, _E, _M, _S = range(4)
+_NUMPY_MIN_RUNS = 64  # fewer runs than this (one short text's) are cut in plain Python
 
 
-def _viterbi_words(han: str) -> list[str]:
-    """finalseg.__cut on a run of Han characters: the same Viterbi sums in the same order, and ties broken as its
-    max() over (log-probability, state) pairs breaks them (the later letter wins)."""
+@functools.cache
+def _emission_table():
+    """_hmm_tables' emissions as a numpy array, one row per character of the Han range."""
+    import numpy as np
+
+    emit, unknown, _, _ = _hmm_tables()
+    return np.array([emit.get(chr(c), unknown) for c in range(_HAN_FIRST, _HAN_END)])
+
+
+def _viterbi_one(han: str) -> list[str]:
+    """_viterbi_words for one run in plain Python: the same sums, comparisons and ties, for batches too small
+    for numpy's per-call cost to pay."""
     emit, unknown, (start_b, start_e, start_m, start_s), t = _hmm_tables()
-    to_b = (t["EB"], t["SB"])
-    to_e = (t["BE"], t["ME"])
-    to_m = (t["BM"], t["MM"])
-    to_s = (t["ES"], t["SS"])
+    to_b, to_e, to_m, to_s = (t["EB"], t["SB"]), (t["BE"], t["ME"]), (t["BM"], t["MM"]), (t["ES"], t["SS"])
     probs = [emit.get(c, unknown) for c in han]
     e_b, e_e, e_m, e_s = probs[0]
     v_b, v_e, v_m, v_s = start_b + e_b, start_e + e_e, start_m + e_m, start_s + e_s
@@ -120,79 +153,179 @@ def _viterbi_words(han: str) -> list[str]:
         e1, e2 = v_b + to_e[0] + e_e, v_m + to_e[1] + e_e
         m1, m2 = v_b + to_m[0] + e_m, v_m + to_m[1] + e_m
         s1, s2 = v_e + to_s[0] + e_s, v_s + to_s[1] + e_s
-        back.append(("E" if b1 > b2 else "S", "B" if e1 > e2 else "M", "B" if m1 > m2 else "M",
-                     "E" if s1 > s2 else "S"))
+        back.append((_E if b1 > b2 else _S, _B if e1 > e2 else _M, _B if m1 > m2 else _M, _E if s1 > s2 else _S))
         v_b, v_e, v_m, v_s = max(b1, b2), max(e1, e2), max(m1, m2), max(s1, s2)
-    state = "E" if v_e > v_s else "S"
-    states = [state]
-    for pointers in reversed(back):
-        state = pointers[_STATE_INDEX[state]]
-        states.append(state)
-    words, begin, done = [], 0, 0
-    for i, state in enumerate(reversed(states)):
-        if state == "B":
-            begin = i
-        elif state == "E":
-            words.append(han[begin:i + 1])
-            done = i + 1
-        elif state == "S":
-            words.append(han[i])
-            done = i + 1
-    if done < len(han):
-        words.append(han[done:])
+    state = _E if v_e > v_s else _S
+    words, end = [], len(han)
+    for i in range(len(han) - 1, -1, -1):  # from the end: a word ends where the path is in E or S
+        if i < len(han) - 1 and (state == _E or state == _S):
+            words.append(han[i + 1:end])
+            end = i + 1
+        if i:
+            state = back[i - 1][state]
+    words.append(han[:end])
+    return words[::-1]
+
+
+def _viterbi_words(hans: list[str]) -> dict[str, list[str]]:
+    """finalseg.__cut on runs of Han characters, all runs of one length at once with numpy: the same Viterbi
+    sums in the same order (float64 like Python's floats), and ties broken as its max() over (log-probability,
+    state) pairs breaks them (the later letter wins). The best path ends in E or S, so every word ends where
+    the path is in E or S."""
+    if len(hans) < _NUMPY_MIN_RUNS:
+        return {han: _viterbi_one(han) for han in hans}
+    import numpy as np
+
+    table = _emission_table()
+    _, _, (start_b, start_e, start_m, start_s), t = _hmm_tables()
+    to_b, to_e, to_m, to_s = (t["EB"], t["SB"]), (t["BE"], t["ME"]), (t["BM"], t["MM"]), (t["ES"], t["SS"])
+    by_length: dict = {}
+    for han in hans:
+        by_length.setdefault(len(han), []).append(han)
+    words: dict = {}
+    for length, group in by_length.items():
+        chars = np.frombuffer("".join(group).encode("utf-32-le"), dtype=np.uint32).reshape(len(group), length)
+        probs = table[chars - _HAN_FIRST].transpose(1, 2, 0)  # [position, state, run]
+        e_b, e_e, e_m, e_s = probs[0]
+        v_b, v_e, v_m, v_s = start_b + e_b, start_e + e_e, start_m + e_m, start_s + e_s
+        back = np.empty((length, 4, len(group)), dtype=np.uint8)
+        for i in range(1, length):
+            e_b, e_e, e_m, e_s = probs[i]
+            b1, b2 = v_e + to_b[0] + e_b, v_s + to_b[1] + e_b
+            e1, e2 = v_b + to_e[0] + e_e, v_m + to_e[1] + e_e
+            m1, m2 = v_b + to_m[0] + e_m, v_m + to_m[1] + e_m
+            s1, s2 = v_e + to_s[0] + e_s, v_s + to_s[1] + e_s
+            back[i, _B] = np.where(b1 > b2, _E, _S)
+            back[i, _E] = np.where(e1 > e2, _B, _M)
+            back[i, _M] = np.where(m1 > m2, _B, _M)
+            back[i, _S] = np.where(s1 > s2, _E, _S)
+            v_b, v_e, v_m, v_s = np.maximum(b1, b2), np.maximum(e1, e2), np.maximum(m1, m2), np.maximum(s1, s2)
+        state = np.where(v_e > v_s, _E, _S).astype(np.uint8)
+        ends = np.empty((len(group), length), dtype=bool)
+        runs = np.arange(len(group))
+        for i in range(length - 1, -1, -1):
+            ends[:, i] = (state == _E) | (state == _S)
+            if i:
+                state = back[i, state, runs]
+        # Every run's characters with a space after each word, decoded at once and split.
+        spaced = np.zeros((len(group), 2 * length), dtype=np.uint32)
+        spaced[:, 0::2] = chars
+        spaced[:, 1::2][ends] = 0x20
+        cut = spaced[spaced != 0].tobytes().decode("utf-32-le").split(" ")
+        done = 0
+        for han, count in zip(group, ends.sum(axis=1).tolist()):
+            words[han] = cut[done:done + count]
+            done += count
     return words
 
 
-@functools.lru_cache(maxsize=1 << 15)
-def _hmm_cut(run: str) -> tuple[str, ...]:
-    """finalseg.cut: Han runs through the HMM, letters and digits cut by re_skip. (Its forced splits are empty
-    while jieba's dictionary is untouched, the only case this runs in.) Short runs recur a lot: remembered."""
-    words: list[str] = []
-    for i, part in enumerate(_HMM_HAN.split(run)):
-        if i % 2:
-            words += _viterbi_words(part)
-        elif part:
-            words += [x for x in _HMM_SKIP.split(part) if x]
-    return tuple(words)
+_HMM_MEMO: dict = {}  # run -> tokens; short runs recur a lot
+_HMM_MEMO_SIZE = 1 << 16
 
 
-def _add_run(run: str, tokens: list) -> None:
-    """__cut_DAG's rule for a run of one-character steps."""
-    if len(run) == 1:
-        tokens.append(run)
-    elif _rjieba().has_word(run):
-        tokens.extend(run)
-    else:
-        tokens.extend(_hmm_cut(run))
-
-
-def _add_block(block: str, tokens: list) -> None:
-    """jieba's cut of one block: the route's steps from rjieba, each run of one-character steps by _add_run."""
-    segmenter = _rjieba()
-    run = ""
-    for step in segmenter.cut(block, False):
-        # A longer step is a dictionary word, unless rjieba merged one-character steps of letters and digits
-        # into it (it then starts outside the Han range and is no word).
-        if len(step) == 1 or not ("\u4e00" <= step < "\u9fd6" or segmenter.has_word(step)):
-            run += step
+def _hmm_cut_many(runs) -> dict[str, tuple[str, ...]]:
+    """finalseg.cut of each run: Han runs through the HMM, letters and digits cut by re_skip. (Its forced splits
+    are empty while jieba's dictionary is untouched, the only case this runs in.) A run whose smallest and
+    largest characters are Han goes to the HMM whole."""
+    cuts = {run: _HMM_MEMO[run] for run in runs if run in _HMM_MEMO}
+    new = [run for run in runs if run not in cuts]
+    mixed = {run: _HMM_HAN.split(run) for run in new if not "\u4e00" <= min(run) <= max(run) < "\u9fd6"}
+    hans = {run for run in new if run not in mixed}
+    hans.update(part for parts in mixed.values() for part in parts[1::2])
+    viterbi = _viterbi_words(list(hans))
+    for run in new:
+        parts = mixed.get(run)
+        if parts is None:
+            cuts[run] = tuple(viterbi[run])
             continue
-        if run:
-            _add_run(run, tokens)
-            run = ""
-        tokens.append(step)
-    if run:
-        _add_run(run, tokens)
+        words: list[str] = []
+        for i, part in enumerate(parts):
+            if i % 2:
+                words += viterbi[part]
+            elif part:
+                words += [x for x in _HMM_SKIP.split(part) if x]
+        cuts[run] = tuple(words)
+    if len(_HMM_MEMO) + len(new) > _HMM_MEMO_SIZE:
+        _HMM_MEMO.clear()
+    _HMM_MEMO.update((run, cuts[run]) for run in new)
+    return cuts
 
 
-def _segment(text: str) -> list[str]:
-    """jieba.lcut(text) with its whitespace tokens dropped: blocks cut, every other character a token."""
-    tokens: list[str] = []
-    for i, part in enumerate(_JIEBA_BLOCK.split(text)):
-        if i % 2:
-            _add_block(part, tokens)
+def _hmm_cut(run: str) -> tuple[str, ...]:
+    return _hmm_cut_many([run])[run]
+
+
+def _segment_many(texts) -> list[list[str]]:
+    """jieba.lcut(text) of each text with its whitespace tokens dropped: blocks cut, every other character a
+    token.
+
+    In a block the route's steps come from rjieba. A longer step is a dictionary word, unless rjieba merged
+    one-character steps of letters and digits into it (it then starts outside the Han range and is no word): the
+    one-character steps and the merged ones make runs, each cut by __cut_DAG's rule: one step is a token, a
+    dictionary word splits into its characters, anything else goes to the HMM. A run the HMM has not seen is
+    left in place and its place noted; the HMM then cuts all of them at once. One loop with the library calls
+    bound to locals: this runs once per token of every text."""
+    segmenter = _rjieba()
+    cut, has_word = segmenter.cut, segmenter.has_word
+    memo = _HMM_MEMO
+    out, holes, pending = [], [], set()
+
+    def add_run(run: list, tokens: list) -> None:
+        if len(run) == 1:
+            tokens.append(run[0])
+            return
+        chars = "".join(run)
+        if has_word(chars):
+            tokens += chars
+        elif chars in memo:
+            tokens += memo[chars]
         else:
-            tokens.extend(c for c in part if not c.isspace())
-    return tokens
+            holes.append((len(out), len(tokens)))
+            pending.add(chars)
+            tokens.append(chars)
+
+    for text in texts:
+        tokens: list[str] = []
+        parts = _JIEBA_BLOCK.split(text)
+        last = len(parts) - 1
+        for i in range(0, last + 1, 2):
+            other = parts[i]  # not in a block: every character but whitespace is a token
+            if len(other) == 1:
+                if not other.isspace():
+                    tokens.append(other)
+            elif other:
+                tokens += "".join(other.split())
+            if i == last:
+                break
+            steps = cut(parts[i + 1], False)
+            if len(steps) == 1:  # a word, one character, or letters and digits merged: a token either way
+                tokens.append(steps[0])
+                continue
+            run: list[str] = []
+            for step in steps:
+                if len(step) == 1 or not ("\u4e00" <= step < "\u9fd6" or has_word(step)):
+                    run.append(step)
+                    continue
+                if run:
+                    add_run(run, tokens)
+                    run = []
+                tokens.append(step)
+            if run:
+                add_run(run, tokens)
+        out.append(tokens)
+    if holes:
+        cuts = _hmm_cut_many(pending)
+        spliced: dict = {}
+        for text_index, position in holes:
+            spliced.setdefault(text_index, []).append(position)
+        for text_index, positions in spliced.items():
+            tokens, done, filled = out[text_index], 0, []
+            for position in positions:
+                filled += tokens[done:position]
+                filled += cuts[tokens[position]]
+                done = position + 1
+            out[text_index] = filled + tokens[done:]
+    return out
 
 
 def _jieba_dictionary_changed() -> bool:
@@ -239,7 +372,7 @@ def tokenize(text: str, tokenizer: str = "jieba") -> list[str]:
         return [c for c in text if not c.isspace()]
     if _jieba_dictionary_changed():
         return " ".join(_jieba().lcut(text)).split()
-    return _segment(text)
+    return _segment_many([text])[0]
 
 
 def tokenizer_signature(name: str) -> str:
@@ -267,23 +400,114 @@ def _cpus() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-def tokenize_many(texts, tokenizer: str = "jieba") -> list[list[str]]:
-    """tokenize() over a list, every token interned: a submission's token lists then hold one string object per
-    distinct token rather than one per occurrence. When jieba itself segments (a
+# ---- compact token lists ---------------------------------------------------------------------------------------
+# Token lists are kept as ids into one vocabulary for the whole process: 4 bytes a token in one flat array, where
+# a list of strings costs 8 bytes a token (the pointer) plus 56 a list, and the lexical metrics read the ids
+# without hashing a string again. The vocabulary only grows: it holds each distinct token once, like jieba's
+# dictionary (a 60k-item run meets a few hundred thousand distinct tokens).
+_VOCABULARY: dict[str, int] = {}
+_WORDS: list[str] = []
+_VOCABULARY_LOCK = threading.Lock()
+
+
+def token_ids(tokens) -> list[int]:
+    """The vocabulary ids of tokens (strings), new tokens added in order of first occurrence."""
+    try:
+        return list(map(_VOCABULARY.__getitem__, tokens))
+    except KeyError:
+        with _VOCABULARY_LOCK:
+            for token in dict.fromkeys(tokens):
+                if token not in _VOCABULARY:
+                    _VOCABULARY[token] = len(_WORDS)
+                    _WORDS.append(token)
+        return list(map(_VOCABULARY.__getitem__, tokens))
+
+
+class TokenLists(Sequence):
+    """The token lists of many texts as one array of vocabulary ids (``ids``, C ints) and the lists' boundaries
+    (``offsets``, one more than there are lists). Reads as a sequence of lists of strings (each item a new list
+    of the vocabulary's strings); chimdqa_eval.lexical reads ``ids`` and ``offsets`` directly.
+
+    >>> lists = TokenLists.from_lists([["北京", "是", "首都"], [], ["北京"]])
+    >>> len(lists), lists[0], lists[-1], list(lists.offsets)
+    (3, ['北京', '是', '首都'], ['北京'], [0, 3, 3, 4])
+    """
+    __slots__ = ("ids", "offsets")
+
+    def __init__(self):
+        self.ids = array("i")
+        self.offsets = array("q", [0])
+
+    @classmethod
+    def from_lists(cls, token_lists) -> "TokenLists":
+        lists = cls()
+        for tokens in token_lists:
+            lists.append_ids(token_ids(tokens))
+        return lists
+
+    def append_ids(self, ids) -> None:
+        self.ids.extend(ids)
+        self.offsets.append(len(self.ids))
+
+    def item_ids(self, index: int) -> array:
+        """The ids of one list, as an array of its own."""
+        return self.ids[self.offsets[index]:self.offsets[index + 1]]
+
+    @property
+    def words(self) -> list[str]:
+        """The vocabulary: ids index it."""
+        return _WORDS
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self[i] for i in range(len(self))[index]]
+        index = range(len(self))[index]
+        return list(map(_WORDS.__getitem__, self.item_ids(index)))
+
+    def __eq__(self, other):
+        if isinstance(other, TokenLists):
+            return self.ids == other.ids and self.offsets == other.offsets
+        if isinstance(other, Sequence) and not isinstance(other, str):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    __hash__ = None
+
+    def __reduce__(self):
+        return TokenLists.from_lists, (list(self),)  # as strings: ids mean nothing in another process
+
+    def __repr__(self) -> str:
+        return f"TokenLists({list(self)!r})"
+
+
+_SEGMENT_CHUNK = 1000  # texts segmented at once: enough runs for the HMM's batch, few strings alive
+
+
+def tokenize_many(texts, tokenizer: str = "jieba") -> TokenLists:
+    """tokenize() over a list, kept compactly as TokenLists (every distinct token one string in the process's
+    vocabulary, every token a 4-byte id). When jieba itself segments (a
     changed dictionary), a large input is split across the available CPUs with forked worker processes, which
     inherit its loaded dictionary; off Linux (no fork on Windows, an unsafe one on macOS) it runs in this
     process. Either way the result is the same as tokenizing one by one."""
     texts = list(texts)
     workers = min(_cpus(), 8)
-    if (_check_tokenizer(tokenizer) == "jieba" and _jieba_dictionary_changed() and workers >= 2
-            and sys.platform == "linux" and sum(map(len, texts)) >= _PARALLEL_MIN_CHARS):
+    if _check_tokenizer(tokenizer) == "char":
+        token_lists = ([c for c in t if not c.isspace()] for t in texts)
+    elif not _jieba_dictionary_changed():
+        # A chunk at a time: its token strings (new objects from rjieba) live until they are ids.
+        token_lists = (tokens for start in range(0, len(texts), _SEGMENT_CHUNK)
+                       for tokens in _segment_many(texts[start:start + _SEGMENT_CHUNK]))
+    elif workers >= 2 and sys.platform == "linux" and sum(map(len, texts)) >= _PARALLEL_MIN_CHARS:
         _jieba().initialize()
         with multiprocessing.get_context("fork").Pool(workers) as pool:
             joined = pool.map(_joined_tokens, texts, chunksize=max(1, len(texts) // (8 * workers)))
         token_lists = (j.split() for j in joined)
     else:
         token_lists = (tokenize(t, tokenizer) for t in texts)
-    return [list(map(sys.intern, tokens)) for tokens in token_lists]
+    return TokenLists.from_lists(token_lists)
 
 
 _memory_cache: dict = {}
@@ -300,11 +524,11 @@ def _text_key(text: str) -> bytes:
     return hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
 
 
-def tokenize_references(texts, tokenizer: str = "jieba") -> list[list[str]]:
-    """tokenize_many() for texts that recur across runs (references): jieba results are kept in memory and on disk
-    under ``cache_dir("tokens")``, keyed by the tokenizer's signature (jieba's and rjieba's versions, or the
-    digest of a changed jieba dictionary) and the text, so each reference is split once per machine.
-    ``"char"`` is cheaper than a cache lookup and is computed directly."""
+def tokenize_references(texts, tokenizer: str = "jieba") -> TokenLists:
+    """tokenize_many() for texts that recur across runs (references): jieba results are kept in memory (as id
+    arrays) and on disk under ``cache_dir("tokens")``, keyed by the tokenizer's signature (jieba's and rjieba's
+    versions, or the digest of a changed jieba dictionary) and the text, so each reference is split once per
+    machine. ``"char"`` is cheaper than a cache lookup and is computed directly."""
     texts = list(texts)
     if _check_tokenizer(tokenizer) == "char":
         return tokenize_many(texts, "char")
@@ -314,18 +538,22 @@ def tokenize_references(texts, tokenizer: str = "jieba") -> list[list[str]]:
     if missing:
         with closing(_disk_cache(tokenizer)) as db:
             keys = {_text_key(t): t for t in missing}
-            found = {}
             key_list = list(keys)
             for start in range(0, len(key_list), 500):
                 chunk = key_list[start:start + 500]
                 rows = db.execute(f"SELECT key, tokens FROM tokens WHERE key IN ({','.join('?' * len(chunk))})",
                                   chunk)
-                found.update((keys[k], list(map(sys.intern, v.split()))) for k, v in rows)
-            new_texts = [t for t in missing if t not in found]
-            new = list(zip(new_texts, tokenize_many(new_texts, tokenizer)))
-            with db:
-                db.executemany("INSERT OR REPLACE INTO tokens VALUES (?, ?)",
-                               [(_text_key(t), " ".join(tokens)) for t, tokens in new])
-        memory.update(found)
-        memory.update(new)
-    return [list(memory[t]) for t in texts]
+                memory.update((keys[k], array("i", token_ids(v.split()))) for k, v in rows)
+            new_texts = [t for t in missing if t not in memory]
+            if new_texts:
+                new = tokenize_many(new_texts, tokenizer)
+                rows = []
+                for i, t in enumerate(new_texts):
+                    memory[t] = ids = new.item_ids(i)
+                    rows.append((_text_key(t), " ".join(map(_WORDS.__getitem__, ids))))
+                with db:
+                    db.executemany("INSERT OR REPLACE INTO tokens VALUES (?, ?)", rows)
+    lists = TokenLists()
+    for t in texts:
+        lists.append_ids(memory[t])
+    return lists

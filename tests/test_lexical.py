@@ -15,9 +15,9 @@ from rouge_score import rouge_scorer
 
 from chimdqa_eval import release
 from chimdqa_eval import lexical
-from chimdqa_eval.lexical import (_cider_similarities, _rank_in_place, _unique_counts, cider, cider_and_cider_d,
+from chimdqa_eval.lexical import (_cider_similarities, _ngram_groups, _sorted_changes, _stable_sort, cider, cider_and_cider_d,
                                   cider_d, lcs_length, meteor, reference_digest, rouge_l)
-from chimdqa_eval.text import tokenize
+from chimdqa_eval.text import TokenLists, tokenize
 
 # Chinese words, plus English forms that exercise METEOR's lower-casing and Porter stemming.
 WORDS = ("经济 增长 北京 上海 中国 公司 利润 股票 银行 法院 患者 医疗 教育 学生 新闻 政策 的 了 在 是 和 与 及 。 ， "
@@ -154,7 +154,7 @@ def test_meteor_in_batches_equals_one_batch(monkeypatch, batch_tokens):
     preds, refs = _pairs(8, 200)
     whole = meteor(preds, refs), meteor(preds, refs, synonyms=lambda w: table.get(w, ()))
     monkeypatch.setattr(lexical, "_METEOR_BATCH_TOKENS", batch_tokens)
-    assert len(list(lexical._batches(preds, refs, batch_tokens))) > 1
+    assert len(list(lexical._batches(list(map(len, preds)), list(map(len, refs)), batch_tokens))) > 1
     assert (meteor(preds, refs), meteor(preds, refs, synonyms=lambda w: table.get(w, ()))) == whole
     _assert_close(whole[0], [meteor_score([r], p, wordnet=_NoWordNet()) for p, r in zip(preds, refs)])
 
@@ -289,14 +289,48 @@ def test_one_pass_gives_both_variants_exactly():
                                                                   cider_d(preds, refs, n=2, sigma=3.0))
 
 
-def test_array_helpers_equal_numpy_unique():
+def test_ngram_groups_equal_counting_with_tuples():
+    # Every k-gram inside a text, counted per text, ordered by the k-gram's tokens numbered by first occurrence
+    # (then by text), with dense ids: what the one pass over the n-grams must produce, spelled out with dicts.
     rng = np.random.default_rng(0)
-    for values in (rng.integers(0, 50, 1000), rng.integers(0, 2 ** 40, 300), np.array([7]),
+    texts = [list(rng.integers(0, 9, rng.integers(0, 12))) for _ in range(40)] + [[5, 5, 5, 5, 5], [], [3]]
+    ids = np.array([t for tokens in texts for t in tokens], dtype=np.intc) * 7 + 3  # any numbering will do
+    first = {t: i for i, t in enumerate(dict.fromkeys(ids.tolist()))}
+    for k, (gram, text, tf, width) in enumerate(_ngram_groups(ids, np.array([len(t) for t in texts]), 4), 1):
+        counts = {}
+        for i, tokens in enumerate(texts):
+            local = [first[t * 7 + 3] for t in tokens]
+            for j in range(len(local) - k + 1):
+                key = (tuple(local[j:j + k]), i)
+                counts[key] = counts.get(key, 0) + 1
+        expected = sorted(counts)
+        assert [i for _, i in expected] == text.tolist() and [counts[e] for e in expected] == tf.tolist()
+        grams = [g for g, _ in expected]
+        assert all((a < b) == (x < y) and (a == b) == (x == y)
+                   for (a, x), (b, y) in zip(zip(gram.tolist(), grams), zip(gram.tolist()[1:], grams[1:])))
+        assert width > gram.max()
+
+
+def test_sorted_changes_in_chunks_equal_a_sorted_copy():
+    rng = np.random.default_rng(1)
+    for size in (0, 1, 5, 3000):
+        values = rng.integers(0, 20, size)
+        order = np.argsort(values, kind="stable")
+        ordered = values[order]
+        expected = np.r_[True, ordered[1:] != ordered[:-1]][:size]
+        for chunk in (1, 2, 7, 1 << 20):
+            assert np.array_equal(_sorted_changes(values, order, chunk), expected)
+
+
+def test_stable_sort_equals_a_stable_argsort():
+    # Packed (value, position) keys where they fit in an int64, a stable argsort where they do not.
+    rng = np.random.default_rng(2)
+    for values in (rng.integers(0, 30, 5000), rng.integers(0, 2 ** 62, 50) // 2 ** 55 * 2 ** 55, np.array([4]),
                    np.empty(0, dtype=np.int64)):
-        expected_keys, inverse, counts = np.unique(values, return_inverse=True, return_counts=True)
-        assert np.array_equal(_rank_in_place(values.copy()), inverse)
-        keys, got_counts = _unique_counts(values.copy())
-        assert np.array_equal(keys, expected_keys) and np.array_equal(got_counts, counts)
+        order, changes = _stable_sort(values, np.int32)
+        expected = np.argsort(values, kind="stable")
+        assert np.array_equal(order, expected) and order.dtype == np.int32
+        assert np.array_equal(changes, _sorted_changes(values, expected))
 
 
 def test_cider_edge_cases():
@@ -314,3 +348,5 @@ def test_reference_digest_names_the_tokens():
     assert len(reference_digest(refs)) == 12
     assert reference_digest(refs) != reference_digest([["北京首都"], ["上海"]])
     assert reference_digest(refs) != reference_digest(refs[::-1])
+    # Token lists kept as ids give the same digest as the same lists of strings (the signature must not move).
+    assert reference_digest(TokenLists.from_lists(refs + [[]])) == reference_digest(refs + [[]])

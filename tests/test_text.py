@@ -6,6 +6,7 @@ libraries part ways, and (when the team's shared data is there) on over 100,000 
 import itertools
 import json
 import logging
+import pickle
 import re
 import subprocess
 import sys
@@ -96,9 +97,9 @@ def test_same_tokens_as_jieba_on_the_repositorys_texts():
     assert len(texts) > 10_000
     # The texts reach every path: blocks with letters and digits, runs the HMM cuts, runs that are words.
     assert sum(bool(re.search(r"[\u4e00-\u9fd5][a-zA-Z0-9]|[a-zA-Z0-9][\u4e00-\u9fd5]", t)) for t in texts) > 1000
-    text._hmm_cut.cache_clear()
+    text._HMM_MEMO.clear()
     _assert_same_as_jieba(texts)
-    assert text._hmm_cut.cache_info().misses > 1000
+    assert len(text._HMM_MEMO) > 1000
 
 
 @pytest.mark.slow
@@ -151,6 +152,8 @@ def test_hmm_replay_equals_jieba_finalseg():
     joined = "".join(_repo_texts()[:3000])
     runs += [joined[i:i + 2 + i % 9] for i in range(0, len(joined) - 12, 7)]
     assert [text._hmm_cut(r) for r in runs] == [tuple(finalseg.cut(r)) for r in runs]
+    text._HMM_MEMO.clear()  # all at once, as _segment_many cuts them
+    assert text._hmm_cut_many(runs) == {r: tuple(finalseg.cut(r)) for r in runs}
 
 
 def test_rjieba_holds_jiebas_dictionary():
@@ -214,6 +217,19 @@ def test_token_lists_share_one_string_per_token():
     assert first[4] == second[0] == "上海" and first[4] is second[0]
 
 
+def test_token_lists_are_ids_into_one_vocabulary():
+    texts = ["经济增长带动了上海的股票市场。", "", "上海的股票市场"]
+    lists = tokenize_many(texts)
+    assert len(lists) == 3 and list(lists.offsets) == [0, 8, 8, 11] and lists.ids.itemsize == 4
+    assert lists == [tokenize(t) for t in texts] and lists[-1] == lists[2] == ["上海", "的", "股票市场"]
+    assert lists.ids[4] == lists.ids[8] and lists.words[lists.ids[8]] == "上海"
+    assert tokenize_references(texts) == lists  # the same ids, from the cache's arrays
+    assert lists[1:] == [[], ["上海", "的", "股票市场"]] and lists != [["上海"]] * 3
+    with pytest.raises(IndexError):
+        lists[3]
+    assert pickle.loads(pickle.dumps(lists)) == lists  # travels as strings, re-read into this vocabulary
+
+
 @pytest.fixture
 def fresh_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("CHIMDQA_CACHE", str(tmp_path))
@@ -228,7 +244,7 @@ def test_reference_cache_hits_on_disk_in_a_new_process(fresh_cache, monkeypatch)
     assert list(fresh_cache.joinpath("tokens").glob("*.sqlite"))
     # A new process has an empty memory cache; the disk must answer without tokenizing again.
     monkeypatch.setattr(text, "_memory_cache", {})
-    monkeypatch.setattr(text, "tokenize", lambda *a, **k: pytest.fail("tokenized a cached reference"))
+    monkeypatch.setattr(text, "_segment_many", lambda *a, **k: pytest.fail("tokenized a cached reference"))
     assert tokenize_references(refs) == first
 
 
@@ -236,11 +252,11 @@ def test_reference_cache_follows_the_jieba_version(fresh_cache, monkeypatch):
     refs = ["教育政策的调整影响了学生。"]
     tokenize_references(refs)
     calls = []
-    real_tokenize = text.tokenize
+    real_segment = text._segment_many
     monkeypatch.setattr(text, "_memory_cache", {})
     monkeypatch.setattr(text, "package_version", lambda name: "99.0")
-    monkeypatch.setattr(text, "tokenize", lambda t, name: calls.append(t) or real_tokenize(t, name))
-    assert tokenize_references(refs) == [real_tokenize(refs[0], "jieba")]
+    monkeypatch.setattr(text, "_segment_many", lambda texts: calls.extend(texts) or real_segment(texts))
+    assert tokenize_references(refs) == real_segment(refs)
     assert calls == refs
 
 
