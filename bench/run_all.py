@@ -2,6 +2,9 @@
 
     python bench/run_all.py [--quick] [--only NAME ...] [--out bench/RESULTS.md]
 
+`--only NAME ...` reruns those and keeps the other sections of the existing file, each marked with the date of
+the run that measured it.
+
 Each benchmark script runs as its own process with the arguments listed in BENCHMARKS (each script measures its
 reference side in the same run, with equal repeats on both sides, and prints its own ratios); this script adds
 what makes the figures readable later: the machine (CPU model, cores, memory), the date, the Python and package
@@ -74,6 +77,24 @@ def run_one(script: str, arguments: list[str]) -> tuple[int, float, str]:
     return done.returncode, time.perf_counter() - start, output.strip()
 
 
+def kept_sections(out: Path, only: list[str]) -> dict[str, str]:
+    """{name: section} of the benchmarks `--only` leaves out, as the previous RESULTS.md has them, each headed by
+    the date of the run that measured it (a partial run keeps the rest of the file, visibly older)."""
+    if not out.is_file():
+        return {}
+    text = out.read_text(encoding="utf-8")
+    date = next((line[len("- date: "):] for line in text.splitlines() if line.startswith("- date: ")), "unknown")
+    kept = {}
+    for part in text.split("\n## ")[1:]:
+        name = part.split(":", 1)[0]
+        if name in BENCHMARKS and name not in only:
+            heading, _, rest = part.partition("\n")
+            if not heading.endswith(")") or "(kept from the run of" not in heading:
+                heading += f" (kept from the run of {date})"
+            kept[name] = f"## {heading}\n{rest.rstrip()}\n"
+    return kept
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes: check that every benchmark runs")
@@ -85,6 +106,7 @@ def main(argv=None) -> int:
              "another; each compares against its reference measured in the same run. Load averages are the "
              "1 / 5 / 15-minute figures: on a loaded machine the ratios say more than the seconds.", "",
              *machine(), ""]
+    kept = kept_sections(Path(args.out), args.only) if args.only else {}
     failed = 0
     for name in args.only or BENCHMARKS:
         script, full, quick, what = BENCHMARKS[name]
@@ -96,7 +118,8 @@ def main(argv=None) -> int:
         lines += [f"## {name}: {what}", "",
                   f"`python bench/{script} {' '.join(arguments)}`".replace(" `", "`") + f" — exit {code}, "
                   f"{seconds:.0f} s, load before {before}, after {load()}", "", "```", output, "```", ""]
-        Path(args.out).write_text("\n".join(lines), encoding="utf-8")  # written as it goes: a crash keeps the rest
+        Path(args.out).write_text("\n".join(lines + [kept[n] for n in BENCHMARKS if n in kept]), encoding="utf-8")
+        # written as it goes: a crash keeps the rest
     print(f"wrote {args.out} ({failed} failed)")
     return 1 if failed else 0
 
