@@ -8,6 +8,7 @@ overall and per domain, question type, level, category or any other grouping.
 """
 from __future__ import annotations
 
+import sys
 import warnings
 
 from chimdqa_eval.aggregate import breakdown_values, factual_confidence_intervals, paired_factual_test, summarize
@@ -36,7 +37,8 @@ from chimdqa_eval.schema import (
 from chimdqa_eval.signature import make_signature
 
 __all__ = ["compute_factual", "scores_from_grades", "factual_confidence_intervals", "paired_factual_test",
-           "grade_answer", "grade_answers", "judge_answer", "judge_answers", "Verdict", "GRADES", "SCORE_NAMES", "UNGRADED", "JUDGES"]
+           "grade_answer", "grade_answers", "judge_answer", "judge_answers", "Verdict", "GRADES", "SCORE_NAMES", "UNGRADED", "JUDGES",
+           "clear_judge_caches"]
 
 JUDGES = ("rule", "llm", "cascade")
 LLM_JUDGES = ("llm", "cascade")  # the judges that ask an LLM endpoint
@@ -56,6 +58,21 @@ def _check_groups(groups, n: int) -> dict:
             raise InputError(f"groups[{name!r}] has {len(labels)} labels for {n} items")
         out[name] = labels
     return out
+
+
+def clear_judge_caches() -> None:
+    """Empty the rule judge's memo caches (every bounded lru_cache of this package's loaded modules: readings of
+    references, questions and answers, pinyin forms of name spans, compiled patterns); the vocabulary tables
+    (caches of one entry) stay loaded. `chimdqa evaluate` calls it once its factual answers are graded: on a
+    50,000-answer run the caches held ~600 MB that the open-ended metrics could not use otherwise. Grades do not
+    change; the next run re-reads what it needs (a leaderboard: its references, once per submission)."""
+    for name, module in list(sys.modules.items()):
+        if module is None or not (name == __name__ or name.startswith(__name__ + ".")):
+            continue
+        for value in list(vars(module).values()):
+            info = getattr(value, "cache_info", None)
+            if info is not None and getattr(value, "__module__", None) == name and (info().maxsize or 2) > 1:
+                value.cache_clear()
 
 
 def _signature(judge: str, client, template) -> str:
