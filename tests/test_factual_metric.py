@@ -242,10 +242,11 @@ def test_clearing_the_judge_caches_frees_them_and_changes_no_grade():
 
     predictions, references = ["李白", "大约3500", "Li Bai 写的", "不知道"], ["Li Bai", "3518.17", "李白", "北京"]
     first = compute_factual(predictions, references)["grades"]
-    memos = {k: c for k, c in caches().items() if c.maxsize != 1}
+    memos = {k: c for k, c in caches().items() if (c.maxsize or 1) > 1}
     assert "chimdqa_eval.factual.reading.parse_reference" in memos and sum(c.currsize for c in memos.values()) > 20
     clear_judge_caches()
     after = caches()
     assert all(after[k].currsize == 0 for k in memos)
-    assert any(c.maxsize == 1 and c.currsize == 1 for c in after.values())  # a loaded table, not a memo
+    assert after["chimdqa_eval.factual.vocabulary.units"].currsize == 1  # a loaded table, not a memo
+    assert any(c.maxsize == 1 and c.currsize == 1 for c in after.values())
     assert compute_factual(predictions, references)["grades"] == first

@@ -61,9 +61,9 @@ def _check_groups(groups, n: int) -> dict:
 
 
 def clear_judge_caches() -> None:
-    """Empty the rule judge's memo caches (every bounded lru_cache of this package's loaded modules: readings of
-    references, questions and answers, pinyin forms of name spans, compiled patterns); the vocabulary tables
-    (caches of one entry) stay loaded. `chimdqa evaluate` calls it once its factual answers are graded: on a
+    """Empty the rule judge's memo caches (every lru_cache of this package's loaded modules bounded to more than
+    one entry: readings of references, questions and answers, pinyin forms of name spans, compiled patterns); the
+    vocabulary tables (caches of one entry, or unbounded ones of a function without arguments) stay loaded. `chimdqa evaluate` calls it once its factual answers are graded: on a
     50,000-answer run the caches held ~600 MB that the open-ended metrics could not use otherwise. Grades do not
     change; the next run re-reads what it needs (a leaderboard: its references, once per submission)."""
     for name, module in list(sys.modules.items()):
@@ -71,7 +71,7 @@ def clear_judge_caches() -> None:
             continue
         for value in list(vars(module).values()):
             info = getattr(value, "cache_info", None)
-            if info is not None and getattr(value, "__module__", None) == name and (info().maxsize or 2) > 1:
+            if info is not None and getattr(value, "__module__", None) == name and (info().maxsize or 1) > 1:
                 value.cache_clear()
 
 
