@@ -41,11 +41,11 @@ _WRAPPER = ("import resource, subprocess, sys; done = subprocess.run(sys.argv[1:
             "print(usage.ru_utime + usage.ru_stime, usage.ru_maxrss, file=sys.stderr); sys.exit(done.returncode)")
 
 
-def run_child(argv: list[str], env: dict | None = None) -> tuple[float, float, float]:
+def run_child(argv: list[str], env: dict | None = None, cwd=None) -> tuple[float, float, float]:
     """(wall seconds, CPU seconds, peak RSS in MB) of one command in a new process; it must succeed."""
     start = time.perf_counter()
     done = subprocess.run([sys.executable, "-c", _WRAPPER, *argv], stdout=subprocess.DEVNULL,
-                          stderr=subprocess.PIPE, text=True, env=env)
+                          stderr=subprocess.PIPE, text=True, env=env, cwd=cwd)
     wall = time.perf_counter() - start
     if done.returncode != 0:
         sys.exit(f"{' '.join(argv)} failed ({done.returncode}):\n{done.stderr[-2000:]}")
@@ -101,7 +101,7 @@ def main(argv=None) -> int:
     chimdqa = [sys.executable, "-m", "chimdqa_eval.cli"]
     rows = []
     with tempfile.TemporaryDirectory() as temporary:
-        base = Path(args.keep or temporary)
+        base = Path(args.keep or temporary).resolve()
         for n in sorted(args.sizes):
             folder = base / f"n{n}"
             folder.mkdir(parents=True, exist_ok=True)
@@ -113,7 +113,7 @@ def main(argv=None) -> int:
             for side, env in sides:
                 wall, cpu, rss = run_child([*chimdqa, "evaluate", "--data-dir", str(release), "--predictions",
                                             str(pred), "--out", str(folder / f"out-{side}"), "--resamples", "1000"],
-                                           env)
+                                           env, cwd=folder)  # not this checkout: `-m` puts the cwd first
                 rows.append((side, n, wall, cpu, rss))
                 print(f"{side:>8} {n:>7} items: {wall:7.1f} s wall, {cpu:7.1f} s CPU, peak {rss:7.0f} MB, "
                       f"load {os.getloadavg()[0]:.1f}", flush=True)

@@ -250,3 +250,16 @@ def test_clearing_the_judge_caches_frees_them_and_changes_no_grade():
     assert after["chimdqa_eval.factual.vocabulary.units"].currsize == 1  # a loaded table, not a memo
     assert any(c.maxsize == 1 and c.currsize == 1 for c in after.values())
     assert compute_factual(predictions, references)["grades"] == first
+
+
+def test_many_answers_are_judged_in_blocks_with_the_same_grades(monkeypatch):
+    """Beyond RULE_BLOCK answers the rule judge reads them block by block, its caches emptied between blocks
+    (bounded memory): the verdicts are those of one pass."""
+    import chimdqa_eval.factual as factual
+    predictions = ["李白", "大约3500", "Li Bai 写的", "不知道", "3518", "李白写的"]
+    references = ["Li Bai", "3518.17", "李白", "北京", "3518.17", "Li Bai"]
+    whole = compute_factual(predictions, references)
+    monkeypatch.setattr(factual, "RULE_BLOCK", 4)
+    blocked = compute_factual(predictions, references)
+    assert blocked["grades"] == whole["grades"] and blocked["rules"] == whole["rules"]
+    assert factual.reading.parse_reference.cache_info().currsize == 0  # emptied after the last block
