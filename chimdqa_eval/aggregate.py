@@ -51,14 +51,33 @@ def has_variation(values, tolerance: float = NO_VARIATION_TOLERANCE) -> bool:
     return bool(len(matrix)) and bool(np.any(np.ptp(matrix, axis=0) > tolerance))
 
 
-def _resampled_means(matrix: np.ndarray, n_resamples: int, rng: np.random.Generator, chunk: int = 100):
-    """(n_resamples, k) column means of bootstrap resamples of the rows of `matrix`."""
-    n = matrix.shape[0]
-    out = np.empty((n_resamples, matrix.shape[1]))
+# Bootstrap temporaries (the resampled indices and the values they pick) are made for a block of resamples at a
+# time, at most this many bytes: 100 resamples of 100,000 items took 320 MB at once. The draws and the means do
+# not depend on the block size.
+RESAMPLE_BLOCK_BYTES = 32 * 2**20
+
+
+def _resampled_means(matrix: np.ndarray, n_resamples: int, rng: np.random.Generator, chunk: int | None = None):
+    """(n_resamples, k) column means of bootstrap resamples of the rows of `matrix`: resample r draws its n row
+    indices after resample r - 1's (rng.integers(0, n) in row-major order, whatever the block size `chunk`).
+
+    A matrix of zeros and ones (grades as one-hot rows) is resampled as counts: its mean is the count of ones
+    over n, exactly what the mean of the picked values gives, from a byte per picked value instead of eight."""
+    n, k = matrix.shape
+    ones = [matrix[:, j] == 1 for j in range(k)] if np.all((matrix == 0) | (matrix == 1)) else None
+    if chunk is None:
+        per_resample = n * (8 + (k if ones is not None else 8 * k))  # indices, then the picked values
+        chunk = max(1, min(n_resamples, RESAMPLE_BLOCK_BYTES // max(per_resample, 1)))
+    out = np.empty((n_resamples, k))
     for start in range(0, n_resamples, chunk):
         stop = min(n_resamples, start + chunk)
         idx = rng.integers(0, n, size=(stop - start, n))
-        out[start:stop] = matrix[idx].mean(axis=1)
+        if ones is None:
+            out[start:stop] = matrix[idx].mean(axis=1)
+        else:
+            for j, column in enumerate(ones):
+                out[start:stop, j] = np.count_nonzero(column[idx], axis=1) / n
+        del idx
     return out
 
 
@@ -204,6 +223,13 @@ def _grade_scores(grades: list, resamples: int, seed: int) -> dict:
     return {m: (float(scores[m]), cis.get(m, (float("nan"),) * 2), len(grades)) for m in SCORE_NAMES}
 
 
+def _float_array(values) -> np.ndarray:
+    """Per-item values as a float array, None as NaN (an array of floats is taken as it is)."""
+    if isinstance(values, np.ndarray) and values.dtype == np.float64:
+        return values
+    return np.array([np.nan if v is None else v for v in values], dtype=float)
+
+
 def summarize(per_item: dict, labels: dict | None = None, *, statistic: str = "mean", resamples: int = 0,
               seed: int = DEFAULT_SEED, label_order: dict | None = None) -> dict:
     """Every aggregate of a metric family from its per-item values, in one shape:
@@ -226,8 +252,7 @@ def summarize(per_item: dict, labels: dict | None = None, *, statistic: str = "m
             return _grade_scores([grades[i] for i in indices], resamples, seed)
         n = len(grades)
     else:
-        arrays = {m: np.array([np.nan if v is None else v for v in values], dtype=float)
-                  for m, values in per_item.items()}
+        arrays = {m: _float_array(values) for m, values in per_item.items()}
         n = len(next(iter(arrays.values()))) if arrays else 0
 
         def scores(indices):

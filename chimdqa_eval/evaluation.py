@@ -3,7 +3,7 @@
     from chimdqa_eval import EvalConfig, evaluate
     run = evaluate("preds.jsonl", EvalConfig(config="finance", resamples=200))
     run.results["metrics"]["factual"]["F1"]["value"]     # run.results is exactly results.json
-    run.items                                             # the rows of items.jsonl
+    run.items                                             # the rows of items.jsonl (each made when read)
     run.write("results/")                                 # results.json, items.jsonl, report.html, swapped in whole
 
 `EvalConfig` holds every scoring option with its default and its checks; `chimdqa evaluate` builds it from its
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -204,9 +205,10 @@ _PLURALS = {"float": "numbers", "int": "whole numbers", "str": "texts"}
 # -- the run ------------------------------------------------------------------------------------------------
 @dataclass
 class Run:
-    """One scored submission: `results` is exactly results.json, `items` the rows of items.jsonl."""
+    """One scored submission: `results` is exactly results.json, `items` the rows of items.jsonl (a sequence whose
+    rows are made when read: report.results.ItemRows, streamed into the file by `write`)."""
     results: dict
-    items: list[dict]
+    items: Sequence[dict]
     rag_pair: dict | None = None
     document_pair: dict | None = None
 

@@ -18,8 +18,10 @@ import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from chimdqa_eval import open_ended
-from chimdqa_eval.factual import compute_factual
+from chimdqa_eval.factual import clear_judge_caches, compute_factual
 from chimdqa_eval.grades import SCORE_NAMES
 from chimdqa_eval.llm import cap_message
 from chimdqa_eval.longdoc import COLUMNS as DOCUMENT_COLUMNS
@@ -99,11 +101,20 @@ class FamilyScores:
     family: str
     ids: list[str]
     labels: dict[str, list[str]]              # breakdown column -> label of each item
-    per_item: dict[str, list]                 # name -> one value per item
+    per_item: dict[str, list | np.ndarray]    # name -> one value per item (numbers: a float array, NaN for None)
     statistic: str
     signatures: dict[str, str]                # metric -> signature
     skipped: dict[str, str] = field(default_factory=dict)  # metric -> reason
     summary: dict = field(default_factory=dict)  # run-level facts for results.json (the cascade's split)
+
+
+def _compact(values) -> list | np.ndarray:
+    """Per-item scores as a float array (8 bytes a value, None as NaN, which items.jsonl writes as null again);
+    values of any other kind stay a list."""
+    values = list(values)
+    if all(type(v) is float or v is None for v in values):
+        return np.array([np.nan if v is None else v for v in values], dtype=float)
+    return values
 
 
 def _labels(items, columns) -> dict:
@@ -147,6 +158,7 @@ def _factual(family, items, metrics, settings, *, client, simpleqa) -> FamilySco
         result = compute_factual(
             [i["prediction"] for i in items], [i["answer"] for i in items], [i["question"] for i in items],
             judge=settings.judge, endpoint=client, judge_prompt=settings.judge_prompt)
+    clear_judge_caches()  # what the judge memoized for these answers would sit beside the other families' data
     if result.get("ungraded") and client is not None and client.cap_reached:
         raise InputError(cap_message(client, "the factual grading"))
     if result.get("ungraded"):  # a results file must not carry answers nobody graded (e.g. an unreachable judge)
@@ -179,7 +191,7 @@ def _open_ended(family, items, metrics, settings, *, client, simpleqa) -> Family
             download=settings.allow_download, **layers)
     except ModelUnavailable as err:
         raise FamilyUnavailable(str(err)) from None
-    per_item = {m: list(v) for m, v in result["per_item"].items()}
+    per_item = {m: _compact(v) for m, v in result["per_item"].items()}
     signatures = {m: result["signature"][family.library_name(m)] for m in per_item}
     skipped = {name: reason for m, reason in result["skipped"].items() for name in family.results_names(m)[:1]}
     return FamilyScores(family.name, [i["id"] for i in items], _labels(items, family.breakdowns), per_item,
@@ -199,6 +211,6 @@ def _rag(family, items, metrics, settings, *, client, simpleqa) -> FamilyScores:
     except ModelUnavailable as err:
         raise FamilyUnavailable(f"{err} (or use --judge llm with --judge-model and --api-base)") from None
     names = [m for m in ALL_METRICS if m in result["per_item"][0]["metrics"]]
-    per_item = {m: [row["metrics"][m] for row in result["per_item"]] for m in names}
+    per_item = {m: _compact([row["metrics"][m] for row in result["per_item"]]) for m in names}
     return FamilyScores(family.name, [i["id"] for i in items], _labels(items, family.breakdowns), per_item,
                         family.statistic, {m: result["signature"] for m in names})

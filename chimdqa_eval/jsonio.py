@@ -148,17 +148,30 @@ def dumps(value, *, indent: int | None = 1) -> str:
     return json.dumps(value, ensure_ascii=False, indent=indent) + "\n"
 
 
-def write_atomic(path, content: str | bytes) -> Path:
+_WRITE_BUFFER = 2**20  # bytes gathered before a write, when the content comes in pieces
+
+
+def write_atomic(path, content, *, digest=None) -> Path:
     """Write `content` (text as UTF-8) to a temporary file next to `path`, then rename it over `path`: readers
     see the old file or the new one, never half of one. Temporary files a killed writer left behind for the
-    same target are removed first."""
+    same target are removed first.
+
+    `content` is a str or bytes, or an iterable of them written one after another (JSON Lines made row by row:
+    the whole file is never in memory); an error while they are made, like any other, leaves `path` as it was.
+    `digest` (a hashlib object) is updated with every byte written."""
     path = Path(path)
-    data = content.encode("utf-8") if isinstance(content, str) else content  # encoding errors: before any write
+    if isinstance(content, (str, bytes)):  # encoding errors: before any write
+        pieces = [content.encode("utf-8") if isinstance(content, str) else content]
+    else:
+        pieces = (piece.encode("utf-8") if isinstance(piece, str) else piece for piece in content)
     remove_stale_temporaries(path)
     temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
     try:
-        with temporary.open("xb") as f:
-            f.write(data)
+        with temporary.open("xb", buffering=_WRITE_BUFFER) as f:
+            for piece in pieces:
+                f.write(piece)
+                if digest is not None:
+                    digest.update(piece)
             f.flush()
             os.fsync(f.fileno())
         os.replace(temporary, path)

@@ -95,3 +95,21 @@ def test_a_score_that_no_resample_moves_has_no_variation():
     tests = paired_factual_test(grades, ["CO"] * 35 + ["IN"] * 5, seed=1)
     assert tests["NA"] == (0.0, None)
     assert tests["CO"][1] is not None and tests["CO"][1] < 0.2
+
+
+def test_resamples_do_not_depend_on_the_block_size_and_grades_are_counted_exactly():
+    """The bootstrap draws its resamples in blocks of bounded size (memory): every block size gives the same
+    means, and a matrix of zeros and ones (one-hot grades, counted instead of averaged) gives exactly the means
+    of the picked rows."""
+    import numpy as np
+
+    from chimdqa_eval.aggregate import _resampled_means
+    from chimdqa_eval.grades import grade_matrix
+    rng = np.random.default_rng(5)
+    grades = grade_matrix(list(rng.choice(["CO", "NA", "IN", "UNGRADED"], size=501)))
+    scores = rng.random((501, 2)) * 100
+    for matrix in (grades, scores):
+        draws = np.random.default_rng(9).integers(0, 501, size=(40, 501))
+        expected = matrix[draws].mean(axis=1)
+        for chunk in (None, 1, 7, 40):
+            assert np.array_equal(_resampled_means(matrix, 40, np.random.default_rng(9), chunk), expected)

@@ -224,3 +224,42 @@ def test_llm_judge_takes_an_endpoint_or_a_shared_client(tmp_path):
             compute_factual(["不知道"], ["陶渊明"], questions[:1], judge="llm", endpoint=client)
             usage = client.usage_report()["stages"]["judge"]
     assert (usage["cache_hits"], usage["requests"]) == (2, 1)
+
+
+def test_clearing_the_judge_caches_frees_them_and_changes_no_grade():
+    """chimdqa evaluate empties the rule judge's memo caches once the factual answers are graded (memory for
+    the other families); the vocabulary tables (caches of one entry) stay loaded and grading again gives the
+    same grades."""
+    import sys
+
+    from chimdqa_eval.factual import clear_judge_caches
+
+    def caches():
+        return {f"{name}.{key}": value.cache_info() for name, module in list(sys.modules.items())
+                if name.startswith("chimdqa_eval.factual") and module is not None
+                for key, value in vars(module).items()
+                if hasattr(value, "cache_info") and getattr(value, "__module__", None) == name}
+
+    predictions, references = ["李白", "大约3500", "Li Bai 写的", "不知道"], ["Li Bai", "3518.17", "李白", "北京"]
+    first = compute_factual(predictions, references)["grades"]
+    memos = {k: c for k, c in caches().items() if (c.maxsize or 1) > 1}
+    assert "chimdqa_eval.factual.reading.parse_reference" in memos and sum(c.currsize for c in memos.values()) > 20
+    clear_judge_caches()
+    after = caches()
+    assert all(after[k].currsize == 0 for k in memos)
+    assert after["chimdqa_eval.factual.vocabulary.units"].currsize == 1  # a loaded table, not a memo
+    assert any(c.maxsize == 1 and c.currsize == 1 for c in after.values())
+    assert compute_factual(predictions, references)["grades"] == first
+
+
+def test_many_answers_are_judged_in_blocks_with_the_same_grades(monkeypatch):
+    """Beyond RULE_BLOCK answers the rule judge reads them block by block, its caches emptied between blocks
+    (bounded memory): the verdicts are those of one pass."""
+    import chimdqa_eval.factual as factual
+    predictions = ["李白", "大约3500", "Li Bai 写的", "不知道", "3518", "李白写的"]
+    references = ["Li Bai", "3518.17", "李白", "北京", "3518.17", "Li Bai"]
+    whole = compute_factual(predictions, references)
+    monkeypatch.setattr(factual, "RULE_BLOCK", 4)
+    blocked = compute_factual(predictions, references)
+    assert blocked["grades"] == whole["grades"] and blocked["rules"] == whole["rules"]
+    assert factual.reading.parse_reference.cache_info().currsize == 0  # emptied after the last block

@@ -162,6 +162,53 @@ def test_a_document_the_schema_refuses_is_not_written(runs, tmp_path):
     assert snapshot(out) == before and leftovers(tmp_path) == []
 
 
+def test_rows_made_while_items_jsonl_is_written_are_written_as_a_list_would_be(runs, tmp_path):
+    """items.jsonl is streamed (rows made as they are written, never the whole file in memory): the same bytes
+    and checksum as from a list of the rows; a row that fails halfway through leaves the previous run whole and
+    no temporary file."""
+    doc, rows = prepared(runs, "a")
+    write_results(tmp_path / "listed", dict(doc), rows, report=page)
+    write_results(tmp_path / "streamed", dict(doc), (dict(row) for row in rows), report=page)
+    listed, streamed = tmp_path / "listed" / "items.jsonl", tmp_path / "streamed" / "items.jsonl"
+    assert streamed.read_bytes() == listed.read_bytes() == (runs / "a" / "items.jsonl").read_bytes()
+    assert document(tmp_path / "streamed")["files"]["items_sha256"] == sha256(streamed)
+    before = snapshot(tmp_path / "streamed")
+
+    def failing_rows():
+        yield from rows[:40]
+        raise RuntimeError("scoring failed at row 41")
+
+    with pytest.raises(RuntimeError, match="row 41"):
+        write_results(tmp_path / "streamed", prepared(runs, "b")[0], failing_rows(), report=page)
+    assert snapshot(tmp_path / "streamed") == before and leftovers(tmp_path) == []
+
+
+def test_item_rows_are_made_on_demand_from_the_families_values():
+    """ItemRows gives each question's labels, then each family's values for the questions it scored (arrays of
+    floats written as numbers, NaN as null), read in order or by index; families out of the items' order are
+    an error, not rows with values missing."""
+    import numpy as np
+
+    from chimdqa_eval.families import FamilyScores
+    from chimdqa_eval.report.results import ItemRows
+    items = [{"id": f"q{i}", "domain": "law", "category": "factual" if i % 2 else "open_ended",
+              "prediction": f"answer {i}"} for i in range(5)]
+    factual = FamilyScores("factual", ["q1", "q3"], {}, {"grade": ["CO", "NA"]}, "grades", {})
+    open_ended = FamilyScores("open_ended", ["q0", "q2", "q4"], {},
+                              {"rouge_l": np.array([12.5, np.nan, 1 / 3]), "perplexity": [None, 2.0, 3.5]},
+                              "mean", {})
+    rows = ItemRows(items, [factual, open_ended], ("domain", "prediction", "level"))
+    assert len(rows) == 5 and list(rows) == [rows[i] for i in range(5)] == rows[:]
+    assert rows[0] == {"id": "q0", "domain": "law", "prediction": "answer 0",
+                       "open_ended": {"rouge_l": 12.5, "perplexity": None}}
+    assert rows[3] == {"id": "q3", "domain": "law", "prediction": "answer 3", "factual": {"grade": "NA"}}
+    assert json.dumps(rows[2]["open_ended"]) == '{"rouge_l": null, "perplexity": 2.0}'
+    assert type(rows[4]["open_ended"]["rouge_l"]) is float and rows[4]["open_ended"]["rouge_l"] == 1 / 3
+    shuffled = FamilyScores("factual", ["q3", "q1"], {}, {"grade": ["CO", "NA"]}, "grades", {})
+    with pytest.raises(ValueError, match="factual: its items are not the run's items in their order"):
+        list(ItemRows(items, [shuffled], ()))
+
+
 @pytest.mark.parametrize("other_files", [False, True], ids=["run-only", "with-other-files"])
 @pytest.mark.parametrize("failing_call", range(1, 8))
 def test_a_rerun_that_fails_while_writing_leaves_the_previous_run(runs, tmp_path, monkeypatch, other_files,

@@ -32,6 +32,7 @@ import sys
 import time
 import uuid
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Callable
 
 import jsonschema
@@ -164,13 +165,51 @@ def build_results(*, model: dict, dataset: dict, submission: dict, settings: dic
     }
 
 
-def item_rows(items: list[dict], families: list[FamilyScores], label_columns) -> list[dict]:
-    """One items.jsonl row per scored question: its labels, then each family's per-item values."""
-    rows = {item["id"]: {"id": item["id"], **{c: item[c] for c in label_columns if c in item}} for item in items}
-    for f in families:
-        for i, item_id in enumerate(f.ids):
-            rows[item_id][f.family] = {name: _plain(values[i]) for name, values in f.per_item.items()}
-    return list(rows.values())
+def item_rows(items: list[dict], families: list[FamilyScores], label_columns) -> "ItemRows":
+    """One items.jsonl row per scored question: its labels, then each family's per-item values (made as they are
+    read, see ItemRows)."""
+    return ItemRows(items, families, label_columns)
+
+
+class ItemRows(Sequence):
+    """The rows of items.jsonl, each made when it is read: a run's rows are never all in memory at once
+    (write_results streams them into the file). Each family's items are the run's items it scores, in their
+    order."""
+
+    def __init__(self, items: list[dict], families: list[FamilyScores], label_columns):
+        self.items, self.families, self.label_columns = items, list(families), tuple(label_columns)
+        self._positions = None
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def _row(self, item: dict, positions) -> dict:
+        row = {"id": item["id"], **{c: item[c] for c in self.label_columns if c in item}}
+        for f, i in zip(self.families, positions):
+            if i is not None:
+                row[f.family] = {name: _plain(values[i]) for name, values in f.per_item.items()}
+        return row
+
+    def __iter__(self):
+        cursors = [0] * len(self.families)
+        for item in self.items:
+            positions = []
+            for k, f in enumerate(self.families):
+                found = cursors[k] < len(f.ids) and f.ids[cursors[k]] == item["id"]
+                positions.append(cursors[k] if found else None)
+                cursors[k] += found
+            yield self._row(item, positions)
+        for f, cursor in zip(self.families, cursors):
+            if cursor != len(f.ids):
+                raise ValueError(f"{f.family}: its items are not the run's items in their order")
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if self._positions is None:
+            self._positions = [{item_id: i for i, item_id in enumerate(f.ids)} for f in self.families]
+        item = self.items[index]
+        return self._row(item, [p.get(item["id"]) for p in self._positions])
 
 
 def _plain(value):
@@ -199,26 +238,29 @@ def check_writable(folder, what: str = "--out") -> Path:
     return folder
 
 
-def write_results(out_dir, results: dict, items: list[dict], report: Callable[[dict], str] | None = None) -> Path:
-    """Write a run into `out_dir`: items.jsonl, report.html (``report(results)``, when given) and results.json,
-    whose `files` lists the other two with their sha256. Everything is rendered first, written into a scratch
-    folder, and swapped in only once complete (_swap_in): a failure or a kill leaves the previous run as it was.
+def write_results(out_dir, results: dict, items, report: Callable[[dict], str] | None = None) -> Path:
+    """Write a run into `out_dir`: items.jsonl (`items`: its rows, a list or any iterable, e.g. ItemRows, written
+    as they come), report.html (``report(results)``, when given) and results.json, whose `files` lists the other
+    two with their sha256. Everything is written into a scratch folder and swapped in only once complete
+    (_swap_in): a failure or a kill leaves the previous run as it was.
     Returns the path of results.json."""
     Path(out_dir).mkdir(parents=True, exist_ok=True)
     out = Path(out_dir).resolve()  # --out as a link: the run goes into the folder it points to, the link stays
-    data = items_jsonl(items).encode("utf-8")
-    results["files"] = {"items": ITEMS_FILE, "items_sha256": hashlib.sha256(data).hexdigest()}
-    # what every reader checks, checked before anything is rendered or written: a document no reader would take
-    # fails the run here, naming the field, and leaves the previous run in place (the report's two entries below
-    # are this function's own constant and checksum)
-    check_results(results, out / RESULTS_FILE)
-    contents = {ITEMS_FILE: data}
-    if report is not None:
-        contents[REPORT_FILE] = report(results).encode("utf-8")
-        results["files"].update(report=REPORT_FILE, report_sha256=hashlib.sha256(contents[REPORT_FILE]).hexdigest())
-    contents[RESULTS_FILE] = dumps(results).encode("utf-8")
     _remove_leftovers(out)
     with _scratch_folder(out) as staged:
+        digest = hashlib.sha256()
+        write_atomic(staged / ITEMS_FILE, (dumps(row, indent=None) for row in items), digest=digest)
+        results["files"] = {"items": ITEMS_FILE, "items_sha256": digest.hexdigest()}
+        # what every reader checks, checked before the report is rendered: a document no reader would take fails
+        # the run here, naming the field, and leaves the previous run in place (the report's two entries below
+        # are this function's own constant and checksum)
+        check_results(results, out / RESULTS_FILE)
+        contents = {}
+        if report is not None:
+            contents[REPORT_FILE] = report(results).encode("utf-8")
+            results["files"].update(report=REPORT_FILE,
+                                    report_sha256=hashlib.sha256(contents[REPORT_FILE]).hexdigest())
+        contents[RESULTS_FILE] = dumps(results).encode("utf-8")
         for name, content in contents.items():
             write_atomic(staged / name, content)
         _swap_in(staged, out)
