@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -499,8 +500,10 @@ def score(items: list[dict], wanted: dict, settings: EvalConfig, *, simpleqa: bo
     progress step per family. `client`: the run's one ChatClient (an LLM judge), shared by the judge and the RAG
     extractor/checker. The skip policy is the registry's (chimdqa_eval.families): a family that cannot run at
     all is an error when --metrics named it or one of its metrics, a skipped family otherwise."""
-    from tqdm.auto import tqdm
-
+    if "IPython" in sys.modules:  # a notebook's widget bar; tqdm.auto's import pulls in asyncio (~50 ms) otherwise
+        from tqdm.auto import tqdm
+    else:
+        from tqdm import tqdm
 
     stages, skipped = [], []
     for name, family in FAMILIES.items():
