@@ -224,14 +224,14 @@ def test_metadata_numbers_and_mappings_are_checked_by_type(tmp_path, capsys):
     err = refused(capsys, "evaluate", "--predictions", SAMPLE_PREDICTIONS, "--metadata",
                   metadata_file(tmp_path, generation), "--out", tmp_path / "out", "--metrics", "factual")
     assert f"{tmp_path / 'm.json'}: invalid submission metadata: 8 problems" in err
-    for problem in ("generation.retrieval_quality.k: '<img src=x onerror=alert(1)>' is not of type 'integer'",
-                    "generation.retrieval_quality.hit_at_k: 'high' is not of type 'number'",
-                    "generation.retrieval_quality.by.question_type.retrieval.n: '10' is not of type 'integer'",
-                    "generation.temperature: 'hot' is not of type 'number', 'null'",
-                    "generation.template: 'answer-1' is not of type 'object'",
-                    "generation.retrieval.top_k: True is not of type 'integer'",
-                    "generation.context.max_context_tokens: 'all' is not of type 'integer'",
-                    "generation.context.questions_truncated: -1 is less than the minimum of 0"):
+    for problem in ("generation.retrieval_quality.k must be an integer, got str '<img src=x onerror=alert(1)>'",
+                    "generation.retrieval_quality.hit_at_k must be a finite number, got str 'high'",
+                    "generation.retrieval_quality.by.question_type.retrieval.n must be an integer, got str '10'",
+                    "generation.temperature must be a finite number or null, got str 'hot'",
+                    "generation.template must be an object, got str 'answer-1'",
+                    "generation.retrieval.top_k must be an integer, got bool True",
+                    "generation.context.max_context_tokens must be an integer, got str 'all'",
+                    "generation.context.questions_truncated must be at least 0, got -1"):
         assert problem in err, problem
     assert not (tmp_path / "out").exists()
 
