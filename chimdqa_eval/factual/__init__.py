@@ -64,9 +64,9 @@ def _check_groups(groups, n: int) -> dict:
 def clear_judge_caches() -> None:
     """Empty the rule judge's memo caches (every lru_cache of this package's loaded modules bounded to more than
     one entry: readings of references, questions and answers, pinyin forms of name spans, compiled patterns); the
-    vocabulary tables (caches of one entry, or unbounded ones of a function without arguments) stay loaded. `chimdqa evaluate` calls it once its factual answers are graded: on a
-    50,000-answer run the caches held ~600 MB that the open-ended metrics could not use otherwise. Grades do not
-    change; the next run re-reads what it needs (a leaderboard: its references, once per submission)."""
+    vocabulary tables (caches of one entry, or unbounded ones of a function without arguments) stay loaded.
+    `chimdqa evaluate` calls it once its factual answers are graded: on a 50,000-answer run the caches held
+    ~600 MB that the open-ended metrics could not use otherwise. Grades do not change; the next run re-reads what it needs (a leaderboard: its references, once per submission)."""
     for name, module in list(sys.modules.items()):
         if module is None or not (name == __name__ or name.startswith(__name__ + ".")):
             continue
