@@ -412,13 +412,14 @@ def _reference_tables(ids: np.ndarray, lengths: np.ndarray, rank: np.ndarray, vo
     return tables
 
 
-def _ngram_groups(token: np.ndarray, lengths: np.ndarray, n: int, vocabulary: int, tables=None):
+def _ngram_groups(token: np.ndarray, lengths: np.ndarray, n: int, vocabulary: int | None = None, tables=None):
     """For k = 1..n, one order at a time: (gram, text, tf, width, df) for every distinct k-gram of every text
     that lies inside it, sorted by k-gram, then text; `gram` is the k-gram's id, width one more than the largest,
     df the k-gram's document frequency from `tables` (_reference_tables) or None without them.
 
     `token` holds tokens numbered 0..vocabulary-1 (by first occurrence in the corpus: so the order, and with it
-    every sum over k-grams, is the same however the vocabulary numbered them), and k-gram ids are dense and
+    every sum over k-grams, is the same however the vocabulary numbered them; without `vocabulary`, tokens in
+    any numbering, numbered here by first occurrence), and k-gram ids are dense and
     ordered as the k-grams' tokens are (lexicographically): a k-gram is the (k-1)-gram id at its start times
     the vocabulary plus its last token. Each order costs one stable sort of the positions by that code, which
     groups them by k-gram with the texts ascending inside a group: every text meets its k-grams in id order, in
@@ -427,35 +428,56 @@ def _ngram_groups(token: np.ndarray, lengths: np.ndarray, n: int, vocabulary: in
     n_tokens = len(token)
     text, left = _text_and_left(lengths)
     index = np.int32 if n_tokens < 2 ** 31 else np.int64  # positions (and k-gram ids) fit
+    first = None
+    if vocabulary is None:  # one block: number the tokens by first occurrence here, from the sort that groups them
+        order, changes = _stable_sort(token, index)
+        starts = np.flatnonzero(changes).astype(index)
+        del changes
+        sizes = np.diff(np.r_[starts, np.array([n_tokens], dtype=index)])
+        by_first = np.argsort(order[starts])  # distinct tokens in order of first occurrence
+        starts, sizes = starts[by_first], sizes[by_first]
+        moved = np.repeat(starts - (np.cumsum(sizes, dtype=index) - sizes), sizes)  # each group to its new place
+        moved += np.arange(n_tokens, dtype=index)
+        order = order[moved]
+        del moved
+        vocabulary = len(starts)
+        ranks = np.repeat(np.arange(vocabulary, dtype=index), sizes)  # the id of each position along `order`
+        token = np.empty(n_tokens, dtype=index)
+        token[order] = ranks
+        first = order, ranks
+        del order, ranks, starts, sizes
     gram = token = token.astype(index)
     found = None  # each k-gram's index in the references' table of its order (-1: in none)
     for k in range(1, n + 1):
-        if k > 1:
-            code = gram[:-1].astype(np.int64)
-            del gram
-            code *= vocabulary
-            code += token[k - 1:]
+        if first is not None:  # order 1 from the numbering's sort
+            (order, ranks), first = first, None
         else:
-            code = token
-        order, changes = _stable_sort(code, index)
-        if tables is not None:  # each k-gram's index in the references' table, looked up once per k-gram
-            code = code[order[changes]]  # the distinct codes, ascending: their keys ascend too
             if k > 1:
-                prefix = found[code // vocabulary]
-                code %= vocabulary
-                code += prefix * vocabulary
-                code[prefix < 0] = -1
-                del prefix
-            found = np.full(len(code), -1, dtype=np.int64)
-            known = np.flatnonzero(code >= 0)
-            found[known] = _lookup(tables[k - 1][0], code[known])
-            del known
-        del code
-        ranks = np.cumsum(changes, dtype=index)
-        del changes
-        ranks -= 1
-        gram = np.empty(len(ranks), dtype=index)
-        gram[order] = ranks
+                code = gram[:-1].astype(np.int64)
+                del gram
+                code *= vocabulary
+                code += token[k - 1:]
+            else:
+                code = token
+            order, changes = _stable_sort(code, index)
+            if tables is not None:  # each k-gram's index in the references' table, looked up once per k-gram
+                code = code[order[changes]]  # the distinct codes, ascending: their keys ascend too
+                if k > 1:
+                    prefix = found[code // vocabulary]
+                    code %= vocabulary
+                    code += prefix * vocabulary
+                    code[prefix < 0] = -1
+                    del prefix
+                found = np.full(len(code), -1, dtype=np.int64)
+                known = np.flatnonzero(code >= 0)
+                found[known] = _lookup(tables[k - 1][0], code[known])
+                del known
+            del code
+            ranks = np.cumsum(changes, dtype=index)
+            del changes
+            ranks -= 1
+            gram = np.empty(len(ranks), dtype=index)
+            gram[order] = ranks
         inside = order[left[order] >= k]
         kept, kept_text = gram[inside], text[inside]
         width = int(ranks[-1]) + 1 if len(ranks) else 1
@@ -542,15 +564,17 @@ def _cider_similarities(predictions: Tokens, references: Tokens, n: int, block: 
     block = max(1, block or _CIDER_BLOCK_ITEMS)
     (hyp_ids, hyp_lengths), (ref_ids, ref_lengths) = _columns(_as_ids(predictions)), _columns(_as_ids(references))
     lengths = np.concatenate([hyp_lengths, ref_lengths])
-    rank, vocabulary = _first_occurrence_ranks([hyp_ids, ref_ids])
-    tables = _reference_tables(ref_ids, ref_lengths, rank, vocabulary, n, block) if n_items > block else None
+    rank, vocabulary, tables = None, None, None
+    if n_items > block:
+        rank, vocabulary = _first_occurrence_ranks([hyp_ids, ref_ids])
+        tables = _reference_tables(ref_ids, ref_lengths, rank, vocabulary, n, block)
     hyp_offsets, ref_offsets = np.r_[0, np.cumsum(hyp_lengths)], np.r_[0, np.cumsum(ref_lengths)]
     cosine, clipped = np.zeros((n, n_items)), np.zeros((n, n_items))
     norms = np.zeros((n, 2 * n_items))
     for first in range(0, n_items, block):
         last = min(first + block, n_items)
-        token = np.concatenate([rank[hyp_ids[hyp_offsets[first]:hyp_offsets[last]]],
-                                rank[ref_ids[ref_offsets[first]:ref_offsets[last]]]])
+        token = [hyp_ids[hyp_offsets[first]:hyp_offsets[last]], ref_ids[ref_offsets[first]:ref_offsets[last]]]
+        token = np.concatenate([rank[t] for t in token] if tables is not None else token)
         texts = np.concatenate([hyp_lengths[first:last], ref_lengths[first:last]])
         for k, groups in enumerate(_ngram_groups(token, texts, n, vocabulary, tables)):
             cosine[k, first:last], clipped[k, first:last], block_norms = _cider_order(*groups, last - first,

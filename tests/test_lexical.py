@@ -298,9 +298,10 @@ def test_ngram_groups_equal_counting_with_tuples():
     first = {t: i for i, t in enumerate(dict.fromkeys(ids.tolist()))}
     rank, vocabulary = _first_occurrence_ranks([ids[:30], ids[30:]], chunk=7)  # across columns and chunks
     assert vocabulary == len(first) and all(rank[t] == r for t, r in first.items())
-    groups = _ngram_groups(rank[ids], np.array([len(t) for t in texts]), 4, vocabulary)
-    for k, (gram, text, tf, width, df) in enumerate(groups, 1):
-        assert df is None
+    lengths = np.array([len(t) for t in texts])
+    both = zip(_ngram_groups(rank[ids], lengths, 4, vocabulary), _ngram_groups(ids, lengths, 4))  # numbered here
+    for k, (ranked, (gram, text, tf, width, df)) in enumerate(both, 1):
+        assert df is None and all(np.array_equal(a, b) for a, b in zip(ranked[:3], (gram, text, tf)))
         counts = {}
         for i, tokens in enumerate(texts):
             local = [first[t * 7 + 3] for t in tokens]
