@@ -13,7 +13,9 @@ is quadratic Python:
 * CIDEr and CIDEr-D: one pass (``_cider_similarities``) counts n-grams and document frequencies once and takes
   both variants' products from the same tf-idf weights; counts, frequencies and products for the whole corpus
   are array operations instead of per-sentence dictionaries, one n-gram order at a time, each order one stable
-  sort of the token positions.
+  sort of the token positions. Items are scored _CIDER_BLOCK_ITEMS at a time (the references' document
+  frequencies counted first, block by block), so the temporaries stay small whatever the corpus size, with the
+  very same floats.
 
 Token lists come as text.TokenLists (ids into one vocabulary, read directly) or as lists of strings (converted).
 
@@ -38,6 +40,8 @@ CIDER_N, CIDER_SIGMA = 4, 6.0
 _KEY_LIMIT = 2 ** 62
 # METEOR aligns this many tokens (both sides) at a time: its sorts' temporaries are about 100 bytes a token.
 _METEOR_BATCH_TOKENS = 1 << 19
+# CIDEr scores this many items at a time (after counting the references' document frequencies as many at a time).
+_CIDER_BLOCK_ITEMS = 1 << 13
 
 
 def _check_pairs(predictions: Tokens, references: Tokens) -> None:
@@ -315,78 +319,203 @@ def _meteor_batch(hyp_ids: np.ndarray, hyp_lengths: np.ndarray, ref_ids: np.ndar
 
 # ---- CIDEr and CIDEr-D ----------------------------------------------------------------------------------------
 
-def _ngram_groups(ids: np.ndarray, lengths: np.ndarray, n: int):
-    """For k = 1..n, one order at a time: (gram, text, tf, width) for every distinct k-gram of every text that
-    lies inside it, sorted by k-gram, then text; `gram` is the k-gram's id, width one more than the largest.
+def _first_occurrence_ranks(columns: Sequence[np.ndarray], chunk: int = 1 << 20) -> tuple[np.ndarray, int]:
+    """For every id of the given columns (taken in turn): its rank by first occurrence, as an array indexed by
+    id (-1 for ids that never occur), and the number of distinct ids. A chunk of tokens at a time."""
+    top = max((int(c.max()) + 1 for c in columns if len(c)), default=0)
+    rank = np.full(top, -1, dtype=np.int32 if top < 2 ** 31 else np.int64)
+    count = 0
+    for column in columns:
+        for start in range(0, len(column), chunk):
+            part = column[start:start + chunk]
+            order, changes = _stable_sort(part, np.int64)
+            first = order[changes]  # each id's first position in the chunk, by id
+            del order, changes
+            unique = part[first]
+            new = rank[unique] < 0
+            unique = unique[new][np.argsort(first[new])]
+            rank[unique] = np.arange(count, count + len(unique))
+            count += len(unique)
+    return rank, count
 
-    Tokens are numbered by first occurrence (so the order, and with it every sum over k-grams, is the same
-    however the vocabulary numbered them), and k-gram ids are dense and ordered as the k-grams' token ids are
-    (lexicographically): a k-gram is the (k-1)-gram id at its start times the number of tokens plus its last
-    token. Each order costs one stable sort of the positions by that code, which groups them by k-gram with
-    the texts ascending inside a group: every text meets its k-grams in id order. K-grams across a text's end
-    are numbered too, then dropped: they change no order."""
-    n_tokens = len(ids)
+
+def _lookup(table: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """The index of each key in a sorted table of distinct keys, -1 where it is not there."""
+    if not len(table):
+        return np.full(len(keys), -1, dtype=np.int64)
+    at = np.searchsorted(table, keys)
+    np.minimum(at, len(table) - 1, out=at)
+    return np.where(table[at] == keys, at, -1)
+
+
+def _next_keys(previous: np.ndarray | None, token: np.ndarray, k: int, vocabulary: int) -> np.ndarray:
+    """The key of the k-gram at each position: its token for k = 1, else the (k-1)-gram's index in its table
+    times the vocabulary plus the k-gram's last token (negative where the (k-1)-gram is in no table: the key is
+    then in none either). Keys are ordered as the k-grams' tokens are, lexicographically."""
+    if previous is None:
+        return token.astype(np.int64)
+    keys = previous[:max(len(token) - k + 1, 0)].astype(np.int64)
+    keys *= vocabulary
+    keys += token[k - 1:]
+    return keys
+
+
+def _text_and_left(lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For every token of flattened texts: its text, and how many tokens from it to its text's end (a k-gram
+    starting there lies inside the text if >= k)."""
     text = np.repeat(np.arange(len(lengths), dtype=np.int32), lengths)
-    # Tokens from each position to the end of its text: a k-gram starting there lies inside the text if >= k.
-    left = (np.repeat(np.cumsum(lengths), lengths) - np.arange(n_tokens)).astype(np.int32)
-    index = np.int32 if n_tokens < 2 ** 31 else np.int64  # positions (and k-gram ids) fit
-    order, changes = _stable_sort(ids, index)
-    del ids
-    starts = np.flatnonzero(changes).astype(index)
-    del changes
-    sizes = np.diff(np.r_[starts, np.array([n_tokens], dtype=index)])
-    by_first = np.argsort(order[starts])  # distinct tokens in order of first occurrence
-    starts, sizes = starts[by_first], sizes[by_first]
-    moved = np.repeat(starts - (np.cumsum(sizes, dtype=index) - sizes), sizes)  # each group to its new place
-    moved += np.arange(n_tokens, dtype=index)
-    order = order[moved]
-    del moved
-    vocabulary = len(starts)
-    ranks = np.repeat(np.arange(vocabulary, dtype=index), sizes)  # the id of each position along `order`
-    token = np.empty(n_tokens, dtype=index)
-    token[order] = ranks
-    gram = token
+    left = (np.repeat(np.cumsum(lengths), lengths) - np.arange(len(text))).astype(np.int32)
+    return text, left
+
+
+def _reference_tables(ids: np.ndarray, lengths: np.ndarray, rank: np.ndarray, vocabulary: int, n: int,
+                      block: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """For k = 1..n: the sorted keys (_next_keys) of every k-gram of the references and the number of references
+    holding each (its document frequency), counted `block` references at a time."""
+    offsets = np.r_[0, np.cumsum(lengths)]
+    index = np.full(len(ids), -1, dtype=np.int64)  # each position's k-gram's index in the table of order k
+    tables = []
     for k in range(1, n + 1):
-        if k > 1:
-            code = gram[:-1].astype(np.int64)
-            del gram
-            code *= vocabulary
-            code += token[k - 1:]
+        distinct_keys, counts, bases = [], [], [0]
+        for first in range(0, len(lengths), block):
+            last = min(first + block, len(lengths))
+            start, stop = offsets[first], offsets[last]
+            text, left = _text_and_left(lengths[first:last])
+            at = np.flatnonzero(left >= k)
+            keys = _next_keys(None if k == 1 else index[start:stop], rank[ids[start:stop]], k, vocabulary)[at]
+            order, changes, keys = _stable_sort(keys, np.int64, sorted_values=True)
+            distinct = keys[changes]
+            del keys
+            place = np.cumsum(changes)
+            place -= 1
+            # The references ascend within a k-gram (a stable sort): each change of k-gram or of reference along
+            # the order is one more reference holding the k-gram.
+            holder = text[at[order]]
+            changes[1:] |= holder[1:] != holder[:-1]
+            holders = np.bincount(place[changes], minlength=len(distinct))
+            del holder, changes
+            index[start:stop] = -1
+            place += bases[-1]
+            index[start + at[order]] = place  # its place among the blocks' distinct keys, for now
+            del order, place
+            distinct_keys.append(distinct)
+            counts.append(holders)
+            bases.append(bases[-1] + len(distinct))
+        keys, inverse = np.unique(np.concatenate(distinct_keys or [np.empty(0, np.int64)]), return_inverse=True)
+        del distinct_keys
+        tables.append((keys, np.bincount(inverse, weights=np.concatenate(counts or [np.empty(0)]),
+                                         minlength=len(keys))))
+        del counts
+        valid = index >= 0
+        index[valid] = inverse[index[valid]]  # each position's k-gram's index in the merged table
+        del valid, inverse
+    return tables
+
+
+def _ngram_groups(token: np.ndarray, lengths: np.ndarray, n: int, vocabulary: int | None = None, tables=None):
+    """For k = 1..n, one order at a time: (gram, text, tf, width, df) for every distinct k-gram of every text
+    that lies inside it, sorted by k-gram, then text; `gram` is the k-gram's id, width one more than the largest,
+    df the k-gram's document frequency from `tables` (_reference_tables) or None without them.
+
+    `token` holds tokens numbered 0..vocabulary-1 (by first occurrence in the corpus: so the order, and with it
+    every sum over k-grams, is the same however the vocabulary numbered them; without `vocabulary`, tokens in
+    any numbering, numbered here by first occurrence), and k-gram ids are dense and
+    ordered as the k-grams' tokens are (lexicographically): a k-gram is the (k-1)-gram id at its start times
+    the vocabulary plus its last token. Each order costs one stable sort of the positions by that code, which
+    groups them by k-gram with the texts ascending inside a group: every text meets its k-grams in id order, in
+    a block of texts as in the whole corpus. K-grams across a text's end are numbered too, then dropped: they
+    change no order."""
+    n_tokens = len(token)
+    text, left = _text_and_left(lengths)
+    index = np.int32 if n_tokens < 2 ** 31 else np.int64  # positions (and k-gram ids) fit
+    first = None
+    if vocabulary is None:  # one block: number the tokens by first occurrence here, from the sort that groups them
+        order, changes = _stable_sort(token, index)
+        starts = np.flatnonzero(changes).astype(index)
+        del changes
+        sizes = np.diff(np.r_[starts, np.array([n_tokens], dtype=index)])
+        by_first = np.argsort(order[starts])  # distinct tokens in order of first occurrence
+        starts, sizes = starts[by_first], sizes[by_first]
+        moved = np.repeat(starts - (np.cumsum(sizes, dtype=index) - sizes), sizes)  # each group to its new place
+        moved += np.arange(n_tokens, dtype=index)
+        order = order[moved]
+        del moved
+        vocabulary = len(starts)
+        ranks = np.repeat(np.arange(vocabulary, dtype=index), sizes)  # the id of each position along `order`
+        token = np.empty(n_tokens, dtype=index)
+        token[order] = ranks
+        first = order, ranks
+        del order, ranks, starts, sizes
+    gram = token = token.astype(index)
+    found = None  # each k-gram's index in the references' table of its order (-1: in none)
+    for k in range(1, n + 1):
+        if first is not None:  # order 1 from the numbering's sort
+            (order, ranks), first = first, None
+        else:
+            if k > 1:
+                code = gram[:-1].astype(np.int64)
+                del gram
+                code *= vocabulary
+                code += token[k - 1:]
+            else:
+                code = token
             order, changes = _stable_sort(code, index)
+            if tables is not None:  # each k-gram's index in the references' table, looked up once per k-gram
+                code = code[order[changes]]  # the distinct codes, ascending: their keys ascend too
+                if k > 1:
+                    prefix = found[code // vocabulary]
+                    code %= vocabulary
+                    code += prefix * vocabulary
+                    code[prefix < 0] = -1
+                    del prefix
+                found = np.full(len(code), -1, dtype=np.int64)
+                known = np.flatnonzero(code >= 0)
+                found[known] = _lookup(tables[k - 1][0], code[known])
+                del known
             del code
             ranks = np.cumsum(changes, dtype=index)
             del changes
             ranks -= 1
             gram = np.empty(len(ranks), dtype=index)
             gram[order] = ranks
-        inside = left[order] >= k
-        kept, kept_text = ranks[inside], text[order[inside]]
+        inside = order[left[order] >= k]
+        kept, kept_text = gram[inside], text[inside]
         width = int(ranks[-1]) + 1 if len(ranks) else 1
-        del inside, order, ranks  # only `gram` and `token` go on to the next order
+        del order, ranks  # only `gram`, `token` and `found` go on to the next order
         new = np.empty(len(kept), dtype=bool)
         new[:1] = True
         np.logical_or(kept[1:] != kept[:-1], kept_text[1:] != kept_text[:-1], out=new[1:])
         starts = np.flatnonzero(new).astype(index)
         del new
         gram_of, text_of = kept[starts], kept_text[starts]
-        del kept_text
+        df = None
+        if tables is not None:
+            at = found[gram_of]
+            df = np.where(at >= 0, tables[k - 1][1][at], 0.0)
+            del at
+        del kept_text, inside
         tf = np.diff(starts, append=index(len(kept)))
         del kept, starts
-        groups = gram_of, text_of, tf, width
-        del gram_of, text_of, tf
+        groups = gram_of, text_of, tf, width, df
+        del gram_of, text_of, tf, df
         yield groups
         del groups
 
 
-def _cider_order(gram: np.ndarray, text: np.ndarray, tf: np.ndarray, width: int, n_items: int):
-    """One n-gram order's part of _cider_similarities, from _ngram_groups: its cosine and clipped products per
-    item and the norm of every text's weight vector. Predictions are texts 0..n_items-1, references follow; a
-    bincount adds each text's (item's) terms in k-gram order."""
+def _cider_order(gram: np.ndarray, text: np.ndarray, tf: np.ndarray, width: int, df: np.ndarray | None,
+                 n_items: int, corpus: int):
+    """One n-gram order's part of _cider_similarities for a block of n_items items, from _ngram_groups: its
+    cosine and clipped products per item and the norm of every text's weight vector. Predictions are texts
+    0..n_items-1, references follow; `corpus` items in all (the block's own references are the corpus where df
+    is None); a bincount adds each text's (item's) terms in k-gram order."""
     is_reference = text >= n_items
-    idf = np.maximum(np.bincount(gram[is_reference], minlength=width), 1.0)
+    if df is None:
+        idf = np.maximum(np.bincount(gram[is_reference], minlength=width), 1.0)
+    else:
+        idf = np.maximum(df, 1.0)
     np.log(idf, out=idf)
-    np.subtract(np.log(float(n_items)), idf, out=idf)
-    weight = idf[gram]
+    np.subtract(np.log(float(corpus)), idf, out=idf)
+    weight = idf[gram] if df is None else idf
     del idf
     weight *= tf
     norms = np.sqrt(np.bincount(text, weights=weight * weight, minlength=2 * n_items))
@@ -412,7 +541,7 @@ def _cider_order(gram: np.ndarray, text: np.ndarray, tf: np.ndarray, width: int,
             np.bincount(item, weights=np.minimum(w_h, w_r) * w_r, minlength=n_items), norms)
 
 
-def _cider_similarities(predictions: Tokens, references: Tokens, n: int):
+def _cider_similarities(predictions: Tokens, references: Tokens, n: int, block: int | None = None):
     """For k = 1..n the similarity of each prediction to its reference, both ways CIDEr and CIDEr-D take it,
     from one count of the n-grams: two (n, items) matrices, and the token count of every text (predictions,
     then references).
@@ -423,16 +552,36 @@ def _cider_similarities(predictions: Tokens, references: Tokens, n: int):
     sum(min(h, r) * r) / (|h| |r|). tf is the raw count: the paper's tf divides it by the text's number of
     k-grams, which rescales a whole vector and leaves a cosine unchanged, and pycocoevalcap's CIDEr-D clips raw
     counts.
+
+    Items are taken `block` (default _CIDER_BLOCK_ITEMS) at a time, so the temporaries stay small whatever the
+    corpus size: a corpus of more than one block first counts the references' document frequencies block by
+    block (_reference_tables), then scores each block with them. Every text sums its terms in the same order
+    either way (its k-grams ordered by their tokens, numbered by first occurrence in the whole corpus), so the
+    numbers are the same to the last bit whatever the block size.
     """
     _check_pairs(predictions, references)
     n_items = len(predictions)
+    block = max(1, block or _CIDER_BLOCK_ITEMS)
     (hyp_ids, hyp_lengths), (ref_ids, ref_lengths) = _columns(_as_ids(predictions)), _columns(_as_ids(references))
     lengths = np.concatenate([hyp_lengths, ref_lengths])
+    rank, vocabulary, tables = None, None, None
+    if n_items > block:
+        rank, vocabulary = _first_occurrence_ranks([hyp_ids, ref_ids])
+        tables = _reference_tables(ref_ids, ref_lengths, rank, vocabulary, n, block)
+    hyp_offsets, ref_offsets = np.r_[0, np.cumsum(hyp_lengths)], np.r_[0, np.cumsum(ref_lengths)]
     cosine, clipped = np.zeros((n, n_items)), np.zeros((n, n_items))
     norms = np.zeros((n, 2 * n_items))
-    for k, groups in enumerate(_ngram_groups(np.concatenate([hyp_ids, ref_ids]), lengths, n)):
-        cosine[k], clipped[k], norms[k] = _cider_order(*groups, n_items)
-        del groups  # before the next order's are built
+    for first in range(0, n_items, block):
+        last = min(first + block, n_items)
+        token = [hyp_ids[hyp_offsets[first]:hyp_offsets[last]], ref_ids[ref_offsets[first]:ref_offsets[last]]]
+        token = np.concatenate([rank[t] for t in token] if tables is not None else token)
+        texts = np.concatenate([hyp_lengths[first:last], ref_lengths[first:last]])
+        for k, groups in enumerate(_ngram_groups(token, texts, n, vocabulary, tables)):
+            cosine[k, first:last], clipped[k, first:last], block_norms = _cider_order(*groups, last - first,
+                                                                                       n_items)
+            norms[k, first:last], norms[k, n_items + first:n_items + last] = np.split(block_norms, 2)
+            del groups, block_norms  # before the next order's are built
+        del token
     norm_h, norm_r = norms[:, :n_items], norms[:, n_items:]
     both = (norm_h != 0) & (norm_r != 0)
     for similarity in (cosine, clipped):

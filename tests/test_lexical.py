@@ -15,7 +15,7 @@ from rouge_score import rouge_scorer
 
 from chimdqa_eval import release
 from chimdqa_eval import lexical
-from chimdqa_eval.lexical import (_cider_similarities, _ngram_groups, _sorted_changes, _stable_sort, cider, cider_and_cider_d,
+from chimdqa_eval.lexical import (_cider_similarities, _first_occurrence_ranks, _ngram_groups, _sorted_changes, _stable_sort, cider, cider_and_cider_d,
                                   cider_d, lcs_length, meteor, reference_digest, rouge_l)
 from chimdqa_eval.text import TokenLists, tokenize
 
@@ -296,7 +296,12 @@ def test_ngram_groups_equal_counting_with_tuples():
     texts = [list(rng.integers(0, 9, rng.integers(0, 12))) for _ in range(40)] + [[5, 5, 5, 5, 5], [], [3]]
     ids = np.array([t for tokens in texts for t in tokens], dtype=np.intc) * 7 + 3  # any numbering will do
     first = {t: i for i, t in enumerate(dict.fromkeys(ids.tolist()))}
-    for k, (gram, text, tf, width) in enumerate(_ngram_groups(ids, np.array([len(t) for t in texts]), 4), 1):
+    rank, vocabulary = _first_occurrence_ranks([ids[:30], ids[30:]], chunk=7)  # across columns and chunks
+    assert vocabulary == len(first) and all(rank[t] == r for t, r in first.items())
+    lengths = np.array([len(t) for t in texts])
+    both = zip(_ngram_groups(rank[ids], lengths, 4, vocabulary), _ngram_groups(ids, lengths, 4))  # numbered here
+    for k, (ranked, (gram, text, tf, width, df)) in enumerate(both, 1):
+        assert df is None and all(np.array_equal(a, b) for a, b in zip(ranked[:3], (gram, text, tf)))
         counts = {}
         for i, tokens in enumerate(texts):
             local = [first[t * 7 + 3] for t in tokens]
@@ -309,6 +314,21 @@ def test_ngram_groups_equal_counting_with_tuples():
         assert all((a < b) == (x < y) and (a == b) == (x == y)
                    for (a, x), (b, y) in zip(zip(gram.tolist(), grams), zip(gram.tolist()[1:], grams[1:])))
         assert width > gram.max()
+
+
+def test_cider_in_blocks_equals_one_block_to_the_last_bit():
+    # Blocks of a few items count the references' document frequencies block by block, then score each block:
+    # every value must be the very float of the one-block pass (each text sums its k-grams in the same order).
+    rng = np.random.default_rng(2)
+    words = [f"w{i}" for i in range(30)]
+    preds = [[words[j] for j in rng.integers(0, 30, rng.integers(0, 15))] for _ in range(61)]
+    refs = [[words[j] for j in rng.integers(0, 12, rng.integers(0, 9))] for _ in range(61)]
+    refs[5], preds[6] = [], ["w29"] * 4  # an empty reference; a prediction of words no reference holds
+    whole = _cider_similarities(preds, refs, 4, block=len(preds))
+    assert whole[0].max() > 0.3 and whole[1].max() > 0.3  # real overlaps, not zeros against zeros
+    for block in (1, 2, 5, 60):
+        for one, blocked in zip(whole, _cider_similarities(preds, refs, 4, block=block)):
+            assert one.tobytes() == blocked.tobytes()
 
 
 def test_sorted_changes_in_chunks_equal_a_sorted_copy():
