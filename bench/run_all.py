@@ -115,9 +115,10 @@ def main(argv=None) -> int:
         print(f"{name}: python bench/{script} {' '.join(arguments)} ...", flush=True)
         code, seconds, output = run_one(script, arguments)
         failed += code != 0
-        lines += [f"## {name}: {what}", "",
-                  f"`python bench/{script} {' '.join(arguments)}`".replace(" `", "`") + f" — exit {code}, "
-                  f"{seconds:.0f} s, load before {before}, after {load()}", "", "```", output, "```", ""]
+        kept[name] = "\n".join([f"## {name}: {what}", "",
+                                f"`python bench/{script} {' '.join(arguments)}`".replace(" `", "`") + f" — exit "
+                                f"{code}, {seconds:.0f} s, load before {before}, after {load()}", "", "```", output,
+                                "```", ""])
         Path(args.out).write_text("\n".join(lines + [kept[n] for n in BENCHMARKS if n in kept]), encoding="utf-8")
         # written as it goes: a crash keeps the rest
     print(f"wrote {args.out} ({failed} failed)")
