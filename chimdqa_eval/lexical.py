@@ -491,8 +491,10 @@ def _ngram_groups(token: np.ndarray, lengths: np.ndarray, n: int, vocabulary: in
         df = None
         if tables is not None:
             at = found[gram_of]
-            df = np.where(at >= 0, tables[k - 1][1][at], 0.0)
-            del at
+            df = np.zeros(len(at))  # a k-gram no reference has: df 0 (the table may even be empty)
+            hit = at >= 0
+            df[hit] = tables[k - 1][1][at[hit]]
+            del at, hit
         del kept_text, inside
         tf = np.diff(starts, append=index(len(kept)))
         del kept, starts

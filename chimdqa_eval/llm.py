@@ -122,6 +122,10 @@ class LLMEndpoint:
             if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
                 raise EndpointError("api_bases", base, "expected an http:// or https:// URL such as "
                                     "http://localhost:8000/v1")
+            if parts.username is not None or parts.password is not None:
+                raise EndpointError("api_bases", parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl(),
+                                    "has a user name or password in it, which is never sent; put the API key in "
+                                    "the environment variable named by api_key_env (--api-key-env)")
             try:
                 parts.port
             except ValueError:

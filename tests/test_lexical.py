@@ -331,6 +331,17 @@ def test_cider_in_blocks_equals_one_block_to_the_last_bit():
             assert one.tobytes() == blocked.tobytes()
 
 
+def test_cider_in_blocks_when_no_reference_has_an_order_a_prediction_has():
+    # one-word references have no 2-, 3- or 4-grams at all: a block's prediction k-grams find nothing in an empty
+    # table (this raised IndexError on the blocked path, which runs beyond 8,192 items)
+    preds, refs = [["a", "b", "c", "d"], ["a"], ["b", "a"]], [["a"], ["b"], ["a"]]
+    whole = _cider_similarities(preds, refs, 4, block=len(preds))
+    assert whole[0].max() > 0  # the unigram 'a' / 'b' overlaps count
+    for block in (1, 2):
+        for one, blocked in zip(whole, _cider_similarities(preds, refs, 4, block=block)):
+            assert one.tobytes() == blocked.tobytes()
+
+
 def test_sorted_changes_in_chunks_equal_a_sorted_copy():
     rng = np.random.default_rng(1)
     for size in (0, 1, 5, 3000):

@@ -396,9 +396,17 @@ def test_endpoint_settings_are_checked(changes, message):
         LLMEndpoint(**settings)
 
 
+def test_credentials_in_an_api_base_are_refused_without_repeating_them():
+    # the client sends its requests to the transport itself, so a user:password in the URL would be dropped
+    # silently (httpx.Client made it a Basic header); refused instead, and the password is not echoed
+    with pytest.raises(InputError, match="api_bases='https://api.example.com/v1': has a user name or password") as e:
+        LLMEndpoint("m", "https://user:s3cret@api.example.com/v1")
+    assert "s3cret" not in str(e.value) and "user" not in str(e.value)
+
+
 def test_endpoint_keeps_one_url_as_a_tuple_and_signs_without_secrets():
-    endpoint = LLMEndpoint("m", "https://user:pw@api.example.com/v1?key=1", api_key_env="MY_KEY")
-    assert endpoint.api_bases == ("https://user:pw@api.example.com/v1?key=1",)
+    endpoint = LLMEndpoint("m", "https://api.example.com/v1?key=1", api_key_env="MY_KEY")
+    assert endpoint.api_bases == ("https://api.example.com/v1?key=1",)
     assert endpoint.signature_fields() == {"judge_model": "m", "judge_api": "https://api.example.com:443",
                                            "judge_temperature": 0.0}
     assert endpoint.signature_fields(prefix="") == {"model": "m", "api": "https://api.example.com:443",
