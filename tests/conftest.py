@@ -33,38 +33,36 @@ def private_cache(tmp_path_factory, monkeypatch):
     return path
 
 
+def _tables_file(tmp_path_factory, module, loader: str, builder: str, folder: str):
+    """The tables file `module.<loader>()` saves under cache_dir(folder), built once (and, when this process has
+    none loaded yet, loaded): with tables loaded already, those are saved as they are (no second build)."""
+    cache = tmp_path_factory.mktemp(f"{folder}-tables")
+    load = getattr(module, loader)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("CHIMDQA_CACHE", str(cache))
+        if load.cache_info().currsize:
+            mp.setattr(module, builder, load)
+            load.__wrapped__()
+        else:
+            load()
+    (saved,) = (cache / folder).glob("*.tables")
+    return saved
+
+
 @pytest.fixture(scope="session")
 def cedict_tables_file(tmp_path_factory):
-    """CC-CEDICT's tables file, built once per session (and, when this process has none loaded yet, loaded)."""
+    """CC-CEDICT's tables file (dictionary.py), built once per session."""
     from chimdqa_eval.factual import dictionary
 
-    folder = tmp_path_factory.mktemp("cedict-tables")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("CHIMDQA_CACHE", str(folder))
-        if dictionary._tables.cache_info().currsize:  # saves the tables loaded, as they are (no second build)
-            mp.setattr(dictionary, "_build_tables", dictionary._tables)
-            dictionary._tables.__wrapped__()
-        else:
-            dictionary._tables()
-    (saved,) = (folder / "cedict").glob("*.tables")
-    return saved
+    return _tables_file(tmp_path_factory, dictionary, "_tables", "_build_tables", "cedict")
 
 
 @pytest.fixture(scope="session")
 def pinyin_tables_file(tmp_path_factory):
-    """pypinyin's readings as the judge's tables file (names.py), built once per session, as cedict_tables_file."""
+    """pypinyin's readings as the judge's tables file (names.py), built once per session."""
     from chimdqa_eval.factual import names
 
-    folder = tmp_path_factory.mktemp("pinyin-tables")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("CHIMDQA_CACHE", str(folder))
-        if names._pinyin_tables.cache_info().currsize:
-            mp.setattr(names, "_build_pinyin_tables", names._pinyin_tables)
-            names._pinyin_tables.__wrapped__()
-        else:
-            names._pinyin_tables()
-    (saved,) = (folder / "pinyin").glob("*.tables")
-    return saved
+    return _tables_file(tmp_path_factory, names, "_pinyin_tables", "_build_pinyin_tables", "pinyin")
 
 
 @pytest.fixture

@@ -22,17 +22,13 @@ The tables are built once per dictionary version and module source and kept unde
 from __future__ import annotations
 
 import gzip
-import hashlib
 import itertools
 import re
-import sys
 from collections import defaultdict
 from functools import lru_cache
 from importlib import resources
 from importlib.metadata import version
-from pathlib import Path
 
-from chimdqa_eval.cache import cache_dir
 from chimdqa_eval.factual import names, rules, tables
 
 MIN_LETTERS = 4
@@ -116,12 +112,7 @@ def _tables() -> tuple[_Table, ...]:
     tables.py) for this very dictionary (the file name holds both, and the byte order), else built and saved there
     (2-4 s; a read-only cache only costs that). The file is mapped and looked up in place (tables.py): nothing in
     it is run or unpacked into objects, and only the pages a lookup reads are brought into memory."""
-    source = hashlib.sha256(Path(__file__).read_bytes() + Path(tables.__file__).read_bytes()).hexdigest()[:12]
-    try:
-        path = cache_dir("cedict") / f"{VERSION}-{source}-{sys.byteorder}.tables"
-    except OSError:  # no cache folder to be had
-        path = None
-    return tables.cached_tables(path, _MAGIC, _TABLES, _build_tables)
+    return tables.cached_tables(tables.cache_file("cedict", VERSION, __file__), _MAGIC, _TABLES, _build_tables)
 
 
 def _build_tables() -> tuple[dict[str, frozenset[str]], ...]:

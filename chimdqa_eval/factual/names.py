@@ -11,16 +11,12 @@ rules.clean text, the forms the rule judge compares.
 """
 from __future__ import annotations
 
-import hashlib
 import itertools
 import re
-import sys
 import unicodedata
 from functools import lru_cache
 from importlib.metadata import version
-from pathlib import Path
 
-from chimdqa_eval.cache import cache_dir
 from chimdqa_eval.factual import rules, tables
 
 # A Chinese reference shorter than this (one character) has no pinyin form: one syllable (an, ma) is an
@@ -169,11 +165,7 @@ def _joined(syllables: list) -> str:
 def _pinyin_tables():
     """The tables of _build_pinyin_tables, from cache_dir("pinyin") when built before by this very code for this
     very pypinyin (the file name holds both, and the byte order), else built (about 3 s) and saved there."""
-    source = hashlib.sha256(Path(__file__).read_bytes() + Path(tables.__file__).read_bytes()).hexdigest()[:12]
-    try:
-        path = cache_dir("pinyin") / f"pypinyin-{version('pypinyin')}-{source}-{sys.byteorder}.tables"
-    except OSError:
-        path = None
+    path = tables.cache_file("pinyin", f"pypinyin-{version('pypinyin')}", __file__)
     return tables.cached_tables(path, _PINYIN_MAGIC, _PINYIN_TABLES, _build_pinyin_tables)
 
 

@@ -8,13 +8,16 @@ reads, so the resident set grows with what a run asks, not with the size of the 
 """
 from __future__ import annotations
 
+import hashlib
 import mmap
 import os
 import struct
+import sys
 import zlib
 from array import array
 from pathlib import Path
 
+from chimdqa_eval.cache import cache_dir
 from chimdqa_eval.jsonio import write_atomic
 
 SEPARATOR = "\x1f"  # between the values of a set
@@ -186,3 +189,14 @@ def cached_tables(path: Path | None, magic: bytes, count: int, build) -> tuple[T
         except OSError:
             pass
     return decode_tables(magic, data, count)
+
+
+def cache_file(folder: str, stem: str, builder: str) -> Path | None:
+    """Where cached_tables keeps tables built by the module at path `builder`: cache_dir(folder) /
+    "<stem>-<source>-<byte order>.tables", `source` hashing that module and this one (tables built by other code
+    are never read); None when there is no cache folder to be had."""
+    source = hashlib.sha256(Path(builder).read_bytes() + Path(__file__).read_bytes()).hexdigest()[:12]
+    try:
+        return cache_dir(folder) / f"{stem}-{source}-{sys.byteorder}.tables"
+    except OSError:
+        return None
