@@ -150,6 +150,12 @@ def _legend(panel: Panel, x: float, y: float, size: float) -> list[str]:
     return out
 
 
+def _y_scale(box, low: float, high: float):
+    """The y pixel of a value in a panel's `box` whose axis runs from `low` (bottom) to `high` (top)."""
+    _, top, _, height = box
+    return lambda v: top + height * (high - v) / (high - low)
+
+
 def _frame(panel: Panel, box, ticks, labels, span=None) -> list[str]:
     """Axes of a bars / lines / reliability panel: title, horizontal grid with the y `ticks` (the axis spans
     `span`, else the ticks' range), axis lines, `labels` ((x, text) pairs) under the axis, axis labels."""
@@ -157,10 +163,7 @@ def _frame(panel: Panel, box, ticks, labels, span=None) -> list[str]:
     low, high = span or (ticks[0], ticks[-1])
     size = panel.tick_size
     out = [_text(left + width / 2, top - 8, panel.title, panel.title_size)]
-
-    def y_of(v):
-        return top + height * (high - v) / (high - low)
-
+    y_of = _y_scale(box, low, high)
     for t in ticks:
         y = y_of(t)
         out.append(f'<line x1="{left:.1f}" y1="{y:.1f}" x2="{left + width:.1f}" y2="{y:.1f}" stroke="#b0b0b0" '
@@ -214,14 +217,15 @@ def _bars(panel: Panel, box) -> list[str]:
     centres = [left + slot * (i + 0.5) for i in range(n)]
     out = _frame(panel, box, ticks, list(zip(centres, panel.categories)))
     bar = 0.8 * slot / max(1, len(panel.series))
-    zero = top + height * (ticks[-1] - 0.0) / (ticks[-1] - ticks[0])
+    y_of = _y_scale(box, ticks[0], ticks[-1])
+    zero = y_of(0.0)
     for k, s in enumerate(panel.series):
         colour = COLOURS[k % len(COLOURS)]
         for i, v in enumerate(s.values):
             if v is None:
                 continue
             x = centres[i] + (k - (len(panel.series) - 1) / 2) * bar - bar / 2
-            y = top + height * (ticks[-1] - v) / (ticks[-1] - ticks[0])
+            y = y_of(v)
             y0, h = min(y, zero), abs(zero - y)
             out.append(f'<rect x="{x:.2f}" y="{y0:.2f}" width="{bar:.2f}" height="{h:.2f}" fill="{colour}">'
                        f"<title>{xml_text(s.label)}: {_number(round(v, 2))}</title></rect>")
@@ -239,8 +243,7 @@ def _lines(panel: Panel, box) -> list[str]:
     xs = [left + slot * (i + 0.5) for i in range(n)]
     out = _frame(panel, box, ticks, list(zip(xs, panel.categories)))
 
-    def y_of(v):
-        return top + height * (ticks[-1] - v) / (ticks[-1] - ticks[0])
+    y_of = _y_scale(box, ticks[0], ticks[-1])
 
     for k, s in enumerate(panel.series):
         colour = COLOURS[k % len(COLOURS)]
@@ -309,8 +312,7 @@ def _reliability(panel: Panel, box) -> list[str]:
     def x_of(v):
         return left + width * v / 100
 
-    def y_of(v):
-        return top + height * (108 - v) / 108
+    y_of = _y_scale(box, 0, 108)
 
     out = _frame(panel, box, ticks, [(x_of(t), str(t)) for t in ticks], span=(0, 108))  # 100-108: room for n=
     for low, high, accuracy, n in panel.bins:
