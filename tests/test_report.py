@@ -3,11 +3,13 @@ import base64
 import csv
 import io
 import json
+import math
 import re
 
 import jsonschema
 import pytest
 import yaml
+from xml.etree import ElementTree
 
 from chimdqa_eval import cli, release
 from chimdqa_eval.hub import exports
@@ -531,6 +533,31 @@ def test_nice_ticks_cover_the_range_in_round_steps():
     assert svg.nice_ticks(0, 7) == [0, 2, 4, 6, 8]
     assert svg.nice_ticks(28.4, 31.2) == [28.0, 28.5, 29.0, 29.5, 30.0, 30.5, 31.0, 31.5]
     assert svg.nice_ticks(5, 5) == [5, 5.2, 5.4, 5.6, 5.8, 6.0]
+
+
+@pytest.mark.parametrize("values", [[1e17], [1e308, -1e308], [0.5, 0.5 + 1e-12], [float("nan"), 3.0], [float("inf")],
+                                    [1e17, 1e17 + 16], [None, -0.0]])
+@pytest.mark.parametrize("kind", ["bars", "lines", "radar"])
+def test_charts_of_values_no_axis_can_show_still_draw(kind, values):
+    """Any finite value is a legal metric value in a results file (a submitted one on the leaderboard too): huge,
+    equal to the 12th digit, or (from Python callers) NaN and infinity. The chart still draws: a few round ticks,
+    no mark for what is not finite, no 'nan' or 'inf' in the SVG."""
+    chart = svg.svg(svg.Chart([svg.Panel(kind, "t", [str(i) for i in range(len(values))],
+                                         [svg.Series("m", values)])]))
+    drawn = ElementTree.fromstring(chart)
+    assert "nan" not in chart and "inf" not in chart
+    if kind != "radar":
+        ticks = svg.nice_ticks(*svg._value_range(svg.Panel(kind, "t", ["a"], [svg.Series("m", values)])))
+        assert 2 <= len(ticks) <= 14 and ticks == sorted(set(ticks))
+        assert len(list(drawn.iter("{http://www.w3.org/2000/svg}rect" if kind == "bars" else
+                                   "{http://www.w3.org/2000/svg}circle"))) >= sum(
+            v is not None and math.isfinite(v) for v in values)
+
+
+def test_a_reliability_bin_without_an_accuracy_has_no_bar():
+    chart = svg.Chart([svg.Panel("reliability", "r", bins=[(0, 50, None, 3), (50, 100, 40.0, 2)])])
+    texts = [t.text for t in ElementTree.fromstring(svg.svg(chart)).iter("{http://www.w3.org/2000/svg}text")]
+    assert [t for t in texts if t.startswith("n=")] == ["n=2"]
 
 
 def test_compiled_templates_are_cached_and_a_broken_cache_is_no_cache(two_runs, private_cache, monkeypatch):

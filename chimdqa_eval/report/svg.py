@@ -91,21 +91,43 @@ def _number(value: float) -> str:
 
 def nice_ticks(low: float, high: float, count: int = 6) -> list[float]:
     """Round tick values covering [low, high], about `count` of them (steps of 1, 2, 2.5 or 5 times a power of
-    ten)."""
-    if not high > low:
-        high = low + 1.0
+    ten). A range an axis cannot show (not finite, empty, or narrower than the values' own precision) is widened
+    first, so there are always between 2 and a few more than `count` ticks."""
+    low, high = _drawable(low, high)
     raw = (high - low) / count
     power = 10 ** math.floor(math.log10(raw))
     step = next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= raw)
-    first = math.floor(low / step + 1e-9) * step
+    digits = 3 - math.floor(math.log10(step))  # ticks are multiples of the step: round away the float error only
+    first = round(math.floor(low / step + 1e-9) * step, digits)
     ticks = [first]
-    while ticks[-1] < high - 1e-9 * step:
-        ticks.append(round(first + len(ticks) * step, 10))
+    while ticks[-1] < high - 1e-9 * step and len(ticks) <= 2 * count + 2:
+        ticks.append(round(first + len(ticks) * step, digits))
     return ticks
 
 
+_LARGEST = 1e300  # beyond this a difference of two values overflows; no chart shows such numbers anyway
+
+
+def _drawable(low: float, high: float) -> tuple[float, float]:
+    """[low, high] as a finite range wide enough to be split into ticks at the values' magnitude."""
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return 0.0, 1.0
+    low, high = max(-_LARGEST, min(low, high)), min(_LARGEST, max(low, high))
+    scale = max(abs(low), abs(high))
+    if not high - low > scale * 1e-9:  # one value, or differences below what a tick label could show
+        high = low + max(1.0, scale * 0.1)
+    return low, high
+
+
+def _shown(value: float | None) -> float | None:
+    """The value as drawn: None (no mark) for a missing or non-finite one, within +-1e300 otherwise."""
+    if value is None or not math.isfinite(value):
+        return None
+    return max(-_LARGEST, min(_LARGEST, value))
+
+
 def _value_range(panel: Panel) -> tuple[float, float]:
-    values = [v for s in panel.series for v in s.values if v is not None]
+    values = [v for s in panel.series for v in map(_shown, s.values) if v is not None]
     if not values:
         return 0.0, 1.0
     low, high = min(values), max(values)
@@ -113,7 +135,7 @@ def _value_range(panel: Panel) -> tuple[float, float]:
         low, high = min(0.0, low), max(0.0, high)
         high += (high - low) * panel.headroom
     else:  # lines: the data's range with a margin, as a plotting library would
-        margin = (high - low) * 0.05 or 1.0
+        margin = (high - low) * 0.05 or max(1.0, abs(high) * 0.05)
         low, high = low - margin, high + margin
     return low, high
 
@@ -221,7 +243,7 @@ def _bars(panel: Panel, box) -> list[str]:
     zero = y_of(0.0)
     for k, s in enumerate(panel.series):
         colour = COLOURS[k % len(COLOURS)]
-        for i, v in enumerate(s.values):
+        for i, v in enumerate(map(_shown, s.values)):
             if v is None:
                 continue
             x = centres[i] + (k - (len(panel.series) - 1) / 2) * bar - bar / 2
@@ -247,7 +269,7 @@ def _lines(panel: Panel, box) -> list[str]:
 
     for k, s in enumerate(panel.series):
         colour = COLOURS[k % len(COLOURS)]
-        points = [(xs[i], y_of(v)) if v is not None else None for i, v in enumerate(s.values)]
+        points = [(xs[i], y_of(v)) if v is not None else None for i, v in enumerate(map(_shown, s.values))]
         out += _polyline(points, colour, closed=False)
         out += [f'<circle cx="{x:.2f}" cy="{y:.2f}" r="3" fill="{colour}"/>' for x, y in filter(None, points)]
     return out
@@ -296,7 +318,7 @@ def _radar(panel: Panel, box) -> list[str]:
         out.append(_text(lx, ly + size * 0.35, label, size, anchor))
     for k, s in enumerate(panel.series):
         colour = COLOURS[k % len(COLOURS)]
-        points = [point(a, v) if v is not None else None for a, v in zip(angles, s.values)]
+        points = [point(a, v) if v is not None else None for a, v in zip(angles, map(_shown, s.values))]
         if s.fill and all(p is not None for p in points):
             out.append(f'<polygon points="{" ".join(f"{x:.2f},{y:.2f}" for x, y in points)}" fill="{colour}" '
                        'fill-opacity="0.08"/>')
@@ -316,7 +338,7 @@ def _reliability(panel: Panel, box) -> list[str]:
 
     out = _frame(panel, box, ticks, [(x_of(t), str(t)) for t in ticks], span=(0, 108))  # 100-108: room for n=
     for low, high, accuracy, n in panel.bins:
-        if not n:
+        if not n or _shown(accuracy) is None:  # an empty bin, or one without an accuracy, has no bar
             continue
         middle, bar = (low + high) / 2, (high - low) * 0.9
         out.append(f'<rect x="{x_of(middle - bar / 2):.2f}" y="{y_of(accuracy):.2f}" '
