@@ -6,7 +6,15 @@ from pathlib import Path
 
 
 def cache_dir(subfolder: str = "") -> Path:
-    root = Path(os.environ.get("CHIMDQA_CACHE") or Path.home() / ".cache" / "chimdqa")
+    """The cache folder (made where missing); OSError where there is none to be had."""
+    root = Path(os.environ.get("CHIMDQA_CACHE") or _home() / ".cache" / "chimdqa")
     path = root / subfolder if subfolder else root
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def _home() -> Path:
+    try:
+        return Path.home()
+    except RuntimeError as error:  # no $HOME and no passwd entry (a container run under a bare uid)
+        raise OSError(f"no cache folder: set $CHIMDQA_CACHE ({error})") from None

@@ -1,6 +1,7 @@
 """The rule judge on names written in another script: pinyin, CLDR country / language / currency names, and
 transliterated foreign names (chimdqa_eval.factual.names)."""
 import functools
+from pathlib import Path
 
 import pytest
 
@@ -259,6 +260,48 @@ def test_the_dictionary_tables_are_looked_up_in_place_as_the_dicts_they_hold():
             table["missing"]
     with pytest.raises(ValueError):
         dictionary._decode_tables(dictionary._encode_tables(tables)[:-1])
+
+
+def test_a_table_whose_checksum_holds_but_whose_structure_does_not_is_refused():
+    """The checksum catches damage, not a file made to pass it: a table with no empty slot (a lookup of a missing
+    key would never end) or a slot pointing outside its records is refused (ValueError: rebuilt by
+    cached_tables), never looked up."""
+    import struct
+
+    from chimdqa_eval.factual import tables
+
+    record = struct.pack("<II", 1, 1) + b"ab"
+    full = struct.pack("<III", 1, 1, len(record)) + struct.pack("<I", 1) + record
+    outside = struct.pack("<III", 2, 1, len(record)) + struct.pack("<II", 0, 99) + record
+    too_many = struct.pack("<III", 2, 2, len(record)) + struct.pack("<II", 0, 1) + record
+    for forged in (full, outside, too_many, struct.pack("<III", 0, 0, 0)):
+        with pytest.raises(ValueError):
+            tables.Table.decode(memoryview(forged))
+    good = struct.pack("<III", 2, 1, len(record)) + struct.pack("<II", 0, 1) + record
+    assert tables.Table.decode(memoryview(good))[0].text("a") == "b"
+
+
+def test_the_tables_file_name_follows_the_code_and_the_unicode_that_build_it(tmp_path, monkeypatch):
+    """Tables built by another version of any module the builder calls, or under another Unicode database (what
+    \\w and NFKD mean differs between Python versions), are other files; no cache folder at all (no
+    $CHIMDQA_CACHE, no home folder) means building in memory, not a crash."""
+    import unicodedata
+
+    from chimdqa_eval.factual import rules, tables
+
+    monkeypatch.setenv("CHIMDQA_CACHE", str(tmp_path))
+    builder = tmp_path / "builder.py"
+    builder.write_text("x = 1\n")
+    name = tables.cache_file("t", "v1", str(builder), rules.__file__)
+    assert name.parent == tmp_path / "t" and name.name.startswith("v1-")
+    assert tables.cache_file("t", "v1", str(builder), rules.__file__) == name
+    assert tables.cache_file("t", "v1", str(builder)) != name  # the modules it calls count
+    monkeypatch.setattr(unicodedata, "unidata_version", "99.0.0")
+    assert tables.cache_file("t", "v1", str(builder), rules.__file__) != name
+    monkeypatch.delenv("CHIMDQA_CACHE")
+    monkeypatch.delenv("HOME", raising=False)
+    monkeypatch.setattr(Path, "home", classmethod(lambda cls: (_ for _ in ()).throw(RuntimeError("no home"))))
+    assert tables.cache_file("t", "v1", str(builder)) is None
 
 
 def test_the_pinyin_tables_read_text_as_pypinyin_does():

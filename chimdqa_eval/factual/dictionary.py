@@ -112,7 +112,7 @@ def _tables() -> tuple[_Table, ...]:
     tables.py) for this very dictionary (the file name holds both, and the byte order), else built and saved there
     (2-4 s; a read-only cache only costs that). The file is mapped and looked up in place (tables.py): nothing in
     it is run or unpacked into objects, and only the pages a lookup reads are brought into memory."""
-    return tables.cached_tables(tables.cache_file("cedict", VERSION, __file__), _MAGIC, _TABLES, _build_tables)
+    return tables.cached_tables(tables.cache_file("cedict", VERSION, __file__, names.__file__, rules.__file__), _MAGIC, _TABLES, _build_tables)
 
 
 def _build_tables() -> tuple[dict[str, frozenset[str]], ...]:

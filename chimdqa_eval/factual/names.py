@@ -165,7 +165,7 @@ def _joined(syllables: list) -> str:
 def _pinyin_tables():
     """The tables of _build_pinyin_tables, from cache_dir("pinyin") when built before by this very code for this
     very pypinyin (the file name holds both, and the byte order), else built (about 3 s) and saved there."""
-    path = tables.cache_file("pinyin", f"pypinyin-{version('pypinyin')}", __file__)
+    path = tables.cache_file("pinyin", f"pypinyin-{version('pypinyin')}", __file__, rules.__file__)
     return tables.cached_tables(path, _PINYIN_MAGIC, _PINYIN_TABLES, _build_pinyin_tables)
 
 

@@ -13,9 +13,12 @@ import mmap
 import os
 import struct
 import sys
+import unicodedata
 import zlib
 from array import array
 from pathlib import Path
+
+import numpy as np
 
 from chimdqa_eval.cache import cache_dir
 from chimdqa_eval.jsonio import write_atomic
@@ -56,9 +59,14 @@ class Table:
     def decode(cls, buffer: memoryview) -> tuple["Table", int]:
         """The table at the start of `buffer`, and how many bytes it takes."""
         size, length, end = struct.unpack_from("<III", buffer)
-        if size & (size - 1) or 12 + 4 * size + end > len(buffer):
+        if not size or size & (size - 1) or length >= size or 12 + 4 * size + end > len(buffer):
             raise ValueError("not a table, or a truncated one")
         slots = buffer[12:12 + 4 * size].cast("I")
+        # A lookup must end at an empty slot and every record start inside the records (checked with numpy: a
+        # Python loop over a million slots would double the time to the first grade).
+        offsets = np.frombuffer(slots, dtype=np.uint32)
+        if offsets.all() or offsets.max() > max(0, end - cls._HEAD.size + 1):
+            raise ValueError("not a table: no empty slot, or a record outside the table")
         used = 12 + 4 * size + end
         return cls(buffer[12 + 4 * size:used], slots, length, buffer[:used]), used
 
@@ -191,12 +199,16 @@ def cached_tables(path: Path | None, magic: bytes, count: int, build) -> tuple[T
     return decode_tables(magic, data, count)
 
 
-def cache_file(folder: str, stem: str, builder: str) -> Path | None:
-    """Where cached_tables keeps tables built by the module at path `builder`: cache_dir(folder) /
-    "<stem>-<source>-<byte order>.tables", `source` hashing that module and this one (tables built by other code
-    are never read); None when there is no cache folder to be had."""
-    source = hashlib.sha256(Path(builder).read_bytes() + Path(__file__).read_bytes()).hexdigest()[:12]
+def cache_file(folder: str, stem: str, *builders: str) -> Path | None:
+    """Where cached_tables keeps tables built by the code in the modules at paths `builders` (the building module
+    first, then those whose functions it calls): cache_dir(folder) / "<stem>-<source>-<byte order>.tables",
+    `source` hashing those modules, this one and the Unicode database's version (what `\\w` and NFKD mean), so
+    tables built by other code or another Python's Unicode are never read; None when there is no cache folder."""
+    source = hashlib.sha256()
+    for module in (*builders, __file__):
+        source.update(Path(module).read_bytes())
+    source.update(unicodedata.unidata_version.encode())
     try:
-        return cache_dir(folder) / f"{stem}-{source}-{sys.byteorder}.tables"
-    except OSError:
+        return cache_dir(folder) / f"{stem}-{source.hexdigest()[:12]}-{sys.byteorder}.tables"
+    except OSError:  # no cache folder to be had (cache_dir says why)
         return None
