@@ -63,6 +63,8 @@ def _resampled_means(matrix: np.ndarray, n_resamples: int, rng: np.random.Genera
 
     A matrix of zeros and ones (grades as one-hot rows) is resampled as counts: its mean is the count of ones
     over n, exactly what the mean of the picked values gives, from a byte per picked value instead of eight."""
+    if n_resamples < 2:
+        raise ValueError(f"a bootstrap needs at least 2 resamples, got {n_resamples}")
     n, k = matrix.shape
     ones = [matrix[:, j] == 1 for j in range(k)] if np.all((matrix == 0) | (matrix == 1)) else None
     if chunk is None:

@@ -109,8 +109,8 @@ class EvalConfig:
             if getattr(self, name) not in choices:
                 raise InputError(f"{flag(name)}: expected one of {', '.join(choices)}, got "
                                  f"{shown(getattr(self, name))}")
-        if self.resamples < 0:
-            raise InputError(f"--resamples: expected 0 (no CIs) or a positive number, got {self.resamples}")
+        if self.resamples < 0 or self.resamples == 1:  # one resample is no interval
+            raise InputError(f"--resamples: expected 0 (no CIs) or a number from 2, got {self.resamples}")
         if self.seed < 0:
             raise InputError(f"--seed: expected a whole number from 0, got {self.seed}")
 

@@ -9,6 +9,7 @@ import datetime
 import functools
 import math
 import string
+import sys
 from pathlib import Path
 
 DOMAINS = ("academic", "education", "finance", "law", "medical", "news")
@@ -276,7 +277,13 @@ def logprobs_problem(logprobs, prediction: str | None = None) -> str | None:
             return f"[{j}]: expected a finite number, got {shown(value)}"
         if value > 0:
             return f"[{j}]: a log-probability cannot be positive, got {value!r}"
+    if len(logprobs) and -math.fsum(logprobs) / len(logprobs) > _LARGEST_LOG:
+        return (f": mean log-probability {math.fsum(logprobs) / len(logprobs):.6g}, whose perplexity exp(-mean) is "
+                "beyond floating point (placeholders such as -9999 for tokens an API did not score?)")
     return None
+
+
+_LARGEST_LOG = math.log(sys.float_info.max)  # 709.78...: exp() of more overflows
 
 
 def check_logprobs(logprobs, predictions=None) -> list[list[float]]:

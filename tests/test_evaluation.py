@@ -67,6 +67,7 @@ def test_python_equals_the_cli_on_chinese_simpleqa_with_the_cascade(tmp_path):
 @pytest.mark.parametrize("keywords, message", [
     ({"judge": "oracle"}, "--judge: expected one of rule, llm, cascade"),
     ({"resamples": -1}, "--resamples: expected 0"),
+    ({"resamples": 1}, "--resamples: expected 0 (no CIs) or a number from 2, got 1"),
     ({"resamples": "many"}, "--resamples: expected a whole number"),
     ({"allow_partial": "yes"}, "--allow-partial: expected true or false"),
     ({"concurrency": 0}, "--concurrency 0"),

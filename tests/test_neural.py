@@ -286,6 +286,7 @@ def test_perplexity_from_logprobs_exact():
     ([[float("nan")]], r"logprobs\[0\]\[0\]"),
     ([[True]], r"logprobs\[0\]\[0\]"),
     ([[0.5]], "cannot be positive"),
+    ([[-1.0], [-9999.0, -0.5]], r"logprobs\[1\]: mean log-probability -4999.75, whose perplexity"),  # exp overflows
     ([None], r"logprobs\[0\]"),
     ("abc", "list of lists"),
 ])

@@ -18,8 +18,8 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
-    if args.resamples < 1:  # with no resamples every p-value would read 1.0, as if nothing differed
-        raise InputError(f"--resamples: a p-value needs at least 1 resample, got {args.resamples}")
+    if args.resamples < 2:  # with no resamples every p-value would read 1.0, as if nothing differed
+        raise InputError(f"--resamples: a p-value needs at least 2 resamples, got {args.resamples}")
     a, b = (read_results(path) for path in (args.a, args.b))  # each checked against results.schema.json
     rows = compare(a, b, n_resamples=args.resamples, seed=args.seed)
     print(format_table(a, b, rows))
