@@ -274,6 +274,28 @@ def test_a_run_swapped_into_a_folder_of_its_own_keeps_the_folder(runs, tmp_path)
     assert leftovers(tmp_path) == []
 
 
+def test_a_scratch_folder_taken_by_another_writer_before_its_lock_is_replaced(runs, tmp_path, monkeypatch):
+    """Another writer's clean-up may remove a fresh scratch folder in the instant before it is locked: the write
+    takes another folder and lands whole, beside `out` (the one-step swap), not inside it."""
+    from chimdqa_eval.report import results
+
+    if results.fcntl is None:
+        pytest.skip("no folder locks on this platform")
+    real_open, taken = os.open, []
+
+    def open_racing(path, flags, *args, **kwargs):
+        if str(path).endswith(".tmp") and not taken:  # the first scratch folder vanishes before it is opened
+            taken.append(path)
+            shutil.rmtree(path)
+        return real_open(path, flags, *args, **kwargs)
+
+    out = tmp_path / "out"
+    write_results(out, *prepared(runs, "a"), report=page)
+    monkeypatch.setattr(results.os, "open", open_racing)
+    write_results(out, *prepared(runs, "b"), report=page)
+    assert taken and read_results(out)["model"]["model"] == "model-b" and leftovers(tmp_path) == []
+
+
 WRITER = """
 import json, sys, uuid
 from chimdqa_eval.report.results import write_results
