@@ -40,8 +40,10 @@ CIDER_N, CIDER_SIGMA = 4, 6.0
 _KEY_LIMIT = 2 ** 62
 # METEOR aligns this many tokens (both sides) at a time: its sorts' temporaries are about 100 bytes a token.
 _METEOR_BATCH_TOKENS = 1 << 19
-# CIDEr scores this many items at a time (after counting the references' document frequencies as many at a time).
-_CIDER_BLOCK_ITEMS = 1 << 13
+# CIDEr scores this many items at a time (after counting the references' document frequencies as many at a time):
+# a block's n-gram temporaries are about 100 bytes a token, some 30 KB an item of ~300 tokens (both sides), so a
+# block of 1,024 items holds ~30 MB where one of 8,192 held ~250 MB (bench/mem_phases.py shows the phase).
+_CIDER_BLOCK_ITEMS = 1 << 10
 
 
 def _check_pairs(predictions: Tokens, references: Tokens) -> None:
@@ -373,7 +375,8 @@ def _reference_tables(ids: np.ndarray, lengths: np.ndarray, rank: np.ndarray, vo
     """For k = 1..n: the sorted keys (_next_keys) of every k-gram of the references and the number of references
     holding each (its document frequency), counted `block` references at a time."""
     offsets = np.r_[0, np.cumsum(lengths)]
-    index = np.full(len(ids), -1, dtype=np.int64)  # each position's k-gram's index in the table of order k
+    place_type = np.int32 if len(ids) < 2 ** 31 else np.int64  # places among at most len(ids) k-grams
+    index = np.full(len(ids), -1, dtype=place_type)  # each position's k-gram's index in the table of order k
     tables = []
     for k in range(1, n + 1):
         distinct_keys, counts, bases = [], [], [0]
@@ -401,15 +404,38 @@ def _reference_tables(ids: np.ndarray, lengths: np.ndarray, rank: np.ndarray, vo
             distinct_keys.append(distinct)
             counts.append(holders)
             bases.append(bases[-1] + len(distinct))
-        keys, inverse = np.unique(np.concatenate(distinct_keys or [np.empty(0, np.int64)]), return_inverse=True)
+        keys, inverse = _merged_keys(distinct_keys, place_type)
         del distinct_keys
         tables.append((keys, np.bincount(inverse, weights=np.concatenate(counts or [np.empty(0)]),
                                          minlength=len(keys))))
         del counts
-        valid = index >= 0
-        index[valid] = inverse[index[valid]]  # each position's k-gram's index in the merged table
-        del valid, inverse
+        _renumber(index, inverse)  # each position's k-gram's index in the merged table
+        del inverse
     return tables
+
+
+def _merged_keys(parts: list[np.ndarray], place_type) -> tuple[np.ndarray, np.ndarray]:
+    """np.unique(np.concatenate(parts), return_inverse=True) (the sorted distinct keys, and each key's index
+    among them) with fewer temporaries: one sort order, the sorted keys, and indices of `place_type`."""
+    merged = np.concatenate(parts or [np.empty(0, np.int64)])
+    order = np.argsort(merged)
+    merged = merged[order]
+    changes = np.empty(len(merged), dtype=bool)
+    changes[:1] = True
+    np.not_equal(merged[1:], merged[:-1], out=changes[1:])
+    keys = merged[changes]
+    del merged
+    inverse = np.empty(len(changes), dtype=place_type)
+    inverse[order] = np.cumsum(changes, dtype=place_type) - 1
+    return keys, inverse
+
+
+def _renumber(index: np.ndarray, new: np.ndarray, chunk: int = 1 << 20) -> None:
+    """index[i] = new[index[i]] in place where index[i] >= 0 (-1 stays -1), a chunk at a time."""
+    new = np.append(new.astype(index.dtype, copy=False), index.dtype.type(-1))  # -1 picks the appended -1
+    for start in range(0, len(index), chunk):
+        part = index[start:start + chunk]
+        part[...] = new[part]
 
 
 def _ngram_groups(token: np.ndarray, lengths: np.ndarray, n: int, vocabulary: int | None = None, tables=None):

@@ -15,7 +15,8 @@ from rouge_score import rouge_scorer
 
 from chimdqa_eval import release
 from chimdqa_eval import lexical
-from chimdqa_eval.lexical import (_cider_similarities, _first_occurrence_ranks, _ngram_groups, _sorted_changes, _stable_sort, cider, cider_and_cider_d,
+from chimdqa_eval.lexical import (_cider_similarities, _first_occurrence_ranks, _merged_keys, _ngram_groups,
+                                  _renumber, _sorted_changes, _stable_sort, cider, cider_and_cider_d,
                                   cider_d, lcs_length, meteor, reference_digest, rouge_l)
 from chimdqa_eval.text import TokenLists, tokenize
 
@@ -333,7 +334,7 @@ def test_cider_in_blocks_equals_one_block_to_the_last_bit():
 
 def test_cider_in_blocks_when_no_reference_has_an_order_a_prediction_has():
     # one-word references have no 2-, 3- or 4-grams at all: a block's prediction k-grams find nothing in an empty
-    # table (this raised IndexError on the blocked path, which runs beyond 8,192 items)
+    # table (this raised IndexError on the blocked path, which runs beyond _CIDER_BLOCK_ITEMS items)
     preds, refs = [["a", "b", "c", "d"], ["a"], ["b", "a"]], [["a"], ["b"], ["a"]]
     whole = _cider_similarities(preds, refs, 4, block=len(preds))
     assert whole[0].max() > 0  # the unigram 'a' / 'b' overlaps count
@@ -341,6 +342,24 @@ def test_cider_in_blocks_when_no_reference_has_an_order_a_prediction_has():
         for one, blocked in zip(whole, _cider_similarities(preds, refs, 4, block=block)):
             assert one.tobytes() == blocked.tobytes()
 
+
+
+def test_merged_keys_are_numpy_unique_with_inverse():
+    # the references' per-block distinct k-gram keys merge into one sorted table: the same keys and indices as
+    # np.unique(..., return_inverse=True), the indices in the narrower type asked for
+    rng = np.random.default_rng(3)
+    parts = [np.unique(rng.integers(-5, 4000, rng.integers(0, 900))) for _ in range(7)] + [np.empty(0, np.int64)]
+    keys, inverse = _merged_keys(parts, np.int32)
+    expected_keys, expected_inverse = np.unique(np.concatenate(parts), return_inverse=True)
+    assert keys.tolist() == expected_keys.tolist() and inverse.tolist() == expected_inverse.tolist()
+    assert inverse.dtype == np.int32
+    assert [a.tolist() for a in _merged_keys([], np.int32)] == [[], []]
+
+
+def test_renumber_maps_places_in_chunks_and_keeps_minus_one():
+    index = np.array([-1, 0, 3, -1, 2, 1, 0], dtype=np.int32)
+    _renumber(index, np.array([50, 60, 70, 80]), chunk=3)
+    assert index.tolist() == [-1, 50, 80, -1, 70, 60, 50] and index.dtype == np.int32
 
 def test_sorted_changes_in_chunks_equal_a_sorted_copy():
     rng = np.random.default_rng(1)
