@@ -3,6 +3,7 @@ declare, vocabulary as versioned data without repeated entries, regexes compiled
 `judge-rules` command, and the filler-opening and bracketed-figure guards (issue 23)."""
 import argparse
 import ast
+import copy
 import re
 import shutil
 import sys
@@ -12,7 +13,7 @@ import pytest
 
 from chimdqa_eval.commands import judge_rules
 from chimdqa_eval.factual import rules, version, vocabulary
-from chimdqa_eval.factual.decision import REFUSAL_KINDS
+from chimdqa_eval.factual.decision import REFUSAL_KINDS, Decision, Family
 from chimdqa_eval.factual.judge_rule import FAMILIES, trace_answer, trace_answers
 from chimdqa_eval.factual.rulebook import listed_rules, rule_figures
 from shared_data import CHINESE_SIMPLEQA
@@ -91,6 +92,49 @@ def test_on_the_validation_set_each_verdict_is_one_its_rule_declares():
         assert d.grade in r.grades.split("/") or r.test is None, (record["id"], d)
         assert d.reason in r.reasons or r.reasons == ("(the rule's)",), (record["id"], d)
         assert not (d.certain and r.certain == "no"), (record["id"], d)
+
+
+def _every_rule_tried(family, case):
+    """The decision list as written: every rule tried in order, a verdict that the answer's refusal kind (unless) or
+    alternatives (alone) overrule dropped; what the engine's shortcuts must always agree with."""
+    for r in family.rules:
+        if r.test is None or r.when not in ("", "found" if case.found else "missing"):
+            continue
+        verdict = r.test(case)
+        if verdict is not None and not (r.unless and case.refusal in r.unless) \
+                and not (r.alone and case.offers_alternatives):
+            decision = Decision(*verdict, r.name)
+            return family.settle(case, decision) if family.settle else decision
+    raise AssertionError(f"{family.name} ended without a verdict")
+
+
+def _engine_against_every_rule_tried(monkeypatch, records):
+    """Each reading of each record decided by the engine and by _every_rule_tried, on fresh copies of its Case."""
+    compared, differ = [], []
+    decide = Family.decide
+
+    def both(family, case):
+        engine, full = decide(family, copy.copy(case)), _every_rule_tried(family, copy.copy(case))
+        compared.append(1)
+        if engine != full:
+            differ.append((case.answer.whole, case.ref.main, engine, full))
+        return engine
+
+    monkeypatch.setattr(Family, "decide", both)
+    trace_answers([r["answer"] for r in records], [r["reference"] for r in records], [r["question"] for r in records])
+    assert len(compared) >= len(records) and differ == []
+
+
+def test_the_engine_skips_no_rule_that_would_decide(monkeypatch):
+    """The engine does not try a rule whose verdict would be overruled (and may skip rules by what a Case
+    cannot hold): on every labelled answer it decides as the list tried rule by rule does."""
+    _engine_against_every_rule_tried(monkeypatch, load_validation_set(VALIDATION_SET))
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not CHINESE_SIMPLEQA.is_file(), reason="no Chinese SimpleQA file for the held-out answers")
+def test_the_engine_skips_no_rule_that_would_decide_on_the_held_out_answers(monkeypatch):
+    _engine_against_every_rule_tried(monkeypatch, load_validation_set(HELDOUT_SET, CHINESE_SIMPLEQA))
 
 
 def test_vocabulary_lists_hold_no_entry_twice():
