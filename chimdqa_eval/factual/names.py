@@ -18,6 +18,7 @@ from functools import lru_cache
 from importlib.metadata import version
 
 from chimdqa_eval.factual import rules, tables
+from chimdqa_eval.factual.gate import gated
 
 # A Chinese reference shorter than this (one character) has no pinyin form: one syllable (an, ma) is an
 # English word as often as a name.
@@ -387,7 +388,7 @@ _LATIN_CLASS = ((r"sch|tch|sh|zh|ts|tz", "S"), (r"ch", "SK"), (r"ph", "F"), (r"t
                 (r"ck|qu|q", "K"), (r"ng(?![aeiou])", "N"), (r"x", "K S"), (r"c(?=[eiy])", "S"),
                 (r"g(?=[eiy])", "SK"), (r"[cgk]", "K"), (r"[jsz]", "S"), (r"[bp]", "B"), (r"[dt]", "D"),
                 (r"[fv]", "F"), (r"w(?=[aeiou])", "F"), (r"[lr]", "L"), (r"m", "M"), (r"n", "N"))
-_LATIN_CLASSES = re.compile("|".join(f"({pattern})" for pattern, _ in _LATIN_CLASS))
+_LATIN_CLASSES = gated("|".join(f"({pattern})" for pattern, _ in _LATIN_CLASS))
 _VOWELS = frozenset("aeiou")
 
 
