@@ -890,18 +890,26 @@ _ASKED_NOUN = re.compile(r"(?:什么|哪一?[个种位座家所类项部本条�
 
 
 @lru_cache(maxsize=4096)
-def _one_of_asked_kind(question: str) -> re.Pattern | None:
-    """One (一个, 某) of the kind the question asks for (任什么军衔 -> 一个…军衔); None when it asks for no kind."""
+def _asked_kind(question: str) -> str:
+    """The kind of thing the question asks for (任什么军衔 -> 军衔); '' when it asks for no kind."""
     asked = _ASKED_NOUN.search(question)
+    return asked.group(1) if asked else ""
+
+
+@lru_cache(maxsize=4096)
+def _one_of_asked_kind(kind: str) -> re.Pattern:
+    """One (一个, 某) of that kind (一个…军衔)."""
     return re.compile(rf"(?<![第\d.])(?:[一1][个种位座家所类项部本条支名处片]|某[个种位座家所类项部本条支名处片]?)"
-                      rf"[^,;。!?\n]{{0,24}}?{re.escape(asked.group(1))}(?=[,;。!?\n]|$)") if asked else None
+                      rf"[^,;。!?\n]{{0,24}}?{re.escape(kind)}(?=[,;。!?\n]|$)")
 
 
 def _asked_kind_described(text: str, question: str) -> bool:
     """The answer only says that it is one of the kind the question asks for (任什么军衔？ 是一个士官级别的低阶军衔;
-    哪一个县？ 广州府下辖的一个县): a description, no name."""
-    pattern = _one_of_asked_kind(question)
-    return pattern is not None and any(not _NAMING.search(m.group(0)) for m in pattern.finditer(text))
+    哪一个县？ 广州府下辖的一个县): a description, no name. (An answer without the kind's word is none: the pattern
+    is compiled only for one with it.)"""
+    kind = _asked_kind(question)
+    return bool(kind) and kind in text \
+        and any(not _NAMING.search(m.group(0)) for m in _one_of_asked_kind(kind).finditer(text))
 
 
 def _book_not_chapter(ref: Reference, answer: _Answer) -> bool:

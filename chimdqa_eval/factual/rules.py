@@ -370,11 +370,13 @@ def clean(text: str) -> str:
     if _ASCII_LETTER.search(text):  # two -> 2 (Two — the American League and the National League)
         text = _ENGLISH_NUMBER_WORD.sub(lambda m: str(_ENGLISH_NUMBER[m.group(1)]), text)
     if _DIGIT.search(text):
-        text = _SCIENTIFIC.sub(_scientific, text)
-        text = _SCALE_WORD.sub(_scale_word, text)
-        text = _english_dates(text) if _ASCII_LETTER.search(text) else text
-        text = _LATIN_UNIT.sub(lambda m: _LATIN_UNITS[m.group(1)] if m.group(1) else _ONE_LETTER_UNITS[m.group(2)],
-                               text)
+        if "^" in text:  # (an exponent is always written with ^)
+            text = _SCIENTIFIC.sub(_scientific, text)
+        if _ASCII_LETTER.search(text):  # scale words, English dates and Latin units are all letters
+            text = _SCALE_WORD.sub(_scale_word, text)
+            text = _english_dates(text) if _ASCII_LETTER.search(text) else text
+            text = _LATIN_UNIT.sub(lambda m: _LATIN_UNITS[m.group(1)] if m.group(1) else _ONE_LETTER_UNITS[m.group(2)],
+                                   text)
     text = chinese_numerals_to_arabic(text)
     if "‰" in text:
         text = _PER_MILLE.sub(lambda m: format((Decimal(m.group(1)) / 1000).normalize(), "f"), text)
