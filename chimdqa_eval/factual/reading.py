@@ -1559,15 +1559,16 @@ def _other_given_name(ref: Reference, answer: _Answer, surname: str) -> bool:
     """Every mention of the reference's surname comes with another given name or genus than the reference's
     (威廉·道尔顿 or William Dalton for 约翰·道尔顿, Daphnia tibetana for Daphniopsis tibetana): another person or
     species. Initials (J. Dalton) and titles (Dr. Dalton) are no other name."""
-    if not ref.given:
-        return False
-    if _LATIN.search(surname):
-        before = _compiled(rf"((?:[a-z][a-z-]*\.?\s+){{1,3}}){re.escape(surname)}(?![a-z])")
-        bare = _compiled(rf"(?<![a-z.\s])\s*{re.escape(surname)}(?![a-z])|(?<![a-z])\s{re.escape(surname)}(?![a-z])")
-    else:
-        before = _compiled(rf"((?:[\u4e00-\u9fff]{{1,7}}[·•]){{1,3}}){re.escape(surname)}")  # 谢尔盖耶维奇
-        bare = _compiled(rf"(?<![·•]){re.escape(surname)}")
     text = answer.affirmed.replace("*", "")
+    latin = _LATIN.search(surname)
+    if not ref.given or surname not in text or not latin and "·" not in text and "•" not in text:
+        return False  # no given name before the surname can be found (a Chinese one ends in ·: 谢尔盖耶维奇·)
+    if latin:
+        before = _compiled(rf"((?:[a-z][a-z-]*\.?\s+){{1,3}}){re.escape(surname)}(?![a-z])")
+        bare = rf"(?<![a-z.\s])\s*{re.escape(surname)}(?![a-z])|(?<![a-z])\s{re.escape(surname)}(?![a-z])"
+    else:
+        before = _compiled(rf"((?:[\u4e00-\u9fff]{{1,7}}[·•]){{1,3}}){re.escape(surname)}")
+        bare = rf"(?<![·•]){re.escape(surname)}"
     found = list(before.finditer(text))
     chains = [[rules.key(p) for p in _OTHER_GIVEN_NAME_RE1.split(_OTHER_GIVEN_NAME_RE2.sub("", m.group(1)))
                if rules.key(p) not in _PARTICLES]
@@ -1580,7 +1581,7 @@ def _other_given_name(ref: Reference, answer: _Answer, surname: str) -> bool:
     if any(_FULL_NAME_OF.search(text, 0, m.start()) for m in found):
         return True  # 是苏格兰人贝尔，全名好像是亚历山大·贝尔: the bare surname is the person named in full
     spots = {m.end() for m in found}
-    return all(m.end() in spots for m in bare.finditer(text))
+    return all(m.end() in spots for m in _compiled(bare).finditer(text))
 
 
 # Hearsay about the answer itself (据说他一夜之间完成, 相传她…): a story, not another candidate (也有人认为是他的兄长
