@@ -29,6 +29,7 @@ def gated(pattern: str, flags: int = 0) -> re.Pattern:
     return re.compile(f"(?=[{''.join(re.escape(ch) for ch in sorted(first))}])(?:{pattern})", flags)
 
 
+@lru_cache(maxsize=None)
 def first_characters(pattern: str, flags: int = 0) -> frozenset | None:
     """Every character a match of pattern can begin with; None when that cannot be listed (or the pattern may
     match the empty string)."""

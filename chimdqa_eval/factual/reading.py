@@ -14,7 +14,7 @@ from functools import lru_cache
 from chimdqa_eval.factual import aliases, dictionary, names, places, rules
 from chimdqa_eval.factual import vocabulary as vocab
 from chimdqa_eval.factual.decision import Verdict
-from chimdqa_eval.factual.gate import gated
+from chimdqa_eval.factual.gate import first_characters, gated
 from chimdqa_eval.factual.rules import ALTERNATIVES, DENIAL, GUESS, LIST_SEPARATORS, REFUSAL, Number
 
 
@@ -1277,6 +1277,9 @@ def _doubt(text: str, form: str, holds, question: str, years: bool) -> str:
         """A negation in the part, not inside a bracketed note (至少3人（不包括凶手本人）), a place's name (那不勒斯,
         新不伦瑞克省) or words of the question."""
         key = rules.key(_PARENS.sub("", part))
+        starts = first_characters(pattern.pattern, pattern.flags)
+        if starts is not None and "|" not in starts and starts.isdisjoint(key):
+            return False  # no negation can begin anywhere in it (masking places and the form below adds only |)
         for name in places.places_in(key):
             key = key.replace(name, "|")
         key = key.replace(form, "|") if form else key
