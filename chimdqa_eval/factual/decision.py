@@ -81,10 +81,13 @@ class Family:
         object.__setattr__(self, "_plans", (plan(False), plan(True)))
 
     def decide(self, case) -> Decision:
+        # a rule the answer's refusal kind (`unless`) or its alternatives (`alone`) would overrule is not tried: the
+        # rules are pure functions of the Case, so skipping one whose verdict would be dropped changes nothing
         for test, name, unless, alone in self._plans[bool(case.found)]:
+            if (unless and case.refusal in unless) or (alone and case.offers_alternatives):
+                continue
             verdict = test(case)
-            if verdict is not None and not (unless and case.refusal in unless) \
-                    and not (alone and case.offers_alternatives):
+            if verdict is not None:
                 decision = Decision(*verdict, name)
                 return self.settle(case, decision) if self.settle else decision
         raise AssertionError(f"decision list {self.name} ended without a verdict")  # its last rule always fires

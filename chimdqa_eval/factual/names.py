@@ -18,6 +18,7 @@ from functools import lru_cache
 from importlib.metadata import version
 
 from chimdqa_eval.factual import rules, tables
+from chimdqa_eval.factual.gate import gated
 
 # A Chinese reference shorter than this (one character) has no pinyin form: one syllable (an, ma) is an
 # English word as often as a name.
@@ -173,15 +174,14 @@ def _lazy_pinyin(han: str) -> list[str]:
     """pypinyin's lazy_pinyin(han, style=Style.NORMAL), from the tables: its segmentation (pypinyin.seg.mmseg:
     from each place the longest phrase among the beginnings that are in its prefix set; no phrase there, one
     character, or every character left when all of them still begin a phrase) and each segment's reading."""
-    segments, single, _, _ = _pinyin_tables()
-    if not all(ch in single for ch in han):
+    if not all(_single(ch) is not None for ch in han):
         from pypinyin import Style, lazy_pinyin
         return lazy_pinyin(han, style=Style.NORMAL)
     out, start, length = [], 0, len(han)
     while start < length:
         reading, end, stop = None, start, start
         while stop < length:
-            found = segments.text(han[start:stop + 1])
+            found = _segment(han[start:stop + 1])
             if found is None:
                 break
             stop += 1
@@ -191,12 +191,26 @@ def _lazy_pinyin(han: str) -> list[str]:
             out.extend(_syllables(reading))
             start = end
         elif stop == length:  # every beginning of the rest begins a phrase, none is one: all single characters
-            out.extend(s for ch in han[start:] for s in _syllables(single.text(ch)))
+            out.extend(s for ch in han[start:] for s in _syllables(_single(ch)))
             break
         else:
-            out.extend(_syllables(single.text(han[start])))
+            out.extend(_syllables(_single(han[start])))
             start += 1
     return out
+
+
+# The tables' answers for the characters and beginnings of phrases asked most (the same few thousand come back in
+# answer after answer): a dictionary look-up instead of a hash and a probe of the mapped table.
+@lru_cache(maxsize=16384)
+def _segment(chars: str) -> str | None:
+    """The segments table's value: the reading of a phrase, _PREFIX for a beginning of one, else None."""
+    return _pinyin_tables()[0].text(chars)
+
+
+@lru_cache(maxsize=8192)
+def _single(ch: str) -> str | None:
+    """The reading of one character as the tables hold it, or None."""
+    return _pinyin_tables()[1].text(ch)
 
 
 def _syllables(reading: str) -> list[str]:
@@ -387,7 +401,7 @@ _LATIN_CLASS = ((r"sch|tch|sh|zh|ts|tz", "S"), (r"ch", "SK"), (r"ph", "F"), (r"t
                 (r"ck|qu|q", "K"), (r"ng(?![aeiou])", "N"), (r"x", "K S"), (r"c(?=[eiy])", "S"),
                 (r"g(?=[eiy])", "SK"), (r"[cgk]", "K"), (r"[jsz]", "S"), (r"[bp]", "B"), (r"[dt]", "D"),
                 (r"[fv]", "F"), (r"w(?=[aeiou])", "F"), (r"[lr]", "L"), (r"m", "M"), (r"n", "N"))
-_LATIN_CLASSES = re.compile("|".join(f"({pattern})" for pattern, _ in _LATIN_CLASS))
+_LATIN_CLASSES = gated("|".join(f"({pattern})" for pattern, _ in _LATIN_CLASS))
 _VOWELS = frozenset("aeiou")
 
 

@@ -152,6 +152,11 @@ def place_spans(text: str) -> list[tuple[int, int, str]]:
     """(start, end, name) of the table's names in cleaned text, left to right, each the longest name starting
     where it starts and not inside a longer word that goes on after it (not 青海 in 青海湖, 哥伦比亚 in
     哥伦比亚大学) or a foreign person's name (not 华盛顿 in 乔治·华盛顿)."""
+    return list(_place_spans(text))
+
+
+@lru_cache(maxsize=4096)  # the rules ask again of the same answer, its key and the reference
+def _place_spans(text: str) -> tuple[tuple[int, int, str], ...]:
     index, _, lengths = _loaded()
     out, i = [], 0
     while i < len(text):
@@ -167,7 +172,7 @@ def place_spans(text: str) -> list[tuple[int, int, str]]:
                 break
         else:
             i += 1
-    return out
+    return tuple(out)
 
 
 def places_in(text: str) -> list[str]:

@@ -14,6 +14,7 @@ from functools import lru_cache
 from chimdqa_eval.factual import aliases, dictionary, names, places, rules
 from chimdqa_eval.factual import vocabulary as vocab
 from chimdqa_eval.factual.decision import Verdict
+from chimdqa_eval.factual.gate import first_characters, gated
 from chimdqa_eval.factual.rules import ALTERNATIVES, DENIAL, GUESS, LIST_SEPARATORS, REFUSAL, Number
 
 
@@ -44,12 +45,12 @@ _PERIOD_PART = re.compile(rf"(.{{2,}}?)(?:{vocab.pattern('period_parts')})$")
 # character beside the reference is another candidate of the asked kind.
 _KIND_SUFFIXES = frozenset(vocab.words("kind_suffixes"))
 _BROADER_PLACE = re.compile(r"[\u4e00-\u9fff]{2,}(?:省|自治区)")
-_REGION = re.compile(vocab.pattern("regions"))
+_REGION = gated(vocab.pattern("regions"))
 # An indefinite description instead of a name (一位俄国化学家, 某位作家, 一座城市, 一种啮齿类动物, 一场工人运动来命名的;
 # clean() writes 一 as 1): an indefinite kind of thing, then at most a verb phrase to the clause's end (…在20世纪初提出
 # 的, …上连载的), so that no name follows it (一家公司西门子, 一位叫…的 name someone).
 _KIND = vocab.pattern("kind_nouns")  # data/kinds.txt
-_DESCRIPTION = re.compile(r"(?<![第\d.])(?:一|1|某)(?:位|个|座|种|名|家|部|本|类|场|项|则|款|所|条|支|首|篇|门|件|只|头|批"
+_DESCRIPTION = gated(r"(?<![第\d.])(?:一|1|某)(?:位|个|座|种|名|家|部|本|类|场|项|则|款|所|条|支|首|篇|门|件|只|头|批"
                           r"|张|幅|颗|枚|块|片|艘|架|辆|台|间|栋|处|尊|把|根|匹|口|封|次|届|味|套|份)"
                           r"[^,;。!?\n]{0,24}?(?:" + _KIND + r")(?:(?:的|在|于|所|上|里|中|来|为|被|之|有关|相关|提出|命名|写|作|创|发明|发现|设计|建"
                           r"|开发|推出|主持|领导|拍|唱|演|奉|编|撰|著|批|评|选|认定|拿|获|得|取得|读|毕业|任教|工作|出版|发表"
@@ -93,7 +94,7 @@ _PARENS = re.compile(r"\(([^()]*)\)")
 # Reading the answer. A strong self-correction: what precedes the last one is superseded.
 _TRUTH = vocab.pattern("truth_words")  # 其实|实际上|事实上
 _REMARK_WORDS = vocab.pattern("remarks")
-_CORRECTION = re.compile(r"不对|(?<=,)不(?=,)|更正|纠正一下|说错了|口误|我记错了|(?<=[,。!?—\s])等等(?=[,!])|重算|重新算|"
+_CORRECTION = gated(r"不对|(?<=,)不(?=,)|更正|纠正一下|说错了|口误|我记错了|(?<=[,。!?—\s])等等(?=[,!])|重算|重新算|"
                          + _REMARK_WORDS +  # data/cues.txt [remarks]: 准确地说, 严格来说…
                          r"|\bno,? wait\b|\bwait,? no\b|\bsorry,? i mean\b|\bscratch that\b|\bcorrection:"
                          # a final or true answer after what came first (但最终当选的是…, 真正的导演是…, 所以最早出处应该是…)
@@ -105,12 +106,13 @@ _CORRECTION = re.compile(r"不对|(?<=,)不(?=,)|更正|纠正一下|说错了|�
 _TRUE_CLAIM = re.compile(r"真正的([^,;。!?]{1,12}?)(?:是|为)|真正([^,;。!?]{1,20}?)的[^,;。!?]{0,4}?(?:是|为)"
                          r"|(?:但|而|可|不过)真正([^,;。!?]{1,8}?)(?:是|为)")
 # A claim attributed to others, up to the end of its clause.
-_ATTRIBUTED = re.compile(
+_ATTRIBUTION_CUES = (
     r"(?:(?:也|还|常|经常|常常|曾)?(?:有人|有些人|很多人|许多人|不少人|一些人|部分人|民间|坊间|网上|有的?资料|有学者"
     r"|(?:很多|许多|不少|一些|有些|部分|多数|有的)(?:资料|文献|书|教材|文章|网站|媒体|报道))"
     r"(?:会|都|也|常|往往)?(?:说|认为|称|以为|觉得|误认为|误以为|流传|传说|提出|提到|提及|记载|写)|也有(?:说法|观点|资料)|一说"
     r"|常见的?说法|通常的说法|流行的说法|另一?种?说法|另有一说|另有[^,;。!?\n]{0,8}(?:给|说|称|认为|记载|写)|据说|据传"
-    r"|误认为|误以为|误传|讹传|常被误|被误认为)[^,;。!?\n)]*")
+    r"|误认为|误以为|误传|讹传|常被误|被误认为)")
+_ATTRIBUTED = gated(_ATTRIBUTION_CUES + r"[^,;。!?\n)]*")
 def _names_candidate(report: str, question: str) -> bool:
     """A report names a candidate of its own: 是/为/称/叫 and a short name (也有人说是格莱德温·杰布), not a remark
     (据说这首诗写于扬州)."""
@@ -120,7 +122,7 @@ def _names_candidate(report: str, question: str) -> bool:
     return 2 <= len(rest) <= 10
 
 
-_ATTRIBUTION_CUE = re.compile(_ATTRIBUTED.pattern[:-len(r"[^,;。!?\n)]*")])  # where each report starts
+_ATTRIBUTION_CUE = re.compile(_ATTRIBUTION_CUES)  # where each report starts
 # The words that report a view, before what it names (也有人说是 in 也有人说是特里格韦·赖伊).
 _ATTRIBUTION_LEAD = re.compile(r"^[^是为称叫]*(?:是|为|称|叫)")
 # The common view (一般认为, 通常认为): the answer itself, unless the next clause turns it down.
@@ -133,11 +135,11 @@ _VIEW_REJECTED = re.compile(rf"[,;\s]*(?:但是?|然而|可是)?[^,;。!?\n]{{0,
 _REJECTS = re.compile(rf"[,;。\s]*(?:{_TRUTH}|但|然而|不过|可是|正确|真正)")
 # A sentence that asks something; as a question back to the user (您是指哪一年？) it asserts nothing.
 _SENTENCE = re.compile(r"[^。!?\n]*[。!?\n]?")
-_ASKS = re.compile(r"哪|什么|吗|呢|是否|还是|谁|多少|几|您|你|\b(?:how|what|which|who|do you|could you)\b")
-_ALTERNATIVE_START = re.compile(r"[也亦]?(?:有)?可能|或者|或是|还是|抑或")
+_ASKS = gated(r"哪|什么|吗|呢|是否|还是|谁|多少|几|您|你|\b(?:how|what|which|who|do you|could you)\b")
+_ALTERNATIVE_START = gated(r"[也亦]?(?:有)?可能|或者|或是|还是|抑或")
 _POLITE = re.compile(r"抱歉|对不起|请问")
-_TURN = re.compile(r"(?:但|不过|可是|然而|\bbut\b|\bhowever\b)(?:是|我)?|答案(?:应该)?(?:是|为)")
-_TO_USER = re.compile(r"您|你|请问|告诉我|能否|可否|\byou\b")
+_TURN = gated(r"(?:但|不过|可是|然而|\bbut\b|\bhowever\b)(?:是|我)?|答案(?:应该)?(?:是|为)")
+_TO_USER = gated(r"您|你|请问|告诉我|能否|可否|\byou\b")
 _CLAUSE_END = re.compile(r"[,;。!?\n:]")
 # Words that turn from what came before to another claim (not 而: a contrast, no correction); at a clause's start
 # they mark the value after them (_likeliest) or a claim that may supersede the reference (_frame).
@@ -148,7 +150,7 @@ _ASSERTION = re.compile(r"是|(?<![作成因认以称行])为")
 _TITLE = re.compile(r"《[^》]*》")
 # Characters that carry no candidate of their own (for "does the answer assert anything besides this").
 _FILLER = frozenset(vocab.words("filler_chars"))
-_CONCLUSION = re.compile(r"(即|所以|因此|故|答案|最终|结果|=|≈|也就是|就是|相当于|(降|升|增|减|涨|跌|提高|下降|上升|增长|减少)[至到])"
+_CONCLUSION = gated(r"(即|所以|因此|故|答案|最终|结果|=|≈|也就是|就是|相当于|(降|升|增|减|涨|跌|提高|下降|上升|增长|减少)[至到])"
                          r"[^,;。\d]{0,4}$|(?:所以|因此|因而)[^,;。\d]{0,12}(?:应该|应)?(?:是|为)\s*$")  # 所以你问的这个载波应该是…
 # A total said last (…146名乘客和6名机组人员，共152人) concludes when the question asks for a total.
 _TOTAL = re.compile(r"[,;。]\s*(?:共计?|总共|一共|合计|总计)(?:有|是|为|达)?\s*$")
@@ -614,7 +616,7 @@ def _refusal(answer: _Answer) -> str:
     return "refusal"
 
 
-_LEANS = re.compile(r"(?<![不没])(?<![不没].)(?:印象中|记得|好像|似乎|大概|也许|或许|可能|应该)[^,;。?]{0,8}?(?:是|为|成|叫|在)")
+_LEANS = gated(r"(?<![不没])(?<![不没].)(?:印象中|记得|好像|似乎|大概|也许|或许|可能|应该)[^,;。?]{0,8}?(?:是|为|成|叫|在)")
 
 
 def _claim_before_refusal(answer: _Answer, question: str) -> bool:
@@ -642,11 +644,11 @@ _TOPIC = re.compile(r"(?:术语|概念|名词|问题|领域|范畴|说法|叫法
 
 
 # Two named candidates for the slot (A和B二者之一, 两个都有可能, 不是A就是B), not a mere 或 (请咨询医生或药师).
-_CANDIDATE_PAIR = re.compile(r"(?:是|为)[^,;。]{0,8}?[\u4e00-\u9fff]{2,4}或[\u4e00-\u9fff]{2,4}|" + rules.NAMED_PAIR)
+_CANDIDATE_PAIR = gated(r"(?:是|为)[^,;。]{0,8}?[\u4e00-\u9fff]{2,4}或[\u4e00-\u9fff]{2,4}|" + rules.NAMED_PAIR)
 
 
 # A question for the class something belongs to: a wrong-looking class may be a broader one that holds the reference.
-_CLASS_QUESTION = re.compile(r"(?:哪|什么|何)一?(?:个|种|类)?" + _ASKED_GAP +
+_CLASS_QUESTION = gated(r"(?:哪|什么|何)一?(?:个|种|类)?" + _ASKED_GAP +
                              r"(?:类|(?<!部)门|纲|目|科|学科|类别|范畴|领域|学派|流派|宗派|教派|族|运动|思潮|书体|(?<=[菜语])系)"
                              r"(?=的|[?,。]|$|闻名|著称|动物|植物|生物)"  # 哪一门动物？, 哪个艺术运动的…; not 哪个部门负责
                              r"|(?:宗教|教派|宗派|信仰)(?:是|为)(?:什么|哪)"  # 信奉的宗教是什么？ 基督教 for 科普特正教会
@@ -888,18 +890,26 @@ _ASKED_NOUN = re.compile(r"(?:什么|哪一?[个种位座家所类项部本条�
 
 
 @lru_cache(maxsize=4096)
-def _one_of_asked_kind(question: str) -> re.Pattern | None:
-    """One (一个, 某) of the kind the question asks for (任什么军衔 -> 一个…军衔); None when it asks for no kind."""
+def _asked_kind(question: str) -> str:
+    """The kind of thing the question asks for (任什么军衔 -> 军衔); '' when it asks for no kind."""
     asked = _ASKED_NOUN.search(question)
+    return asked.group(1) if asked else ""
+
+
+@lru_cache(maxsize=4096)
+def _one_of_asked_kind(kind: str) -> re.Pattern:
+    """One (一个, 某) of that kind (一个…军衔)."""
     return re.compile(rf"(?<![第\d.])(?:[一1][个种位座家所类项部本条支名处片]|某[个种位座家所类项部本条支名处片]?)"
-                      rf"[^,;。!?\n]{{0,24}}?{re.escape(asked.group(1))}(?=[,;。!?\n]|$)") if asked else None
+                      rf"[^,;。!?\n]{{0,24}}?{re.escape(kind)}(?=[,;。!?\n]|$)")
 
 
 def _asked_kind_described(text: str, question: str) -> bool:
     """The answer only says that it is one of the kind the question asks for (任什么军衔？ 是一个士官级别的低阶军衔;
-    哪一个县？ 广州府下辖的一个县): a description, no name."""
-    pattern = _one_of_asked_kind(question)
-    return pattern is not None and any(not _NAMING.search(m.group(0)) for m in pattern.finditer(text))
+    哪一个县？ 广州府下辖的一个县): a description, no name. (An answer without the kind's word is none: the pattern
+    is compiled only for one with it.)"""
+    kind = _asked_kind(question)
+    return bool(kind) and kind in text \
+        and any(not _NAMING.search(m.group(0)) for m in _one_of_asked_kind(kind).finditer(text))
 
 
 def _book_not_chapter(ref: Reference, answer: _Answer) -> bool:
@@ -1075,10 +1085,10 @@ def _parallel(answer: _Answer, form: str, question: str) -> str:
     return "IN" if best_other > len(_bigrams(own.replace(form, "|")) & asked) else "CO"
 
 
-_RESTATES = re.compile(r"也就是|即|就是|亦即|又称|或称|也叫|俗称|简称|笔名|本名|原名|又名|艺名|别名|化名|全称|英文名"
+_RESTATES = gated(r"也就是|即|就是|亦即|又称|或称|也叫|俗称|简称|笔名|本名|原名|又名|艺名|别名|化名|全称|英文名"
                        r"|(?:中文|汉语|国内)(?:名|里|中)?(?:一般|通常|常|多)?(?:叫|称|译|写)")  # 中文一般叫…
 _CONTRAST = re.compile(r"虽|则|但|不过|然而|而|也|另|其他|其余|对照|相比|只有|仅")  # 李白则被称为诗仙: context by contrast
-_NAMED_AS = re.compile(r"(?:被|也|又|一般|通常)?(?:称为|称作|叫做|叫|名为)")
+_NAMED_AS = gated(r"(?:被|也|又|一般|通常)?(?:称为|称作|叫做|叫|名为)")
 # Where the answer first names the reference, it sets it aside (李东阳则是…, 高畑勋只是…, 后来才在…重播).
 _ASIDE = re.compile(rf"则|只是|仅是|仅仅是|{_TRUTH}|而(?!是)|并非|不是|没(?!有?记?错)|并未|(?:后来|之后|随后)才")
 _CLOSER_TURN = re.compile(rf"{_TRUTH}|才(?:是|叫|为)|而是|则")  # a closer clause that turns to the answer
@@ -1267,6 +1277,9 @@ def _doubt(text: str, form: str, holds, question: str, years: bool) -> str:
         """A negation in the part, not inside a bracketed note (至少3人（不包括凶手本人）), a place's name (那不勒斯,
         新不伦瑞克省) or words of the question."""
         key = rules.key(_PARENS.sub("", part))
+        starts = first_characters(pattern.pattern, pattern.flags)
+        if starts is not None and "|" not in starts and starts.isdisjoint(key):
+            return False  # no negation can begin anywhere in it (masking places and the form below adds only |)
         for name in places.places_in(key):
             key = key.replace(name, "|")
         key = key.replace(form, "|") if form else key
@@ -1549,15 +1562,16 @@ def _other_given_name(ref: Reference, answer: _Answer, surname: str) -> bool:
     """Every mention of the reference's surname comes with another given name or genus than the reference's
     (威廉·道尔顿 or William Dalton for 约翰·道尔顿, Daphnia tibetana for Daphniopsis tibetana): another person or
     species. Initials (J. Dalton) and titles (Dr. Dalton) are no other name."""
-    if not ref.given:
-        return False
-    if _LATIN.search(surname):
-        before = _compiled(rf"((?:[a-z][a-z-]*\.?\s+){{1,3}}){re.escape(surname)}(?![a-z])")
-        bare = _compiled(rf"(?<![a-z.\s])\s*{re.escape(surname)}(?![a-z])|(?<![a-z])\s{re.escape(surname)}(?![a-z])")
-    else:
-        before = _compiled(rf"((?:[\u4e00-\u9fff]{{1,7}}[·•]){{1,3}}){re.escape(surname)}")  # 谢尔盖耶维奇
-        bare = _compiled(rf"(?<![·•]){re.escape(surname)}")
     text = answer.affirmed.replace("*", "")
+    latin = _LATIN.search(surname)
+    if not ref.given or surname not in text or not latin and "·" not in text and "•" not in text:
+        return False  # no given name before the surname can be found (a Chinese one ends in ·: 谢尔盖耶维奇·)
+    if latin:
+        before = _compiled(rf"((?:[a-z][a-z-]*\.?\s+){{1,3}}){re.escape(surname)}(?![a-z])")
+        bare = rf"(?<![a-z.\s])\s*{re.escape(surname)}(?![a-z])|(?<![a-z])\s{re.escape(surname)}(?![a-z])"
+    else:
+        before = _compiled(rf"((?:[\u4e00-\u9fff]{{1,7}}[·•]){{1,3}}){re.escape(surname)}")
+        bare = rf"(?<![·•]){re.escape(surname)}"
     found = list(before.finditer(text))
     chains = [[rules.key(p) for p in _OTHER_GIVEN_NAME_RE1.split(_OTHER_GIVEN_NAME_RE2.sub("", m.group(1)))
                if rules.key(p) not in _PARTICLES]
@@ -1570,7 +1584,7 @@ def _other_given_name(ref: Reference, answer: _Answer, surname: str) -> bool:
     if any(_FULL_NAME_OF.search(text, 0, m.start()) for m in found):
         return True  # 是苏格兰人贝尔，全名好像是亚历山大·贝尔: the bare surname is the person named in full
     spots = {m.end() for m in found}
-    return all(m.end() in spots for m in bare.finditer(text))
+    return all(m.end() in spots for m in _compiled(bare).finditer(text))
 
 
 # Hearsay about the answer itself (据说他一夜之间完成, 相传她…): a story, not another candidate (也有人认为是他的兄长

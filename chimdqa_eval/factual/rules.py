@@ -16,6 +16,7 @@ from functools import lru_cache
 import opencc
 
 from chimdqa_eval.factual import vocabulary  # the rule judge's word lists, data/*.txt and units.tsv
+from chimdqa_eval.factual.gate import gated  # long cue lists: tried only where a cue can begin
 
 # Traditional -> simplified by OpenCC's maintained phrase tables (t2s), on answers and references alike.
 _T2S = opencc.OpenCC("t2s")
@@ -35,7 +36,7 @@ _DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4,
 _SMALL_UNITS = {"十": 10, "百": 100, "千": 1000}
 # 一千二 is 1200, 三万五 35000: the unit of a final digit that follows one of these without a 零.
 _ELIDED = {"百": 10, "千": 100, "万": 1000, "亿": 10 ** 7}
-_CN_NUMERAL = re.compile(r"(百分之)?([零〇一二两三四五六七八九十百千万亿]+)(点[零〇一二三四五六七八九]+)?")
+_CN_NUMERAL = gated(r"(百分之)?([零〇一二两三四五六七八九十百千万亿]+)(点[零〇一二三四五六七八九]+)?")
 # A single numeral character is only a number standing alone, next to a measure word or unit or after 第 (not
 # 一样, 统一, 十分).
 # Longer runs of numeral characters are not read as numbers: no number is written so, and int() refuses
@@ -108,7 +109,7 @@ _DECADE_PART = {"初": (0, 4), "初期": (0, 4), "前期": (0, 4), "中期": (2,
 _CENTURY_PART = {"头10年": (0, 10), "最初10年": (0, 10), "头十年": (0, 10), "最初十年": (0, 10), "初": (0, 30), "初期": (0, 30), "前期": (0, 40), "上半叶": (0, 50), "中叶": (30, 70),
                  "中期": (30, 70), "下半叶": (50, 100), "后期": (60, 100), "末": (70, 100), "末期": (70, 100)}
 
-REFUSAL = re.compile(
+REFUSAL = gated(
     r"不知道|不(太|很|大|是很|能)?(清楚|确定(?!性)|了解|熟悉|记得|肯定)|不得而知|找不到|查不到|记不(清|得|住|太清|起来)|想不起"
     r"|答不(上|出)|回答不了|说不(准|好|清)|拿不准|没(有)?(能)?(查到|找到|检索到|搜到)"
     r"|超出(了)?(我的)?(知识|能力|所知|了解)|超出[^,.;!?，。；！？]{0,8}范围|知识(库|范围)[^,.;!?，。；！？]{0,6}(没有|不包含|未|不足)"
@@ -169,24 +170,25 @@ REFUSAL = re.compile(
     r"|需要先?(?:确认|核实|了解清楚)一下|答案(?:可能|也|就|会)*(?:不一样|不同)")
 # A guess: the answer leans towards a candidate (可能是, 我记得是, 应该在).
 _NOT_GUESSING = r"(?<![不别])(?<![不别没].)(?<![不别没]..)"  # 不乱猜, 不敢瞎猜, 不想瞎猜 refuse to guess
-GUESS = re.compile(r"(可能|也许|或许|大概|应该|估计|似乎|好像|印象中|(?<![不没只])(?<![不没].)记得|" + _NOT_GUESSING
-                   + r"猜测?|疑似)"
-                   r"(是|为|在|于|叫|属于|位于)|" + _NOT_GUESSING + r"猜|倾向于|i think|i believe|probably|maybe|perhaps|likely")
+_GUESS = (r"(可能|也许|或许|大概|应该|估计|似乎|好像|印象中|(?<![不没只])(?<![不没].)记得|" + _NOT_GUESSING
+          + r"猜测?|疑似)"
+          r"(是|为|在|于|叫|属于|位于)|" + _NOT_GUESSING + r"猜|倾向于|i think|i believe|probably|maybe|perhaps|likely")
+GUESS = gated(_GUESS)
 # A hedge around an answer, even a right one.
-HEDGE = re.compile(GUESS.pattern + r"|不(太|很|大)?(确定(?!性)|肯定)|据我所知|如果我没记错|not sure|not certain")
+HEDGE = gated(_GUESS + r"|不(太|很|大)?(确定(?!性)|肯定)|据我所知|如果我没记错|not sure|not certain")
 # 或 starting an alias (或称, 或译), meaning "perhaps" (或许) or opening a bound (或以上, 或更早) does not offer a
 # second candidate.
 # Two named candidates (A和B二者之一, A和B两家之一, 不是2001年就是2006年, 两个都有可能), not one of a role (创办人之一).
 NAMED_PAIR = (r"[、和与或][^,;。]{1,12}(?<![家员士手师])(?<![^二两2]者)(?<![^二两2]人)之一"
               r"|[、和与或][^,;。]{1,12}(?:两|二|2)[家个位者人种所座国支部本首条门]?(?:之一|中的?一[家个位种所座国支部本首条门者人])"
               r"|不是[^,;。]{1,12}就是|(?:两|二|2)(?:个|者)?都有可能")  # A和B两家之一, A和B两家中的一家
-ALTERNATIVES = re.compile(r"或是|抑或|亦或|还是|也可能|或(?!(?:[称译作名叫许]|者[称译名叫许]|者?以上|者?以下|者?更))|\bor\b"
+ALTERNATIVES = gated(r"或是|抑或|亦或|还是|也可能|或(?!(?:[称译作名叫许]|者[称译名叫许]|者?以上|者?以下|者?更))|\bor\b"
                           r"|(?<=[\u4e00-\u9fff]{2})/(?=[\u4e00-\u9fff]{2})(?!小时|分钟|公里|千克|公斤|立方|平方|摩尔)"  # 千卡/千克: a rate
                           r"|(?<=\d{4})/(?=\d{4}(?![\d/]))"
                           r"|" + NAMED_PAIR + r"|(?:都|皆)有可能")
 # A denial: 不是 / 并非 / 而非 / 不在 / 不属于 up to the end of its clause or the 而是 / 但 / 是 that turns it
 # (他并不是北京人，而是上海人). 是不是 asks, it does not deny.
-DENIAL = re.compile(r"(?<!是)(不是(?![^,;!?:、。\n]*就是)|并非|而非|不在|不属于)(?:(?!而|但|是)[^,;!?:、。\n])+"
+DENIAL = gated(r"(?<!是)(不是(?![^,;!?:、。\n]*就是)|并非|而非|不在|不属于)(?:(?!而|但|是)[^,;!?:、。\n])+"
                     r"|(?<![a-z])(?:not|isn'?t|wasn'?t)\s+(?!sure|certain|entirely|quite|fully|familiar|able|aware|confident"
                     r"|100%|only|just)[^,;!?:。.—\n]+?(?=\s+(?:but|rather)\b|[,;!?:。.—\n]|$)")  # Not Bsharri — …
 LIST_SEPARATORS = re.compile(r"以及|和|与|及|、|,|;")
@@ -368,11 +370,13 @@ def clean(text: str) -> str:
     if _ASCII_LETTER.search(text):  # two -> 2 (Two — the American League and the National League)
         text = _ENGLISH_NUMBER_WORD.sub(lambda m: str(_ENGLISH_NUMBER[m.group(1)]), text)
     if _DIGIT.search(text):
-        text = _SCIENTIFIC.sub(_scientific, text)
-        text = _SCALE_WORD.sub(_scale_word, text)
-        text = _english_dates(text) if _ASCII_LETTER.search(text) else text
-        text = _LATIN_UNIT.sub(lambda m: _LATIN_UNITS[m.group(1)] if m.group(1) else _ONE_LETTER_UNITS[m.group(2)],
-                               text)
+        if "^" in text:  # (an exponent is always written with ^)
+            text = _SCIENTIFIC.sub(_scientific, text)
+        if _ASCII_LETTER.search(text):  # scale words, English dates and Latin units are all letters
+            text = _SCALE_WORD.sub(_scale_word, text)
+            text = _english_dates(text) if _ASCII_LETTER.search(text) else text
+            text = _LATIN_UNIT.sub(lambda m: _LATIN_UNITS[m.group(1)] if m.group(1) else _ONE_LETTER_UNITS[m.group(2)],
+                                   text)
     text = chinese_numerals_to_arabic(text)
     if "‰" in text:
         text = _PER_MILLE.sub(lambda m: format((Decimal(m.group(1)) / 1000).normalize(), "f"), text)
@@ -500,7 +504,7 @@ _DYNASTY_YEARS = {"夏": (-2070, -1600), "商": (-1600, -1046), "周": (-1046, -
                   "宋": (960, 1279), "北宋": (960, 1127), "南宋": (1127, 1279), "元": (1271, 1368),
                   "明": (1368, 1644), "清": (1636, 1912), "民国": (1912, 1949), "春秋": (-770, -476),
                   "战国": (-475, -221), "三国": (220, 280), "南北朝": (420, 589)}
-_DYNASTY_PERIOD = re.compile(r"(?<![东西南北])(?:(西周|东周|西汉|东汉|西晋|东晋|北宋|南宋|[夏商周秦汉晋隋唐宋元明清])(?:朝|代)"
+_DYNASTY_PERIOD = gated(r"(?<![东西南北])(?:(西周|东周|西汉|东汉|西晋|东晋|北宋|南宋|[夏商周秦汉晋隋唐宋元明清])(?:朝|代)"
                              r"|(西周|东周|西汉|东汉|西晋|东晋|北宋|南宋)|(民国)(?:时期|年间)?"
                              r"|(?<!《)(?:(春秋|三国)(?=时期|时代|年间|初年|末年|初期|中期|末期|早期|晚期)"
                              r"|(战国|南北朝)(?![策演志》])))")  # not 《春秋》, 春秋两季, 中日韩三国, 战国策
@@ -546,7 +550,7 @@ def _maybe_era(cleaned: str, start: int) -> bool:
     return len(before) == 2 and all("\u4e00" <= ch <= "\u9fff" and ch not in _NOT_ERA for ch in before)
 
 
-_ROMAN = re.compile(r"(?:(?<=第)|(?<![a-z]))([ivxl]{1,7})(?=[届章条卷号代期任次世])")
+_ROMAN = gated(r"(?:(?<=第)|(?<![a-z]))([ivxl]{1,7})(?=[届章条卷号代期任次世])")
 _ROMAN_VALUES = {"i": 1, "v": 5, "x": 10, "l": 50}
 
 

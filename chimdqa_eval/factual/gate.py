@@ -1,0 +1,94 @@
+"""Regular expressions with a gate: a long list of cue words (REFUSAL, GUESS, _CORRECTION…) is tried by Python's
+`re` word by word at every character of the text, unless every word begins with a plain character (then `re`
+first skips to a character that can begin one). gated(pattern) puts that gate in front of any such pattern:
+(?=[first characters])(?:pattern), where the first characters are every character a match can begin with, worked
+out from the parsed pattern. The gate only says what every match already does, so what the pattern matches
+(and where, and its groups) is unchanged; a pattern whose first characters cannot be listed (one that may begin
+with any character, or match nothing) is compiled as it is.
+"""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+try:  # the parser of Python's own re (3.11+); without it, patterns are compiled ungated
+    from re import _constants as _c
+    from re import _parser
+except ImportError:  # pragma: no cover
+    _parser = None
+
+_WIDEST_RANGE = 400  # a class range wider than this ([\u4e00-\u9fff]) is no gate worth checking
+
+
+@lru_cache(maxsize=None)
+def gated(pattern: str, flags: int = 0) -> re.Pattern:
+    """pattern compiled behind a gate of its first characters (see the module docstring)."""
+    first = first_characters(pattern, flags)
+    if not first:
+        return re.compile(pattern, flags)
+    return re.compile(f"(?=[{''.join(re.escape(ch) for ch in sorted(first))}])(?:{pattern})", flags)
+
+
+@lru_cache(maxsize=None)
+def first_characters(pattern: str, flags: int = 0) -> frozenset | None:
+    """Every character a match of pattern can begin with; None when that cannot be listed (or the pattern may
+    match the empty string)."""
+    if _parser is None or pattern.startswith("(?") and not pattern.startswith(("(?:", "(?=", "(?!", "(?<", "(?P")):
+        return None  # global inline flags must stay first
+    first, empty = _first(list(_parser.parse(pattern, flags)))
+    return None if first is None or empty else frozenset(first)
+
+
+def _first(items) -> tuple[set | None, bool]:
+    """(the characters the sequence of parsed items can begin with, whether it can match the empty string)."""
+    out = set()
+    for op, av in items:
+        if op in (_c.AT, _c.ASSERT_NOT) or op is _c.ASSERT and av[0] < 0:
+            continue  # zero-width: ^, \b, (?!…), (?<=…)
+        if op is _c.LITERAL:
+            return out | {chr(av)}, False
+        if op is _c.IN:
+            chars = _class(av)
+            return (None if chars is None else out | chars), False
+        if op is _c.ASSERT:  # (?=…): the match begins as the lookahead does
+            chars, empty = _first(list(av[1]))
+            if chars is None or empty:
+                return None, False
+            return out | chars, False
+        parts = _parts(op, av)
+        if parts is None:
+            return None, False
+        chars, empty = parts
+        out |= chars
+        if not empty:
+            return out, False
+    return out, True
+
+
+def _parts(op, av) -> tuple[set, bool] | None:
+    """For an alternation, a group or a repeat: (its first characters, whether it can be empty); None otherwise."""
+    if op is _c.BRANCH:
+        branches = [_first(list(alternative)) for alternative in av[1]]
+        if any(chars is None for chars, _ in branches):
+            return None
+        return set().union(*(chars for chars, _ in branches)), any(empty for _, empty in branches)
+    if op is _c.SUBPATTERN:
+        chars, empty = _first(list(av[3]))
+        return None if chars is None else (chars, empty)
+    if op in (_c.MAX_REPEAT, _c.MIN_REPEAT):
+        chars, empty = _first(list(av[2]))
+        return None if chars is None else (chars, empty or av[0] == 0)
+    return None
+
+
+def _class(items) -> set | None:
+    """The characters of a character class; None for a negated class, a category (\\w) or a wide range."""
+    chars = set()
+    for op, av in items:
+        if op is _c.LITERAL:
+            chars.add(chr(av))
+        elif op is _c.RANGE and av[1] - av[0] <= _WIDEST_RANGE:
+            chars.update(chr(code) for code in range(av[0], av[1] + 1))
+        else:
+            return None
+    return chars
