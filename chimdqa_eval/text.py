@@ -111,18 +111,49 @@ def _rjieba():
     return segmenter
 
 
+_MIN_FLOAT = -3.14e100  # jieba.finalseg.MIN_FLOAT: the log-probability of what its tables lack
+
+
+@functools.cache
+def _finalseg_model() -> tuple[dict, dict, dict]:
+    """jieba.finalseg's model (its prob_start, prob_trans and prob_emit tables) read from jieba's files without
+    importing jieba, whose package __init__ imports pkg_resources where setuptools has it (~0.1 s) and nothing
+    we use. A jieba already imported gives its own tables."""
+    finalseg = sys.modules.get("jieba.finalseg")
+    if finalseg is not None:
+        return finalseg.start_P, finalseg.trans_P, finalseg.emit_P
+    package = importlib.util.find_spec("jieba")
+    if package is None or not package.submodule_search_locations:
+        from jieba import finalseg
+
+        return finalseg.start_P, finalseg.trans_P, finalseg.emit_P
+    folder = os.path.join(package.submodule_search_locations[0], "finalseg")
+    tables = []
+    for name in ("prob_start", "prob_trans", "prob_emit"):
+        spec = importlib.util.spec_from_file_location(f"_chimdqa_jieba_{name}", os.path.join(folder, f"{name}.py"))
+        module = importlib.util.module_from_spec(spec)  # not registered: a later `import jieba` loads its own
+        spec.loader.exec_module(module)
+        tables.append(module.P)
+    return tuple(tables)
+
+
 @functools.cache
 def _hmm_tables():
     """jieba.finalseg's model: per character its emission log-probabilities in the order B, E, M, S (MIN_FLOAT
     where jieba's table has none), the unknown character's, the start log-probabilities and the transitions."""
-    from jieba.finalseg import MIN_FLOAT, emit_P, start_P, trans_P
-
+    start_P, trans_P, emit_P = _finalseg_model()
     emit: dict = {}
     for i, state in enumerate("BEMS"):
         for char, p in emit_P[state].items():
-            emit.setdefault(char, [MIN_FLOAT] * 4)[i] = p
-    return ({char: tuple(p) for char, p in emit.items()}, (MIN_FLOAT,) * 4, tuple(start_P[s] for s in "BEMS"),
-            {a + b: p for a, row in trans_P.items() for b, p in row.items()})
+            emit.setdefault(char, [_MIN_FLOAT] * 4)[i] = p
+    return ({char: tuple(p) for char, p in emit.items()}, (_MIN_FLOAT,) * 4, tuple(start_P[s] for s in "BEMS"),
+            _transitions())
+
+
+@functools.cache
+def _transitions() -> dict:
+    """jieba.finalseg's transition log-probabilities by state pair ("EB": from E to B)."""
+    return {a + b: p for a, row in _finalseg_model()[1].items() for b, p in row.items()}
 
 
 _HAN_FIRST, _HAN_END = 0x4E00, 0x9FD6  # the Han range of jieba's blocks and of finalseg.re_han
@@ -132,11 +163,19 @@ _NUMPY_MIN_RUNS = 64  # fewer runs than this (one short text's) are cut in plain
 
 @functools.cache
 def _emission_table():
-    """_hmm_tables' emissions as a numpy array, one row per character of the Han range."""
+    """The emissions of _hmm_tables as a numpy array, one row per character of the Han range, filled straight
+    from jieba's tables."""
     import numpy as np
 
-    emit, unknown, _, _ = _hmm_tables()
-    return np.array([emit.get(chr(c), unknown) for c in range(_HAN_FIRST, _HAN_END)])
+    emit_P = _finalseg_model()[2]
+    table = np.full((_HAN_END - _HAN_FIRST, 4), _MIN_FLOAT)
+    for i, state in enumerate("BEMS"):
+        chars = emit_P[state]
+        codes = np.fromiter(map(ord, chars), dtype=np.int64, count=len(chars)) - _HAN_FIRST
+        values = np.fromiter(chars.values(), dtype=np.float64, count=len(chars))
+        inside = (codes >= 0) & (codes < len(table))
+        table[codes[inside], i] = values[inside]
+    return table
 
 
 def _viterbi_one(han: str) -> list[str]:
@@ -177,7 +216,8 @@ def _viterbi_words(hans: list[str]) -> dict[str, list[str]]:
     import numpy as np
 
     table = _emission_table()
-    _, _, (start_b, start_e, start_m, start_s), t = _hmm_tables()
+    start_b, start_e, start_m, start_s = (_finalseg_model()[0][s] for s in "BEMS")
+    t = _transitions()
     to_b, to_e, to_m, to_s = (t["EB"], t["SB"]), (t["BE"], t["ME"]), (t["BM"], t["MM"]), (t["ES"], t["SS"])
     by_length: dict = {}
     for han in hans:
@@ -255,76 +295,61 @@ def _hmm_cut(run: str) -> tuple[str, ...]:
     return _hmm_cut_many([run])[run]
 
 
-def _segment_many(texts) -> list[list[str]]:
-    """jieba.lcut(text) of each text with its whitespace tokens dropped: blocks cut, every other character a
-    token.
+# rjieba cuts a whole text as jieba splits it into blocks and other characters, when the text holds none of the
+# characters jieba-rs counts as Han and jieba does not (CJK extension A and the planes above, U+9FD6 and up,
+# compatibility ideographs; the class here is wider than jieba-rs's) and no lone surrogate (no UTF-8 for rjieba):
+# its blocks are then jieba's, and every other character is a step of its own ("\r\n" one step, whitespace
+# either way). A text with one of them is cut block by block.
+_RJIEBA_WIDER = re.compile("[\u3400-\u4dff\u9fd6-\u9fff\uf900-\ufaff\ud800-\udfff\U00020000-\U0002ffff]")
+# Steps joined by spaces: a run of two or more steps that jieba takes one character at a time, each step a whole
+# one (between spaces or the ends): one character of a block, or letters and digits rjieba merged (no dictionary
+# word is made of letters and digits only). No such step holds a space, and no run reaches across two blocks:
+# between two blocks stands a step of another character.
+_STEP = "(?:[a-zA-Z0-9]+|[\u4E00-\u9FD5+#&._%\\-])"
+_RUN = re.compile(f"((?<![^ ]){_STEP}(?: {_STEP})+(?![^ ]))")
 
-    In a block the route's steps come from rjieba. A longer step is a dictionary word, unless rjieba merged
-    one-character steps of letters and digits into it (it then starts outside the Han range and is no word): the
-    one-character steps and the merged ones make runs, each cut by __cut_DAG's rule: one step is a token, a
-    dictionary word splits into its characters, anything else goes to the HMM. A run the HMM has not seen is
-    left in place and its place noted; the HMM then cuts all of them at once. One loop with the library calls
-    bound to locals: this runs once per token of every text."""
+
+def _segment_many(texts) -> list[list[str]]:
+    """jieba.lcut(text) of each text with its whitespace tokens dropped.
+
+    The route's steps come from rjieba, joined by spaces; _RUN finds the runs of one-character steps (with the
+    letter and digit steps rjieba merged), each cut by __cut_DAG's rule: a dictionary word splits into its
+    characters, anything else goes to the HMM, all the texts' new runs at once. Each run is then replaced by its
+    tokens and the text split on whitespace: string methods over whole texts, Python code once per distinct
+    run."""
     segmenter = _rjieba()
     cut, has_word = segmenter.cut, segmenter.has_word
-    memo = _HMM_MEMO
-    out, holes, pending = [], [], set()
-
-    def add_run(run: list, tokens: list) -> None:
-        if len(run) == 1:
-            tokens.append(run[0])
-            return
-        chars = "".join(run)
-        if has_word(chars):
-            tokens += chars
-        elif chars in memo:
-            tokens += memo[chars]
-        else:
-            holes.append((len(out), len(tokens)))
-            pending.add(chars)
-            tokens.append(chars)
-
+    pieces, runs = [], set()
     for text in texts:
-        tokens: list[str] = []
-        parts = _JIEBA_BLOCK.split(text)
-        last = len(parts) - 1
-        for i in range(0, last + 1, 2):
-            other = parts[i]  # not in a block: every character but whitespace is a token
-            if len(other) == 1:
-                if not other.isspace():
-                    tokens.append(other)
-            elif other:
-                tokens += "".join(other.split())
-            if i == last:
-                break
-            steps = cut(parts[i + 1], False)
-            if len(steps) == 1:  # a word, one character, or letters and digits merged: a token either way
-                tokens.append(steps[0])
-                continue
-            run: list[str] = []
-            for step in steps:
-                if len(step) == 1 or not ("\u4e00" <= step < "\u9fd6" or has_word(step)):
-                    run.append(step)
-                    continue
-                if run:
-                    add_run(run, tokens)
-                    run = []
-                tokens.append(step)
-            if run:
-                add_run(run, tokens)
-        out.append(tokens)
-    if holes:
-        cuts = _hmm_cut_many(pending)
-        spliced: dict = {}
-        for text_index, position in holes:
-            spliced.setdefault(text_index, []).append(position)
-        for text_index, positions in spliced.items():
-            tokens, done, filled = out[text_index], 0, []
-            for position in positions:
-                filled += tokens[done:position]
-                filled += cuts[tokens[position]]
-                done = position + 1
-            out[text_index] = filled + tokens[done:]
+        if _RJIEBA_WIDER.search(text) is None:
+            steps = cut(text, False)
+        else:
+            steps = []
+            for i, part in enumerate(_JIEBA_BLOCK.split(text)):
+                if i % 2:
+                    steps += cut(part, False)
+                else:
+                    steps += part  # every other character a step (whitespace is dropped below)
+        split = _RUN.split(" ".join(steps))  # text, run, text, ..., text
+        runs.update(split[1::2])
+        pieces.append(split)
+    cuts, pending = {}, {}
+    for run in runs:
+        chars = run.replace(" ", "")
+        if has_word(chars):
+            cuts[run] = " ".join(chars)
+        elif chars in _HMM_MEMO:
+            cuts[run] = " ".join(_HMM_MEMO[chars])
+        else:
+            pending[run] = chars
+    if pending:
+        hmm = _hmm_cut_many(set(pending.values()))
+        for run, chars in pending.items():
+            cuts[run] = " ".join(hmm[chars])
+    out = []
+    for split in pieces:
+        split[1::2] = map(cuts.__getitem__, split[1::2])
+        out.append(" ".join(split).split())
     return out
 
 
