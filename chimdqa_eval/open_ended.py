@@ -42,12 +42,15 @@ def _lexical_signature(metric: str, tokenizer: str, fields: dict, packages=()) -
                           packages=(("jieba",) if tokenizer == "jieba" else ()) + packages)
 
 
-def _cider_signature(metric: str, tokenizer: str, ref_tokens, penalty: dict) -> str:
-    """CIDEr's and CIDEr-D's signature: the variant, its switches, and the corpus its document frequencies came
-    from (the evaluated references: how many, and a digest of their tokens)."""
-    return _lexical_signature(metric, tokenizer, {
-        "n": lexical.CIDER_N, **penalty, "df": "evaluated_references", "df_refs": len(ref_tokens),
-        "df_digest": lexical.reference_digest(ref_tokens)})
+def _cider_corpus(ref_tokens) -> dict:
+    """The corpus CIDEr's and CIDEr-D's document frequencies came from, as their signatures name it: the
+    evaluated references, how many, and a digest of their tokens."""
+    return {"df": "evaluated_references", "df_refs": len(ref_tokens), "df_digest": lexical.reference_digest(ref_tokens)}
+
+
+def _cider_signature(metric: str, tokenizer: str, corpus: dict, penalty: dict) -> str:
+    """CIDEr's and CIDEr-D's signature: the variant, its switches, and the corpus (_cider_corpus)."""
+    return _lexical_signature(metric, tokenizer, {"n": lexical.CIDER_N, **penalty, **corpus})
 
 
 def _perplexities(predictions, logprobs, perplexity_model, device, download):
@@ -130,12 +133,13 @@ def compute_open(predictions, references, *, metrics=None, tokenizer: str = "jie
         signature["rouge_l"] = _lexical_signature("rouge_l", tokenizer, {"score": "f"})
     if "cider" in wanted or "cider_d" in wanted:  # one pass over the n-grams gives both
         cider_scores, cider_d_scores = lexical.cider_and_cider_d(pred_tokens, ref_tokens)
+        corpus = _cider_corpus(ref_tokens)
     if "cider" in wanted:
         per_item["cider"] = [100 * s for s in cider_scores]
-        signature["cider"] = _cider_signature("cider", tokenizer, ref_tokens, {"clip": "no", "penalty": "none"})
+        signature["cider"] = _cider_signature("cider", tokenizer, corpus, {"clip": "no", "penalty": "none"})
     if "cider_d" in wanted:
         per_item["cider_d"] = [100 * s for s in cider_d_scores]
-        signature["cider_d"] = _cider_signature("cider_d", tokenizer, ref_tokens, {
+        signature["cider_d"] = _cider_signature("cider_d", tokenizer, corpus, {
             "clip": "yes", "penalty": f"gauss(sigma={lexical.CIDER_SIGMA:g})"})
     if "perplexity" in wanted:
         try:

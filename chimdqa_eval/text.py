@@ -7,6 +7,7 @@ import importlib.machinery
 import importlib.util
 import logging
 import multiprocessing
+import operator
 import os
 import re
 import sqlite3
@@ -16,6 +17,7 @@ import unicodedata
 from array import array
 from collections.abc import Sequence
 from contextlib import closing
+from itertools import accumulate, chain, compress, islice
 
 from chimdqa_eval.cache import cache_dir
 from chimdqa_eval.schema import InputError
@@ -206,13 +208,13 @@ def _viterbi_one(han: str) -> list[str]:
     return words[::-1]
 
 
-def _viterbi_words(hans: list[str]) -> dict[str, list[str]]:
-    """finalseg.__cut on runs of Han characters, all runs of one length at once with numpy: the same Viterbi
-    sums in the same order (float64 like Python's floats), and ties broken as its max() over (log-probability,
-    state) pairs breaks them (the later letter wins). The best path ends in E or S, so every word ends where
-    the path is in E or S."""
+def _viterbi_words(hans: list[str]) -> dict[str, str]:
+    """finalseg.__cut on runs of Han characters, each run's words joined by spaces; all runs of one length at
+    once with numpy: the same Viterbi sums in the same order (float64 like Python's floats), and ties broken as
+    its max() over (log-probability, state) pairs breaks them (the later letter wins). The best path ends in E
+    or S, so every word ends where the path is in E or S."""
     if len(hans) < _NUMPY_MIN_RUNS:
-        return {han: _viterbi_one(han) for han in hans}
+        return {han: " ".join(_viterbi_one(han)) for han in hans}
     import numpy as np
 
     table = _emission_table()
@@ -247,52 +249,35 @@ def _viterbi_words(hans: list[str]) -> dict[str, list[str]]:
             ends[:, i] = (state == _E) | (state == _S)
             if i:
                 state = back[i, state, runs]
-        # Every run's characters with a space after each word, decoded at once and split.
+        # Every run's characters with a space after each word but its last, a newline after the run, decoded at
+        # once and split into runs.
         spaced = np.zeros((len(group), 2 * length), dtype=np.uint32)
         spaced[:, 0::2] = chars
         spaced[:, 1::2][ends] = 0x20
-        cut = spaced[spaced != 0].tobytes().decode("utf-32-le").split(" ")
-        done = 0
-        for han, count in zip(group, ends.sum(axis=1).tolist()):
-            words[han] = cut[done:done + count]
-            done += count
+        spaced[:, -1] = 0x0A
+        words.update(zip(group, spaced[spaced != 0].tobytes().decode("utf-32-le").split("\n")))
     return words
 
 
-_HMM_MEMO: dict = {}  # run -> tokens; short runs recur a lot
+_HMM_MEMO: dict = {}  # run -> its tokens joined by spaces; short runs recur a lot
 _HMM_MEMO_SIZE = 1 << 16
 
 
-def _hmm_cut_many(runs) -> dict[str, tuple[str, ...]]:
-    """finalseg.cut of each run: Han runs through the HMM, letters and digits cut by re_skip. (Its forced splits
-    are empty while jieba's dictionary is untouched, the only case this runs in.) A run whose smallest and
-    largest characters are Han goes to the HMM whole."""
-    cuts = {run: _HMM_MEMO[run] for run in runs if run in _HMM_MEMO}
-    new = [run for run in runs if run not in cuts]
-    mixed = {run: _HMM_HAN.split(run) for run in new if not "\u4e00" <= min(run) <= max(run) < "\u9fd6"}
-    hans = {run for run in new if run not in mixed}
-    hans.update(part for parts in mixed.values() for part in parts[1::2])
-    viterbi = _viterbi_words(list(hans))
-    for run in new:
-        parts = mixed.get(run)
-        if parts is None:
-            cuts[run] = tuple(viterbi[run])
-            continue
-        words: list[str] = []
-        for i, part in enumerate(parts):
-            if i % 2:
-                words += viterbi[part]
-            elif part:
-                words += [x for x in _HMM_SKIP.split(part) if x]
-        cuts[run] = tuple(words)
-    if len(_HMM_MEMO) + len(new) > _HMM_MEMO_SIZE:
-        _HMM_MEMO.clear()
-    _HMM_MEMO.update((run, cuts[run]) for run in new)
-    return cuts
+def _hmm_cut_many(runs) -> dict[str, str]:
+    """finalseg.cut of each run (distinct runs of a block's characters), its tokens joined by spaces: Han
+    characters through the HMM, letters and digits cut by re_skip. (Its forced splits are empty while jieba's
+    dictionary is untouched, the only case this runs in.) All runs in one string, a newline after each: re_skip
+    and re_han act inside a run as on it alone (neither matches a newline), so spaces around re_skip's matches
+    and the HMM's words in place of the Han parts give every run's tokens at once."""
+    runs = list(runs)
+    parts = _HMM_HAN.split(_HMM_SKIP.sub(r" \1 ", "\n".join(runs)))  # other, Han, other, ..., other
+    viterbi = _viterbi_words(list(set(parts[1::2])))
+    parts[1::2] = map(viterbi.__getitem__, parts[1::2])
+    return dict(zip(runs, map(" ".join, map(str.split, " ".join(parts).split("\n")))))
 
 
 def _hmm_cut(run: str) -> tuple[str, ...]:
-    return _hmm_cut_many([run])[run]
+    return tuple(_hmm_cut_many([run])[run].split())
 
 
 # rjieba cuts a whole text as jieba splits it into blocks and other characters, when the text holds none of the
@@ -309,14 +294,33 @@ _STEP = "(?:[a-zA-Z0-9]+|[\u4E00-\u9FD5+#&._%\\-])"
 _RUN = re.compile(f"((?<![^ ]){_STEP}(?: {_STEP})+(?![^ ]))")
 
 
+def _cut_runs(runs, has_word) -> dict[str, str]:
+    """Each run (its steps joined by spaces) cut by __cut_DAG's rule, the tokens joined by spaces: a dictionary
+    word splits into its characters, anything else goes to the HMM (what it cut is remembered in _HMM_MEMO).
+    Library calls mapped over all runs at once."""
+    runs = list(runs)
+    chars = "\n".join(runs).replace(" ", "").split("\n")  # each run's characters
+    is_word = list(map(has_word, chars))
+    cuts = dict(zip(compress(runs, is_word), map(" ".join, compress(chars, is_word))))
+    not_word = list(map(operator.not_, is_word))
+    runs, chars = list(compress(runs, not_word)), list(compress(chars, not_word))
+    known = dict(zip(chars, map(_HMM_MEMO.get, chars)))
+    new = _hmm_cut_many([c for c, tokens in known.items() if tokens is None])
+    known.update(new)
+    cuts.update(zip(runs, map(known.__getitem__, chars)))
+    if len(_HMM_MEMO) + len(new) > _HMM_MEMO_SIZE:
+        _HMM_MEMO.clear()
+    _HMM_MEMO.update(new)
+    return cuts
+
+
 def _segment_many(texts) -> list[list[str]]:
     """jieba.lcut(text) of each text with its whitespace tokens dropped.
 
     The route's steps come from rjieba, joined by spaces; _RUN finds the runs of one-character steps (with the
     letter and digit steps rjieba merged), each cut by __cut_DAG's rule: a dictionary word splits into its
     characters, anything else goes to the HMM, all the texts' new runs at once. Each run is then replaced by its
-    tokens and the text split on whitespace: string methods over whole texts, Python code once per distinct
-    run."""
+    tokens and the text split on whitespace: string methods over whole texts, library calls mapped over runs."""
     segmenter = _rjieba()
     cut, has_word = segmenter.cut, segmenter.has_word
     pieces, runs = [], set()
@@ -333,19 +337,7 @@ def _segment_many(texts) -> list[list[str]]:
         split = _RUN.split(" ".join(steps))  # text, run, text, ..., text
         runs.update(split[1::2])
         pieces.append(split)
-    cuts, pending = {}, {}
-    for run in runs:
-        chars = run.replace(" ", "")
-        if has_word(chars):
-            cuts[run] = " ".join(chars)
-        elif chars in _HMM_MEMO:
-            cuts[run] = " ".join(_HMM_MEMO[chars])
-        else:
-            pending[run] = chars
-    if pending:
-        hmm = _hmm_cut_many(set(pending.values()))
-        for run, chars in pending.items():
-            cuts[run] = " ".join(hmm[chars])
+    cuts = _cut_runs(runs, has_word)
     out = []
     for split in pieces:
         split[1::2] = map(cuts.__getitem__, split[1::2])
@@ -435,17 +427,24 @@ _WORDS: list[str] = []
 _VOCABULARY_LOCK = threading.Lock()
 
 
+def _add_words(tokens) -> None:
+    """Adds the tokens the vocabulary lacks, in order of first occurrence."""
+    with _VOCABULARY_LOCK:
+        new = [token for token in dict.fromkeys(tokens) if token not in _VOCABULARY]
+        _VOCABULARY.update(zip(new, range(len(_WORDS), len(_WORDS) + len(new))))
+        _WORDS.extend(new)
+
+
 def token_ids(tokens) -> list[int]:
     """The vocabulary ids of tokens (strings), new tokens added in order of first occurrence."""
     try:
         return list(map(_VOCABULARY.__getitem__, tokens))
     except KeyError:
-        with _VOCABULARY_LOCK:
-            for token in dict.fromkeys(tokens):
-                if token not in _VOCABULARY:
-                    _VOCABULARY[token] = len(_WORDS)
-                    _WORDS.append(token)
+        _add_words(tokens)
         return list(map(_VOCABULARY.__getitem__, tokens))
+
+
+_ID_BATCH = 1000  # token lists whose ids are looked up in one pass
 
 
 class TokenLists(Sequence):
@@ -465,10 +464,21 @@ class TokenLists(Sequence):
 
     @classmethod
     def from_lists(cls, token_lists) -> "TokenLists":
-        lists = cls()
-        for tokens in token_lists:
-            lists.append_ids(token_ids(tokens))
+        lists, token_lists = cls(), iter(token_lists)
+        while batch := list(islice(token_lists, _ID_BATCH)):
+            lists.extend_lists(batch)
         return lists
+
+    def extend_lists(self, token_lists: list) -> None:
+        """Appends lists of strings, the ids of all their tokens looked up in one pass."""
+        size = len(self.ids)
+        try:
+            self.ids.extend(map(_VOCABULARY.__getitem__, chain.from_iterable(token_lists)))
+        except KeyError:
+            del self.ids[size:]
+            _add_words(chain.from_iterable(token_lists))
+            self.ids.extend(map(_VOCABULARY.__getitem__, chain.from_iterable(token_lists)))
+        self.offsets.extend(islice(accumulate(map(len, token_lists), initial=self.offsets[-1]), 1, None))
 
     def append_ids(self, ids) -> None:
         self.ids.extend(ids)

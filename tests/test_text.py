@@ -165,11 +165,10 @@ def test_hmm_replay_equals_jieba_finalseg():
     unknown = [chr(c) for c in range(0x4E00, 0x9FD6) if all(chr(c) not in e for e in finalseg.emit_P.values())]
     runs += ["".join(unknown[i:i + 1 + i % 6]) for i in range(0, 600, 5)]
     runs += ["国" + "".join(unknown[i:i + 1 + i % 4]) + "家了" for i in range(0, 600, 7)]
-    joined = "".join(_repo_texts()[:3000])
+    joined = "".join(text._JIEBA_BLOCK.findall("".join(_repo_texts()[:3000])))  # runs are of a block's characters
     runs += [joined[i:i + 2 + i % 9] for i in range(0, len(joined) - 12, 7)]
     assert [text._hmm_cut(r) for r in runs] == [tuple(finalseg.cut(r)) for r in runs]
-    text._HMM_MEMO.clear()  # all at once, as _segment_many cuts them
-    assert text._hmm_cut_many(runs) == {r: tuple(finalseg.cut(r)) for r in runs}
+    assert text._hmm_cut_many(set(runs)) == {r: " ".join(finalseg.cut(r)) for r in runs}  # all at once
 
 
 def test_rjieba_holds_jiebas_dictionary():
