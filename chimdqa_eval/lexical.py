@@ -241,12 +241,22 @@ def _batches(hyp_lengths: Sequence[int], ref_lengths: Sequence[int], tokens: int
         yield start, len(hyp_lengths)
 
 
+def _distinct_and_index(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """np.unique(ids, return_inverse=True) for non-negative ids without sorting them: a mark per id up to the
+    largest, the distinct ids where marked, each id's place among them from a running count of the marks."""
+    present = np.zeros(int(ids.max()) + 1 if len(ids) else 0, dtype=bool)
+    present[ids] = True
+    rank = np.cumsum(present, dtype=np.int64)
+    rank -= 1
+    return np.flatnonzero(present), rank[ids]
+
+
 def _meteor_batch(hyp_ids: np.ndarray, hyp_lengths: np.ndarray, ref_ids: np.ndarray, ref_lengths: np.ndarray,
                   vocabulary: list[str], alpha: float, beta: float, gamma: float, stem: Callable[[str], str],
                   synonyms: Callable[[str], Iterable[str]] | None) -> list[float]:
     """meteor() on a batch of items (their token ids and lengths, both sides): each item's score depends on
     that item alone. Lower-casing and stemming act once per distinct word of the batch."""
-    distinct, index = np.unique(np.concatenate([hyp_ids, ref_ids]), return_inverse=True)
+    distinct, index = _distinct_and_index(np.concatenate([hyp_ids, ref_ids]))
     lower_vocab: dict = {}
     lower = np.fromiter((lower_vocab.setdefault(vocabulary[w].lower(), len(lower_vocab)) for w in distinct.tolist()),
                         dtype=np.int64, count=len(distinct))

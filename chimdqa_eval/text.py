@@ -6,7 +6,6 @@ import hashlib
 import importlib.machinery
 import importlib.util
 import logging
-import multiprocessing
 import operator
 import os
 import re
@@ -285,7 +284,8 @@ def _hmm_cut(run: str) -> tuple[str, ...]:
 # compatibility ideographs; the class here is wider than jieba-rs's) and no lone surrogate (no UTF-8 for rjieba):
 # its blocks are then jieba's, and every other character is a step of its own ("\r\n" one step, whitespace
 # either way). A text with one of them is cut block by block.
-_RJIEBA_WIDER = re.compile("[\u3400-\u4dff\u9fd6-\u9fff\uf900-\ufaff\ud800-\udfff\U00020000-\U0002ffff]")
+# (Two classes: as one, the astral range makes re compile a table of ~10 ms.)
+_RJIEBA_WIDER = re.compile("[\u3400-\u4dff\u9fd6-\u9fff\uf900-\ufaff\ud800-\udfff]|[\U00020000-\U0002ffff]")
 # Steps joined by spaces: a run of two or more steps that jieba takes one character at a time, each step a whole
 # one (between spaces or the ends): one character of a block, or letters and digits rjieba merged (no dictionary
 # word is made of letters and digits only). No such step holds a space, and no run reaches across two blocks:
@@ -435,15 +435,6 @@ def _add_words(tokens) -> None:
         _WORDS.extend(new)
 
 
-def token_ids(tokens) -> list[int]:
-    """The vocabulary ids of tokens (strings), new tokens added in order of first occurrence."""
-    try:
-        return list(map(_VOCABULARY.__getitem__, tokens))
-    except KeyError:
-        _add_words(tokens)
-        return list(map(_VOCABULARY.__getitem__, tokens))
-
-
 _ID_BATCH = 1000  # token lists whose ids are looked up in one pass
 
 
@@ -536,6 +527,8 @@ def tokenize_many(texts, tokenizer: str = "jieba") -> TokenLists:
         token_lists = (tokens for start in range(0, len(texts), _SEGMENT_CHUNK)
                        for tokens in _segment_many(texts[start:start + _SEGMENT_CHUNK]))
     elif workers >= 2 and sys.platform == "linux" and sum(map(len, texts)) >= _PARALLEL_MIN_CHARS:
+        import multiprocessing
+
         _jieba().initialize()
         with multiprocessing.get_context("fork").Pool(workers) as pool:
             joined = pool.map(_joined_tokens, texts, chunksize=max(1, len(texts) // (8 * workers)))
@@ -577,8 +570,9 @@ def tokenize_references(texts, tokenizer: str = "jieba") -> TokenLists:
             for start in range(0, len(key_list), 500):
                 chunk = key_list[start:start + 500]
                 rows = db.execute(f"SELECT key, tokens FROM tokens WHERE key IN ({','.join('?' * len(chunk))})",
-                                  chunk)
-                memory.update((keys[k], array("i", token_ids(v.split()))) for k, v in rows)
+                                  chunk).fetchall()
+                found = TokenLists.from_lists([tokens.split() for _, tokens in rows])  # ids in one pass
+                memory.update(zip([keys[k] for k, _ in rows], map(found.item_ids, range(len(rows)))))
             new_texts = [t for t in missing if t not in memory]
             if new_texts:
                 new = tokenize_many(new_texts, tokenizer)
