@@ -3,13 +3,14 @@ BERTScore.
 
 `compute_open` tokenizes, scores every item with each requested metric and derives every aggregate (corpus,
 per domain / question type / level) from the per-item scores. Lexical scores come from chimdqa_eval.lexical,
-model-based ones from chimdqa_eval.neural; this module only wires them together.
+model-based ones from chimdqa_eval.neural (imported when a model-based metric is asked for: a lexical run never
+loads it); this module only wires them together.
 """
 from __future__ import annotations
 
 from typing import Callable, Iterable
 
-from chimdqa_eval import lexical, neural
+from chimdqa_eval import lexical
 from chimdqa_eval.aggregate import breakdown_values, summarize
 from chimdqa_eval.schema import (LABEL_ORDER, InputError, breakdown_columns, check_answer_pairs, check_breakdowns,
                                  check_logprobs, check_same_length)
@@ -56,6 +57,8 @@ def _cider_signature(metric: str, tokenizer: str, corpus: dict, penalty: dict) -
 def _perplexities(predictions, logprobs, perplexity_model, device, download):
     """Per-item perplexity and its signature. An empty prediction (or an empty list of log-probabilities) has
     no token to score: its perplexity is None."""
+    from chimdqa_eval import neural
+
     if logprobs is not None:
         values = neural.perplexity_from_logprobs(check_logprobs(logprobs, predictions))
         return values, make_signature({"metric": "perplexity", "source": "caller_logprobs"})
@@ -72,8 +75,7 @@ def _perplexities(predictions, logprobs, perplexity_model, device, download):
 
 def compute_open(predictions, references, *, metrics=None, tokenizer: str = "jieba", domains=None,
                  question_types=None, levels=None, logprobs=None, perplexity_model: str | None = None,
-                 bertscore_model: str = neural.DEFAULT_BERTSCORE_MODEL,
-                 bertscore_num_layers: int = neural.DEFAULT_BERTSCORE_LAYERS, idf: bool = False,
+                 bertscore_model: str | None = None, bertscore_num_layers: int | None = None, idf: bool = False,
                  rescale_with_baseline=False, long_answers: str = "truncate", explicit: bool | None = None,
                  synonyms: Callable[[str], Iterable[str]] | None = None, device=None,
                  download: bool | None = None) -> dict:
@@ -89,7 +91,8 @@ def compute_open(predictions, references, *, metrics=None, tokenizer: str = "jie
     logprobs: per-token natural-log probabilities of each prediction, as APIs return them; perplexity then
       comes from them (exp of minus their mean) and no model is loaded.
     perplexity_model: a causal LM (Hub name or folder); default neural.DEFAULT_PERPLEXITY_MODEL.
-    bertscore_model, bertscore_num_layers, idf, rescale_with_baseline: as bert_score's options.
+    bertscore_model, bertscore_num_layers, idf, rescale_with_baseline: as bert_score's options; the model and its
+      layer default to neural.DEFAULT_BERTSCORE_MODEL and neural.DEFAULT_BERTSCORE_LAYERS.
     long_answers: "truncate" (as bert_score: at the model's maximum length; the number of items cut is
       "bertscore_truncated") or "window" (overlapping windows, nothing cut).
     synonyms: METEOR's synonym source, a function from a word to its synonyms; none by default.
@@ -141,6 +144,8 @@ def compute_open(predictions, references, *, metrics=None, tokenizer: str = "jie
         per_item["cider_d"] = [100 * s for s in cider_d_scores]
         signature["cider_d"] = _cider_signature("cider_d", tokenizer, corpus, {
             "clip": "yes", "penalty": f"gauss(sigma={lexical.CIDER_SIGMA:g})"})
+    if "perplexity" in wanted or "bertscore" in wanted:
+        from chimdqa_eval import neural
     if "perplexity" in wanted:
         try:
             per_item["perplexity"], signature["perplexity"] = _perplexities(predictions, logprobs,
@@ -151,8 +156,10 @@ def compute_open(predictions, references, *, metrics=None, tokenizer: str = "jie
             skipped["perplexity"] = str(error)
     if "bertscore" in wanted:
         try:
-            scorer = neural.get_bert_scorer(bertscore_model, bertscore_num_layers, idf, rescale_with_baseline,
-                                            long_answers, device, download)
+            scorer = neural.get_bert_scorer(
+                bertscore_model or neural.DEFAULT_BERTSCORE_MODEL,
+                neural.DEFAULT_BERTSCORE_LAYERS if bertscore_num_layers is None else bertscore_num_layers, idf,
+                rescale_with_baseline, long_answers, device, download)
         except neural.ModelUnavailable as error:
             if strict:
                 raise
