@@ -269,7 +269,8 @@ def _hmm_cut_many(runs) -> dict[str, str]:
     and re_han act inside a run as on it alone (neither matches a newline), so spaces around re_skip's matches
     and the HMM's words in place of the Han parts give every run's tokens at once."""
     runs = list(runs)
-    parts = _HMM_HAN.split(_HMM_SKIP.sub(r" \1 ", "\n".join(runs)))  # other, Han, other, ..., other
+    spaced = " ".join(_HMM_SKIP.split("\n".join(runs)))  # (a join, not re.sub: its template is Python code)
+    parts = _HMM_HAN.split(spaced)  # other, Han, other, ..., other
     viterbi = _viterbi_words(list(set(parts[1::2])))
     parts[1::2] = map(viterbi.__getitem__, parts[1::2])
     return dict(zip(runs, map(" ".join, map(str.split, " ".join(parts).split("\n")))))
@@ -422,17 +423,22 @@ def _cpus() -> int:
 # a list of strings costs 8 bytes a token (the pointer) plus 56 a list, and the lexical metrics read the ids
 # without hashing a string again. The vocabulary only grows: it holds each distinct token once, like jieba's
 # dictionary (a 60k-item run meets a few hundred thousand distinct tokens).
-_VOCABULARY: dict[str, int] = {}
+class _Vocabulary(dict):
+    """token -> id; looking up a token it lacks adds it (ids in order of first occurrence), so a pass of
+    dict.__getitem__ over a batch's tokens gives all their ids, Python code running only for new tokens."""
+
+    def __missing__(self, token: str) -> int:
+        with _VOCABULARY_LOCK:
+            found = self.get(token)
+            if found is None:
+                found = self[token] = len(_WORDS)
+                _WORDS.append(token)
+            return found
+
+
+_VOCABULARY = _Vocabulary()
 _WORDS: list[str] = []
 _VOCABULARY_LOCK = threading.Lock()
-
-
-def _add_words(tokens) -> None:
-    """Adds the tokens the vocabulary lacks, in order of first occurrence."""
-    with _VOCABULARY_LOCK:
-        new = [token for token in dict.fromkeys(tokens) if token not in _VOCABULARY]
-        _VOCABULARY.update(zip(new, range(len(_WORDS), len(_WORDS) + len(new))))
-        _WORDS.extend(new)
 
 
 _ID_BATCH = 1000  # token lists whose ids are looked up in one pass
@@ -462,13 +468,7 @@ class TokenLists(Sequence):
 
     def extend_lists(self, token_lists: list) -> None:
         """Appends lists of strings, the ids of all their tokens looked up in one pass."""
-        size = len(self.ids)
-        try:
-            self.ids.extend(map(_VOCABULARY.__getitem__, chain.from_iterable(token_lists)))
-        except KeyError:
-            del self.ids[size:]
-            _add_words(chain.from_iterable(token_lists))
-            self.ids.extend(map(_VOCABULARY.__getitem__, chain.from_iterable(token_lists)))
+        self.ids.extend(map(_VOCABULARY.__getitem__, chain.from_iterable(token_lists)))
         self.offsets.extend(islice(accumulate(map(len, token_lists), initial=self.offsets[-1]), 1, None))
 
     def append_ids(self, ids) -> None:
