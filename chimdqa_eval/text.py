@@ -340,9 +340,10 @@ def _segment_many(texts) -> list[list[str]]:
         pieces.append(split)
     cuts = _cut_runs(runs, has_word)
     out = []
-    for split in pieces:
+    for i, split in enumerate(pieces):
         split[1::2] = map(cuts.__getitem__, split[1::2])
         out.append(" ".join(split).split())
+        pieces[i] = None  # the joined text goes as its tokens come
     return out
 
 
