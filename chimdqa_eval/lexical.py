@@ -26,6 +26,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import itertools
+import operator
 from typing import Callable, Iterable, Sequence
 
 import numpy as np
@@ -210,9 +211,18 @@ def porter_stem() -> Callable[[str], str]:
     return stem
 
 
+_ASCII_LOWER = frozenset("abcdefghijklmnopqrstuvwxyz")
+_LAST_CHARACTER = operator.itemgetter(slice(-1, None))  # "" for ""
+
+
 def _porter_acts_on(word: str) -> bool:
     """Whether a lower-case word can have a Porter stem other than itself: it ends in an ASCII letter."""
-    return "a" <= word[-1:] <= "z"
+    return _LAST_CHARACTER(word) in _ASCII_LOWER
+
+
+def _porter_changes(words: list[str]) -> list[int]:
+    """The indices of the words _porter_acts_on, found with C-level maps."""
+    return list(itertools.compress(range(len(words)), map(_ASCII_LOWER.__contains__, map(_LAST_CHARACTER, words))))
 
 
 def meteor(predictions: Tokens, references: Tokens, *, alpha: float = METEOR_ALPHA,
@@ -276,7 +286,7 @@ def _meteor_batch(hyp_ids: np.ndarray, hyp_lengths: np.ndarray, ref_ids: np.ndar
     lower = np.fromiter(map(lower_vocab.__getitem__, lowered), dtype=np.int64, count=len(lowered))
     lower_words = list(lower_vocab)
     stemmed = np.arange(len(lower_words), dtype=np.int64)  # every word its own stem, but
-    changing = range(len(lower_words)) if every_word else [i for i, w in enumerate(lower_words) if _porter_acts_on(w)]
+    changing = range(len(lower_words)) if every_word else _porter_changes(lower_words)
     stemmed[changing] = [lower_vocab.setdefault(stem(lower_words[i]), len(lower_vocab)) for i in changing]
     lower_words = list(lower_vocab)  # now with the stems that are not corpus words
     words = lower[index]
