@@ -574,13 +574,13 @@ def tokenize_references(texts, tokenizer: str = "jieba") -> TokenLists:
                                   chunk).fetchall()
                 found = TokenLists.from_lists([tokens.split() for _, tokens in rows])  # ids in one pass
                 memory.update(zip([keys[k] for k, _ in rows], map(found.item_ids, range(len(rows)))))
-            new_texts = [t for t in missing if t not in memory]
+            new_texts = {k: t for k, t in keys.items() if t not in memory}
             if new_texts:
-                new = tokenize_many(new_texts, tokenizer)
+                new = tokenize_many(new_texts.values(), tokenizer)
                 rows = []
-                for i, t in enumerate(new_texts):
+                for i, (k, t) in enumerate(new_texts.items()):
                     memory[t] = ids = new.item_ids(i)
-                    rows.append((_text_key(t), " ".join(map(_WORDS.__getitem__, ids))))
+                    rows.append((k, " ".join(map(_WORDS.__getitem__, ids))))
                 with db:
                     db.executemany("INSERT OR REPLACE INTO tokens VALUES (?, ?)", rows)
     lists = TokenLists()
