@@ -287,12 +287,13 @@ def _hmm_cut(run: str) -> tuple[str, ...]:
 # either way). A text with one of them is cut block by block.
 # (Two classes: as one, the astral range makes re compile a table of ~10 ms.)
 _RJIEBA_WIDER = re.compile("[\u3400-\u4dff\u9fd6-\u9fff\uf900-\ufaff\ud800-\udfff]|[\U00020000-\U0002ffff]")
-# Steps joined by spaces: a run of two or more steps that jieba takes one character at a time, each step a whole
-# one (between spaces or the ends): one character of a block, or letters and digits rjieba merged (no dictionary
-# word is made of letters and digits only). No such step holds a space, and no run reaches across two blocks:
-# between two blocks stands a step of another character.
-_STEP = "(?:[a-zA-Z0-9]+|[\u4E00-\u9FD5+#&._%\\-])"
-_RUN = re.compile(f"((?<![^ ]){_STEP}(?: {_STEP})+(?![^ ]))")
+# Steps joined by spaces, a space before the first: a run of two or more steps that jieba takes one character at
+# a time, each a whole step (after a space, before a space or the end): one character of a block, or letters and
+# digits rjieba merged (no dictionary word is made of letters and digits only). No such step holds a space, and
+# no run reaches across two blocks: between two blocks stands a step of another character. (The leading space
+# lets re look for runs at spaces only; possessive repeats never try a shorter step or run.)
+_STEP = "(?:[\u4E00-\u9FD5+#&._%\\-]|[a-zA-Z0-9]++)(?![^ ])"
+_RUN = re.compile(f" ({_STEP}(?: {_STEP})++)")
 
 
 def _cut_runs(runs, has_word) -> dict[str, str]:
@@ -335,6 +336,7 @@ def _segment_many(texts) -> list[list[str]]:
                     steps += cut(part, False)
                 else:
                     steps += part  # every other character a step (whitespace is dropped below)
+        steps.insert(0, "")
         split = _RUN.split(" ".join(steps))  # text, run, text, ..., text
         runs.update(split[1::2])
         pieces.append(split)
