@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import itertools
+import operator
 from typing import Callable, Iterable, Sequence
 
 import numpy as np
@@ -206,9 +208,23 @@ def porter_stem() -> Callable[[str], str]:
     porter = functools.lru_cache(maxsize=1 << 16)(porter_stemmer.stem)
 
     def stem(word: str) -> str:
-        return porter(word) if word and "a" <= word[-1] <= "z" else word
+        return porter(word) if _porter_acts_on(word) else word
 
     return stem
+
+
+_ASCII_LOWER = frozenset("abcdefghijklmnopqrstuvwxyz")
+_LAST_CHARACTER = operator.itemgetter(slice(-1, None))  # "" for ""
+
+
+def _porter_acts_on(word: str) -> bool:
+    """Whether a lower-case word can have a Porter stem other than itself: it ends in an ASCII letter."""
+    return _LAST_CHARACTER(word) in _ASCII_LOWER
+
+
+def _porter_changes(words: list[str]) -> list[int]:
+    """The indices of the words _porter_acts_on, found with C-level maps."""
+    return list(itertools.compress(range(len(words)), map(_ASCII_LOWER.__contains__, map(_LAST_CHARACTER, words))))
 
 
 def meteor(predictions: Tokens, references: Tokens, *, alpha: float = METEOR_ALPHA,
@@ -220,14 +236,14 @@ def meteor(predictions: Tokens, references: Tokens, *, alpha: float = METEOR_ALP
     side is empty or nothing matches.
     """
     _check_pairs(predictions, references)
-    stem = stem or porter_stem()
+    stem, every_word = (porter_stem(), False) if stem is None else (stem, True)
     hyp, ref = _as_ids(predictions), _as_ids(references)
     (hyp_ids, hyp_lengths), (ref_ids, ref_lengths) = _columns(hyp), _columns(ref)
     scores: list[float] = []
     for start, stop in _batches(hyp_lengths, ref_lengths, _METEOR_BATCH_TOKENS):
         scores += _meteor_batch(hyp_ids[hyp.offsets[start]:hyp.offsets[stop]], hyp_lengths[start:stop],
                                 ref_ids[ref.offsets[start]:ref.offsets[stop]], ref_lengths[start:stop],
-                                hyp.words, alpha, beta, gamma, stem, synonyms)
+                                hyp.words, alpha, beta, gamma, stem, every_word, synonyms)
     return scores
 
 
@@ -243,18 +259,37 @@ def _batches(hyp_lengths: Sequence[int], ref_lengths: Sequence[int], tokens: int
         yield start, len(hyp_lengths)
 
 
+def _distinct_and_index(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """np.unique(ids, return_inverse=True) for non-negative ids without sorting them: a mark per id up to the
+    largest, the distinct ids where marked, each id's place among them from a running count of the marks."""
+    present = np.zeros(int(ids.max()) + 1 if len(ids) else 0, dtype=bool)
+    present[ids] = True
+    rank = np.cumsum(present, dtype=np.int64)
+    rank -= 1
+    return np.flatnonzero(present), rank[ids]
+
+
+def _lower_each(words: list[str]) -> list[str]:
+    """[w.lower() for w in words], lowered as one string where no word holds a newline (lower() acts on each
+    character alone but for the final sigma, whose context a newline ends as the end of a word does)."""
+    lowered = "\n".join(words).lower().split("\n")
+    return lowered if len(lowered) == len(words) else [w.lower() for w in words]
+
+
 def _meteor_batch(hyp_ids: np.ndarray, hyp_lengths: np.ndarray, ref_ids: np.ndarray, ref_lengths: np.ndarray,
                   vocabulary: list[str], alpha: float, beta: float, gamma: float, stem: Callable[[str], str],
-                  synonyms: Callable[[str], Iterable[str]] | None) -> list[float]:
+                  every_word: bool, synonyms: Callable[[str], Iterable[str]] | None) -> list[float]:
     """meteor() on a batch of items (their token ids and lengths, both sides): each item's score depends on
-    that item alone. Lower-casing and stemming act once per distinct word of the batch."""
-    distinct, index = np.unique(np.concatenate([hyp_ids, ref_ids]), return_inverse=True)
-    lower_vocab: dict = {}
-    lower = np.fromiter((lower_vocab.setdefault(vocabulary[w].lower(), len(lower_vocab)) for w in distinct.tolist()),
-                        dtype=np.int64, count=len(distinct))
+    that item alone. Lower-casing and stemming act once per distinct word of the batch (the default Porter
+    stemmer only on the words it can change, `every_word` False)."""
+    distinct, index = _distinct_and_index(np.concatenate([hyp_ids, ref_ids]))
+    lowered = _lower_each([vocabulary[w] for w in distinct.tolist()])
+    lower_vocab = dict(zip(dict.fromkeys(lowered), itertools.count()))  # ids by first occurrence
+    lower = np.fromiter(map(lower_vocab.__getitem__, lowered), dtype=np.int64, count=len(lowered))
     lower_words = list(lower_vocab)
-    stemmed = np.fromiter((lower_vocab.setdefault(stem(w), len(lower_vocab)) for w in lower_words),
-                          dtype=np.int64, count=len(lower_words))
+    stemmed = np.arange(len(lower_words), dtype=np.int64)  # every word its own stem, but
+    changing = range(len(lower_words)) if every_word else _porter_changes(lower_words)
+    stemmed[changing] = [lower_vocab.setdefault(stem(lower_words[i]), len(lower_vocab)) for i in changing]
     lower_words = list(lower_vocab)  # now with the stems that are not corpus words
     words = lower[index]
     word_h, word_r = words[:len(hyp_ids)], words[len(hyp_ids):]

@@ -3,13 +3,14 @@ BERTScore.
 
 `compute_open` tokenizes, scores every item with each requested metric and derives every aggregate (corpus,
 per domain / question type / level) from the per-item scores. Lexical scores come from chimdqa_eval.lexical,
-model-based ones from chimdqa_eval.neural; this module only wires them together.
+model-based ones from chimdqa_eval.neural (imported when a model-based metric is asked for: a lexical run never
+loads it); this module only wires them together.
 """
 from __future__ import annotations
 
 from typing import Callable, Iterable
 
-from chimdqa_eval import lexical, neural
+from chimdqa_eval import lexical
 from chimdqa_eval.aggregate import breakdown_values, summarize
 from chimdqa_eval.schema import (LABEL_ORDER, InputError, breakdown_columns, check_answer_pairs, check_breakdowns,
                                  check_logprobs, check_same_length)
@@ -42,17 +43,22 @@ def _lexical_signature(metric: str, tokenizer: str, fields: dict, packages=()) -
                           packages=(("jieba",) if tokenizer == "jieba" else ()) + packages)
 
 
-def _cider_signature(metric: str, tokenizer: str, ref_tokens, penalty: dict) -> str:
-    """CIDEr's and CIDEr-D's signature: the variant, its switches, and the corpus its document frequencies came
-    from (the evaluated references: how many, and a digest of their tokens)."""
-    return _lexical_signature(metric, tokenizer, {
-        "n": lexical.CIDER_N, **penalty, "df": "evaluated_references", "df_refs": len(ref_tokens),
-        "df_digest": lexical.reference_digest(ref_tokens)})
+def _cider_corpus(ref_tokens) -> dict:
+    """The corpus CIDEr's and CIDEr-D's document frequencies came from, as their signatures name it: the
+    evaluated references, how many, and a digest of their tokens."""
+    return {"df": "evaluated_references", "df_refs": len(ref_tokens), "df_digest": lexical.reference_digest(ref_tokens)}
+
+
+def _cider_signature(metric: str, tokenizer: str, corpus: dict, penalty: dict) -> str:
+    """CIDEr's and CIDEr-D's signature: the variant, its switches, and the corpus (_cider_corpus)."""
+    return _lexical_signature(metric, tokenizer, {"n": lexical.CIDER_N, **penalty, **corpus})
 
 
 def _perplexities(predictions, logprobs, perplexity_model, device, download):
     """Per-item perplexity and its signature. An empty prediction (or an empty list of log-probabilities) has
     no token to score: its perplexity is None."""
+    from chimdqa_eval import neural
+
     if logprobs is not None:
         values = neural.perplexity_from_logprobs(check_logprobs(logprobs, predictions))
         return values, make_signature({"metric": "perplexity", "source": "caller_logprobs"})
@@ -69,8 +75,7 @@ def _perplexities(predictions, logprobs, perplexity_model, device, download):
 
 def compute_open(predictions, references, *, metrics=None, tokenizer: str = "jieba", domains=None,
                  question_types=None, levels=None, logprobs=None, perplexity_model: str | None = None,
-                 bertscore_model: str = neural.DEFAULT_BERTSCORE_MODEL,
-                 bertscore_num_layers: int = neural.DEFAULT_BERTSCORE_LAYERS, idf: bool = False,
+                 bertscore_model: str | None = None, bertscore_num_layers: int | None = None, idf: bool = False,
                  rescale_with_baseline=False, long_answers: str = "truncate", explicit: bool | None = None,
                  synonyms: Callable[[str], Iterable[str]] | None = None, device=None,
                  download: bool | None = None) -> dict:
@@ -86,7 +91,8 @@ def compute_open(predictions, references, *, metrics=None, tokenizer: str = "jie
     logprobs: per-token natural-log probabilities of each prediction, as APIs return them; perplexity then
       comes from them (exp of minus their mean) and no model is loaded.
     perplexity_model: a causal LM (Hub name or folder); default neural.DEFAULT_PERPLEXITY_MODEL.
-    bertscore_model, bertscore_num_layers, idf, rescale_with_baseline: as bert_score's options.
+    bertscore_model, bertscore_num_layers, idf, rescale_with_baseline: as bert_score's options; the model and its
+      layer default to neural.DEFAULT_BERTSCORE_MODEL and neural.DEFAULT_BERTSCORE_LAYERS.
     long_answers: "truncate" (as bert_score: at the model's maximum length; the number of items cut is
       "bertscore_truncated") or "window" (overlapping windows, nothing cut).
     synonyms: METEOR's synonym source, a function from a word to its synonyms; none by default.
@@ -130,13 +136,16 @@ def compute_open(predictions, references, *, metrics=None, tokenizer: str = "jie
         signature["rouge_l"] = _lexical_signature("rouge_l", tokenizer, {"score": "f"})
     if "cider" in wanted or "cider_d" in wanted:  # one pass over the n-grams gives both
         cider_scores, cider_d_scores = lexical.cider_and_cider_d(pred_tokens, ref_tokens)
+        corpus = _cider_corpus(ref_tokens)
     if "cider" in wanted:
         per_item["cider"] = [100 * s for s in cider_scores]
-        signature["cider"] = _cider_signature("cider", tokenizer, ref_tokens, {"clip": "no", "penalty": "none"})
+        signature["cider"] = _cider_signature("cider", tokenizer, corpus, {"clip": "no", "penalty": "none"})
     if "cider_d" in wanted:
         per_item["cider_d"] = [100 * s for s in cider_d_scores]
-        signature["cider_d"] = _cider_signature("cider_d", tokenizer, ref_tokens, {
+        signature["cider_d"] = _cider_signature("cider_d", tokenizer, corpus, {
             "clip": "yes", "penalty": f"gauss(sigma={lexical.CIDER_SIGMA:g})"})
+    if "perplexity" in wanted or "bertscore" in wanted:
+        from chimdqa_eval import neural
     if "perplexity" in wanted:
         try:
             per_item["perplexity"], signature["perplexity"] = _perplexities(predictions, logprobs,
@@ -147,8 +156,10 @@ def compute_open(predictions, references, *, metrics=None, tokenizer: str = "jie
             skipped["perplexity"] = str(error)
     if "bertscore" in wanted:
         try:
-            scorer = neural.get_bert_scorer(bertscore_model, bertscore_num_layers, idf, rescale_with_baseline,
-                                            long_answers, device, download)
+            scorer = neural.get_bert_scorer(
+                bertscore_model or neural.DEFAULT_BERTSCORE_MODEL,
+                neural.DEFAULT_BERTSCORE_LAYERS if bertscore_num_layers is None else bertscore_num_layers, idf,
+                rescale_with_baseline, long_answers, device, download)
         except neural.ModelUnavailable as error:
             if strict:
                 raise

@@ -4,13 +4,15 @@ Two scores are comparable when their signatures are equal; every score that leav
 """
 from __future__ import annotations
 
+import functools
 from importlib import metadata
 
 import chimdqa_eval
 
 
+@functools.cache  # each call reads and parses the distribution's METADATA file; an evaluation asks a dozen times
 def package_version(name: str) -> str:
-    """Installed version of a distribution, or 'none' when it is not installed."""
+    """Installed version of a distribution, or 'none' when it is not installed (as this process first saw it)."""
     if name == "chimdqa_eval":
         return chimdqa_eval.__version__
     try:

@@ -6,7 +6,7 @@ import hashlib
 import importlib.machinery
 import importlib.util
 import logging
-import multiprocessing
+import operator
 import os
 import re
 import sqlite3
@@ -16,6 +16,7 @@ import unicodedata
 from array import array
 from collections.abc import Sequence
 from contextlib import closing
+from itertools import accumulate, chain, compress, islice
 
 from chimdqa_eval.cache import cache_dir
 from chimdqa_eval.schema import InputError
@@ -111,18 +112,49 @@ def _rjieba():
     return segmenter
 
 
+_MIN_FLOAT = -3.14e100  # jieba.finalseg.MIN_FLOAT: the log-probability of what its tables lack
+
+
+@functools.cache
+def _finalseg_model() -> tuple[dict, dict, dict]:
+    """jieba.finalseg's model (its prob_start, prob_trans and prob_emit tables) read from jieba's files without
+    importing jieba, whose package __init__ imports pkg_resources where setuptools has it (~0.1 s) and nothing
+    we use. A jieba already imported gives its own tables."""
+    finalseg = sys.modules.get("jieba.finalseg")
+    if finalseg is not None:
+        return finalseg.start_P, finalseg.trans_P, finalseg.emit_P
+    package = importlib.util.find_spec("jieba")
+    if package is None or not package.submodule_search_locations:
+        from jieba import finalseg
+
+        return finalseg.start_P, finalseg.trans_P, finalseg.emit_P
+    folder = os.path.join(package.submodule_search_locations[0], "finalseg")
+    tables = []
+    for name in ("prob_start", "prob_trans", "prob_emit"):
+        spec = importlib.util.spec_from_file_location(f"_chimdqa_jieba_{name}", os.path.join(folder, f"{name}.py"))
+        module = importlib.util.module_from_spec(spec)  # not registered: a later `import jieba` loads its own
+        spec.loader.exec_module(module)
+        tables.append(module.P)
+    return tuple(tables)
+
+
 @functools.cache
 def _hmm_tables():
     """jieba.finalseg's model: per character its emission log-probabilities in the order B, E, M, S (MIN_FLOAT
     where jieba's table has none), the unknown character's, the start log-probabilities and the transitions."""
-    from jieba.finalseg import MIN_FLOAT, emit_P, start_P, trans_P
-
+    start_P, trans_P, emit_P = _finalseg_model()
     emit: dict = {}
     for i, state in enumerate("BEMS"):
         for char, p in emit_P[state].items():
-            emit.setdefault(char, [MIN_FLOAT] * 4)[i] = p
-    return ({char: tuple(p) for char, p in emit.items()}, (MIN_FLOAT,) * 4, tuple(start_P[s] for s in "BEMS"),
-            {a + b: p for a, row in trans_P.items() for b, p in row.items()})
+            emit.setdefault(char, [_MIN_FLOAT] * 4)[i] = p
+    return ({char: tuple(p) for char, p in emit.items()}, (_MIN_FLOAT,) * 4, tuple(start_P[s] for s in "BEMS"),
+            _transitions())
+
+
+@functools.cache
+def _transitions() -> dict:
+    """jieba.finalseg's transition log-probabilities by state pair ("EB": from E to B)."""
+    return {a + b: p for a, row in _finalseg_model()[1].items() for b, p in row.items()}
 
 
 _HAN_FIRST, _HAN_END = 0x4E00, 0x9FD6  # the Han range of jieba's blocks and of finalseg.re_han
@@ -132,11 +164,19 @@ _NUMPY_MIN_RUNS = 64  # fewer runs than this (one short text's) are cut in plain
 
 @functools.cache
 def _emission_table():
-    """_hmm_tables' emissions as a numpy array, one row per character of the Han range."""
+    """The emissions of _hmm_tables as a numpy array, one row per character of the Han range, filled straight
+    from jieba's tables."""
     import numpy as np
 
-    emit, unknown, _, _ = _hmm_tables()
-    return np.array([emit.get(chr(c), unknown) for c in range(_HAN_FIRST, _HAN_END)])
+    emit_P = _finalseg_model()[2]
+    table = np.full((_HAN_END - _HAN_FIRST, 4), _MIN_FLOAT)
+    for i, state in enumerate("BEMS"):
+        chars = emit_P[state]
+        codes = np.fromiter(map(ord, chars), dtype=np.int64, count=len(chars)) - _HAN_FIRST
+        values = np.fromiter(chars.values(), dtype=np.float64, count=len(chars))
+        inside = (codes >= 0) & (codes < len(table))
+        table[codes[inside], i] = values[inside]
+    return table
 
 
 def _viterbi_one(han: str) -> list[str]:
@@ -167,17 +207,18 @@ def _viterbi_one(han: str) -> list[str]:
     return words[::-1]
 
 
-def _viterbi_words(hans: list[str]) -> dict[str, list[str]]:
-    """finalseg.__cut on runs of Han characters, all runs of one length at once with numpy: the same Viterbi
-    sums in the same order (float64 like Python's floats), and ties broken as its max() over (log-probability,
-    state) pairs breaks them (the later letter wins). The best path ends in E or S, so every word ends where
-    the path is in E or S."""
+def _viterbi_words(hans: list[str]) -> dict[str, str]:
+    """finalseg.__cut on runs of Han characters, each run's words joined by spaces; all runs of one length at
+    once with numpy: the same Viterbi sums in the same order (float64 like Python's floats), and ties broken as
+    its max() over (log-probability, state) pairs breaks them (the later letter wins). The best path ends in E
+    or S, so every word ends where the path is in E or S."""
     if len(hans) < _NUMPY_MIN_RUNS:
-        return {han: _viterbi_one(han) for han in hans}
+        return {han: " ".join(_viterbi_one(han)) for han in hans}
     import numpy as np
 
     table = _emission_table()
-    _, _, (start_b, start_e, start_m, start_s), t = _hmm_tables()
+    start_b, start_e, start_m, start_s = (_finalseg_model()[0][s] for s in "BEMS")
+    t = _transitions()
     to_b, to_e, to_m, to_s = (t["EB"], t["SB"]), (t["BE"], t["ME"]), (t["BM"], t["MM"]), (t["ES"], t["SS"])
     by_length: dict = {}
     for han in hans:
@@ -207,124 +248,104 @@ def _viterbi_words(hans: list[str]) -> dict[str, list[str]]:
             ends[:, i] = (state == _E) | (state == _S)
             if i:
                 state = back[i, state, runs]
-        # Every run's characters with a space after each word, decoded at once and split.
+        # Every run's characters with a space after each word but its last, a newline after the run, decoded at
+        # once and split into runs.
         spaced = np.zeros((len(group), 2 * length), dtype=np.uint32)
         spaced[:, 0::2] = chars
         spaced[:, 1::2][ends] = 0x20
-        cut = spaced[spaced != 0].tobytes().decode("utf-32-le").split(" ")
-        done = 0
-        for han, count in zip(group, ends.sum(axis=1).tolist()):
-            words[han] = cut[done:done + count]
-            done += count
+        spaced[:, -1] = 0x0A
+        words.update(zip(group, spaced[spaced != 0].tobytes().decode("utf-32-le").split("\n")))
     return words
 
 
-_HMM_MEMO: dict = {}  # run -> tokens; short runs recur a lot
+_HMM_MEMO: dict = {}  # run -> its tokens joined by spaces; short runs recur a lot
 _HMM_MEMO_SIZE = 1 << 16
 
 
-def _hmm_cut_many(runs) -> dict[str, tuple[str, ...]]:
-    """finalseg.cut of each run: Han runs through the HMM, letters and digits cut by re_skip. (Its forced splits
-    are empty while jieba's dictionary is untouched, the only case this runs in.) A run whose smallest and
-    largest characters are Han goes to the HMM whole."""
-    cuts = {run: _HMM_MEMO[run] for run in runs if run in _HMM_MEMO}
-    new = [run for run in runs if run not in cuts]
-    mixed = {run: _HMM_HAN.split(run) for run in new if not "\u4e00" <= min(run) <= max(run) < "\u9fd6"}
-    hans = {run for run in new if run not in mixed}
-    hans.update(part for parts in mixed.values() for part in parts[1::2])
-    viterbi = _viterbi_words(list(hans))
-    for run in new:
-        parts = mixed.get(run)
-        if parts is None:
-            cuts[run] = tuple(viterbi[run])
-            continue
-        words: list[str] = []
-        for i, part in enumerate(parts):
-            if i % 2:
-                words += viterbi[part]
-            elif part:
-                words += [x for x in _HMM_SKIP.split(part) if x]
-        cuts[run] = tuple(words)
-    if len(_HMM_MEMO) + len(new) > _HMM_MEMO_SIZE:
-        _HMM_MEMO.clear()
-    _HMM_MEMO.update((run, cuts[run]) for run in new)
-    return cuts
+def _hmm_cut_many(runs) -> dict[str, str]:
+    """finalseg.cut of each run (distinct runs of a block's characters), its tokens joined by spaces: Han
+    characters through the HMM, letters and digits cut by re_skip. (Its forced splits are empty while jieba's
+    dictionary is untouched, the only case this runs in.) All runs in one string, a newline after each: re_skip
+    and re_han act inside a run as on it alone (neither matches a newline), so spaces around re_skip's matches
+    and the HMM's words in place of the Han parts give every run's tokens at once."""
+    runs = list(runs)
+    spaced = " ".join(_HMM_SKIP.split("\n".join(runs)))  # (a join, not re.sub: its template is Python code)
+    parts = _HMM_HAN.split(spaced)  # other, Han, other, ..., other
+    viterbi = _viterbi_words(list(set(parts[1::2])))
+    parts[1::2] = map(viterbi.__getitem__, parts[1::2])
+    return dict(zip(runs, map(" ".join, map(str.split, " ".join(parts).split("\n")))))
 
 
 def _hmm_cut(run: str) -> tuple[str, ...]:
-    return _hmm_cut_many([run])[run]
+    return tuple(_hmm_cut_many([run])[run].split())
+
+
+# rjieba cuts a whole text as jieba splits it into blocks and other characters, when the text holds none of the
+# characters jieba-rs counts as Han and jieba does not (CJK extension A and the planes above, U+9FD6 and up,
+# compatibility ideographs; the class here is wider than jieba-rs's) and no lone surrogate (no UTF-8 for rjieba):
+# its blocks are then jieba's, and every other character is a step of its own ("\r\n" one step, whitespace
+# either way). A text with one of them is cut block by block.
+# (Two classes: as one, the astral range makes re compile a table of ~10 ms.)
+_RJIEBA_WIDER = re.compile("[\u3400-\u4dff\u9fd6-\u9fff\uf900-\ufaff\ud800-\udfff]|[\U00020000-\U0002ffff]")
+# Steps joined by spaces, a space before the first: a run of two or more steps that jieba takes one character at
+# a time, each a whole step (after a space, before a space or the end): one character of a block, or letters and
+# digits rjieba merged (no dictionary word is made of letters and digits only). No such step holds a space, and
+# no run reaches across two blocks: between two blocks stands a step of another character. (The leading space
+# lets re look for runs at spaces only; possessive repeats never try a shorter step or run.)
+_STEP = "(?:[\u4E00-\u9FD5+#&._%\\-]|[a-zA-Z0-9]++)(?![^ ])"
+_RUN = re.compile(f" ({_STEP}(?: {_STEP})++)")
+
+
+def _cut_runs(runs, has_word) -> dict[str, str]:
+    """Each run (its steps joined by spaces) cut by __cut_DAG's rule, the tokens joined by spaces: a dictionary
+    word splits into its characters, anything else goes to the HMM (what it cut is remembered in _HMM_MEMO).
+    Library calls mapped over all runs at once."""
+    runs = list(runs)
+    chars = "\n".join(runs).replace(" ", "").split("\n")  # each run's characters
+    is_word = list(map(has_word, chars))
+    cuts = dict(zip(compress(runs, is_word), map(" ".join, compress(chars, is_word))))
+    not_word = list(map(operator.not_, is_word))
+    runs, chars = list(compress(runs, not_word)), list(compress(chars, not_word))
+    known = dict(zip(chars, map(_HMM_MEMO.get, chars)))
+    new = _hmm_cut_many([c for c, tokens in known.items() if tokens is None])
+    known.update(new)
+    cuts.update(zip(runs, map(known.__getitem__, chars)))
+    if len(_HMM_MEMO) + len(new) > _HMM_MEMO_SIZE:
+        _HMM_MEMO.clear()
+    _HMM_MEMO.update(new)
+    return cuts
 
 
 def _segment_many(texts) -> list[list[str]]:
-    """jieba.lcut(text) of each text with its whitespace tokens dropped: blocks cut, every other character a
-    token.
+    """jieba.lcut(text) of each text with its whitespace tokens dropped.
 
-    In a block the route's steps come from rjieba. A longer step is a dictionary word, unless rjieba merged
-    one-character steps of letters and digits into it (it then starts outside the Han range and is no word): the
-    one-character steps and the merged ones make runs, each cut by __cut_DAG's rule: one step is a token, a
-    dictionary word splits into its characters, anything else goes to the HMM. A run the HMM has not seen is
-    left in place and its place noted; the HMM then cuts all of them at once. One loop with the library calls
-    bound to locals: this runs once per token of every text."""
+    The route's steps come from rjieba, joined by spaces; _RUN finds the runs of one-character steps (with the
+    letter and digit steps rjieba merged), each cut by __cut_DAG's rule: a dictionary word splits into its
+    characters, anything else goes to the HMM, all the texts' new runs at once. Each run is then replaced by its
+    tokens and the text split on whitespace: string methods over whole texts, library calls mapped over runs."""
     segmenter = _rjieba()
     cut, has_word = segmenter.cut, segmenter.has_word
-    memo = _HMM_MEMO
-    out, holes, pending = [], [], set()
-
-    def add_run(run: list, tokens: list) -> None:
-        if len(run) == 1:
-            tokens.append(run[0])
-            return
-        chars = "".join(run)
-        if has_word(chars):
-            tokens += chars
-        elif chars in memo:
-            tokens += memo[chars]
-        else:
-            holes.append((len(out), len(tokens)))
-            pending.add(chars)
-            tokens.append(chars)
-
+    pieces, runs = [], set()
     for text in texts:
-        tokens: list[str] = []
-        parts = _JIEBA_BLOCK.split(text)
-        last = len(parts) - 1
-        for i in range(0, last + 1, 2):
-            other = parts[i]  # not in a block: every character but whitespace is a token
-            if len(other) == 1:
-                if not other.isspace():
-                    tokens.append(other)
-            elif other:
-                tokens += "".join(other.split())
-            if i == last:
-                break
-            steps = cut(parts[i + 1], False)
-            if len(steps) == 1:  # a word, one character, or letters and digits merged: a token either way
-                tokens.append(steps[0])
-                continue
-            run: list[str] = []
-            for step in steps:
-                if len(step) == 1 or not ("\u4e00" <= step < "\u9fd6" or has_word(step)):
-                    run.append(step)
-                    continue
-                if run:
-                    add_run(run, tokens)
-                    run = []
-                tokens.append(step)
-            if run:
-                add_run(run, tokens)
-        out.append(tokens)
-    if holes:
-        cuts = _hmm_cut_many(pending)
-        spliced: dict = {}
-        for text_index, position in holes:
-            spliced.setdefault(text_index, []).append(position)
-        for text_index, positions in spliced.items():
-            tokens, done, filled = out[text_index], 0, []
-            for position in positions:
-                filled += tokens[done:position]
-                filled += cuts[tokens[position]]
-                done = position + 1
-            out[text_index] = filled + tokens[done:]
+        if _RJIEBA_WIDER.search(text) is None:
+            steps = cut(text, False)
+        else:
+            steps = []
+            for i, part in enumerate(_JIEBA_BLOCK.split(text)):
+                if i % 2:
+                    steps += cut(part, False)
+                else:
+                    steps += part  # every other character a step (whitespace is dropped below)
+        steps.insert(0, "")
+        split = _RUN.split(" ".join(steps))  # text, run, text, ..., text
+        runs.update(split[1::2])
+        pieces.append(split)
+    cuts = _cut_runs(runs, has_word)
+    out = []
+    for i, split in enumerate(pieces):
+        split[1::2] = map(cuts.__getitem__, split[1::2])
+        out.append(" ".join(split).split())
+        pieces[i] = None  # the joined text goes as its tokens come
     return out
 
 
@@ -405,22 +426,25 @@ def _cpus() -> int:
 # a list of strings costs 8 bytes a token (the pointer) plus 56 a list, and the lexical metrics read the ids
 # without hashing a string again. The vocabulary only grows: it holds each distinct token once, like jieba's
 # dictionary (a 60k-item run meets a few hundred thousand distinct tokens).
-_VOCABULARY: dict[str, int] = {}
+class _Vocabulary(dict):
+    """token -> id; looking up a token it lacks adds it (ids in order of first occurrence), so a pass of
+    dict.__getitem__ over a batch's tokens gives all their ids, Python code running only for new tokens."""
+
+    def __missing__(self, token: str) -> int:
+        with _VOCABULARY_LOCK:
+            found = self.get(token)
+            if found is None:
+                found = self[token] = len(_WORDS)
+                _WORDS.append(token)
+            return found
+
+
+_VOCABULARY = _Vocabulary()
 _WORDS: list[str] = []
 _VOCABULARY_LOCK = threading.Lock()
 
 
-def token_ids(tokens) -> list[int]:
-    """The vocabulary ids of tokens (strings), new tokens added in order of first occurrence."""
-    try:
-        return list(map(_VOCABULARY.__getitem__, tokens))
-    except KeyError:
-        with _VOCABULARY_LOCK:
-            for token in dict.fromkeys(tokens):
-                if token not in _VOCABULARY:
-                    _VOCABULARY[token] = len(_WORDS)
-                    _WORDS.append(token)
-        return list(map(_VOCABULARY.__getitem__, tokens))
+_ID_BATCH = 1000  # token lists whose ids are looked up in one pass
 
 
 class TokenLists(Sequence):
@@ -440,10 +464,15 @@ class TokenLists(Sequence):
 
     @classmethod
     def from_lists(cls, token_lists) -> "TokenLists":
-        lists = cls()
-        for tokens in token_lists:
-            lists.append_ids(token_ids(tokens))
+        lists, token_lists = cls(), iter(token_lists)
+        while batch := list(islice(token_lists, _ID_BATCH)):
+            lists.extend_lists(batch)
         return lists
+
+    def extend_lists(self, token_lists: list) -> None:
+        """Appends lists of strings, the ids of all their tokens looked up in one pass."""
+        self.ids.extend(map(_VOCABULARY.__getitem__, chain.from_iterable(token_lists)))
+        self.offsets.extend(islice(accumulate(map(len, token_lists), initial=self.offsets[-1]), 1, None))
 
     def append_ids(self, ids) -> None:
         self.ids.extend(ids)
@@ -501,6 +530,8 @@ def tokenize_many(texts, tokenizer: str = "jieba") -> TokenLists:
         token_lists = (tokens for start in range(0, len(texts), _SEGMENT_CHUNK)
                        for tokens in _segment_many(texts[start:start + _SEGMENT_CHUNK]))
     elif workers >= 2 and sys.platform == "linux" and sum(map(len, texts)) >= _PARALLEL_MIN_CHARS:
+        import multiprocessing
+
         _jieba().initialize()
         with multiprocessing.get_context("fork").Pool(workers) as pool:
             joined = pool.map(_joined_tokens, texts, chunksize=max(1, len(texts) // (8 * workers)))
@@ -542,15 +573,16 @@ def tokenize_references(texts, tokenizer: str = "jieba") -> TokenLists:
             for start in range(0, len(key_list), 500):
                 chunk = key_list[start:start + 500]
                 rows = db.execute(f"SELECT key, tokens FROM tokens WHERE key IN ({','.join('?' * len(chunk))})",
-                                  chunk)
-                memory.update((keys[k], array("i", token_ids(v.split()))) for k, v in rows)
-            new_texts = [t for t in missing if t not in memory]
+                                  chunk).fetchall()
+                found = TokenLists.from_lists([tokens.split() for _, tokens in rows])  # ids in one pass
+                memory.update(zip([keys[k] for k, _ in rows], map(found.item_ids, range(len(rows)))))
+            new_texts = {k: t for k, t in keys.items() if t not in memory}
             if new_texts:
-                new = tokenize_many(new_texts, tokenizer)
+                new = tokenize_many(new_texts.values(), tokenizer)
                 rows = []
-                for i, t in enumerate(new_texts):
+                for i, (k, t) in enumerate(new_texts.items()):
                     memory[t] = ids = new.item_ids(i)
-                    rows.append((_text_key(t), " ".join(map(_WORDS.__getitem__, ids))))
+                    rows.append((k, " ".join(map(_WORDS.__getitem__, ids))))
                 with db:
                     db.executemany("INSERT OR REPLACE INTO tokens VALUES (?, ?)", rows)
     lists = TokenLists()

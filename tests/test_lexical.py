@@ -167,6 +167,20 @@ def test_meteor_stems_and_lowercases_like_nltk():
     assert theirs > meteor([pred], [["x", "y", "经济", "增长"]])[0]  # the stem matches count
 
 
+def test_words_are_lowered_each_on_its_own():
+    # lexical lowers a batch's words as one string: a final sigma stays final at a word's end and nowhere else,
+    # and a word holding a newline (no tokenizer's, but a caller's list may) sends it word by word.
+    words = ["ΟΔΟΣ", "Σ", "ΑΣ", "'Σ", "Σ'", "ΣΑ", "İSTANBUL", "CATS", "经济", "Straße", "a\nB"]
+    assert lexical._lower_each(words) == [w.lower() for w in words]
+    assert lexical._lower_each(words[:-1]) == [w.lower() for w in words[:-1]]
+
+
+def test_meteor_with_a_stemmer_of_its_own_stems_every_word():
+    calls = []
+    lower_cased = meteor([["Running", "经济"]], [["run", "经济"]], stem=lambda w: calls.append(w) or w[:3])
+    assert sorted(calls) == ["run", "running", "经济"] and lower_cased == meteor([["run", "经济"]], [["run", "经济"]])
+
+
 def test_meteor_synonym_stage_equals_nltk():
     table = {"经济": ["财经", "经贸"], "增长": ["上升", "提高"], "公司": ["企业"], "run": ["sprint"]}
     words = ["经济", "增长", "公司", "财经", "经贸", "上升", "提高", "企业", "的", "run", "sprint", "Running"]

@@ -143,17 +143,32 @@ def test_same_tokens_as_jieba_at_the_edges():
                            "γ射线", "AT&T公司的C++11", "（2023年）第3-5页，增长5.2%。"])
 
 
+def test_rjieba_cuts_a_whole_text_into_jiebas_blocks():
+    # _segment_many hands rjieba a whole text unless it holds a character of text._RJIEBA_WIDER: with any other
+    # character (every one of the BMP, a sample of the planes above), rjieba's steps are those of jieba's blocks
+    # cut one by one, every other character a step of its own.
+    segmenter = text._rjieba()
+    chars = [chr(c) for c in [*range(0xD800), *range(0xE000, 0x10000), *range(0x10000, 0x110000, 97)]]
+    chars = [c for c in chars if not text._RJIEBA_WIDER.search(c)]
+    assert len(chars) > 50_000 and "、" in chars and "\u3000" in chars and "\u9fd5" in chars
+    for c in chars:
+        sample = f"中国{c}a1{c}{c}人民"
+        blocks = []
+        for i, part in enumerate(text._JIEBA_BLOCK.split(sample)):
+            blocks += segmenter.cut(part, False) if i % 2 else part
+        assert segmenter.cut(sample, False) == blocks, repr(c)
+
+
 def test_hmm_replay_equals_jieba_finalseg():
     runs = ["人国国国国", "哈哈哈哈哈哈哈", "小明硕士毕业于中国科学院计算所", "1.5kg重", "XQ-58A型", "中"]
     # Characters jieba's HMM has no emission for score MIN_FLOAT in every state: their paths tie exactly.
     unknown = [chr(c) for c in range(0x4E00, 0x9FD6) if all(chr(c) not in e for e in finalseg.emit_P.values())]
     runs += ["".join(unknown[i:i + 1 + i % 6]) for i in range(0, 600, 5)]
     runs += ["国" + "".join(unknown[i:i + 1 + i % 4]) + "家了" for i in range(0, 600, 7)]
-    joined = "".join(_repo_texts()[:3000])
+    joined = "".join(text._JIEBA_BLOCK.findall("".join(_repo_texts()[:3000])))  # runs are of a block's characters
     runs += [joined[i:i + 2 + i % 9] for i in range(0, len(joined) - 12, 7)]
     assert [text._hmm_cut(r) for r in runs] == [tuple(finalseg.cut(r)) for r in runs]
-    text._HMM_MEMO.clear()  # all at once, as _segment_many cuts them
-    assert text._hmm_cut_many(runs) == {r: tuple(finalseg.cut(r)) for r in runs}
+    assert text._hmm_cut_many(set(runs)) == {r: " ".join(finalseg.cut(r)) for r in runs}  # all at once
 
 
 def test_rjieba_holds_jiebas_dictionary():
