@@ -38,6 +38,7 @@ import json
 import os
 import queue
 import re
+import select
 import socket
 import sqlite3
 import sys
@@ -374,6 +375,304 @@ def _proxy_for(base: str) -> str | None:
     return urllib.request.getproxies().get(parts.scheme)
 
 
+# -- the lean transport: plain http:// without a proxy ------------------------------------------------------------
+
+HTTP_CLIENT_ENV = "CHIMDQA_HTTP_CLIENT"  # "httpx": every request through httpx, none through _LeanTransport
+MAX_HEAD_BYTES = 100 * 2**10  # a reply's status line and headers (what httpcore allows too)
+MAX_CHUNK_LINE = 1024  # bytes of a chunk's size line, extensions included
+_READ_SIZE = 2**16
+_BLANK_LINE = re.compile(rb"\r?\n\r?\n")
+_STATUS_LINE = re.compile(rb"HTTP/1\.([01]) ([0-9]{3})(?: [^\r\n]*)?")
+_FIELD_LINE = re.compile(rb"([!#$%&'*+\-.^_`|~0-9A-Za-z]+):[ \t]*([^\r\n\0]*?)[ \t]*")
+_CHUNK_SIZE = re.compile(rb"([0-9A-Fa-f]{1,16})[ \t]*(?:;[^\r\n]*)?")
+_UNSAFE_FIELD = re.compile(r"[\r\n\0]")
+
+
+def _lean_allowed(url: str, proxy: str | None) -> bool:
+    """Whether requests to `url` go through _LeanTransport: plain http:// reached without a proxy, unless the
+    environment's CHIMDQA_HTTP_CLIENT=httpx sends everything through httpx (TLS and proxies always are)."""
+    return proxy is None and url.startswith("http://") and os.environ.get(HTTP_CLIENT_ENV, "") != "httpx"
+
+
+class _Fields(dict):
+    """A reply's headers: lower-case names (a repeated one's values joined by ", "), looked up in any case."""
+
+    def get(self, name: str, default=None):
+        return dict.get(self, name.lower(), default)
+
+
+class _LeanResponse:
+    """A reply read by _LeanTransport, with what _exchange reads of httpx's: status_code, headers, iter_raw()
+    (the body as it arrives, de-chunked, still compressed) and close()."""
+
+    def __init__(self, transport: "_LeanTransport", status: int, headers: _Fields, chunks):
+        self.status_code, self.headers, self._transport, self._chunks = status, headers, transport, chunks
+
+    def iter_raw(self):
+        return self._chunks
+
+    def close(self) -> None:
+        self._transport._finished(self)
+
+
+class _LeanTransport:
+    """One kept-alive HTTP/1.1 connection to a plain http:// API base reached without a proxy, on a socket of its
+    own, for one slot: what httpx's transport does there at a third of its CPU (httpcore and h11 build, check and
+    parse each request and reply through layers of objects). It sends the bytes httpx sends, in its order
+    (tests/test_llm_connections.py), and keeps its guarantees: every connect, write and read ends by the request's
+    deadline (_request.deadline), reads ask for an immediate acknowledgement (_QUICKACK), a reply's head is read
+    up to MAX_HEAD_BYTES, a body as Content-Length, chunked (no other Transfer-Encoding) or to the connection's
+    end says, and a connection is reused only after a complete reply that keeps it alive, checked before reuse
+    (a server may close an idle one). Failures raise httpx's errors (ConnectError, ReadTimeout, ReadError,
+    RemoteProtocolError...) with the socket's error as their cause, so both transports are handled alike."""
+
+    def __init__(self, url: str):
+        import httpx
+
+        parsed = httpx.URL(url)
+        self.address = (parsed.raw_host.decode("ascii"), parsed.port or DEFAULT_PORTS["http"])
+        self.host = parsed.netloc.decode("ascii")
+        self._sock: socket.socket | None = None
+        self._buffer = bytearray()  # bytes received past the reply read so far
+        self._done = True  # the last reply was read whole and the connection may carry another
+        self._targets: dict[str, str] = {}
+
+    # -- sending
+
+    def handle_request(self, url: str, data: bytes | None, headers: dict) -> _LeanResponse:
+        """Send one request (POST `data`, or GET when None) and read the reply's head; its body is read through
+        the response's iter_raw(). The request's deadline is _request.deadline."""
+        head = self._head(url, data, headers)
+        if self._sock is not None and not (self._done and not self._buffer and not _readable(self._sock)):
+            self.close()  # what was left of the last reply, or an idle connection the server closed or wrote to
+        if self._sock is None:
+            self._connect()
+        self._done = False
+        self._send(head + data if data is not None else head)
+        return self._response()
+
+    def _head(self, url: str, data: bytes | None, headers: dict) -> bytes:
+        target = self._targets.get(url)
+        if target is None:
+            import httpx
+
+            target = self._targets[url] = httpx.URL(url).raw_path.decode("ascii")
+        fields = _request_headers(headers)
+        if data is not None:
+            fields.append(("Content-Length", str(len(data))))
+        if any(_UNSAFE_FIELD.search(value) for _, value in fields):
+            import httpx
+
+            raise httpx.LocalProtocolError("a request header has a line break or a NUL in it")  # never quoted
+        lines = "".join(f"{name}: {value}\r\n" for name, value in fields)
+        method = "GET" if data is None else "POST"
+        return f"{method} {target} HTTP/1.1\r\nHost: {self.host}\r\n{lines}\r\n".encode("ascii")
+
+    def _connect(self) -> None:
+        import httpx
+
+        try:
+            sock = socket.create_connection(self.address, _left(httpx.ConnectTimeout))
+        except TimeoutError as err:
+            raise httpx.ConnectTimeout(str(err)) from err
+        except OSError as err:
+            raise httpx.ConnectError(str(err)) from err
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # as httpcore: the request is one write anyway
+        self._sock, self._buffer = sock, bytearray()
+
+    def _send(self, payload: bytes) -> None:
+        import httpx
+
+        try:
+            self._sock.settimeout(_left(httpx.WriteTimeout))
+            self._sock.sendall(payload)
+        except TimeoutError as err:
+            raise httpx.WriteTimeout(str(err)) from err
+        except OSError as err:
+            raise httpx.WriteError(str(err)) from err
+
+    # -- receiving
+
+    def _recv(self, size: int = _READ_SIZE) -> bytes:
+        import httpx
+
+        sock = self._sock
+        try:
+            sock.settimeout(_left(httpx.ReadTimeout))
+            if _QUICKACK is not None:
+                sock.setsockopt(socket.IPPROTO_TCP, _QUICKACK, 1)
+            return sock.recv(size)
+        except TimeoutError as err:
+            raise httpx.ReadTimeout(str(err)) from err
+        except OSError as err:
+            raise httpx.ReadError(str(err)) from err
+
+    def _fill(self, what: str) -> None:
+        """Receive more into the buffer; the connection's end here is RemoteProtocolError saying what was cut."""
+        import httpx
+
+        data = self._recv()
+        if not data:
+            raise httpx.RemoteProtocolError(f"the server closed the connection {what}")
+        self._buffer += data
+
+    def _response(self) -> _LeanResponse:
+        import httpx
+
+        for _ in range(100):  # informational replies (1xx) come before the reply; a server sending only those...
+            version, status, fields = self._read_head()
+            if status >= 200:
+                break
+            if status == 101:
+                raise httpx.RemoteProtocolError("the server switched protocols (HTTP 101) unasked")
+        else:
+            raise httpx.RemoteProtocolError("the server sent only informational replies (1xx)")
+        keep = version == b"1" and "close" not in fields.get("connection", "").lower().replace(" ", "").split(",")
+        encoding = fields.get("transfer-encoding")
+        if status in (204, 304):
+            chunks = self._no_body()
+        elif encoding is not None:
+            if encoding.lower().strip() != "chunked":
+                raise httpx.RemoteProtocolError(f"unsupported Transfer-Encoding {encoding[:40]!r}")
+            chunks = self._chunked()
+        elif "content-length" in fields:
+            lengths = {value.strip() for value in fields["content-length"].split(",")}
+            length = lengths.pop() if len(lengths) == 1 else ""
+            if not (length.isascii() and length.isdigit()):
+                raise httpx.RemoteProtocolError(f"a bad Content-Length {fields['content-length'][:40]!r}")
+            chunks = self._sized(int(length))
+        else:
+            chunks, keep = self._to_end(), False
+        return _LeanResponse(self, status, fields, self._ended(chunks, keep))
+
+    def _read_head(self) -> tuple:
+        import httpx
+
+        searched = 0
+        while (end := _BLANK_LINE.search(self._buffer, max(0, searched - 3))) is None:
+            if len(self._buffer) > MAX_HEAD_BYTES:
+                raise httpx.RemoteProtocolError(f"the reply's headers exceed {MAX_HEAD_BYTES:,} bytes")
+            searched = len(self._buffer)
+            self._fill("before a complete reply" if self._buffer else "without sending a reply")
+        if end.start() > MAX_HEAD_BYTES:
+            raise httpx.RemoteProtocolError(f"the reply's headers exceed {MAX_HEAD_BYTES:,} bytes")
+        lines = bytes(self._buffer[:end.start()]).split(b"\n")
+        del self._buffer[:end.end()]
+        status = _STATUS_LINE.fullmatch(lines[0].rstrip(b"\r"))
+        if status is None:
+            raise httpx.RemoteProtocolError(f"not an HTTP/1.x status line: {bytes(lines[0][:40])!r}")
+        fields = _Fields()
+        for line in lines[1:]:
+            field = _FIELD_LINE.fullmatch(line.rstrip(b"\r"))
+            if field is None:
+                raise httpx.RemoteProtocolError(f"a malformed header line: {bytes(line[:40])!r}")
+            name, value = field.group(1).decode("ascii").lower(), field.group(2).decode("latin-1")
+            fields[name] = f"{fields[name]}, {value}" if name in fields else value
+        return status.group(1), int(status.group(2)), fields
+
+    def _no_body(self):
+        return iter(())
+
+    def _sized(self, length: int):
+        """The body's `length` bytes as they arrive (never more read from the socket)."""
+        left = length
+        if self._buffer:
+            piece = bytes(self._buffer[:left])
+            del self._buffer[:left]
+            left -= len(piece)
+            yield piece
+        while left:
+            data = self._recv(min(left, _READ_SIZE))
+            if not data:
+                import httpx
+
+                raise httpx.RemoteProtocolError(f"the server closed the connection {length - left:,} bytes into "
+                                                f"a body of {length:,}")
+            left -= len(data)
+            yield data
+
+    def _chunked(self):
+        """A chunked body's data as it arrives, then its trailer lines (read and dropped)."""
+        import httpx
+
+        while True:
+            while (end := self._buffer.find(b"\n")) < 0:
+                if len(self._buffer) > MAX_CHUNK_LINE:
+                    raise httpx.RemoteProtocolError("a chunk size line is too long")
+                self._fill("in the middle of a chunked body")
+            size = _CHUNK_SIZE.fullmatch(bytes(self._buffer[:end]).rstrip(b"\r"))
+            if size is None or end > MAX_CHUNK_LINE:
+                raise httpx.RemoteProtocolError("a malformed chunk size line")
+            del self._buffer[:end + 1]
+            left = int(size.group(1), 16)
+            if not left:
+                break
+            while left:
+                if not self._buffer:
+                    self._fill("in the middle of a chunk")
+                piece = bytes(self._buffer[:left])
+                del self._buffer[:len(piece)]
+                left -= len(piece)
+                yield piece
+            while len(self._buffer) < 2 and not self._buffer.startswith(b"\n"):
+                self._fill("in the middle of a chunked body")
+            crlf = 2 if self._buffer.startswith(b"\r\n") else 1 if self._buffer.startswith(b"\n") else 0
+            if not crlf:
+                raise httpx.RemoteProtocolError("a chunk does not end where its size says")
+            del self._buffer[:crlf]
+        searched = 0  # the trailer: header lines up to a blank one
+        while not (self._buffer.startswith(b"\r\n") or self._buffer.startswith(b"\n")):
+            if (end := _BLANK_LINE.search(self._buffer, max(0, searched - 3))) is not None:
+                del self._buffer[:end.end()]
+                return
+            if len(self._buffer) > MAX_HEAD_BYTES:
+                raise httpx.RemoteProtocolError(f"a chunked body's trailer exceeds {MAX_HEAD_BYTES:,} bytes")
+            searched = len(self._buffer)
+            self._fill("in a chunked body's trailer")
+        del self._buffer[:2 if self._buffer.startswith(b"\r\n") else 1]
+
+    def _to_end(self):
+        """A body without a length: everything up to the connection's end (which ends the connection)."""
+        if self._buffer:
+            piece = bytes(self._buffer)
+            self._buffer.clear()
+            yield piece
+        while data := self._recv():
+            yield data
+
+    def _ended(self, chunks, keep: bool):
+        """`chunks`, marking the connection reusable once the last is read, when the reply keeps it alive."""
+        yield from chunks
+        self._done = keep
+
+    def _finished(self, response: _LeanResponse) -> None:
+        """A reply is done with: a connection not left at the end of a reply that keeps it alive is closed."""
+        if not self._done:
+            self.close()
+
+    def close(self) -> None:
+        if self._sock is not None:
+            self._sock.close()
+        self._sock, self._buffer, self._done = None, bytearray(), True
+
+
+def _left(timeout_error) -> float:
+    """What is left of the calling thread's request deadline (_request.deadline), in seconds; the httpx error
+    `timeout_error` once it has passed."""
+    left = _request.deadline - time.monotonic()
+    if left <= 0:
+        raise timeout_error("the request's deadline passed")
+    return left
+
+
+def _readable(sock: socket.socket) -> bool:
+    """Whether a connection with no request on it has something to read: the server closed it (or wrote what it
+    should not have); either way it is not reused."""
+    poller = select.poll()
+    poller.register(sock, select.POLLIN)
+    return bool(poller.poll(0))
+
+
 def _request_headers(headers: dict) -> list:
     """An exchange's headers: what httpx's client sends by default (compression declined: a server compressing
     anyway is read by _read_body, which caps what the body inflates to; httpx's own decoding would not), then
@@ -615,8 +914,8 @@ class ChatClient:
         self._lanes: list[list] = [[None] * concurrency for _ in self.urls]
         self._tls = httpx.create_ssl_context()
         self._proxies = [_proxy_for(base) for base in self.endpoint.api_bases]
-        for lanes, proxy in zip(self._lanes, self._proxies):
-            lanes[0] = _transport(1, proxy, self._tls)  # now: a proxy setting httpx refuses is an error at once
+        for base, lanes in enumerate(self._lanes):
+            lanes[0] = self._new_lane(base)  # now: a proxy setting httpx refuses is an error at once
         self._breaker = _Breaker(len(self.urls))
         self._slots: queue.Queue = queue.Queue()
         for lane in range(concurrency):
@@ -887,11 +1186,14 @@ class ChatClient:
 
         _request.deadline = time.monotonic() + timeout
         try:
-            request = httpx.Request("GET" if data is None else "POST", url, content=data,
-                                    headers=_request_headers(headers),
-                                    extensions={"timeout": httpx.Timeout(timeout).as_dict()})
-            response = transport.handle_request(request)
-            response.request = request
+            if isinstance(transport, _LeanTransport):
+                response = transport.handle_request(url, data, headers)
+            else:
+                request = httpx.Request("GET" if data is None else "POST", url, content=data,
+                                        headers=_request_headers(headers),
+                                        extensions={"timeout": httpx.Timeout(timeout).as_dict()})
+                response = transport.handle_request(request)
+                response.request = request
             try:
                 success = response.status_code < 300
                 body = _read_body(response, MAX_REPLY_BYTES if success else _ERROR_DETAIL, refuse=success)
@@ -910,8 +1212,14 @@ class ChatClient:
         the slot: no lock needed; lane 0, which a probe uses outside the slots, is made with the client)."""
         transport = self._lanes[base][lane]
         if transport is None:
-            transport = self._lanes[base][lane] = _transport(1, self._proxies[base], self._tls)
+            transport = self._lanes[base][lane] = self._new_lane(base)
         return transport
+
+    def _new_lane(self, base: int):
+        """A one-connection transport to API base `base`: _LeanTransport for plain http:// without a proxy
+        (_lean_allowed), else httpx's through the proxy the environment names."""
+        url, proxy = self.urls[base], self._proxies[base]
+        return _LeanTransport(url) if _lean_allowed(url, proxy) else _transport(1, proxy, self._tls)
 
     def _post_once(self, base: int, data: bytes, headers: dict, timeout: float, total: float | None = None,
                    lane: int = 0) -> dict:
