@@ -385,7 +385,6 @@ _BLANK_LINE = re.compile(rb"\r?\n\r?\n")
 _STATUS_LINE = re.compile(rb"HTTP/1\.([01]) ([0-9]{3})(?: [^\r\n]*)?")
 _FIELD_LINE = re.compile(rb"([!#$%&'*+\-.^_`|~0-9A-Za-z]+):[ \t]*([^\r\n\0]*?)[ \t]*")
 _CHUNK_SIZE = re.compile(rb"([0-9A-Fa-f]{1,16})[ \t]*(?:;[^\r\n]*)?")
-_UNSAFE_FIELD = re.compile(r"[\r\n\0]")
 
 
 def _lean_allowed(url: str, proxy: str | None) -> bool:
@@ -457,13 +456,9 @@ class _LeanTransport:
             import httpx
 
             target = self._targets[url] = httpx.URL(url).raw_path.decode("ascii")
-        fields = _request_headers(headers)
+        fields = _request_headers(headers)  # their values are checked: ChatClient._headers
         if data is not None:
             fields.append(("Content-Length", str(len(data))))
-        if any(_UNSAFE_FIELD.search(value) for _, value in fields):
-            import httpx
-
-            raise httpx.LocalProtocolError("a request header has a line break or a NUL in it")  # never quoted
         lines = "".join(f"{name}: {value}\r\n" for name, value in fields)
         method = "GET" if data is None else "POST"
         return f"{method} {target} HTTP/1.1\r\nHost: {self.host}\r\n{lines}\r\n".encode("ascii")
@@ -1100,9 +1095,15 @@ class ChatClient:
         return body
 
     def _headers(self) -> dict:
+        """The request's own headers: its content type and the API key, when the environment has one; a key that
+        an HTTP header cannot carry (a line break, another control character, a non-ASCII one) is a ChatError that
+        does not quote it (httpx's error would have, whole)."""
         headers = {"Content-Type": "application/json"}
         key = os.environ.get(self.api_key_env)
         if key:
+            if not (key.isascii() and key.isprintable()):
+                raise ChatError(f"${self.api_key_env} is not an API key an HTTP header can carry: it has a line "
+                                "break, a control character or a non-ASCII character in it")
             headers["Authorization"] = f"Bearer {key}"
         return headers
 
@@ -1304,10 +1305,11 @@ class ChatClient:
         import httpx
 
         timeout = min(timeout, self.timeout)
+        headers = self._headers()
         for index, base in enumerate(self.endpoint.api_bases):
             url = _models_url(base)
             try:
-                status, _, body = self._exchange(self._lane(index, 0), url, None, self._headers(), timeout)
+                status, _, body = self._exchange(self._lane(index, 0), url, None, headers, timeout)
             except httpx.RequestError as err:
                 raise InputError(f"the LLM endpoint {base} cannot be reached ({_reason(err)}); is the server "
                                  "running and the URL right?") from None

@@ -14,6 +14,8 @@ import pytest
 from chimdqa_eval.llm import ChatClient, ChatError, ChatRequest
 from chat_server import ChatServer, Reply
 
+pytestmark = pytest.mark.usefixtures("http_client")  # each test through both HTTP paths
+
 
 def ask(text, key=None):
     return ChatRequest(({"role": "user", "content": text},), cache_key=key or text)
@@ -129,6 +131,16 @@ def test_bad_key_stops_with_a_clear_error(tmp_path, monkeypatch):
         assert len(server.requests) == 1
         assert "Authorization" not in server.headers[0]
 
+
+
+@pytest.mark.parametrize("key", ["sk-1\r\nX-Injected: 1", "sk-1\0", "sk-ключ"])
+def test_a_key_no_header_can_carry_is_refused_without_quoting_it(tmp_path, monkeypatch, key):
+    monkeypatch.setenv("TEST_JUDGE_KEY", key)
+    with ChatServer(lambda body: "1") as server:
+        with pytest.raises(ChatError, match=r"\$TEST_JUDGE_KEY is not an API key") as raised:
+            client_for(server, tmp_path, api_key_env="TEST_JUDGE_KEY").complete_all([ask("q")], strict_int)
+        assert server.requests == []
+    assert "sk-" not in str(raised.value)
 
 def test_a_rejected_request_is_reported_without_retrying(tmp_path):
     with ChatServer(lambda body: Reply(status=400, text="prompt too long")) as server:
