@@ -133,7 +133,7 @@ def test_bad_key_stops_with_a_clear_error(tmp_path, monkeypatch):
 
 
 
-@pytest.mark.parametrize("key", ["sk-1\r\nX-Injected: 1", "sk-1\0", "sk-ключ"])
+@pytest.mark.parametrize("key", ["sk-1\r\nX-Injected: 1", "sk-1\x1b", "sk-ключ"])
 def test_a_key_no_header_can_carry_is_refused_without_quoting_it(tmp_path, monkeypatch, key):
     monkeypatch.setenv("TEST_JUDGE_KEY", key)
     with ChatServer(lambda body: "1") as server:
