@@ -817,6 +817,9 @@ class _Progress:
         self.shown = (self.answered, self.failed)
 
 
+_KEYS_A_QUERY = 500  # keys looked up by one SQL query (SQLite allows 999 parameters at least)
+
+
 class ChatCache:
     """sqlite store of replies keyed by (model, settings: API origins and generation settings, request key); each
     reply is a JSON record {text, logprobs, usage}. WAL, so readers never block writers."""
@@ -837,6 +840,18 @@ class ChatCache:
             row = self._db.execute("SELECT record FROM completions WHERE model=? AND settings=? AND key=?",
                                    (model, settings, key)).fetchone()
         return json.loads(row[0]) if row else None
+
+    def get_many(self, model: str, settings: str, keys) -> dict:
+        """{key: record} of the `keys` the cache holds, in one query per _KEYS_A_QUERY keys (not one per key)."""
+        keys, found = list(keys), {}
+        for start in range(0, len(keys), _KEYS_A_QUERY):
+            part = keys[start:start + _KEYS_A_QUERY]
+            marks = ",".join("?" * len(part))
+            with self._lock:
+                rows = self._db.execute(f"SELECT key, record FROM completions WHERE model=? AND settings=? AND key IN "
+                                        f"({marks})", (model, settings, *part)).fetchall()
+            found.update((key, json.loads(record)) for key, record in rows)
+        return found
 
     def put(self, model: str, settings: str, key: str, record: dict) -> None:
         with self._lock:
@@ -912,7 +927,7 @@ class ChatClient:
         for base, lanes in enumerate(self._lanes):
             lanes[0] = self._new_lane(base)  # now: a proxy setting httpx refuses is an error at once
         self._breaker = _Breaker(len(self.urls))
-        self._slots: queue.Queue = queue.Queue()
+        self._slots: queue.SimpleQueue = queue.SimpleQueue()
         for lane in range(concurrency):
             for index in range(len(self.urls)):
                 self._slots.put((index, lane))
@@ -951,17 +966,21 @@ class ChatClient:
     def pending(self, requests: Sequence[ChatRequest], parse: Callable[[str], object] | None = None) -> int:
         """How many distinct requests are not in the cache (what complete_all would ask); with `parse`, a cached
         reply that parse rejects counts too (complete_all asks it again)."""
-        unique = {r.key: r for r in requests}.values()
+        keys = {r.key for r in requests}
+        records = self.cache.get_many(self.model, self._settings, keys)
         if parse is not None:
-            return sum(self._from_cache(r, parse) is None for r in unique)
-        return sum(self.cache.get(self.model, self._settings, r.key) is None for r in unique)
+            return sum(self._cached_outcome(records.get(key), parse) is None for key in keys)
+        return len(keys) - len(records)
 
     def cached(self, requests: Sequence[ChatRequest], parse: Callable[[str], object]) -> list[ChatOutcome | None]:
         """The cached outcome of each request, or None where the cache has no usable reply; asks nothing."""
-        return [self._from_cache(r, parse) for r in requests]
+        keys = [r.key for r in requests]
+        records = self.cache.get_many(self.model, self._settings, set(keys))
+        return [self._cached_outcome(records.get(key), parse) for key in keys]
 
-    def _from_cache(self, request: ChatRequest, parse) -> ChatOutcome | None:
-        record = self.cache.get(self.model, self._settings, request.key)
+    @staticmethod
+    def _cached_outcome(record: dict | None, parse) -> ChatOutcome | None:
+        """A cached reply's outcome; None when there is none or `parse` rejects it."""
         if record is None:
             return None
         try:
@@ -978,11 +997,12 @@ class ChatClient:
         received before are cached); ChatError when the endpoint refuses every request alike."""
         outcomes: dict[str, ChatOutcome] = {}
         todo: dict[str, ChatRequest] = {}
+        unique: dict[str, ChatRequest] = {}
         for request in requests:
-            key = request.key
-            if key in outcomes or key in todo:
-                continue
-            hit = self._from_cache(request, parse)
+            unique.setdefault(request.key, request)  # the first of requests with one key is the one asked
+        records = self.cache.get_many(self.model, self._settings, unique)
+        for key, request in unique.items():
+            hit = self._cached_outcome(records.get(key), parse)
             if hit is not None:
                 outcomes[key] = hit
             else:

@@ -67,6 +67,27 @@ def test_rerun_is_served_from_the_cache_and_duplicates_are_asked_once(tmp_path):
     assert [(o.value, o.cached) for o in again] == [(3, True), (2, True)]
 
 
+
+def test_a_run_looks_its_requests_up_in_the_cache_in_batches(tmp_path):
+    """complete_all, pending and cached read the cache a batch of keys a query: 1,201 requests are 3 queries,
+    across the batches' edges every key is found, and only the other settings' replies are not."""
+    from chimdqa_eval import llm
+
+    with ChatServer(lambda body: "7") as server:
+        client = client_for(server, tmp_path)
+        requests = [ask(f"q{i}") for i in range(1201)]
+        for request in requests[:1200]:
+            client.cache.put("judge-x", client._settings, request.key, {"text": "1", "logprobs": None, "usage": None})
+        client.cache.put("judge-x", "other settings", requests[1200].key, {"text": "9", "logprobs": None,
+                                                                          "usage": None})
+        queries = []
+        client.cache._db.set_trace_callback(lambda sql: queries.append(sql) if sql.startswith("SELECT") else None)
+        assert client.pending(requests) == 1 and client.pending(requests, strict_int) == 1
+        assert [o is None for o in client.cached(requests, strict_int)] == [False] * 1200 + [True]
+        outcomes = client.complete_all(requests, strict_int)
+    assert len(queries) == 4 * -(-1201 // llm._KEYS_A_QUERY) == 12
+    assert [o.value for o in outcomes] == [1] * 1200 + [7] and len(server.requests) == 1
+
 def test_429_and_5xx_are_retried_honouring_retry_after(tmp_path):
     with ChatServer(lambda body: "7") as server:
         server.queue(Reply(status=429, headers={"Retry-After": "0.3"}), Reply(status=503), Reply(status=500))
