@@ -25,11 +25,14 @@ fails BREAKER_FAILURES attempts in a row (over BREAKER_SECONDS at least) stops t
 naming it and saying how many answers are cached for the re-run. A failure is no connection, a dropped one, no
 complete reply by the deadline, or HTTP 502/503/504 (a gateway whose model server is gone); any other reply,
 2xx or an error the model server itself sends, means the base is alive.
-HTTP goes through httpx's transport, one keep-alive connection per request in flight: each of the `concurrency`
-slots of an API base has its own one-connection transport (one shared pool would scan all its connections, a
-poll() each, under one lock twice per request), asked directly, without httpx.Client's layer (cookies are neither
-kept nor sent, redirects are not followed, as before); retries go through tenacity; both are imported only when
-a client is made, so the commands' option parsing stays fast.
+HTTP keeps one connection per request in flight: each of the `concurrency` slots of an API base has its own
+one-connection transport (one shared pool would scan all its connections, a poll() each, under one lock twice per
+request), asked directly (cookies are neither kept nor sent, redirects are not followed). A plain http:// base
+reached without a proxy (a local vLLM or SGLang server, where the client's CPU sets the rate) gets
+_LeanTransport, HTTP/1.1 on a socket of its own at a third of httpx's CPU a request; https:// and a proxy get
+httpx's transport (CHIMDQA_HTTP_CLIENT=httpx sends every request through httpx). Both send the same bytes and
+keep every limit above; retries go through tenacity; httpx and tenacity are imported only when a client is made,
+so the commands' option parsing stays fast.
 """
 from __future__ import annotations
 
