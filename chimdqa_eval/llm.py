@@ -36,6 +36,7 @@ so the commands' option parsing stays fast.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -429,15 +430,10 @@ class _LeanTransport:
     ReadError, RemoteProtocolError...) with the socket's error as their cause, so both transports are handled alike."""
 
     def __init__(self, url: str):
-        import httpx
-
-        parsed = httpx.URL(url)
-        self.address = (parsed.raw_host.decode("ascii"), parsed.port or DEFAULT_PORTS["http"])
-        self.host = parsed.netloc.decode("ascii")
+        self.address, self.host, _ = _http_parts(url)
         self._sock: socket.socket | None = None
         self._buffer = bytearray()  # bytes received past the reply read so far
         self._done = True  # the last reply was read whole and the connection may carry another
-        self._targets: dict[str, str] = {}
 
     # -- sending
 
@@ -454,11 +450,7 @@ class _LeanTransport:
         return self._response()
 
     def _head(self, url: str, data: bytes | None, headers: dict) -> bytes:
-        target = self._targets.get(url)
-        if target is None:
-            import httpx
-
-            target = self._targets[url] = httpx.URL(url).raw_path.decode("ascii")
+        target = _http_parts(url)[2]
         fields = _request_headers(headers)  # their values are checked: ChatClient._headers
         if data is not None:
             fields.append(("Content-Length", str(len(data))))
@@ -652,6 +644,17 @@ class _LeanTransport:
         if self._sock is not None:
             self._sock.close()
         self._sock, self._buffer, self._done = None, bytearray(), True
+
+
+@functools.lru_cache(maxsize=256)
+def _http_parts(url: str) -> tuple:
+    """((host, port) to connect to, the Host header, the request target) of an http:// URL, as httpx makes them
+    (an IDNA host encoded, the default port left out of Host, the path percent-encoded); parsed once a URL."""
+    import httpx
+
+    parsed = httpx.URL(url)
+    address = (parsed.raw_host.decode("ascii"), parsed.port or DEFAULT_PORTS["http"])
+    return address, parsed.netloc.decode("ascii"), parsed.raw_path.decode("ascii")
 
 
 def _left(timeout_error) -> float:

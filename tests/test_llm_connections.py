@@ -228,3 +228,13 @@ def test_every_lean_read_asks_for_an_immediate_acknowledgement():
     finally:
         llm._request.deadline = None
     assert sock.options == [(socket.IPPROTO_TCP, socket.TCP_QUICKACK, 1)] * 2
+
+
+def test_the_lean_transport_addresses_a_url_as_httpx_does():
+    """Where it connects, its Host header and its request target: the default port left out of Host, an IPv6 host
+    bracketed there and bare for the connection, a path percent-encoded, an IDNA host encoded."""
+    assert llm._http_parts("http://localhost/v1/chat/completions") == (
+        ("localhost", 80), "localhost", "/v1/chat/completions")
+    assert llm._http_parts("http://[::1]:8000/v1/a b?x=1") == (("::1", 8000), "[::1]:8000", "/v1/a%20b?x=1")
+    assert llm._http_parts("http://bücher.example:81/v1") == (
+        ("xn--bcher-kva.example", 81), "xn--bcher-kva.example:81", "/v1")
