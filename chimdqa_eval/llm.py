@@ -387,7 +387,7 @@ MAX_CHUNK_LINE = 1024  # bytes of a chunk's size line, extensions included
 _READ_SIZE = 2**16
 _BLANK_LINE = re.compile(rb"\r?\n\r?\n")
 _STATUS_LINE = re.compile(rb"HTTP/1\.([01]) ([0-9]{3})(?: [^\r\n]*)?")
-_FIELD_LINE = re.compile(rb"([!#$%&'*+\-.^_`|~0-9A-Za-z]+):[ \t]*([^\r\n\0]*?)[ \t]*")
+_FIELD_LINE = re.compile(rb"([!#$%&'*+\-.^_`|~0-9A-Za-z]+):([^\r\n\0]*)")  # linear: the value is stripped after
 _CHUNK_SIZE = re.compile(rb"([0-9A-Fa-f]{1,16})[ \t]*(?:;[^\r\n]*)?")
 
 
@@ -551,13 +551,14 @@ class _LeanTransport:
         status = _STATUS_LINE.fullmatch(lines[0].rstrip(b"\r"))
         if status is None:
             raise httpx.RemoteProtocolError(f"not an HTTP/1.x status line: {bytes(lines[0][:40])!r}")
-        fields = _Fields()
+        values: dict[str, list] = {}
         for line in lines[1:]:
             field = _FIELD_LINE.fullmatch(line.rstrip(b"\r"))
             if field is None:
                 raise httpx.RemoteProtocolError(f"a malformed header line: {bytes(line[:40])!r}")
-            name, value = field.group(1).decode("ascii").lower(), field.group(2).decode("latin-1")
-            fields[name] = f"{fields[name]}, {value}" if name in fields else value
+            name = field.group(1).decode("ascii").lower()
+            values.setdefault(name, []).append(field.group(2).strip(b" \t").decode("latin-1"))
+        fields = _Fields((name, ", ".join(parts)) for name, parts in values.items())
         return status.group(1), int(status.group(2)), fields
 
     def _no_body(self):

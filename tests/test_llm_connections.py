@@ -238,3 +238,16 @@ def test_the_lean_transport_addresses_a_url_as_httpx_does():
     assert llm._http_parts("http://[::1]:8000/v1/a b?x=1") == (("::1", 8000), "[::1]:8000", "/v1/a%20b?x=1")
     assert llm._http_parts("http://bücher.example:81/v1") == (
         ("xn--bcher-kva.example", 81), "xn--bcher-kva.example:81", "/v1")
+
+
+def test_a_hostile_header_line_is_read_in_linear_time(tmp_path):
+    """A header value of 90 kB of spaces between two words (a backtracking pattern would take a minute on it): the
+    reply is read and answered, in CPU seconds far above what the read takes."""
+    head = b"X-Pad: a" + b" " * 90_000 + b"b\r\n"
+    with ChatServer(lambda body: Reply(raw=[_ok("7", head)])) as server:
+        with llm.ChatClient("m", server.api_base, cache_path=tmp_path / "c.sqlite", max_retries=0) as client:
+            start = time.process_time()
+            [outcome] = client.complete_all([ChatRequest(({"role": "user", "content": "q"},), "k")], int)
+            cpu = time.process_time() - start
+    assert outcome.value == 7, outcome.error
+    assert cpu < 2, f"{cpu:.2f} s of CPU"
