@@ -38,6 +38,8 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import http.client
+import io
 import json
 import os
 import queue
@@ -382,13 +384,11 @@ def _proxy_for(base: str) -> str | None:
 # -- the lean transport: plain http:// without a proxy ------------------------------------------------------------
 
 HTTP_CLIENT_ENV = "CHIMDQA_HTTP_CLIENT"  # "httpx": every request through httpx, none through _LeanTransport
-MAX_HEAD_BYTES = 100 * 2**10  # a reply's status line and headers (what httpcore allows too)
-MAX_CHUNK_LINE = 1024  # bytes of a chunk's size line, extensions included
+# A reply's status line and headers, informational replies (1xx) before it included: the bytes read before its
+# head is parsed (what httpcore allows too). http.client's own limits apply as well, and are looser but for
+# one: no line over http.client._MAXLINE (64 kB), no more than http.client._MAXHEADERS (100) header lines.
+MAX_HEAD_BYTES = 100 * 2**10
 _READ_SIZE = 2**16
-_BLANK_LINE = re.compile(rb"\r?\n\r?\n")
-_STATUS_LINE = re.compile(rb"HTTP/1\.([01]) ([0-9]{3})(?: [^\r\n]*)?")
-_FIELD_LINE = re.compile(rb"([!#$%&'*+\-.^_`|~0-9A-Za-z]+):([^\r\n\0]*)")  # linear: the value is stripped after
-_CHUNK_SIZE = re.compile(rb"([0-9A-Fa-f]{1,16})[ \t]*(?:;[^\r\n]*)?")
 
 
 def _lean_allowed(url: str, proxy: str | None) -> bool:
@@ -398,253 +398,246 @@ def _lean_allowed(url: str, proxy: str | None) -> bool:
 
 
 class _Fields(dict):
-    """A reply's headers: lower-case names (a repeated one's values joined by ", "), looked up in any case."""
+    """A reply's headers: lower-case names (a repeated one's values joined by ", ", as httpx joins them), looked
+    up in any case."""
 
     def get(self, name: str, default=None):
         return dict.get(self, name.lower(), default)
+
+
+class _DeadlineReads(io.RawIOBase):
+    """A connection's bytes as http.client reads a reply from them: every read ends by the request's deadline
+    (_left: a server trickling a byte at a time cannot stretch a request, as a timeout per read alone would let
+    it), asks for an immediate acknowledgement (_QUICKACK), and raises httpx's errors (ReadTimeout, ReadError)
+    with the socket's error as their cause. While a reply's head is read, `head_left` bytes more are read at
+    most (MAX_HEAD_BYTES; None once the head is read). It reads through the socket's own reader
+    (socket.makefile), which keeps the socket open until the reply is read, when http.client has closed the
+    connection first (a reply that ends it)."""
+
+    def __init__(self, sock: socket.socket):
+        super().__init__()
+        self._sock, self._io = sock, sock.makefile("rb", buffering=0)
+        self.head_left: int | None = MAX_HEAD_BYTES
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        import httpx
+
+        if self.head_left is not None:
+            if self.head_left <= 0:
+                raise httpx.RemoteProtocolError(f"the reply's headers exceed {MAX_HEAD_BYTES:,} bytes")
+            buffer = memoryview(buffer)[:self.head_left]
+        sock = self._sock
+        try:
+            sock.settimeout(_left(httpx.ReadTimeout))
+            if _QUICKACK is not None:
+                sock.setsockopt(socket.IPPROTO_TCP, _QUICKACK, 1)
+            received = self._io.readinto(buffer)
+        except TimeoutError as err:
+            raise httpx.ReadTimeout(str(err)) from err
+        except OSError as err:
+            raise httpx.ReadError(str(err)) from err
+        if self.head_left is not None:
+            self.head_left -= received
+        return received
+
+    def close(self) -> None:
+        self._io.close()
+        super().close()
+
+
+class _Reader(io.BufferedReader):
+    """The buffered reader over _DeadlineReads that http.client's reply reads; http.client asks its "socket"
+    for a reader (makefile), and this is its own."""
+
+    def makefile(self, mode: str) -> "_Reader":
+        return self
+
+
+class _Reply(http.client.HTTPResponse):
+    """http.client's reply, read through _DeadlineReads (`reads`) from the connection's socket, or, for a reply
+    after an informational one (1xx) on the same connection, from where that one's reader stopped (`after`)."""
+
+    def __init__(self, sock, debuglevel: int = 0, method: str | None = None, url=None, *,
+                 after: "_Reply | None" = None):
+        if after is None:
+            self.reads = _DeadlineReads(sock)
+            reader = _Reader(self.reads, _READ_SIZE)
+        else:
+            self.reads, reader, after.fp = after.reads, after.fp, None  # an informational reply has no body
+        super().__init__(reader, debuglevel, method, url)
+
+
+class _Connection(http.client.HTTPConnection):
+    """http.client's connection, reading its replies as _Replies."""
+
+    response_class = _Reply
 
 
 class _LeanResponse:
     """A reply read by _LeanTransport, with what _exchange reads of httpx's: status_code, headers, iter_raw()
     (the body as it arrives, de-chunked, still compressed) and close()."""
 
-    def __init__(self, transport: "_LeanTransport", status: int, headers: _Fields, chunks):
-        self.status_code, self.headers, self._transport, self._chunks = status, headers, transport, chunks
+    def __init__(self, transport: "_LeanTransport", reply: _Reply, headers: _Fields):
+        self.status_code, self.headers, self._transport, self._reply = reply.status, headers, transport, reply
 
     def iter_raw(self):
-        return self._chunks
+        return self._transport._pieces(self._reply)
 
     def close(self) -> None:
-        self._transport._finished()
+        self._transport._finished(self._reply)
 
 
 class _LeanTransport:
-    """One kept-alive HTTP/1.1 connection to a plain http:// API base reached without a proxy, on a socket of its
-    own, for one slot: what httpx's transport does there for a fifth of its CPU (~0.1 ms an exchange against ~0.5:
-    httpcore and h11 build, check and parse each request and reply through layers of objects). It sends the bytes
-    httpx sends, in its order (tests/test_llm_connections.py), and keeps its guarantees: every connect, write and
-    read ends by the request's deadline (_request.deadline), reads ask for an immediate acknowledgement (_QUICKACK),
-    a reply's head is read up to MAX_HEAD_BYTES, a body as Content-Length, chunked (no other Transfer-Encoding) or
-    to the connection's end says, and a connection is reused only after a complete reply that keeps it alive,
-    checked before reuse (a server may close an idle one). Failures raise httpx's errors (ConnectError, ReadTimeout,
-    ReadError, RemoteProtocolError...) with the socket's error as their cause, so both transports are handled alike."""
+    """One kept-alive HTTP/1.1 connection to a plain http:// API base reached without a proxy, for one slot:
+    what httpx's transport does there at a fraction of its CPU (httpcore and h11 build, check and parse each
+    request and reply through layers of objects), on the standard library's http.client, which writes the
+    request and reads the reply (status line, headers, a body by Content-Length, chunked or to the connection's
+    end, 100 Continue, HTTP/1.0). It sends the bytes httpx sends, in its order (tests/test_llm_connections.py),
+    and keeps its guarantees: every connect, write and read ends by the request's deadline (_request.deadline),
+    reads ask for an immediate acknowledgement (_QUICKACK), a reply's head is read up to MAX_HEAD_BYTES, one
+    that frames its body ambiguously (two Content-Lengths, a Transfer-Encoding other than chunked) or has a
+    malformed header line is refused, other informational replies (1xx) are skipped as 100 Continue is, and a
+    connection is reused only after a complete HTTP/1.1 reply that keeps it alive, checked before reuse (a
+    server may close an idle one). Failures raise httpx's errors (ConnectError, ReadTimeout, ReadError,
+    RemoteProtocolError...), with the socket's error as their cause, so both transports are handled alike."""
 
     def __init__(self, url: str):
-        self.address, self.host, _ = _http_parts(url)
-        self._sock: socket.socket | None = None
-        self._buffer = bytearray()  # bytes received past the reply read so far
-        self._done = True  # the last reply was read whole and the connection may carry another
-
-    # -- sending
+        (host, port), self.host, _ = _http_parts(url)
+        self._connection = _Connection(host, port)
+        self._reusable = False  # the last reply was read whole and the connection may carry another
 
     def handle_request(self, url: str, data: bytes | None, headers: dict) -> _LeanResponse:
         """Send one request (POST `data`, or GET when None) and read the reply's head; its body is read through
         the response's iter_raw(). The request's deadline is _request.deadline."""
-        head = self._head(url, data, headers)
-        if self._sock is not None and not (self._done and not self._buffer and not _readable(self._sock)):
-            self.close()  # what was left of the last reply, or an idle connection the server closed or wrote to
-        if self._sock is None:
+        connection = self._connection
+        if connection.sock is not None and not (self._reusable and not _readable(connection.sock)):
+            connection.close()  # what was left of the last reply, or an idle connection the server closed
+        self._reusable = False
+        if connection.sock is None:
             self._connect()
-        self._done = False
-        self._send(head + data if data is not None else head)
-        return self._response()
-
-    def _head(self, url: str, data: bytes | None, headers: dict) -> bytes:
-        target = _http_parts(url)[2]
-        fields = _request_headers(headers)  # their values are checked: ChatClient._headers
-        if data is not None:
-            fields.append(("Content-Length", str(len(data))))
-        lines = "".join(f"{name}: {value}\r\n" for name, value in fields)
         method = "GET" if data is None else "POST"
-        return f"{method} {target} HTTP/1.1\r\nHost: {self.host}\r\n{lines}\r\n".encode("ascii")
+        self._send(method, url, data, headers)
+        return self._response(method)
 
     def _connect(self) -> None:
         import httpx
 
+        connection = self._connection
+        connection.timeout = _left(httpx.ConnectTimeout)
         try:
-            sock = socket.create_connection(self.address, _left(httpx.ConnectTimeout))
+            connection.connect()  # with TCP_NODELAY, as httpcore: the request's head and body go at once
         except TimeoutError as err:
             raise httpx.ConnectTimeout(str(err)) from err
         except OSError as err:
             raise httpx.ConnectError(str(err)) from err
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # as httpcore: the request is one write anyway
-        self._sock, self._buffer = sock, bytearray()
 
-    def _send(self, payload: bytes) -> None:
+    def _send(self, method: str, url: str, data: bytes | None, headers: dict) -> None:
         import httpx
 
+        connection = self._connection
+        connection.putrequest(method, _http_parts(url)[2], skip_host=True, skip_accept_encoding=True)
+        connection.putheader("Host", self.host)
+        for name, value in _request_headers(headers):  # their values are checked: ChatClient._headers
+            connection.putheader(name, value)
+        if data is not None:
+            connection.putheader("Content-Length", str(len(data)))
         try:
-            self._sock.settimeout(_left(httpx.WriteTimeout))
-            self._sock.sendall(payload)
+            connection.sock.settimeout(_left(httpx.WriteTimeout))
+            connection.endheaders(data)
         except TimeoutError as err:
             raise httpx.WriteTimeout(str(err)) from err
         except OSError as err:
             raise httpx.WriteError(str(err)) from err
 
-    # -- receiving
-
-    def _recv(self, size: int = _READ_SIZE) -> bytes:
+    def _response(self, method: str) -> _LeanResponse:
         import httpx
 
-        sock = self._sock
         try:
-            sock.settimeout(_left(httpx.ReadTimeout))
-            if _QUICKACK is not None:
-                sock.setsockopt(socket.IPPROTO_TCP, _QUICKACK, 1)
-            return sock.recv(size)
-        except TimeoutError as err:
-            raise httpx.ReadTimeout(str(err)) from err
-        except OSError as err:
-            raise httpx.ReadError(str(err)) from err
-
-    def _fill(self, what: str) -> None:
-        """Receive more into the buffer; the connection's end here is RemoteProtocolError saying what was cut."""
-        import httpx
-
-        data = self._recv()
-        if not data:
-            raise httpx.RemoteProtocolError(f"the server closed the connection {what}")
-        self._buffer += data
-
-    def _response(self) -> _LeanResponse:
-        import httpx
-
-        for _ in range(100):  # informational replies (1xx) before the reply are skipped, up to 100 of them
-            version, status, fields = self._read_head()
-            if status >= 200:
-                break
-            if status == 101:
-                raise httpx.RemoteProtocolError("the server switched protocols (HTTP 101) unasked")
+            reply = self._connection.getresponse()  # after any 100 Continue
+            for _ in range(100):  # other informational replies; a server sending only those...
+                if not 100 < reply.status < 200:
+                    break
+                if reply.status == 101:
+                    raise httpx.RemoteProtocolError("the server switched protocols (HTTP 101) unasked")
+                reply = _Reply(None, method=method, after=reply)
+                reply.begin()
+            else:
+                raise httpx.RemoteProtocolError("the server sent only informational replies (1xx)")
+        except http.client.HTTPException as err:
+            unreadable = _unreadable(err)
         else:
-            raise httpx.RemoteProtocolError("the server sent only informational replies (1xx)")
-        keep = version == b"1" and "close" not in fields.get("connection", "").lower().replace(" ", "").split(",")
-        encoding = fields.get("transfer-encoding")
-        if status in (204, 304):
-            chunks = self._no_body()
-        elif encoding is not None:
-            if encoding.lower().strip() != "chunked":
-                raise httpx.RemoteProtocolError(f"unsupported Transfer-Encoding {encoding[:40]!r}")
-            chunks = self._chunked()
-        elif "content-length" in fields:
-            lengths = {value.strip() for value in fields["content-length"].split(",")}
-            length = lengths.pop() if len(lengths) == 1 else ""
-            if not (length.isascii() and length.isdigit()):
-                raise httpx.RemoteProtocolError(f"a bad Content-Length {fields['content-length'][:40]!r}")
-            chunks = self._sized(int(length))
-        else:
-            chunks, keep = self._to_end(), False
-        return _LeanResponse(self, status, fields, self._ended(chunks, keep))
+            reply.reads.head_left = None
+            return _LeanResponse(self, reply, _checked_fields(reply.msg))
+        raise unreadable  # here, not in the except clause: its message is all there is to say (see _reason)
 
-    def _read_head(self) -> tuple:
+    def _pieces(self, reply: _Reply):
+        """The reply's body as it arrives (never more than _READ_SIZE bytes a piece, whatever a chunk's size
+        line says), marking the connection reusable once it is read whole, when the reply keeps it alive."""
         import httpx
 
-        searched = 0
-        while (end := _BLANK_LINE.search(self._buffer, max(0, searched - 3))) is None:
-            if len(self._buffer) > MAX_HEAD_BYTES:
-                raise httpx.RemoteProtocolError(f"the reply's headers exceed {MAX_HEAD_BYTES:,} bytes")
-            searched = len(self._buffer)
-            self._fill("before a complete reply" if self._buffer else "without sending a reply")
-        if end.start() > MAX_HEAD_BYTES:
-            raise httpx.RemoteProtocolError(f"the reply's headers exceed {MAX_HEAD_BYTES:,} bytes")
-        lines = bytes(self._buffer[:end.start()]).split(b"\n")
-        del self._buffer[:end.end()]
-        status = _STATUS_LINE.fullmatch(lines[0].rstrip(b"\r"))
-        if status is None:
-            raise httpx.RemoteProtocolError(f"not an HTTP/1.x status line: {bytes(lines[0][:40])!r}")
-        values: dict[str, list] = {}
-        for line in lines[1:]:
-            field = _FIELD_LINE.fullmatch(line.rstrip(b"\r"))
-            if field is None:
-                raise httpx.RemoteProtocolError(f"a malformed header line: {bytes(line[:40])!r}")
-            name = field.group(1).decode("ascii").lower()
-            values.setdefault(name, []).append(field.group(2).strip(b" \t").decode("latin-1"))
-        fields = _Fields((name, ", ".join(parts)) for name, parts in values.items())
-        return status.group(1), int(status.group(2)), fields
-
-    def _no_body(self):
-        return iter(())
-
-    def _sized(self, length: int):
-        """The body's `length` bytes as they arrive (never more read from the socket)."""
-        left = length
-        if self._buffer:
-            piece = bytes(self._buffer[:left])
-            del self._buffer[:left]
-            left -= len(piece)
-            yield piece
-        while left:
-            data = self._recv(min(left, _READ_SIZE))
-            if not data:
-                import httpx
-
-                raise httpx.RemoteProtocolError(f"the server closed the connection {length - left:,} bytes into "
-                                                f"a body of {length:,}")
-            left -= len(data)
-            yield data
-
-    def _chunked(self):
-        """A chunked body's data as it arrives, then its trailer lines (read and dropped)."""
-        import httpx
-
-        while True:
-            while (end := self._buffer.find(b"\n")) < 0:
-                if len(self._buffer) > MAX_CHUNK_LINE:
-                    raise httpx.RemoteProtocolError("a chunk size line is too long")
-                self._fill("in the middle of a chunked body")
-            size = _CHUNK_SIZE.fullmatch(bytes(self._buffer[:end]).rstrip(b"\r"))
-            if size is None or end > MAX_CHUNK_LINE:
-                raise httpx.RemoteProtocolError("a malformed chunk size line")
-            del self._buffer[:end + 1]
-            left = int(size.group(1), 16)
-            if not left:
-                break
-            while left:
-                if not self._buffer:
-                    self._fill("in the middle of a chunk")
-                piece = bytes(self._buffer[:left])
-                del self._buffer[:len(piece)]
-                left -= len(piece)
+        try:
+            while piece := reply.read1(_READ_SIZE):
                 yield piece
-            while len(self._buffer) < 2 and not self._buffer.startswith(b"\n"):
-                self._fill("in the middle of a chunked body")
-            crlf = 2 if self._buffer.startswith(b"\r\n") else 1 if self._buffer.startswith(b"\n") else 0
-            if not crlf:
-                raise httpx.RemoteProtocolError("a chunk does not end where its size says")
-            del self._buffer[:crlf]
-        searched = 0  # the trailer: header lines up to a blank one
-        while not (self._buffer.startswith(b"\r\n") or self._buffer.startswith(b"\n")):
-            if (end := _BLANK_LINE.search(self._buffer, max(0, searched - 3))) is not None:
-                del self._buffer[:end.end()]
-                return
-            if len(self._buffer) > MAX_HEAD_BYTES:
-                raise httpx.RemoteProtocolError(f"a chunked body's trailer exceeds {MAX_HEAD_BYTES:,} bytes")
-            searched = len(self._buffer)
-            self._fill("in a chunked body's trailer")
-        del self._buffer[:2 if self._buffer.startswith(b"\r\n") else 1]
+        except http.client.HTTPException as err:
+            unreadable = _unreadable(err)
+        else:
+            unreadable = None
+        if unreadable is not None:
+            raise unreadable  # outside the except clause, as in _response
+        if reply.length:  # http.client leaves a body cut short by the connection's end unsaid
+            raise httpx.RemoteProtocolError(f"the server closed the connection {reply.length:,} bytes before "
+                                            "the end of the reply's body")
+        self._reusable = reply.version == 11 and not reply.will_close and self._connection.sock is not None
 
-    def _to_end(self):
-        """A body without a length: everything up to the connection's end (which ends the connection)."""
-        if self._buffer:
-            piece = bytes(self._buffer)
-            self._buffer.clear()
-            yield piece
-        while data := self._recv():
-            yield data
-
-    def _ended(self, chunks, keep: bool):
-        """`chunks`, marking the connection reusable once the last is read, when the reply keeps it alive."""
-        yield from chunks
-        self._done = keep
-
-    def _finished(self) -> None:
+    def _finished(self, reply: _Reply) -> None:
         """A reply is done with: a connection not left at the end of a reply that keeps it alive is closed."""
-        if not self._done:
-            self.close()
+        reply.close()
+        if not self._reusable:
+            self._connection.close()
 
     def close(self) -> None:
-        if self._sock is not None:
-            self._sock.close()
-        self._sock, self._buffer, self._done = None, bytearray(), True
+        self._connection.close()
+        self._reusable = False
+
+
+def _checked_fields(message: http.client.HTTPMessage) -> _Fields:
+    """A reply's headers as _Fields; httpx's RemoteProtocolError where http.client reads on past what this client
+    refuses: a malformed header line (there the email parser ends the headers), a Transfer-Encoding other than
+    chunked (read as none), Content-Lengths that disagree or one that is not a number (the first is taken)."""
+    import httpx
+
+    if message.defects:
+        raise httpx.RemoteProtocolError(f"a malformed header line ({type(message.defects[0]).__name__})")
+    fields = _Fields()
+    for name, value in message.items():
+        name = name.lower()
+        fields[name] = f"{fields[name]}, {value}" if name in fields else value
+    encoding = fields.get("transfer-encoding")
+    if encoding is not None and encoding.strip().lower() != "chunked":
+        raise httpx.RemoteProtocolError(f"unsupported Transfer-Encoding {encoding[:40]!r}")
+    if "content-length" in fields and encoding is None:
+        lengths = {value.strip() for value in fields["content-length"].split(",")}
+        length = lengths.pop() if len(lengths) == 1 else ""
+        if not (length.isascii() and length.isdigit()):
+            raise httpx.RemoteProtocolError(f"a bad Content-Length {fields['content-length'][:40]!r}")
+    return fields
+
+
+def _unreadable(err: http.client.HTTPException):
+    """httpx's RemoteProtocolError for a reply http.client could not read, saying why in a line."""
+    import httpx
+
+    if isinstance(err, http.client.RemoteDisconnected):
+        return httpx.RemoteProtocolError("the server closed the connection without sending a reply")
+    if isinstance(err, http.client.IncompleteRead):
+        return httpx.RemoteProtocolError("the server closed the connection in the middle of a chunked body, or "
+                                         "sent a malformed one")
+    detail = str(err)  # a status line that is not one is quoted, cut, as it came
+    return httpx.RemoteProtocolError(f"not a readable HTTP/1.x reply ({type(err).__name__}: {detail[:60]!r}"
+                                     f"{'...' if len(detail) > 60 else ''})")
 
 
 @functools.lru_cache(maxsize=256)
