@@ -410,9 +410,9 @@ class _DeadlineReads(io.RawIOBase):
     (_left: a server trickling a byte at a time cannot stretch a request, as a timeout per read alone would let
     it), asks for an immediate acknowledgement (_QUICKACK), and raises httpx's errors (ReadTimeout, ReadError)
     with the socket's error as their cause. While a reply's head is read, `head_left` bytes more are read at
-    most (MAX_HEAD_BYTES; None once the head is read). It reads through the socket's own reader
-    (socket.makefile), which keeps the socket open until the reply is read, when http.client has closed the
-    connection first (a reply that ends it)."""
+    most (MAX_HEAD_BYTES; None once the head is read). It holds the socket's own reader (socket.makefile)
+    until the reply is read: the socket stays open when http.client closed the connection first (a reply that
+    ends it); it reads the socket directly (the reader's readinto adds nothing but checks made here)."""
 
     def __init__(self, sock: socket.socket):
         super().__init__()
@@ -434,7 +434,7 @@ class _DeadlineReads(io.RawIOBase):
             sock.settimeout(_left(httpx.ReadTimeout))
             if _QUICKACK is not None:
                 sock.setsockopt(socket.IPPROTO_TCP, _QUICKACK, 1)
-            received = self._io.readinto(buffer)
+            received = sock.recv_into(buffer)
         except TimeoutError as err:
             raise httpx.ReadTimeout(str(err)) from err
         except OSError as err:
@@ -471,9 +471,21 @@ class _Reply(http.client.HTTPResponse):
 
 
 class _Connection(http.client.HTTPConnection):
-    """http.client's connection, reading its replies as _Replies."""
+    """http.client's connection, reading its replies as _Replies, and writing a request's head and body in one
+    write when `body_follows` says a body comes after the head: endheaders(body) sends them one after the other,
+    two packets, each a pass through the kernel's TCP stack and a wake-up of the server (on the loopback, twice
+    the CPU of one)."""
 
     response_class = _Reply
+    body_follows = False
+    _head = b""
+
+    def send(self, data) -> None:
+        if self.body_follows:
+            self._head, self.body_follows = data, False
+            return
+        head, self._head = self._head, b""
+        super().send(head + data if head else data)
 
 
 class _LeanResponse:
@@ -546,6 +558,7 @@ class _LeanTransport:
             connection.putheader("Content-Length", str(len(data)))
         try:
             connection.sock.settimeout(_left(httpx.WriteTimeout))
+            connection.body_follows = bool(data)  # (http.client writes no empty body)
             connection.endheaders(data)
         except TimeoutError as err:
             raise httpx.WriteTimeout(str(err)) from err

@@ -220,7 +220,7 @@ def test_every_lean_read_asks_for_an_immediate_acknowledgement():
         def makefile(self, mode, buffering):
             return self
 
-        def readinto(self, buffer):
+        def recv_into(self, buffer):
             buffer[:1] = b"x"
             return 1
 
