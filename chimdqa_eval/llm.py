@@ -29,7 +29,8 @@ HTTP keeps one connection per request in flight: each of the `concurrency` slots
 one-connection transport (one shared pool would scan all its connections, a poll() each, under one lock twice per
 request), asked directly (cookies are neither kept nor sent, redirects are not followed). A plain http:// base
 reached without a proxy (a local vLLM or SGLang server, where the client's CPU sets the rate) gets
-_LeanTransport, HTTP/1.1 on a socket of its own at a third of httpx's CPU a request; https:// and a proxy get
+_LeanTransport, the standard library's http.client with this module's limits on top, at about half of httpx's
+CPU a request; https:// and a proxy get
 httpx's transport (CHIMDQA_HTTP_CLIENT=httpx sends every request through httpx). Both send the same bytes and
 keep every limit above; retries go through tenacity; httpx and tenacity are imported only when a client is made,
 so the commands' option parsing stays fast.
@@ -504,8 +505,9 @@ class _LeanResponse:
 
 class _LeanTransport:
     """One kept-alive HTTP/1.1 connection to a plain http:// API base reached without a proxy, for one slot:
-    what httpx's transport does there at a fraction of its CPU (httpcore and h11 build, check and parse each
-    request and reply through layers of objects), on the standard library's http.client, which writes the
+    what httpx's transport does there at about half of its CPU (httpcore and h11 build, check and parse each
+    request and reply through layers of objects; http.client's email parser of the reply's headers and its
+    checks of each request header are most of what is left), on the standard library's http.client, which writes the
     request and reads the reply (status line, headers, a body by Content-Length, chunked or to the connection's
     end, 100 Continue, HTTP/1.0). It sends the bytes httpx sends, in its order (tests/test_llm_connections.py),
     and keeps its guarantees: every connect, write and read ends by the request's deadline (_request.deadline),
