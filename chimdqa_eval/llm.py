@@ -568,8 +568,11 @@ class _LeanTransport:
             raise httpx.WriteError(str(err)) from err
 
     def _response(self, method: str) -> _LeanResponse:
+        """The reply, its head read; when it cannot be read, the reply and the connection are closed at once (the
+        reply's reader keeps the socket open until it is closed)."""
         import httpx
 
+        reply = None
         try:
             reply = self._connection.getresponse()  # after any 100 Continue
             for _ in range(100):  # other informational replies; a server sending only those...
@@ -581,11 +584,14 @@ class _LeanTransport:
                 reply.begin()
             else:
                 raise httpx.RemoteProtocolError("the server sent only informational replies (1xx)")
-        except http.client.HTTPException as err:
-            unreadable = _unreadable(err)
-        else:
             reply.reads.head_left = None
             return _LeanResponse(self, reply, _checked_fields(reply.msg))
+        except http.client.HTTPException as err:
+            unreadable = _unreadable(err)
+        except BaseException:
+            self._finished(reply)
+            raise
+        self._finished(reply)
         raise unreadable  # here, not in the except clause: its message is all there is to say (see _reason)
 
     def _pieces(self, reply: _Reply):
@@ -607,9 +613,10 @@ class _LeanTransport:
                                             "the end of the reply's body")
         self._reusable = reply.version == 11 and not reply.will_close and self._connection.sock is not None
 
-    def _finished(self, reply: _Reply) -> None:
+    def _finished(self, reply: _Reply | None) -> None:
         """A reply is done with: a connection not left at the end of a reply that keeps it alive is closed."""
-        reply.close()
+        if reply is not None:
+            reply.close()
         if not self._reusable:
             self._connection.close()
 

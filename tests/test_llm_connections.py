@@ -167,6 +167,7 @@ FRAMINGS = {
     "to-the-end": [b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n" + completion_body("7").encode()],
     "http/1.0": [b"HTTP/1.0 200 OK\r\n\r\n" + completion_body("7").encode()],
     "after-100-continue": [b"HTTP/1.1 100 Continue\r\n\r\n" + _ok("7")],
+    "after-103-early-hints": [b"HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n" + _ok("7")],
 }
 
 
@@ -185,6 +186,9 @@ MALFORMED = {
     "huge-head": b"HTTP/1.1 200 OK\r\n" + b"X-Pad: %s\r\n" % (b"a" * 200_000) + b"\r\n",
     "folded-header": b"HTTP/1.1 200 OK\r\nX-A: 1\r\n folded\r\nContent-Length: 0\r\n\r\n",
     "no-status-line": b"<html>hello</html>\r\n\r\n",
+    "negative-chunk-size": b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n-1\r\n" + b"a" * 100_000,
+    "body-cut-short": _ok("7").replace(b"Content-Length: ", b"Content-Length: 9"),
+    "header-line-without-a-colon": _ok("7").replace(b"Content-Type", b"Content Type"),
 }
 
 
