@@ -6,6 +6,8 @@
   process) with injected latency, against the ideal concurrency / latency; goal >= 95% of the ideal at
   concurrency 16 and 50 ms (connections kept alive, acknowledged at once: see llm._QUICKACK). The client's CPU
   time a request and the machine's load are printed with it: on a loaded machine the ratio measures the load.
+  Then where each request's cycle goes: the server's own time (request line to reply; over the latency when
+  the machine is loaded) and the turnaround from a reply to the next request on its connection.
   Then the same answers again from the cache.
 - BM25: a synthetic corpus of `--docs` documents x `--pages` pages of Chinese text (`--page-chars` characters a
   page): chunking + jieba tokenization + one bm25s index per document + saving them (seconds, peak memory), loading
@@ -30,9 +32,13 @@ from chat_server import ChatServer  # noqa: E402
 from tiny_models import CHARS  # noqa: E402
 
 
-def serve(latency: float, address, stop, accepted) -> None:
+def serve(latency: float, address, stop, accepted, timings) -> None:
     """The chat server in its own process, so that it does not share the client's interpreter lock; `accepted`
-    counts the TCP connections it accepts (a client that keeps its connections alive opens `concurrency`)."""
+    counts the TCP connections it accepts (a client that keeps its connections alive opens `concurrency`).
+    `timings` sums, in seconds, (1) the server's own time a request, from its request line to its reply's last
+    byte (the latency slept included), and (2) the turnaround on a kept-alive connection, from a reply's last byte
+    to the next request line on it (the client reading the reply and sending its next request, both processes'
+    wake-ups and the loopback), with their counts: what of the gap to the ideal is the server's and what is not."""
     with ChatServer(lambda body: "48.6亿元", latency=latency) as server:
         httpd = server._httpd
         process_request = httpd.process_request
@@ -43,8 +49,30 @@ def serve(latency: float, address, stop, accepted) -> None:
             process_request(request, client_address)
 
         httpd.process_request = counted
+        handler = httpd.RequestHandlerClass
+        parse_request, do_post = handler.parse_request, handler.do_POST
+
+        def timed_parse(self):  # called once a request line has arrived
+            self.began = time.monotonic()
+            if getattr(self, "replied_at", None) is not None:
+                _add(timings, 2, self.began - self.replied_at)
+            return parse_request(self)
+
+        def timed_post(self):
+            do_post(self)
+            self.replied_at = time.monotonic()
+            _add(timings, 0, self.replied_at - self.began)
+
+        handler.parse_request, handler.do_POST = timed_parse, timed_post
         address.put(server.api_base)
         stop.wait()
+
+
+def _add(sums, index: int, seconds: float) -> None:
+    """Add `seconds` to the sum at `index` of a shared array of (sum, count) pairs."""
+    with sums.get_lock():
+        sums[index] += seconds
+        sums[index + 1] += 1
 
 
 def cpu_seconds(pid: int) -> float | None:
@@ -66,7 +94,8 @@ def bench_api(n: int, latency: float, concurrency: int) -> None:
         prompts.append(Prompt(messages, prompt_cache_key("bench", messages)))
     context = multiprocessing.get_context("spawn")
     address, stop, accepted = context.Queue(), context.Event(), context.Value("i", 0)
-    server = context.Process(target=serve, args=(latency, address, stop, accepted), daemon=True)
+    timings = context.Array("d", 4)
+    server = context.Process(target=serve, args=(latency, address, stop, accepted, timings), daemon=True)
     server.start()
     api_base = address.get(timeout=60)
     with tempfile.TemporaryDirectory() as folder:
@@ -90,6 +119,13 @@ def bench_api(n: int, latency: float, concurrency: int) -> None:
               f"machine's {os.cpu_count()} CPUs; load average {load:.2f} before, {os.getloadavg()[0]:.2f} after); "
               f"{accepted.value} TCP connections accepted by the server for {n} requests at concurrency "
               f"{concurrency}")
+        with timings.get_lock():
+            own, turnaround = timings[0] / max(1, timings[1]), timings[2] / max(1, timings[3])
+        print(f"  of each request's cycle: the server's own {own * 1000:.2f} ms (request line to reply, the "
+              f"{latency * 1000:.0f} ms slept included: {latency / own:.1%} of the ideal is the most any client "
+              f"reaches against it), then {turnaround * 1000:.2f} ms from the reply to the next request on its "
+              f"connection (the client's turnaround, wake-ups included); {n / elapsed * own / concurrency:.1%} of "
+              "the ideal at the server's own pace")
         start = time.perf_counter()
         again = backend.complete(prompts)
         cached = time.perf_counter() - start

@@ -25,19 +25,27 @@ fails BREAKER_FAILURES attempts in a row (over BREAKER_SECONDS at least) stops t
 naming it and saying how many answers are cached for the re-run. A failure is no connection, a dropped one, no
 complete reply by the deadline, or HTTP 502/503/504 (a gateway whose model server is gone); any other reply,
 2xx or an error the model server itself sends, means the base is alive.
-HTTP goes through httpx's transport, one keep-alive connection per request in flight: each of the `concurrency`
-slots of an API base has its own one-connection transport (one shared pool would scan all its connections, a
-poll() each, under one lock twice per request), asked directly, without httpx.Client's layer (cookies are neither
-kept nor sent, redirects are not followed, as before); retries go through tenacity; both are imported only when
-a client is made, so the commands' option parsing stays fast.
+HTTP keeps one connection per request in flight: each of the `concurrency` slots of an API base has its own
+one-connection transport (one shared pool would scan all its connections, a poll() each, under one lock twice per
+request), asked directly (cookies are neither kept nor sent, redirects are not followed). A plain http:// base
+reached without a proxy (a local vLLM or SGLang server, where the client's CPU sets the rate) gets
+_LeanTransport, the standard library's http.client with this module's limits on top, at about half of httpx's
+CPU a request; https:// and a proxy get
+httpx's transport (CHIMDQA_HTTP_CLIENT=httpx sends every request through httpx). Both send the same bytes and
+keep every limit above; retries go through tenacity; httpx and tenacity are imported only when a client is made,
+so the commands' option parsing stays fast.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
+import http.client
+import io
 import json
 import os
 import queue
 import re
+import select
 import socket
 import sqlite3
 import sys
@@ -374,6 +382,314 @@ def _proxy_for(base: str) -> str | None:
     return urllib.request.getproxies().get(parts.scheme)
 
 
+# -- the lean transport: plain http:// without a proxy ------------------------------------------------------------
+
+HTTP_CLIENT_ENV = "CHIMDQA_HTTP_CLIENT"  # "httpx": every request through httpx, none through _LeanTransport
+# A reply's status line and headers, informational replies (1xx) before it included: the bytes read before its
+# head is parsed (what httpcore allows too). http.client's own limits apply as well, and are looser but for
+# one: no line over http.client._MAXLINE (64 kB), no more than http.client._MAXHEADERS (100) header lines.
+MAX_HEAD_BYTES = 100 * 2**10
+_READ_SIZE = 2**16
+
+
+def _lean_allowed(url: str, proxy: str | None) -> bool:
+    """Whether requests to `url` go through _LeanTransport: plain http:// reached without a proxy, unless the
+    environment's CHIMDQA_HTTP_CLIENT=httpx sends everything through httpx (TLS and proxies always are)."""
+    return proxy is None and url.startswith("http://") and os.environ.get(HTTP_CLIENT_ENV, "") != "httpx"
+
+
+class _Fields(dict):
+    """A reply's headers: lower-case names (a repeated one's values joined by ", ", as httpx joins them), looked
+    up in any case."""
+
+    def get(self, name: str, default=None):
+        return dict.get(self, name.lower(), default)
+
+
+class _DeadlineReads(io.RawIOBase):
+    """A connection's bytes as http.client reads a reply from them: every read ends by the request's deadline
+    (_left: a server trickling a byte at a time cannot stretch a request, as a timeout per read alone would let
+    it), asks for an immediate acknowledgement (_QUICKACK), and raises httpx's errors (ReadTimeout, ReadError)
+    with the socket's error as their cause. While a reply's head is read, `head_left` bytes more are read at
+    most (MAX_HEAD_BYTES; None once the head is read). It holds the socket's own reader (socket.makefile)
+    until the reply is read: the socket stays open when http.client closed the connection first (a reply that
+    ends it); it reads the socket directly (the reader's readinto adds nothing but checks made here)."""
+
+    def __init__(self, sock: socket.socket):
+        super().__init__()
+        self._sock, self._io = sock, sock.makefile("rb", buffering=0)
+        self.head_left: int | None = MAX_HEAD_BYTES
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        import httpx
+
+        if self.head_left is not None:
+            if self.head_left <= 0:
+                raise httpx.RemoteProtocolError(f"the reply's headers exceed {MAX_HEAD_BYTES:,} bytes")
+            buffer = memoryview(buffer)[:self.head_left]
+        sock = self._sock
+        try:
+            sock.settimeout(_left(httpx.ReadTimeout))
+            if _QUICKACK is not None:
+                sock.setsockopt(socket.IPPROTO_TCP, _QUICKACK, 1)
+            received = sock.recv_into(buffer)
+        except TimeoutError as err:
+            raise httpx.ReadTimeout(str(err)) from err
+        except OSError as err:
+            raise httpx.ReadError(str(err)) from err
+        if self.head_left is not None:
+            self.head_left -= received
+        return received
+
+    def close(self) -> None:
+        self._io.close()
+        super().close()
+
+
+class _Reader(io.BufferedReader):
+    """The buffered reader over _DeadlineReads that http.client's reply reads; http.client asks its "socket"
+    for a reader (makefile), and this is its own."""
+
+    def makefile(self, mode: str) -> "_Reader":
+        return self
+
+
+class _Reply(http.client.HTTPResponse):
+    """http.client's reply, read through _DeadlineReads (`reads`) from the connection's socket, or, for a reply
+    after an informational one (1xx) on the same connection, from where that one's reader stopped (`after`)."""
+
+    def __init__(self, sock, debuglevel: int = 0, method: str | None = None, url=None, *,
+                 after: "_Reply | None" = None):
+        if after is None:
+            self.reads = _DeadlineReads(sock)
+            reader = _Reader(self.reads, _READ_SIZE)
+        else:
+            self.reads, reader, after.fp = after.reads, after.fp, None  # an informational reply has no body
+        super().__init__(reader, debuglevel, method, url)
+
+
+class _Connection(http.client.HTTPConnection):
+    """http.client's connection, reading its replies as _Replies, and writing a request's head and body in one
+    write when `body_follows` says a body comes after the head: endheaders(body) sends them one after the other,
+    two packets, each a pass through the kernel's TCP stack and a wake-up of the server (on the loopback, twice
+    the CPU of one)."""
+
+    response_class = _Reply
+    body_follows = False
+    _head = b""
+
+    def send(self, data) -> None:
+        if self.body_follows:
+            self._head, self.body_follows = data, False
+            return
+        head, self._head = self._head, b""
+        super().send(head + data if head else data)
+
+
+class _LeanResponse:
+    """A reply read by _LeanTransport, with what _exchange reads of httpx's: status_code, headers, iter_raw()
+    (the body as it arrives, de-chunked, still compressed) and close()."""
+
+    def __init__(self, transport: "_LeanTransport", reply: _Reply, headers: _Fields):
+        self.status_code, self.headers, self._transport, self._reply = reply.status, headers, transport, reply
+
+    def iter_raw(self):
+        return self._transport._pieces(self._reply)
+
+    def close(self) -> None:
+        self._transport._finished(self._reply)
+
+
+class _LeanTransport:
+    """One kept-alive HTTP/1.1 connection to a plain http:// API base reached without a proxy, for one slot:
+    what httpx's transport does there at about half of its CPU (httpcore and h11 build, check and parse each
+    request and reply through layers of objects; http.client's email parser of the reply's headers and its
+    checks of each request header are most of what is left), on the standard library's http.client, which writes the
+    request and reads the reply (status line, headers, a body by Content-Length, chunked or to the connection's
+    end, 100 Continue, HTTP/1.0). It sends the bytes httpx sends, in its order (tests/test_llm_connections.py),
+    and keeps its guarantees: every connect, write and read ends by the request's deadline (_request.deadline),
+    reads ask for an immediate acknowledgement (_QUICKACK), a reply's head is read up to MAX_HEAD_BYTES, one
+    that frames its body ambiguously (two Content-Lengths, a Transfer-Encoding other than chunked) or has a
+    malformed header line is refused, other informational replies (1xx) are skipped as 100 Continue is, and a
+    connection is reused only after a complete HTTP/1.1 reply that keeps it alive, checked before reuse (a
+    server may close an idle one). Failures raise httpx's errors (ConnectError, ReadTimeout, ReadError,
+    RemoteProtocolError...), with the socket's error as their cause, so both transports are handled alike."""
+
+    def __init__(self, url: str):
+        (host, port), self.host, _ = _http_parts(url)
+        self._connection = _Connection(host, port)
+        self._reusable = False  # the last reply was read whole and the connection may carry another
+
+    def handle_request(self, url: str, data: bytes | None, headers: dict) -> _LeanResponse:
+        """Send one request (POST `data`, or GET when None) and read the reply's head; its body is read through
+        the response's iter_raw(). The request's deadline is _request.deadline."""
+        connection = self._connection
+        if connection.sock is not None and not (self._reusable and not _readable(connection.sock)):
+            connection.close()  # what was left of the last reply, or an idle connection the server closed
+        self._reusable = False
+        if connection.sock is None:
+            self._connect()
+        method = "GET" if data is None else "POST"
+        self._send(method, url, data, headers)
+        return self._response(method)
+
+    def _connect(self) -> None:
+        import httpx
+
+        connection = self._connection
+        connection.timeout = _left(httpx.ConnectTimeout)
+        try:
+            connection.connect()  # with TCP_NODELAY, as httpcore: the request's head and body go at once
+        except TimeoutError as err:
+            raise httpx.ConnectTimeout(str(err)) from err
+        except OSError as err:
+            raise httpx.ConnectError(str(err)) from err
+
+    def _send(self, method: str, url: str, data: bytes | None, headers: dict) -> None:
+        import httpx
+
+        connection = self._connection
+        connection.putrequest(method, _http_parts(url)[2], skip_host=True, skip_accept_encoding=True)
+        connection.putheader("Host", self.host)
+        for name, value in _request_headers(headers):  # their values are checked: ChatClient._headers
+            connection.putheader(name, value)
+        if data is not None:
+            connection.putheader("Content-Length", str(len(data)))
+        try:
+            connection.sock.settimeout(_left(httpx.WriteTimeout))
+            connection.body_follows = bool(data)  # (http.client writes no empty body)
+            connection.endheaders(data)
+        except TimeoutError as err:
+            raise httpx.WriteTimeout(str(err)) from err
+        except OSError as err:
+            raise httpx.WriteError(str(err)) from err
+
+    def _response(self, method: str) -> _LeanResponse:
+        """The reply, its head read; when it cannot be read, the reply and the connection are closed at once (the
+        reply's reader keeps the socket open until it is closed)."""
+        import httpx
+
+        reply = None
+        try:
+            reply = self._connection.getresponse()  # after any 100 Continue
+            for _ in range(100):  # other informational replies; a server sending only those...
+                if not 100 < reply.status < 200:
+                    break
+                if reply.status == 101:
+                    raise httpx.RemoteProtocolError("the server switched protocols (HTTP 101) unasked")
+                reply = _Reply(None, method=method, after=reply)
+                reply.begin()
+            else:
+                raise httpx.RemoteProtocolError("the server sent only informational replies (1xx)")
+            reply.reads.head_left = None
+            return _LeanResponse(self, reply, _checked_fields(reply.msg))
+        except http.client.HTTPException as err:
+            unreadable = _unreadable(err)
+        except BaseException:
+            self._finished(reply)
+            raise
+        self._finished(reply)
+        raise unreadable  # here, not in the except clause: its message is all there is to say (see _reason)
+
+    def _pieces(self, reply: _Reply):
+        """The reply's body as it arrives (never more than _READ_SIZE bytes a piece, whatever a chunk's size
+        line says), marking the connection reusable once it is read whole, when the reply keeps it alive."""
+        import httpx
+
+        try:
+            while piece := reply.read1(_READ_SIZE):
+                yield piece
+        except http.client.HTTPException as err:
+            unreadable = _unreadable(err)
+        else:
+            unreadable = None
+        if unreadable is not None:
+            raise unreadable  # outside the except clause, as in _response
+        if reply.length:  # http.client leaves a body cut short by the connection's end unsaid
+            raise httpx.RemoteProtocolError(f"the server closed the connection {reply.length:,} bytes before "
+                                            "the end of the reply's body")
+        self._reusable = reply.version == 11 and not reply.will_close and self._connection.sock is not None
+
+    def _finished(self, reply: _Reply | None) -> None:
+        """A reply is done with: a connection not left at the end of a reply that keeps it alive is closed."""
+        if reply is not None:
+            reply.close()
+        if not self._reusable:
+            self._connection.close()
+
+    def close(self) -> None:
+        self._connection.close()
+        self._reusable = False
+
+
+def _checked_fields(message: http.client.HTTPMessage) -> _Fields:
+    """A reply's headers as _Fields; httpx's RemoteProtocolError where http.client reads on past what this client
+    refuses: a malformed header line (there the email parser ends the headers), a Transfer-Encoding other than
+    chunked (read as none), Content-Lengths that disagree or one that is not a number (the first is taken)."""
+    import httpx
+
+    if message.defects:
+        raise httpx.RemoteProtocolError(f"a malformed header line ({type(message.defects[0]).__name__})")
+    fields = _Fields()
+    for name, value in message.items():
+        name = name.lower()
+        fields[name] = f"{fields[name]}, {value}" if name in fields else value
+    encoding = fields.get("transfer-encoding")
+    if encoding is not None and encoding.strip().lower() != "chunked":
+        raise httpx.RemoteProtocolError(f"unsupported Transfer-Encoding {encoding[:40]!r}")
+    if "content-length" in fields and encoding is None:
+        lengths = {value.strip() for value in fields["content-length"].split(",")}
+        length = lengths.pop() if len(lengths) == 1 else ""
+        if not (length.isascii() and length.isdigit()):
+            raise httpx.RemoteProtocolError(f"a bad Content-Length {fields['content-length'][:40]!r}")
+    return fields
+
+
+def _unreadable(err: http.client.HTTPException):
+    """httpx's RemoteProtocolError for a reply http.client could not read, saying why in a line."""
+    import httpx
+
+    if isinstance(err, http.client.RemoteDisconnected):
+        return httpx.RemoteProtocolError("the server closed the connection without sending a reply")
+    if isinstance(err, http.client.IncompleteRead):
+        return httpx.RemoteProtocolError("the server closed the connection in the middle of a chunked body, or "
+                                         "sent a malformed one")
+    detail = str(err)  # a status line that is not one is quoted, cut, as it came
+    return httpx.RemoteProtocolError(f"not a readable HTTP/1.x reply ({type(err).__name__}: {detail[:60]!r}"
+                                     f"{'...' if len(detail) > 60 else ''})")
+
+
+@functools.lru_cache(maxsize=256)
+def _http_parts(url: str) -> tuple:
+    """((host, port) to connect to, the Host header, the request target) of an http:// URL, as httpx makes them
+    (an IDNA host encoded, the default port left out of Host, the path percent-encoded); parsed once a URL."""
+    import httpx
+
+    parsed = httpx.URL(url)
+    address = (parsed.raw_host.decode("ascii"), parsed.port or DEFAULT_PORTS["http"])
+    return address, parsed.netloc.decode("ascii"), parsed.raw_path.decode("ascii")
+
+
+def _left(timeout_error) -> float:
+    """What is left of the calling thread's request deadline (_request.deadline), in seconds; the httpx error
+    `timeout_error` once it has passed."""
+    left = _request.deadline - time.monotonic()
+    if left <= 0:
+        raise timeout_error("the request's deadline passed")
+    return left
+
+
+def _readable(sock: socket.socket) -> bool:
+    """Whether a connection with no request on it has something to read: the server closed it (or wrote what it
+    should not have); either way it is not reused."""
+    poller = select.poll()
+    poller.register(sock, select.POLLIN)
+    return bool(poller.poll(0))
+
+
 def _request_headers(headers: dict) -> list:
     """An exchange's headers: what httpx's client sends by default (compression declined: a server compressing
     anyway is read by _read_body, which caps what the body inflates to; httpx's own decoding would not), then
@@ -523,6 +839,9 @@ class _Progress:
         self.shown = (self.answered, self.failed)
 
 
+_KEYS_A_QUERY = 500  # keys looked up by one SQL query (SQLite allows 999 parameters at least)
+
+
 class ChatCache:
     """sqlite store of replies keyed by (model, settings: API origins and generation settings, request key); each
     reply is a JSON record {text, logprobs, usage}. WAL, so readers never block writers."""
@@ -543,6 +862,18 @@ class ChatCache:
             row = self._db.execute("SELECT record FROM completions WHERE model=? AND settings=? AND key=?",
                                    (model, settings, key)).fetchone()
         return json.loads(row[0]) if row else None
+
+    def get_many(self, model: str, settings: str, keys) -> dict:
+        """{key: record} of the `keys` the cache holds, in one query per _KEYS_A_QUERY keys (not one per key)."""
+        keys, found = list(keys), {}
+        for start in range(0, len(keys), _KEYS_A_QUERY):
+            part = keys[start:start + _KEYS_A_QUERY]
+            marks = ",".join("?" * len(part))
+            with self._lock:
+                rows = self._db.execute(f"SELECT key, record FROM completions WHERE model=? AND settings=? AND key IN "
+                                        f"({marks})", (model, settings, *part)).fetchall()
+            found.update((key, json.loads(record)) for key, record in rows)
+        return found
 
     def put(self, model: str, settings: str, key: str, record: dict) -> None:
         with self._lock:
@@ -615,10 +946,10 @@ class ChatClient:
         self._lanes: list[list] = [[None] * concurrency for _ in self.urls]
         self._tls = httpx.create_ssl_context()
         self._proxies = [_proxy_for(base) for base in self.endpoint.api_bases]
-        for lanes, proxy in zip(self._lanes, self._proxies):
-            lanes[0] = _transport(1, proxy, self._tls)  # now: a proxy setting httpx refuses is an error at once
+        for base, lanes in enumerate(self._lanes):
+            lanes[0] = self._new_lane(base)  # now: a proxy setting httpx refuses is an error at once
         self._breaker = _Breaker(len(self.urls))
-        self._slots: queue.Queue = queue.Queue()
+        self._slots: queue.SimpleQueue = queue.SimpleQueue()
         for lane in range(concurrency):
             for index in range(len(self.urls)):
                 self._slots.put((index, lane))
@@ -657,17 +988,21 @@ class ChatClient:
     def pending(self, requests: Sequence[ChatRequest], parse: Callable[[str], object] | None = None) -> int:
         """How many distinct requests are not in the cache (what complete_all would ask); with `parse`, a cached
         reply that parse rejects counts too (complete_all asks it again)."""
-        unique = {r.key: r for r in requests}.values()
+        keys = {r.key for r in requests}
+        records = self.cache.get_many(self.model, self._settings, keys)
         if parse is not None:
-            return sum(self._from_cache(r, parse) is None for r in unique)
-        return sum(self.cache.get(self.model, self._settings, r.key) is None for r in unique)
+            return sum(self._cached_outcome(records.get(key), parse) is None for key in keys)
+        return len(keys) - len(records)
 
     def cached(self, requests: Sequence[ChatRequest], parse: Callable[[str], object]) -> list[ChatOutcome | None]:
         """The cached outcome of each request, or None where the cache has no usable reply; asks nothing."""
-        return [self._from_cache(r, parse) for r in requests]
+        keys = [r.key for r in requests]
+        records = self.cache.get_many(self.model, self._settings, set(keys))
+        return [self._cached_outcome(records.get(key), parse) for key in keys]
 
-    def _from_cache(self, request: ChatRequest, parse) -> ChatOutcome | None:
-        record = self.cache.get(self.model, self._settings, request.key)
+    @staticmethod
+    def _cached_outcome(record: dict | None, parse) -> ChatOutcome | None:
+        """A cached reply's outcome; None when there is none or `parse` rejects it."""
         if record is None:
             return None
         try:
@@ -684,11 +1019,12 @@ class ChatClient:
         received before are cached); ChatError when the endpoint refuses every request alike."""
         outcomes: dict[str, ChatOutcome] = {}
         todo: dict[str, ChatRequest] = {}
+        unique: dict[str, ChatRequest] = {}
         for request in requests:
-            key = request.key
-            if key in outcomes or key in todo:
-                continue
-            hit = self._from_cache(request, parse)
+            unique.setdefault(request.key, request)  # the first of requests with one key is the one asked
+        records = self.cache.get_many(self.model, self._settings, unique)
+        for key, request in unique.items():
+            hit = self._cached_outcome(records.get(key), parse)
             if hit is not None:
                 outcomes[key] = hit
             else:
@@ -801,9 +1137,15 @@ class ChatClient:
         return body
 
     def _headers(self) -> dict:
+        """The request's own headers: its content type and the API key, when the environment has one; a key that
+        an HTTP header cannot carry (a line break, another control character, a non-ASCII one) is a ChatError that
+        does not quote it (httpx's error would have, whole)."""
         headers = {"Content-Type": "application/json"}
         key = os.environ.get(self.api_key_env)
         if key:
+            if not (key.isascii() and key.isprintable()):
+                raise ChatError(f"${self.api_key_env} is not an API key an HTTP header can carry: it has a line "
+                                "break, a control character or a non-ASCII character in it")
             headers["Authorization"] = f"Bearer {key}"
         return headers
 
@@ -887,11 +1229,14 @@ class ChatClient:
 
         _request.deadline = time.monotonic() + timeout
         try:
-            request = httpx.Request("GET" if data is None else "POST", url, content=data,
-                                    headers=_request_headers(headers),
-                                    extensions={"timeout": httpx.Timeout(timeout).as_dict()})
-            response = transport.handle_request(request)
-            response.request = request
+            if isinstance(transport, _LeanTransport):
+                response = transport.handle_request(url, data, headers)
+            else:
+                request = httpx.Request("GET" if data is None else "POST", url, content=data,
+                                        headers=_request_headers(headers),
+                                        extensions={"timeout": httpx.Timeout(timeout).as_dict()})
+                response = transport.handle_request(request)
+                response.request = request
             try:
                 success = response.status_code < 300
                 body = _read_body(response, MAX_REPLY_BYTES if success else _ERROR_DETAIL, refuse=success)
@@ -910,8 +1255,14 @@ class ChatClient:
         the slot: no lock needed; lane 0, which a probe uses outside the slots, is made with the client)."""
         transport = self._lanes[base][lane]
         if transport is None:
-            transport = self._lanes[base][lane] = _transport(1, self._proxies[base], self._tls)
+            transport = self._lanes[base][lane] = self._new_lane(base)
         return transport
+
+    def _new_lane(self, base: int):
+        """A one-connection transport to API base `base`: _LeanTransport for plain http:// without a proxy
+        (_lean_allowed), else httpx's through the proxy the environment names."""
+        url, proxy = self.urls[base], self._proxies[base]
+        return _LeanTransport(url) if _lean_allowed(url, proxy) else _transport(1, proxy, self._tls)
 
     def _post_once(self, base: int, data: bytes, headers: dict, timeout: float, total: float | None = None,
                    lane: int = 0) -> dict:
@@ -996,10 +1347,11 @@ class ChatClient:
         import httpx
 
         timeout = min(timeout, self.timeout)
+        headers = self._headers()
         for index, base in enumerate(self.endpoint.api_bases):
             url = _models_url(base)
             try:
-                status, _, body = self._exchange(self._lane(index, 0), url, None, self._headers(), timeout)
+                status, _, body = self._exchange(self._lane(index, 0), url, None, headers, timeout)
             except httpx.RequestError as err:
                 raise InputError(f"the LLM endpoint {base} cannot be reached ({_reason(err)}); is the server "
                                  "running and the URL right?") from None

@@ -7,6 +7,10 @@ tmp_path, not in it, so a test may use tmp_path itself as an output folder. The 
 `prebuilt_dictionary` puts CC-CEDICT's tables, built once per session, in the test's cache, for tests whose child
 processes would otherwise each spend seconds building them (building and rebuilding them is test_judge_names's).
 
+HTTP: `http_client` runs a test twice, once through each HTTP path of chimdqa_eval.llm: its own lean transport (plain
+http:// without a proxy, the default) and httpx's (what https and proxies use; CHIMDQA_HTTP_CLIENT=httpx sends
+every request there). The setting is in the environment, so the commands and child processes a test starts take it.
+
 Plots: `unrendered_plots` describes every plot of a report or board but embeds a 1x1 image instead of its SVG, for
 tests about something else (the queue's bookkeeping) that write many pages."""
 import shutil
@@ -24,6 +28,15 @@ def module_cache(tmp_path_factory):
         path = tmp_path_factory.mktemp("module-cache")
         mp.setenv("CHIMDQA_CACHE", str(path))
         yield path
+
+
+@pytest.fixture(params=["lean", "httpx"])
+def http_client(request, monkeypatch):
+    if request.param == "httpx":
+        monkeypatch.setenv("CHIMDQA_HTTP_CLIENT", "httpx")
+    else:
+        monkeypatch.delenv("CHIMDQA_HTTP_CLIENT", raising=False)
+    return request.param
 
 
 @pytest.fixture(autouse=True)

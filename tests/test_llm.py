@@ -14,6 +14,8 @@ import pytest
 from chimdqa_eval.llm import ChatClient, ChatError, ChatRequest
 from chat_server import ChatServer, Reply
 
+pytestmark = pytest.mark.usefixtures("http_client")  # each test through both HTTP paths
+
 
 def ask(text, key=None):
     return ChatRequest(({"role": "user", "content": text},), cache_key=key or text)
@@ -64,6 +66,27 @@ def test_rerun_is_served_from_the_cache_and_duplicates_are_asked_once(tmp_path):
     assert [o.value for o in first] == [2, 3, 2]
     assert [(o.value, o.cached) for o in again] == [(3, True), (2, True)]
 
+
+
+def test_a_run_looks_its_requests_up_in_the_cache_in_batches(tmp_path):
+    """complete_all, pending and cached read the cache a batch of keys a query: 1,201 requests are 3 queries,
+    across the batches' edges every key is found, and only the other settings' replies are not."""
+    from chimdqa_eval import llm
+
+    with ChatServer(lambda body: "7") as server:
+        client = client_for(server, tmp_path)
+        requests = [ask(f"q{i}") for i in range(1201)]
+        for request in requests[:1200]:
+            client.cache.put("judge-x", client._settings, request.key, {"text": "1", "logprobs": None, "usage": None})
+        client.cache.put("judge-x", "other settings", requests[1200].key, {"text": "9", "logprobs": None,
+                                                                          "usage": None})
+        queries = []
+        client.cache._db.set_trace_callback(lambda sql: queries.append(sql) if sql.startswith("SELECT") else None)
+        assert client.pending(requests) == 1 and client.pending(requests, strict_int) == 1
+        assert [o is None for o in client.cached(requests, strict_int)] == [False] * 1200 + [True]
+        outcomes = client.complete_all(requests, strict_int)
+    assert len(queries) == 4 * -(-1201 // llm._KEYS_A_QUERY) == 12
+    assert [o.value for o in outcomes] == [1] * 1200 + [7] and len(server.requests) == 1
 
 def test_429_and_5xx_are_retried_honouring_retry_after(tmp_path):
     with ChatServer(lambda body: "7") as server:
@@ -129,6 +152,16 @@ def test_bad_key_stops_with_a_clear_error(tmp_path, monkeypatch):
         assert len(server.requests) == 1
         assert "Authorization" not in server.headers[0]
 
+
+
+@pytest.mark.parametrize("key", ["sk-1\r\nX-Injected: 1", "sk-1\x1b", "sk-ключ"])
+def test_a_key_no_header_can_carry_is_refused_without_quoting_it(tmp_path, monkeypatch, key):
+    monkeypatch.setenv("TEST_JUDGE_KEY", key)
+    with ChatServer(lambda body: "1") as server:
+        with pytest.raises(ChatError, match=r"\$TEST_JUDGE_KEY is not an API key") as raised:
+            client_for(server, tmp_path, api_key_env="TEST_JUDGE_KEY").complete_all([ask("q")], strict_int)
+        assert server.requests == []
+    assert "sk-" not in str(raised.value)
 
 def test_a_rejected_request_is_reported_without_retrying(tmp_path):
     with ChatServer(lambda body: Reply(status=400, text="prompt too long")) as server:

@@ -6,12 +6,16 @@ from __future__ import annotations
 
 import json
 import socket
+import threading
+import time
 
 import pytest
-from chat_server import ChatServer
+from chat_server import ChatServer, Reply, completion_body
 
 from chimdqa_eval import llm
 from chimdqa_eval.llm import ChatRequest, LLMEndpoint
+
+pytestmark = pytest.mark.usefixtures("http_client")  # each test through both HTTP paths
 
 
 class _Counting(set):
@@ -86,3 +90,175 @@ def test_requests_carry_the_headers_httpx_client_sent(tmp_path, monkeypatch):
     assert (headers["Accept-Encoding"], headers["Connection"], headers["User-Agent"], headers["Authorization"]) == (
         "identity", "keep-alive", f"python-httpx/{httpx.__version__}", "Bearer sk-test")
     assert int(headers["Content-Length"]) == len(json.dumps(server.requests[0], ensure_ascii=False).encode("utf-8"))
+
+
+class _Recording:
+    """A raw HTTP server on 127.0.0.1 for a few connections: it keeps each request's bytes as they came and answers
+    each with the next of `replies` (bytes, sent whole), closing a connection after `per_connection` requests."""
+
+    def __init__(self, replies, per_connection: int = 1):
+        self.replies, self.per_connection, self.received, self.connections = list(replies), per_connection, [], 0
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.api_base = f"http://127.0.0.1:{self.listener.getsockname()[1]}/v1"
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self):
+        while self.replies:
+            conn, _ = self.listener.accept()
+            self.connections += 1
+            with conn:
+                for _ in range(self.per_connection):
+                    if not self.replies:
+                        break
+                    self.received.append(self._request(conn))
+                    conn.sendall(self.replies.pop(0))
+
+    @staticmethod
+    def _request(conn) -> bytes:
+        data = b""
+        while b"\r\n\r\n" not in data:
+            data += conn.recv(65536)
+        head = data.split(b"\r\n\r\n", 1)[0]
+        length = [int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:")]
+        while len(data) < len(head) + 4 + sum(length):
+            data += conn.recv(65536)
+        return data
+
+    def close(self):
+        self.thread.join(5)
+        self.listener.close()
+
+
+def _ok(text: str, *extra: bytes) -> bytes:
+    body = completion_body(text).encode("utf-8")
+    return b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n%sContent-Length: %d\r\n\r\n%s" % (
+        b"".join(extra), len(body), body)
+
+
+def test_both_http_paths_send_the_same_bytes(tmp_path, monkeypatch):
+    """The lean transport sends, byte for byte, what httpx sends: the chat request (POST) and the probe (GET)."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    sent = {}
+    for path in ("lean", "httpx"):
+        monkeypatch.setenv("CHIMDQA_HTTP_CLIENT", path)
+        models = b'{"object": "list", "data": []}'
+        server = _Recording([b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(models), models),
+                             _ok("1")])
+        with llm.ChatClient("m", server.api_base, cache_path=tmp_path / f"{path}.sqlite") as client:
+            client.probe()
+            [outcome] = client.complete_all([ChatRequest(({"role": "user", "content": "问题"},), "k")], int)
+        server.close()
+        assert outcome.value == 1
+        port = server.api_base.split(":")[2].split("/")[0]
+        sent[path] = [request.replace(port.encode(), b"PORT") for request in server.received]
+    assert sent["lean"] == sent["httpx"]
+    get, post = sent["lean"]
+    assert get.startswith(b"GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1:PORT\r\nAccept: */*\r\n")
+    assert post.startswith(b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1:PORT\r\n")
+
+
+FRAMINGS = {
+    "content-length": [_ok("7")],
+    "chunked": [b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+                + b"".join(b"%x;ext=1\r\n%s\r\n" % (len(part), part)
+                           for part in (completion_body("7").encode()[:9], completion_body("7").encode()[9:]))
+                + b"0\r\nX-Trailer: t\r\n\r\n"],
+    "to-the-end": [b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n" + completion_body("7").encode()],
+    "http/1.0": [b"HTTP/1.0 200 OK\r\n\r\n" + completion_body("7").encode()],
+    "after-100-continue": [b"HTTP/1.1 100 Continue\r\n\r\n" + _ok("7")],
+    "after-103-early-hints": [b"HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n" + _ok("7")],
+}
+
+
+@pytest.mark.parametrize("framing", FRAMINGS)
+def test_a_reply_is_read_however_its_body_is_framed(tmp_path, framing):
+    with ChatServer(lambda body: Reply(raw=FRAMINGS[framing])) as server:
+        with llm.ChatClient("m", server.api_base, cache_path=tmp_path / "c.sqlite", max_retries=0) as client:
+            [outcome] = client.complete_all([ChatRequest(({"role": "user", "content": "q"},), "k")], int)
+    assert outcome.value == 7, outcome.error
+
+
+MALFORMED = {
+    "two-lengths": _ok("7", b"Content-Length: 3\r\n"),
+    "gzip-transfer-encoding": b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n" + completion_body("7").encode(),
+    "bad-chunk-size": b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+    "huge-head": b"HTTP/1.1 200 OK\r\n" + b"X-Pad: %s\r\n" % (b"a" * 200_000) + b"\r\n",
+    "folded-header": b"HTTP/1.1 200 OK\r\nX-A: 1\r\n folded\r\nContent-Length: 0\r\n\r\n",
+    "no-status-line": b"<html>hello</html>\r\n\r\n",
+    "negative-chunk-size": b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n-1\r\n" + b"a" * 100_000,
+    "body-cut-short": _ok("7").replace(b"Content-Length: ", b"Content-Length: 9"),
+    "header-line-without-a-colon": _ok("7").replace(b"Content-Type", b"Content Type"),
+}
+
+
+@pytest.mark.parametrize("reply", MALFORMED)
+def test_a_malformed_reply_is_a_failed_attempt_that_is_retried(tmp_path, reply):
+    with ChatServer(lambda body: Reply(raw=[MALFORMED[reply]])) as server:
+        with llm.ChatClient("m", server.api_base, cache_path=tmp_path / "c.sqlite", max_retries=1,
+                            backoff=0.01) as client:
+            [outcome] = client.complete_all([ChatRequest(({"role": "user", "content": "q"},), "k")], int)
+    assert not outcome.ok and "gave up after 2 attempts" in outcome.error, outcome.error
+    assert len(server.requests) == 2
+
+
+def test_a_kept_alive_connection_the_server_closed_is_replaced_not_failed(tmp_path):
+    """A server that closes idle connections (uvicorn does after 5 s): the next request opens a new one at once,
+    with no failed attempt (none retried, none counted by the circuit breaker)."""
+    server = _Recording([_ok("1"), _ok("2")], per_connection=1)  # it closes each connection after one reply
+    with llm.ChatClient("m", server.api_base, cache_path=tmp_path / "c.sqlite", concurrency=1) as client:
+        [first] = client.complete_all([ChatRequest(({"role": "user", "content": "a"},), "a")], int)
+        time.sleep(0.2)  # the server's close arrives
+        [second] = client.complete_all([ChatRequest(({"role": "user", "content": "b"},), "b")], int)
+        sent = client.calls_sent
+    server.close()
+    assert (first.value, second.value, sent, server.connections) == (1, 2, 2, 2)
+
+
+@pytest.mark.skipif(not hasattr(socket, "TCP_QUICKACK"), reason="TCP_QUICKACK is Linux's")
+def test_every_lean_read_asks_for_an_immediate_acknowledgement():
+    class Sock(_Socket):
+        def settimeout(self, seconds):
+            assert 0 < seconds <= 10
+
+        def makefile(self, mode, buffering):
+            return self
+
+        def recv_into(self, buffer):
+            buffer[:1] = b"x"
+            return 1
+
+        def close(self):
+            pass
+
+    reads = llm._DeadlineReads(sock := Sock())
+    llm._request.deadline = time.monotonic() + 10
+    try:
+        assert reads.read(10) == b"x" and reads.read(10) == b"x"
+    finally:
+        llm._request.deadline = None
+    assert sock.options == [(socket.IPPROTO_TCP, socket.TCP_QUICKACK, 1)] * 2
+
+
+def test_the_lean_transport_addresses_a_url_as_httpx_does():
+    """Where it connects, its Host header and its request target: the default port left out of Host, an IPv6 host
+    bracketed there and bare for the connection, a path percent-encoded, an IDNA host encoded."""
+    assert llm._http_parts("http://localhost/v1/chat/completions") == (
+        ("localhost", 80), "localhost", "/v1/chat/completions")
+    assert llm._http_parts("http://[::1]:8000/v1/a b?x=1") == (("::1", 8000), "[::1]:8000", "/v1/a%20b?x=1")
+    assert llm._http_parts("http://bücher.example:81/v1") == (
+        ("xn--bcher-kva.example", 81), "xn--bcher-kva.example:81", "/v1")
+
+
+def test_a_hostile_header_line_is_read_in_linear_time(tmp_path):
+    """A header value of 60 kB of spaces between two words (a backtracking pattern would take most of a minute on
+    it; a line over 64 kB is refused on the lean path: http.client's limit): the reply is read and answered, in
+    CPU seconds far above what the read takes."""
+    head = b"X-Pad: a" + b" " * 60_000 + b"b\r\n"
+    with ChatServer(lambda body: Reply(raw=[_ok("7", head)])) as server:
+        with llm.ChatClient("m", server.api_base, cache_path=tmp_path / "c.sqlite", max_retries=0) as client:
+            start = time.process_time()
+            [outcome] = client.complete_all([ChatRequest(({"role": "user", "content": "q"},), "k")], int)
+            cpu = time.process_time() - start
+    assert outcome.value == 7, outcome.error
+    assert cpu < 2, f"{cpu:.2f} s of CPU"

@@ -18,6 +18,8 @@ from chat_server import ChatServer, Reply
 from chimdqa_eval import llm
 from chimdqa_eval.llm import ChatClient, ChatError, ChatRequest, EndpointDied, LLMEndpoint
 
+pytestmark = pytest.mark.usefixtures("http_client")  # each test through both HTTP paths
+
 REPO = Path(__file__).resolve().parents[1]
 
 
