@@ -310,7 +310,10 @@ def _claim(out: Path, base: Path):
             return None
         if fcntl is None:
             return staged, None
-        lock = os.open(staged, os.O_RDONLY)
+        try:
+            lock = os.open(staged, os.O_RDONLY)
+        except FileNotFoundError:
+            continue  # another writer's clean-up took the folder before it was locked: take another
         held = _try_lock(lock)
         if held is not False and os.fstat(lock).st_nlink:
             if held:
