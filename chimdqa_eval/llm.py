@@ -406,6 +406,10 @@ class _Fields(dict):
         return dict.get(self, name.lower(), default)
 
 
+# What one reply may take on the wire: its head and a trailer, and a body with chunk framing twice its size cap.
+_MOST_READ_FOR_A_REPLY = 2 * MAX_HEAD_BYTES + 2 * MAX_REPLY_BYTES
+
+
 class _DeadlineReads(io.RawIOBase):
     """A connection's bytes as http.client reads a reply from them: every read ends by the request's deadline
     (_left: a server trickling a byte at a time cannot stretch a request, as a timeout per read alone would let
@@ -419,6 +423,7 @@ class _DeadlineReads(io.RawIOBase):
         super().__init__()
         self._sock, self._io = sock, sock.makefile("rb", buffering=0)
         self.head_left: int | None = MAX_HEAD_BYTES
+        self.reply_left = _MOST_READ_FOR_A_REPLY  # chunk framing and trailers count here; http.client caps neither
 
     def readable(self) -> bool:
         return True
@@ -430,6 +435,9 @@ class _DeadlineReads(io.RawIOBase):
             if self.head_left <= 0:
                 raise httpx.RemoteProtocolError(f"the reply's headers exceed {MAX_HEAD_BYTES:,} bytes")
             buffer = memoryview(buffer)[:self.head_left]
+        if self.reply_left <= 0:
+            raise httpx.RemoteProtocolError(f"the reply exceeds {_MOST_READ_FOR_A_REPLY:,} bytes with its framing")
+        buffer = memoryview(buffer)[:self.reply_left]
         sock = self._sock
         try:
             sock.settimeout(_left(httpx.ReadTimeout))
@@ -442,6 +450,7 @@ class _DeadlineReads(io.RawIOBase):
             raise httpx.ReadError(str(err)) from err
         if self.head_left is not None:
             self.head_left -= received
+        self.reply_left -= received
         return received
 
     def close(self) -> None:
@@ -585,7 +594,7 @@ class _LeanTransport:
             else:
                 raise httpx.RemoteProtocolError("the server sent only informational replies (1xx)")
             reply.reads.head_left = None
-            return _LeanResponse(self, reply, _checked_fields(reply.msg))
+            return _LeanResponse(self, reply, _checked_fields(reply.msg, reply))
         except http.client.HTTPException as err:
             unreadable = _unreadable(err)
         except BaseException:
@@ -625,10 +634,12 @@ class _LeanTransport:
         self._reusable = False
 
 
-def _checked_fields(message: http.client.HTTPMessage) -> _Fields:
+def _checked_fields(message: http.client.HTTPMessage, reply: http.client.HTTPResponse) -> _Fields:
     """A reply's headers as _Fields; httpx's RemoteProtocolError where http.client reads on past what this client
     refuses: a malformed header line (there the email parser ends the headers), a Transfer-Encoding other than
-    chunked (read as none), Content-Lengths that disagree or one that is not a number (the first is taken)."""
+    chunked (read as none), Content-Lengths that disagree or one that is not a number (the first is taken), and
+    any framing http.client reads otherwise than these headers say (`Transfer-Encoding: chunked ` with a space is
+    not chunked to it; `Content-Length: 5, 5` is no length to it: it would read to the connection's end)."""
     import httpx
 
     if message.defects:
@@ -645,6 +656,10 @@ def _checked_fields(message: http.client.HTTPMessage) -> _Fields:
         length = lengths.pop() if len(lengths) == 1 else ""
         if not (length.isascii() and length.isdigit()):
             raise httpx.RemoteProtocolError(f"a bad Content-Length {fields['content-length'][:40]!r}")
+        if reply.status not in (204, 304) and reply.length != int(length):
+            raise httpx.RemoteProtocolError(f"a Content-Length read otherwise {fields['content-length'][:40]!r}")
+    if encoding is not None and not reply.chunked:
+        raise httpx.RemoteProtocolError(f"a Transfer-Encoding read otherwise {encoding[:40]!r}")
     return fields
 
 
@@ -685,6 +700,8 @@ def _left(timeout_error) -> float:
 def _readable(sock: socket.socket) -> bool:
     """Whether a connection with no request on it has something to read: the server closed it (or wrote what it
     should not have); either way it is not reused."""
+    if not hasattr(select, "poll"):  # Windows
+        return bool(select.select([sock], [], [], 0)[0])
     poller = select.poll()
     poller.register(sock, select.POLLIN)
     return bool(poller.poll(0))
@@ -1143,9 +1160,9 @@ class ChatClient:
         headers = {"Content-Type": "application/json"}
         key = os.environ.get(self.api_key_env)
         if key:
-            if not (key.isascii() and key.isprintable()):
+            if not (key.isascii() and key.isprintable()) or key != key.strip():
                 raise ChatError(f"${self.api_key_env} is not an API key an HTTP header can carry: it has a line "
-                                "break, a control character or a non-ASCII character in it")
+                                "break, a control character, a non-ASCII character or a space at an end")
             headers["Authorization"] = f"Bearer {key}"
         return headers
 

@@ -154,7 +154,7 @@ def test_bad_key_stops_with_a_clear_error(tmp_path, monkeypatch):
 
 
 
-@pytest.mark.parametrize("key", ["sk-1\r\nX-Injected: 1", "sk-1\x1b", "sk-ключ"])
+@pytest.mark.parametrize("key", ["sk-1\r\nX-Injected: 1", "sk-1\x1b", "sk-ключ", "sk-1 ", " sk-1"])
 def test_a_key_no_header_can_carry_is_refused_without_quoting_it(tmp_path, monkeypatch, key):
     monkeypatch.setenv("TEST_JUDGE_KEY", key)
     with ChatServer(lambda body: "1") as server:
@@ -162,6 +162,7 @@ def test_a_key_no_header_can_carry_is_refused_without_quoting_it(tmp_path, monke
             client_for(server, tmp_path, api_key_env="TEST_JUDGE_KEY").complete_all([ask("q")], strict_int)
         assert server.requests == []
     assert "sk-" not in str(raised.value)
+
 
 def test_a_rejected_request_is_reported_without_retrying(tmp_path):
     with ChatServer(lambda body: Reply(status=400, text="prompt too long")) as server:

@@ -202,6 +202,63 @@ def test_a_malformed_reply_is_a_failed_attempt_that_is_retried(tmp_path, reply):
     assert len(server.requests) == 2
 
 
+_CHUNKED_7 = b"".join(b"%x\r\n%s\r\n" % (len(part), part) for part in (completion_body("7").encode(),)) + b"0\r\n\r\n"
+READ_OTHERWISE = {  # headers http.client reads otherwise than h11 does
+    "chunked-with-a-space": b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked \r\n\r\n" + _CHUNKED_7,
+    "a-length-given-twice-in-one-line": _ok("7").replace(b"Content-Length: ", b"Content-Length: %d, " % len(
+        completion_body("7").encode())),
+}
+
+
+@pytest.mark.parametrize("reply", READ_OTHERWISE)
+def test_a_reply_http_client_would_frame_otherwise_is_refused_at_once_on_the_lean_path(tmp_path, reply,
+                                                                                       http_client):
+    """`Transfer-Encoding: chunked ` (a space) is not chunked to http.client, and `Content-Length: 7, 7` no length
+    (it would read to the connection's end: until the deadline, on a kept-alive one): the lean path refuses both
+    as malformed at once, so no body is misread and no byte of one reply is left for the next; httpx (h11) reads
+    them as the headers mean."""
+    with ChatServer(lambda body: Reply(raw=[READ_OTHERWISE[reply]])) as server:
+        with llm.ChatClient("m", server.api_base, cache_path=tmp_path / "c.sqlite", max_retries=1, backoff=0.01,
+                            timeout=20) as client:
+            start = time.monotonic()
+            [outcome] = client.complete_all([ChatRequest(({"role": "user", "content": "q"},), "k")], int)
+    if http_client == "httpx":
+        assert outcome.value == 7, outcome.error
+    else:
+        assert not outcome.ok and "read otherwise" in outcome.error, outcome.error
+        assert time.monotonic() - start < 10  # refused, not read until the deadline
+
+
+def test_chunk_framing_and_trailers_count_towards_what_a_reply_may_take(tmp_path, monkeypatch, http_client):
+    """http.client caps neither a chunk's extensions nor a trailer's lines: the lean path counts every byte of a
+    reply (here against a cap of 20,000 bytes, in place of 32 MB and more) and refuses the reply past it."""
+    if http_client == "httpx":
+        pytest.skip("h11 has caps of its own")
+    monkeypatch.setattr(llm, "_MOST_READ_FOR_A_REPLY", 20_000)
+    trailer = b"".join(b"X-T%d: %s\r\n" % (i, b"t" * 90) for i in range(400))  # 40 kB of trailer lines
+    raw = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + _CHUNKED_7[:-2] + trailer + b"\r\n"
+    with ChatServer(lambda body: Reply(raw=[raw])) as server:
+        with llm.ChatClient("m", server.api_base, cache_path=tmp_path / "c.sqlite", max_retries=0) as client:
+            [outcome] = client.complete_all([ChatRequest(({"role": "user", "content": "q"},), "k")], int)
+    assert not outcome.ok and "the reply exceeds 20,000 bytes" in outcome.error, outcome.error
+    monkeypatch.setattr(llm, "_MOST_READ_FOR_A_REPLY", 60_000)
+    with ChatServer(lambda body: Reply(raw=[raw])) as server:
+        with llm.ChatClient("m", server.api_base, cache_path=tmp_path / "d.sqlite", max_retries=0) as client:
+            [outcome] = client.complete_all([ChatRequest(({"role": "user", "content": "q"},), "k")], int)
+    assert outcome.value == 7, outcome.error
+
+
+@pytest.mark.parametrize("poll", [True, False])
+def test_an_idle_connection_with_something_to_read_is_told_with_or_without_poll(monkeypatch, poll):
+    if not poll:
+        monkeypatch.delattr(llm.select, "poll", raising=False)  # as on Windows
+    ours, theirs = socket.socketpair()
+    with ours, theirs:
+        assert not llm._readable(ours)
+        theirs.close()  # the server closed it
+        assert llm._readable(ours)
+
+
 def test_a_kept_alive_connection_the_server_closed_is_replaced_not_failed(tmp_path):
     """A server that closes idle connections (uvicorn does after 5 s): the next request opens a new one at once,
     with no failed attempt (none retried, none counted by the circuit breaker)."""
