@@ -19,6 +19,8 @@ TEXTS = ["抱歉，我无法确定这个问题的答案。", "根据资料，答
     (r"[^a]b", None),             # may begin with any character but a
     (r"x?", None),                # may match nothing
     (r"(?i)abc", None),           # global flags stay first: compiled ungated
+    (r"(?:(?i:abc)|d)", None),    # a group's own flags: a gate compiled without them would refuse "ABC"
+    (r"x|(?i:k)", None),          # ... and the Kelvin sign
     (r"\w+", None),
 ])
 def test_first_characters(pattern, first):
@@ -28,6 +30,12 @@ def test_first_characters(pattern, first):
 def test_a_pattern_without_first_characters_is_compiled_as_it_is():
     assert gated(r"[^a]b").pattern == r"[^a]b"
     assert gated(r"abc|d").pattern.startswith("(?=[")
+    assert gated(r"(?:(?i:abc)|d)").search("ABC") and gated(r"x|(?i:k)").search("\u212a")
+
+
+def test_a_verbose_pattern_ending_in_a_comment_is_gated_whole():
+    pattern = gated("a  b  # the letters a and b", re.VERBOSE)
+    assert pattern.pattern.startswith("(?=[") and pattern.search("xab").span() == (1, 3)
 
 
 GATED = [getattr(module, name) for module, names_ in (

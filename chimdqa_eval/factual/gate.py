@@ -26,7 +26,8 @@ def gated(pattern: str, flags: int = 0) -> re.Pattern:
     first = first_characters(pattern, flags)
     if not first:
         return re.compile(pattern, flags)
-    return re.compile(f"(?=[{''.join(re.escape(ch) for ch in sorted(first))}])(?:{pattern})", flags)
+    end = "\n)" if flags & re.VERBOSE else ")"  # a verbose pattern may end in a comment
+    return re.compile(f"(?=[{''.join(re.escape(ch) for ch in sorted(first))}])(?:{pattern}{end}", flags)
 
 
 @lru_cache(maxsize=None)
@@ -73,6 +74,8 @@ def _parts(op, av) -> tuple[set, bool] | None:
             return None
         return set().union(*(chars for chars, _ in branches)), any(empty for _, empty in branches)
     if op is _c.SUBPATTERN:
+        if av[1] or av[2]:  # (?i:…) and the like: flags the gate, compiled without them, would not have
+            return None
         chars, empty = _first(list(av[3]))
         return None if chars is None else (chars, empty)
     if op in (_c.MAX_REPEAT, _c.MIN_REPEAT):
