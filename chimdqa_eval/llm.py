@@ -431,13 +431,12 @@ class _DeadlineReads(io.RawIOBase):
     def readinto(self, buffer) -> int:
         import httpx
 
-        if self.head_left is not None:
-            if self.head_left <= 0:
-                raise httpx.RemoteProtocolError(f"the reply's headers exceed {MAX_HEAD_BYTES:,} bytes")
-            buffer = memoryview(buffer)[:self.head_left]
+        if self.head_left is not None and self.head_left <= 0:
+            raise httpx.RemoteProtocolError(f"the reply's headers exceed {MAX_HEAD_BYTES:,} bytes")
         if self.reply_left <= 0:
             raise httpx.RemoteProtocolError(f"the reply exceeds {_MOST_READ_FOR_A_REPLY:,} bytes with its framing")
-        buffer = memoryview(buffer)[:self.reply_left]
+        buffer = memoryview(buffer)[:self.reply_left if self.head_left is None else min(self.head_left,
+                                                                                        self.reply_left)]
         sock = self._sock
         try:
             sock.settimeout(_left(httpx.ReadTimeout))
@@ -594,7 +593,7 @@ class _LeanTransport:
             else:
                 raise httpx.RemoteProtocolError("the server sent only informational replies (1xx)")
             reply.reads.head_left = None
-            return _LeanResponse(self, reply, _checked_fields(reply.msg, reply))
+            return _LeanResponse(self, reply, _checked_fields(reply))
         except http.client.HTTPException as err:
             unreadable = _unreadable(err)
         except BaseException:
@@ -634,7 +633,7 @@ class _LeanTransport:
         self._reusable = False
 
 
-def _checked_fields(message: http.client.HTTPMessage, reply: http.client.HTTPResponse) -> _Fields:
+def _checked_fields(reply: http.client.HTTPResponse) -> _Fields:
     """A reply's headers as _Fields; httpx's RemoteProtocolError where http.client reads on past what this client
     refuses: a malformed header line (there the email parser ends the headers), a Transfer-Encoding other than
     chunked (read as none), Content-Lengths that disagree or one that is not a number (the first is taken), and
@@ -642,6 +641,7 @@ def _checked_fields(message: http.client.HTTPMessage, reply: http.client.HTTPRes
     not chunked to it; `Content-Length: 5, 5` is no length to it: it would read to the connection's end)."""
     import httpx
 
+    message = reply.msg
     if message.defects:
         raise httpx.RemoteProtocolError(f"a malformed header line ({type(message.defects[0]).__name__})")
     fields = _Fields()
