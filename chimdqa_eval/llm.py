@@ -37,6 +37,7 @@ so the commands' option parsing stays fast.
 """
 from __future__ import annotations
 
+import collections
 import functools
 import hashlib
 import http.client
@@ -53,7 +54,6 @@ import threading
 import time
 import urllib.request
 import zlib
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
@@ -467,7 +467,8 @@ class _Reader(io.BufferedReader):
 
 class _Reply(http.client.HTTPResponse):
     """http.client's reply, read through _DeadlineReads (`reads`) from the connection's socket, or, for a reply
-    after an informational one (1xx) on the same connection, from where that one's reader stopped (`after`)."""
+    after an informational one (1xx) on the same connection, from where that one's reader stopped (`after`).
+    Its head is read by begin() below, its body by http.client (by Content-Length, chunked or to the end)."""
 
     def __init__(self, sock, debuglevel: int = 0, method: str | None = None, url=None, *,
                  after: "_Reply | None" = None):
@@ -477,6 +478,94 @@ class _Reply(http.client.HTTPResponse):
         else:
             self.reads, reader, after.fp = after.reads, after.fp, None  # an informational reply has no body
         super().__init__(reader, debuglevel, method, url)
+
+    def begin(self) -> None:
+        """The status line (http.client's reading, 100 Continue skipped), then the header lines read here into
+        _Fields, and the body's framing decided from them as HTTP/1.1 says, as h11 (httpx) decides it: http.client
+        hands its headers to the email parser (about a third of this client's CPU an exchange) and frames some
+        bodies otherwise (`chunked ` with a space is not chunked to it; `Content-Length: 7, 7` is no length)."""
+        if self.headers is not None:
+            return
+        while True:
+            version, status, reason = self._read_status()
+            if status != http.client.CONTINUE:
+                break
+            _header_lines(self.fp)  # a 100 Continue's headers: skipped
+        self.code = self.status = status
+        self.reason = reason.strip()
+        if version in ("HTTP/1.0", "HTTP/0.9"):
+            self.version = 10
+        elif version.startswith("HTTP/1."):
+            self.version = 11
+        else:
+            raise http.client.UnknownProtocol(version)
+        self.headers = self.msg = _fields(_header_lines(self.fp))
+        self.chunked, self.chunk_left, self.length = _framing(self.headers, status, self._method)
+        self.will_close = self._check_close() or (not self.chunked and self.length is None)
+
+
+_HEADER_NAME = re.compile(rb"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # a token (RFC 9110, 5.1)
+_MOST_HEADER_LINE, _MOST_HEADER_LINES = 65536, 100  # http.client's own limits (_MAXLINE, _MAXHEADERS)
+
+
+def _header_lines(reader) -> list[bytes]:
+    """A head's header lines, up to the empty line that ends it (not included), line ends stripped; at most
+    _MOST_HEADER_LINES lines of _MOST_HEADER_LINE bytes. A head cut short by the connection's end ends there (as
+    http.client reads it); the status line read before it and the body framed after it tell."""
+    lines = []
+    while True:
+        line = reader.readline(_MOST_HEADER_LINE + 1)
+        if len(line) > _MOST_HEADER_LINE:
+            raise http.client.LineTooLong("header line")
+        if line in (b"\r\n", b"\n", b""):
+            return lines
+        if len(lines) == _MOST_HEADER_LINES:
+            raise http.client.HTTPException(f"got more than {_MOST_HEADER_LINES} headers")
+        lines.append(line.rstrip(b"\r\n"))
+
+
+def _fields(lines: list[bytes]) -> _Fields:
+    """Header lines as _Fields (names lower-cased; a repeated name's values joined by ", ", as httpx joins them;
+    a line folded onto the next, obsolete but allowed in a reply, joined by a space, as RFC 9112 5.2 asks); a line
+    that is not `name: value` with a token for its name is httpx's RemoteProtocolError."""
+    import httpx
+
+    fields, last = _Fields(), None
+    for line in lines:
+        if line[:1] in (b" ", b"\t") and last is not None:
+            fields[last] += " " + line.strip(b" \t").decode("latin-1")
+            continue
+        name, colon, value = line.partition(b":")
+        if not colon or _HEADER_NAME.fullmatch(name) is None:
+            raise httpx.RemoteProtocolError(f"a malformed header line {line[:40]!r}")
+        last, value = name.decode("ascii").lower(), value.strip(b" \t").decode("latin-1")
+        fields[last] = f"{fields[last]}, {value}" if last in fields else value
+    return fields
+
+
+def _framing(fields: _Fields, status: int, method: str | None) -> tuple:
+    """(chunked, chunk_left, length) of a reply's body, as http.client's reader wants them: chunked when the
+    Transfer-Encoding says so (its Content-Length is then ignored, RFC 9112 6.3), else the Content-Length's
+    length (values repeated alike count once), else None: to the connection's end. No body after a 1xx, 204 or
+    304 reply or a HEAD request. A Transfer-Encoding other than chunked, or a Content-Length that is not one
+    number, is httpx's RemoteProtocolError: there is no telling where such a body ends."""
+    import httpx
+
+    encoding = fields.get("transfer-encoding")
+    if encoding is not None:
+        if encoding.lower() != "chunked":
+            raise httpx.RemoteProtocolError(f"unsupported Transfer-Encoding {encoding[:40]!r}")
+        return True, None, None
+    if status in (204, 304) or 100 <= status < 200 or method == "HEAD":
+        return False, None, 0
+    declared = fields.get("content-length")
+    if declared is None:
+        return False, None, None
+    lengths = {value.strip() for value in declared.split(",")}
+    length = lengths.pop() if len(lengths) == 1 else ""
+    if not (length.isascii() and length.isdigit()):
+        raise httpx.RemoteProtocolError(f"a bad Content-Length {declared[:40]!r}")
+    return False, None, int(length)
 
 
 class _Connection(http.client.HTTPConnection):
@@ -513,18 +602,18 @@ class _LeanResponse:
 
 class _LeanTransport:
     """One kept-alive HTTP/1.1 connection to a plain http:// API base reached without a proxy, for one slot:
-    what httpx's transport does there at about half of its CPU (httpcore and h11 build, check and parse each
-    request and reply through layers of objects; http.client's email parser of the reply's headers and its
-    checks of each request header are most of what is left), on the standard library's http.client, which writes the
-    request and reads the reply (status line, headers, a body by Content-Length, chunked or to the connection's
-    end, 100 Continue, HTTP/1.0). It sends the bytes httpx sends, in its order (tests/test_llm_connections.py),
-    and keeps its guarantees: every connect, write and read ends by the request's deadline (_request.deadline),
-    reads ask for an immediate acknowledgement (_QUICKACK), a reply's head is read up to MAX_HEAD_BYTES, one
-    that frames its body ambiguously (two Content-Lengths, a Transfer-Encoding other than chunked) or has a
-    malformed header line is refused, other informational replies (1xx) are skipped as 100 Continue is, and a
-    connection is reused only after a complete HTTP/1.1 reply that keeps it alive, checked before reuse (a
-    server may close an idle one). Failures raise httpx's errors (ConnectError, ReadTimeout, ReadError,
-    RemoteProtocolError...), with the socket's error as their cause, so both transports are handled alike."""
+    what httpx's transport does there at a fraction of its CPU (httpcore and h11 build, check and parse each
+    request and reply through layers of objects), on the standard library's http.client, which writes the
+    request and reads the reply's status line and body (by Content-Length, chunked or to the connection's end;
+    100 Continue, HTTP/1.0); its header lines are read by _Reply.begin. It sends the bytes httpx sends, in its
+    order (tests/test_llm_connections.py), and keeps its guarantees: every connect, write and read ends by the
+    request's deadline (_request.deadline), reads ask for an immediate acknowledgement (_QUICKACK), a reply's head
+    is read up to MAX_HEAD_BYTES, one whose body has no telling length (two different Content-Lengths, a
+    Transfer-Encoding other than chunked) or that has a malformed header line is refused, other informational
+    replies (1xx) are skipped as 100 Continue is, and a connection is reused only after a complete HTTP/1.1 reply
+    that keeps it alive, checked before reuse (a server may close an idle one). Failures raise httpx's errors
+    (ConnectError, ReadTimeout, ReadError, RemoteProtocolError...), with the socket's error as their cause, so
+    both transports are handled alike."""
 
     def __init__(self, url: str):
         (host, port), self.host, _ = _http_parts(url)
@@ -593,7 +682,7 @@ class _LeanTransport:
             else:
                 raise httpx.RemoteProtocolError("the server sent only informational replies (1xx)")
             reply.reads.head_left = None
-            return _LeanResponse(self, reply, _checked_fields(reply))
+            return _LeanResponse(self, reply, reply.headers)
         except http.client.HTTPException as err:
             unreadable = _unreadable(err)
         except BaseException:
@@ -631,36 +720,6 @@ class _LeanTransport:
     def close(self) -> None:
         self._connection.close()
         self._reusable = False
-
-
-def _checked_fields(reply: http.client.HTTPResponse) -> _Fields:
-    """A reply's headers as _Fields; httpx's RemoteProtocolError where http.client reads on past what this client
-    refuses: a malformed header line (there the email parser ends the headers), a Transfer-Encoding other than
-    chunked (read as none), Content-Lengths that disagree or one that is not a number (the first is taken), and
-    any framing http.client reads otherwise than these headers say (`Transfer-Encoding: chunked ` with a space is
-    not chunked to it; `Content-Length: 5, 5` is no length to it: it would read to the connection's end)."""
-    import httpx
-
-    message = reply.msg
-    if message.defects:
-        raise httpx.RemoteProtocolError(f"a malformed header line ({type(message.defects[0]).__name__})")
-    fields = _Fields()
-    for name, value in message.items():
-        name = name.lower()
-        fields[name] = f"{fields[name]}, {value}" if name in fields else value
-    encoding = fields.get("transfer-encoding")
-    if encoding is not None and encoding.strip().lower() != "chunked":
-        raise httpx.RemoteProtocolError(f"unsupported Transfer-Encoding {encoding[:40]!r}")
-    if "content-length" in fields and encoding is None:
-        lengths = {value.strip() for value in fields["content-length"].split(",")}
-        length = lengths.pop() if len(lengths) == 1 else ""
-        if not (length.isascii() and length.isdigit()):
-            raise httpx.RemoteProtocolError(f"a bad Content-Length {fields['content-length'][:40]!r}")
-        if reply.status not in (204, 304) and reply.length != int(length):
-            raise httpx.RemoteProtocolError(f"a Content-Length read otherwise {fields['content-length'][:40]!r}")
-    if encoding is not None and not reply.chunked:
-        raise httpx.RemoteProtocolError(f"a Transfer-Encoding read otherwise {encoding[:40]!r}")
-    return fields
 
 
 def _unreadable(err: http.client.HTTPException):
@@ -1067,37 +1126,52 @@ class ChatClient:
                  cached: int) -> dict[str, ChatOutcome]:
         results = {}
         progress = _Progress(desc or self.model, len(requests), cached)
-        pool = ThreadPoolExecutor(max_workers=min(self.concurrency * len(self.urls), len(requests)))
-        # Finished futures arrive here one by one (not concurrent.futures.wait over all those still pending, which
-        # costs a pass over them per wake-up: quadratic in the requests, a millisecond per request at 3,000).
-        finished: queue.SimpleQueue = queue.SimpleQueue()
+        # One long-lived worker per slot, each taking the next request itself: no future, lock or callback per
+        # request, and no submission loop holding the interpreter lock while the first requests wait to go out.
+        work, finished = collections.deque(requests), queue.SimpleQueue()
+        stop = threading.Event()
+
+        def worker() -> None:
+            while not stop.is_set():
+                try:
+                    request = work.popleft()  # (a deque's pops are atomic)
+                except IndexError:
+                    return
+                try:
+                    finished.put((request, self._ask_one(request, parse, stage), None))
+                except BaseException as error:  # a ChatError (a bad key...) stops the run: see below
+                    finished.put((request, None, error))
+                    return
+
+        threads = [threading.Thread(target=worker, name=f"chimdqa-chat-{k}", daemon=True)
+                   for k in range(min(self.concurrency * len(self.urls), len(requests)))]
         try:
-            futures = {}
-            for request in requests:
-                future = pool.submit(self._ask_one, request, parse, stage)
-                futures[future] = request
-                future.add_done_callback(finished.put)
-            left = len(futures)
+            for thread in threads:
+                thread.start()
+            left = len(requests)
             while left:
                 done = [self._next_done(finished, progress)]
                 while not finished.empty():  # whatever else is done already, kept before any error is raised
                     done.append(finished.get())
                 left -= len(done)
-                for future in done:
-                    if future.exception() is not None:
+                for request, outcome, _ in done:
+                    if outcome is None:
                         continue
-                    request, outcome = futures[future], future.result()
                     if outcome.ok:
                         # Written at once, from this thread only, so a killed run loses nothing it was told.
                         self.cache.put(self.model, self._settings, request.key,
                                        {"text": outcome.raw, "logprobs": outcome.logprobs, "usage": outcome.usage})
                     results[request.key] = outcome
                     progress.count(outcome.ok)
-                for future in done:
-                    future.result()  # a ChatError (a bad key...) stops the run, once the answers above are kept
+                for _, _, error in done:
+                    if error is not None:
+                        raise error  # once the answers above are kept
                 progress.report()
         finally:
-            pool.shutdown(wait=True, cancel_futures=True)
+            stop.set()  # no new request; those in flight end (each by its deadline)
+            for thread in threads:
+                if thread.ident is not None:
+                    thread.join()
             progress.close()
         return results
 
@@ -1184,12 +1258,23 @@ class ChatClient:
                 refused_wait.append(state.upcoming_sleep)
             return late
 
+        try:
+            return self._attempt(data, headers, stage, deadline)  # most requests: one attempt, no retry machinery
+        except _Transient as failure:
+            first = [failure]
+
         retrying = tenacity.Retrying(
             retry=tenacity.retry_if_exception_type(_Transient),
             stop=tenacity.stop_after_attempt(self.max_retries + 1) | self._wait_too_long | out_of_time,
             wait=self._wait, sleep=self._breaker.tripped.wait, reraise=True)
+
+        def attempt() -> dict:  # the first attempt's failure again, as tenacity's first attempt; then new ones
+            if first:
+                raise first.pop()
+            return self._attempt(data, headers, stage, deadline)
+
         try:
-            return retrying(self._attempt, data, headers, stage, deadline)
+            return retrying(attempt)
         except _Transient as failure:
             attempts = retrying.statistics.get("attempt_number", 1)
             message = f"gave up after {attempts} attempt{'s' if attempts > 1 else ''}: {failure}"
