@@ -2,13 +2,17 @@
 
     python bench/bench_generate.py [--requests 480] [--latency 0.05] [--concurrency 16] [--docs 60] [--pages 140]
 
-- API backend: answers/s through the generation backend against tests/chat_server.py on 127.0.0.1 (in its own
-  process) with injected latency, against the ideal concurrency / latency; goal >= 95% of the ideal at
-  concurrency 16 and 50 ms (connections kept alive, acknowledged at once: see llm._QUICKACK). The client's CPU
-  time a request and the machine's load are printed with it: on a loaded machine the ratio measures the load.
-  Then where each request's cycle goes: the server's own time (request line to reply; over the latency when
-  the machine is loaded) and the turnaround from a reply to the next request on its connection.
-  Then the same answers again from the cache.
+- API backend: answers/s through the generation backend against a chat endpoint on 127.0.0.1 (in its own process)
+  with injected latency, against the ideal concurrency / latency; goal >= 95% of the ideal at concurrency 16 and
+  50 ms. The endpoint is bench/event_server.py, one asyncio event loop as model servers answer (uvicorn behind
+  vLLM / SGLang); the same run then repeats against tests/chat_server.py (a thread per connection, ~0.4 ms of
+  CPU a request on the same two cores: no client reaches 95% against it here), and sends the same requests from
+  a bare keep-alive client (16 threads, http.client, no retries, cache or checks) against the event-loop
+  endpoint: what the machine allows at that moment, the reference side. The client's CPU time a request and the
+  machine's load are printed with each: on a loaded machine the ratio measures the load. Then where each
+  request's cycle goes: the server's own time (last request byte to reply; over the latency when the machine is
+  loaded) and the turnaround from a reply to the next request on its connection. Then the same answers again
+  from the cache.
 - BM25: a synthetic corpus of `--docs` documents x `--pages` pages of Chinese text (`--page-chars` characters a
   page): chunking + jieba tokenization + one bm25s index per document + saving them (seconds, peak memory), loading
   the saved indexes back (seconds), and the per-question query time.
@@ -68,6 +72,51 @@ def serve(latency: float, address, stop, accepted, timings) -> None:
         stop.wait()
 
 
+def serve_event(latency: float, address, stop, stats) -> None:
+    """bench/event_server.py in its own process; its stats() are put on `stats` once `stop` is set."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from event_server import EventServer
+
+    with EventServer(latency) as server:
+        address.put(server.api_base)
+        stop.wait()
+        stats.put(server.stats())
+
+
+def bare_client(api_base: str, bodies: list, concurrency: int) -> None:
+    """The reference side: `concurrency` threads, each one kept-alive http.client connection asking for an
+    immediate acknowledgement before each read, sending the bodies and parsing each reply's JSON; nothing else."""
+    import http.client
+    import json
+    import queue
+    import socket
+    import threading
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(api_base)
+    work = queue.SimpleQueue()
+    for body in bodies:
+        work.put(body)
+
+    def worker() -> None:
+        connection = http.client.HTTPConnection(parts.hostname, parts.port)
+        while True:
+            try:
+                body = work.get_nowait()
+            except queue.Empty:
+                break
+            connection.request("POST", parts.path + "/chat/completions", body, {"Content-Type": "application/json"})
+            connection.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_QUICKACK, 1)
+            json.loads(connection.getresponse().read())
+        connection.close()
+
+    threads = [threading.Thread(target=worker) for _ in range(concurrency)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+
 def _add(sums, index: int, seconds: float) -> None:
     """Add `seconds` to the sum at `index` of a shared array of (sum, count) pairs."""
     with sums.get_lock():
@@ -84,56 +133,108 @@ def cpu_seconds(pid: int) -> float | None:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def bench_api(n: int, latency: float, concurrency: int) -> None:
-    from chimdqa_eval.generate.backends import ApiBackend, Prompt, prompt_cache_key
-    from chimdqa_eval.llm import LLMEndpoint
+def _prompts(n: int) -> list:
+    from chimdqa_eval.generate.backends import Prompt, prompt_cache_key
 
     prompts = []
     for i in range(n):
         messages = ({"role": "user", "content": f"问题{i}：公司2023年的营业收入是多少？"},)
         prompts.append(Prompt(messages, prompt_cache_key("bench", messages)))
+    return prompts
+
+
+def _start(target, *args):
+    """A server process (spawned: it shares nothing with this interpreter) and its API base."""
     context = multiprocessing.get_context("spawn")
-    address, stop, accepted = context.Queue(), context.Event(), context.Value("i", 0)
-    timings = context.Array("d", 4)
-    server = context.Process(target=serve, args=(latency, address, stop, accepted, timings), daemon=True)
+    address, stop = context.Queue(), context.Event()
+    server = context.Process(target=target, args=(*args[:1], address, stop, *args[1:]), daemon=True)
     server.start()
-    api_base = address.get(timeout=60)
+    return server, stop, address.get(timeout=60)
+
+
+def _run_backend(api_base: str, prompts: list, concurrency: int, folder: str, name: str):
+    """(the backend, seconds, CPU seconds of this process) for one generation run through ApiBackend."""
+    from chimdqa_eval.generate.backends import ApiBackend
+    from chimdqa_eval.llm import LLMEndpoint
+
+    client = LLMEndpoint("bench-model", (api_base,), cache_path=Path(folder) / f"{name}.sqlite",
+                         concurrency=concurrency).client()
+    backend = ApiBackend(client)
+    start, cpu = time.perf_counter(), time.process_time()
+    answers = backend.complete(prompts)
+    elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
+    assert all(a.error is None for a in answers)
+    return backend, elapsed, cpu
+
+
+def _rate_line(who: str, n: int, elapsed: float, cpu: float, latency: float, concurrency: int, load: float) -> str:
+    ideal = concurrency / latency
+    return (f"{who}: {n} answers in {elapsed:.2f} s = {n / elapsed:.1f} answers/s; ideal {concurrency} / "
+            f"{latency * 1000:.0f} ms = {ideal:.0f}/s; ratio {n / elapsed / ideal:.1%}; client CPU "
+            f"{cpu / n * 1000:.2f} ms a request (load average {load:.2f} before, {os.getloadavg()[0]:.2f} after)")
+
+
+def _cycle_line(n: int, elapsed: float, own: float, turnaround: float, latency: float, concurrency: int) -> str:
+    return (f"  of each request's cycle: the server's own {own * 1000:.2f} ms (last request byte to reply, the "
+            f"{latency * 1000:.0f} ms waited included: {latency / own:.1%} of the ideal is the most any client "
+            f"reaches against it), then {turnaround * 1000:.2f} ms from the reply to the next request on its "
+            f"connection (the client's turnaround, wake-ups included); {n / elapsed * own / concurrency:.1%} of "
+            "the ideal at the server's own pace")
+
+
+def bench_api(n: int, latency: float, concurrency: int) -> None:
+    import json
+
+    prompts = _prompts(n)
     with tempfile.TemporaryDirectory() as folder:
-        client = LLMEndpoint("bench-model", (api_base,), cache_path=Path(folder) / "c.sqlite",
-                             concurrency=concurrency).client()
-        backend = ApiBackend(client)
+        # 1. The event-loop endpoint: the goal's figure.
+        context = multiprocessing.get_context("spawn")
+        stats = context.Queue()
+        server, stop, api_base = _start(serve_event, latency, stats)
         load = os.getloadavg()[0]
-        server_cpu = cpu_seconds(server.pid)
-        start, cpu = time.perf_counter(), time.process_time()
-        answers = backend.complete(prompts)
-        elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
-        if server_cpu is not None:
-            server_cpu = cpu_seconds(server.pid) - server_cpu
-        assert all(a.error is None for a in answers)
-        ideal = concurrency / latency
-        server_line = (f"server CPU {server_cpu / n * 1000:.2f} ms a request" if server_cpu is not None else
-                       "server CPU not measured (no /proc)")
-        print(f"API backend: {n} answers in {elapsed:.2f} s = {n / elapsed:.1f} answers/s; ideal "
-              f"{concurrency} / {latency * 1000:.0f} ms = {ideal:.0f}/s; ratio {n / elapsed / ideal:.1%} "
-              f"(goal >= 95%); client CPU {cpu / n * 1000:.2f} ms a request, {server_line} (both share the "
-              f"machine's {os.cpu_count()} CPUs; load average {load:.2f} before, {os.getloadavg()[0]:.2f} after); "
-              f"{accepted.value} TCP connections accepted by the server for {n} requests at concurrency "
-              f"{concurrency}")
-        with timings.get_lock():
-            own, turnaround = timings[0] / max(1, timings[1]), timings[2] / max(1, timings[3])
-        print(f"  of each request's cycle: the server's own {own * 1000:.2f} ms (request line to reply, the "
-              f"{latency * 1000:.0f} ms slept included: {latency / own:.1%} of the ideal is the most any client "
-              f"reaches against it), then {turnaround * 1000:.2f} ms from the reply to the next request on its "
-              f"connection (the client's turnaround, wake-ups included); {n / elapsed * own / concurrency:.1%} of "
-              "the ideal at the server's own pace")
+        backend, elapsed, cpu = _run_backend(api_base, prompts, concurrency, folder, "event")
+        print(_rate_line("API backend, event-loop endpoint", n, elapsed, cpu, latency, concurrency, load)
+              + " (goal >= 95%)")
         start = time.perf_counter()
         again = backend.complete(prompts)
         cached = time.perf_counter() - start
         assert all(a.cached for a in again)
-        print(f"cached re-run: {n} answers in {cached:.3f} s = {n / cached:.0f} answers/s, no request sent")
         backend.close()
-    stop.set()
-    server.join()
+        stop.set()
+        event_stats = stats.get(timeout=60)
+        server.join()
+        print(f"  {event_stats['accepted']} TCP connections accepted by the endpoint for {event_stats['requests']} "
+              f"requests at concurrency {concurrency}")
+        print(_cycle_line(n, elapsed, event_stats["own"], event_stats["turnaround"], latency, concurrency))
+        # 2. The reference side: a bare keep-alive client against a new endpoint of the same kind, right after.
+        bodies = [json.dumps({"model": "bench-model", "messages": list(p.messages), "temperature": 0.0},
+                             ensure_ascii=False).encode("utf-8") for p in prompts]
+        server, stop, api_base = _start(serve_event, latency, stats)
+        load = os.getloadavg()[0]
+        start, bare_cpu = time.perf_counter(), time.process_time()
+        bare_client(api_base, bodies, concurrency)
+        bare, bare_cpu = time.perf_counter() - start, time.process_time() - bare_cpu
+        stop.set()
+        stats.get(timeout=60)
+        server.join()
+        print(_rate_line("  bare keep-alive client (the reference side), event-loop endpoint", n, bare, bare_cpu,
+                         latency, concurrency, load) + f"; the backend's rate is {bare / elapsed:.1%} of its rate")
+        # 3. The tests' threaded server.
+        accepted, timings = context.Value("i", 0), context.Array("d", 4)
+        server, stop, api_base = _start(serve, latency, accepted, timings)
+        load, server_cpu = os.getloadavg()[0], cpu_seconds(server.pid)
+        backend, elapsed, cpu = _run_backend(api_base, prompts, concurrency, folder, "threaded")
+        backend.close()
+        server_line = ("server CPU not measured (no /proc)" if server_cpu is None else
+                       f"server CPU {(cpu_seconds(server.pid) - server_cpu) / n * 1000:.2f} ms a request")
+        print(_rate_line("API backend, tests/chat_server.py (a thread per connection)", n, elapsed, cpu, latency,
+                         concurrency, load) + f"; {server_line}; {accepted.value} TCP connections accepted")
+        with timings.get_lock():
+            own, turnaround = timings[0] / max(1, timings[1]), timings[2] / max(1, timings[3])
+        print(_cycle_line(n, elapsed, own, turnaround, latency, concurrency))
+        stop.set()
+        server.join()
+        print(f"cached re-run: {n} answers in {cached:.3f} s = {n / cached:.0f} answers/s, no request sent")
 
 
 def synthetic_corpus(docs: int, pages: int, page_chars: int, seed: int = 0) -> dict:
