@@ -151,6 +151,21 @@ def dumps(value, *, indent: int | None = 1) -> str:
 _WRITE_BUFFER = 2**20  # bytes gathered before a write, when the content comes in pieces
 
 
+def _sync_folder(folder: Path) -> None:
+    """fsync a folder, so a rename in it is on disk; where folders cannot be opened (Windows) the rename stands
+    as the file system keeps it."""
+    try:
+        descriptor = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(descriptor)
+    except OSError:
+        pass  # some file systems refuse fsync on a folder: the rename is as durable as they make it
+    finally:
+        os.close(descriptor)
+
+
 def write_atomic(path, content, *, digest=None) -> Path:
     """Write `content` (text as UTF-8) to a temporary file next to `path`, then rename it over `path`: readers
     see the old file or the new one, never half of one. Temporary files a killed writer left behind for the
@@ -158,7 +173,8 @@ def write_atomic(path, content, *, digest=None) -> Path:
 
     `content` is a str or bytes, or an iterable of them written one after another (JSON Lines made row by row:
     the whole file is never in memory); an error while they are made, like any other, leaves `path` as it was.
-    `digest` (a hashlib object) is updated with every byte written."""
+    `digest` (a hashlib object) is updated with every byte written. A file replaced keeps its permission bits
+    (a new one gets the umask's); the folder is synced after the rename, so the new name outlives a power cut."""
     path = Path(path)
     if isinstance(content, (str, bytes)):  # encoding errors: before any write
         pieces = [content.encode("utf-8") if isinstance(content, str) else content]
@@ -174,7 +190,10 @@ def write_atomic(path, content, *, digest=None) -> Path:
                     digest.update(piece)
             f.flush()
             os.fsync(f.fileno())
+        with contextlib.suppress(FileNotFoundError):
+            os.chmod(temporary, path.stat().st_mode & 0o777)
         os.replace(temporary, path)
+        _sync_folder(path.parent)
     except OSError as err:  # name the file the caller asked for, not our temporary one
         raise OSError(err.errno, err.strerror, str(path)) from None
     finally:
