@@ -403,3 +403,24 @@ def test_two_writers_into_one_folder_leave_one_whole_run(runs, tmp_path):
         assert child.returncode == 0, err
     assert read_results(out)["model"]["model"] in ("model-a", "model-b")
     assert leftovers(tmp_path) == []
+
+
+def test_a_file_arriving_between_the_check_and_the_swap_is_kept(runs, tmp_path, monkeypatch):
+    """Another program writes into --out in the instant between the check that it holds only a run and the
+    one-step swap: its file (and folder) end up in the new run's folder, not in the old one that is removed."""
+    from chimdqa_eval.report import results
+
+    out = tmp_path / "out"
+    write_results(out, *prepared(runs, "a"), report=page)
+    real_check = results._holds_only_a_run
+
+    def check_then_race(folder):
+        held = real_check(folder)
+        (folder / "notes.txt").write_text("mine", encoding="utf-8")
+        (folder / "plots").mkdir()
+        return held
+
+    monkeypatch.setattr(results, "_holds_only_a_run", check_then_race)
+    write_results(out, *prepared(runs, "b"), report=page)
+    assert (out / "notes.txt").read_text(encoding="utf-8") == "mine" and (out / "plots").is_dir()
+    assert read_results(out)["model"]["model"] == "model-b" and leftovers(tmp_path) == []

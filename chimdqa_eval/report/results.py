@@ -384,12 +384,24 @@ def _swap_in(staged: Path, out: Path) -> None:
     if staged.parent == out.parent and _holds_only_a_run(out):
         shutil.copymode(out, staged)  # the folder keeps its permissions
         if _exchange(staged, out):
+            _return_strays(staged, out)
             return
     for name in _RUN_NAMES:
         if (staged / name).exists():
             os.replace(staged / name, out / name)
         else:  # a run written without a report: the previous run's must not stay, unlisted
             (out / name).unlink(missing_ok=True)
+
+
+def _return_strays(old: Path, out: Path) -> None:
+    """Move back into `out` what arrived in it between the check that it held only a run and the swap (another
+    program's file, now in the old folder, which is removed next): by name, never over an entry of the new run."""
+    with os.scandir(old) as entries:
+        strays = [e.name for e in entries if not _RUN_ENTRY.fullmatch(e.name) or e.is_dir(follow_symlinks=False)]
+    for name in strays:
+        if not os.path.lexists(out / name):
+            with contextlib.suppress(OSError):  # gone meanwhile, or arrived in both: it stays where it is
+                os.rename(old / name, out / name)
 
 
 def _holds_only_a_run(out: Path) -> bool:
