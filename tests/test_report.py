@@ -307,7 +307,7 @@ def test_table_5_and_the_board_show_cider_beside_cider_d(two_runs):
     assert head[:4] == ["METEOR", "ROUGE-L", "CIDEr", "CIDEr-D"]
     cider = a["metrics"]["open_ended"]["cider"]
     assert f'<td>{cider["value"]:.1f} <span class="ci">[{cider["ci95"][0]:.1f}, {cider["ci95"][1]:.1f}]' in table
-    assert '<td>0.0 <span class="ci">(no variation: every item scores about 0' in table
+    assert '<td>0.0 <span class="ci note">(no variation: every item scores about 0' in table
     assert "<td>37.0</td>" in table  # GPT-4o's CIDEr in the paper's Table 5
 
 
