@@ -405,6 +405,12 @@ class _Fields(dict):
     def get(self, name: str, default=None):
         return dict.get(self, name.lower(), default)
 
+    def __getitem__(self, name: str) -> str:
+        return dict.__getitem__(self, name.lower())
+
+    def __contains__(self, name) -> bool:
+        return dict.__contains__(self, name.lower())
+
 
 # What one reply may take on the wire: its head and a trailer, and a body with chunk framing twice its size cap.
 _MOST_READ_FOR_A_REPLY = 2 * MAX_HEAD_BYTES + 2 * MAX_REPLY_BYTES
@@ -501,24 +507,56 @@ class _Reply(http.client.HTTPResponse):
             raise http.client.UnknownProtocol(version)
         self.headers = self.msg = _fields(_header_lines(self.fp))
         self.chunked, self.chunk_left, self.length = _framing(self.headers, status, self._method)
-        self.will_close = self._check_close() or (not self.chunked and self.length is None)
+        # A reply with both a Transfer-Encoding and a Content-Length is read as chunked, but its connection is not
+        # trusted with another (RFC 9112 6.3: "ought to be handled as an error").
+        both = "transfer-encoding" in self.headers and "content-length" in self.headers
+        self.will_close = self._check_close() or both or (not self.chunked and self.length is None)
+
+    def getheader(self, name: str, default=None):
+        return self.headers.get(name, default)
+
+    def _read_next_chunk_size(self) -> int:
+        """A chunk's size line as HTTP/1.1 writes it (hex digits, extensions after `;`), or ValueError, which
+        http.client reads as a malformed chunked body; int(line, 16) would also take `0x5`, `+5`, `-1` (a negative
+        size reads on to the connection's end), `5_0` and spaces around."""
+        line = self.fp.readline(_MOST_HEADER_LINE + 1)
+        if len(line) > _MOST_HEADER_LINE:
+            raise http.client.LineTooLong("chunk size")
+        size = _CHUNK_SIZE.fullmatch(line)
+        if size is None:
+            self._close_conn()
+            raise ValueError("a malformed chunk size line")
+        return int(size.group(1), 16)
+
+    def _safe_read(self, amt: int) -> bytes:
+        """http.client's read of `amt` bytes; where it tosses the two bytes after a chunk (amt 2, chunk_left 0),
+        they must be CRLF, or the body is malformed (http.client takes any two bytes)."""
+        data = super()._safe_read(amt)
+        if amt == 2 and self.chunked and self.chunk_left == 0 and data != b"\r\n":
+            raise http.client.IncompleteRead(data)
+        return data
 
 
 _HEADER_NAME = re.compile(rb"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # a token (RFC 9110, 5.1)
+_BAD_VALUE_BYTE = re.compile(rb"[\x00-\x08\x0a-\x1f\x7f]")  # control bytes (a tab is allowed; RFC 9110, 5.5)
+_CHUNK_SIZE = re.compile(rb"([0-9A-Fa-f]{1,16})[ \t]*(?:;[^\r\n]*)?\r?\n")
+_LENGTH = re.compile(r"[0-9]{1,20}")  # a Content-Length h11 takes: ASCII digits, at most 20 of them
 _MOST_HEADER_LINE, _MOST_HEADER_LINES = 65536, 100  # http.client's own limits (_MAXLINE, _MAXHEADERS)
 
 
 def _header_lines(reader) -> list[bytes]:
     """A head's header lines, up to the empty line that ends it (not included), line ends stripped; at most
-    _MOST_HEADER_LINES lines of _MOST_HEADER_LINE bytes. A head cut short by the connection's end ends there (as
-    http.client reads it); the status line read before it and the body framed after it tell."""
+    _MOST_HEADER_LINES lines of _MOST_HEADER_LINE bytes. A head cut short by the connection's end is
+    http.client's RemoteDisconnected (a reply that never came: h11 says so too), not a reply with no body."""
     lines = []
     while True:
         line = reader.readline(_MOST_HEADER_LINE + 1)
         if len(line) > _MOST_HEADER_LINE:
             raise http.client.LineTooLong("header line")
-        if line in (b"\r\n", b"\n", b""):
+        if line in (b"\r\n", b"\n"):
             return lines
+        if not line.endswith(b"\n"):  # the connection's end inside the head: no reply to read
+            raise http.client.RemoteDisconnected("the server closed the connection in the middle of a reply's head")
         if len(lines) == _MOST_HEADER_LINES:
             raise http.client.HTTPException(f"got more than {_MOST_HEADER_LINES} headers")
         lines.append(line.rstrip(b"\r\n"))
@@ -532,8 +570,11 @@ def _fields(lines: list[bytes]) -> _Fields:
 
     fields, last = _Fields(), None
     for line in lines:
+        if _BAD_VALUE_BYTE.search(line) is not None:
+            raise httpx.RemoteProtocolError(f"a header line with a control character {line[:40]!r}")
         if line[:1] in (b" ", b"\t") and last is not None:
-            fields[last] += " " + line.strip(b" \t").decode("latin-1")
+            more = line.strip(b" \t").decode("latin-1")
+            fields[last] = f"{fields[last]} {more}".strip(" \t")
             continue
         name, colon, value = line.partition(b":")
         if not colon or _HEADER_NAME.fullmatch(name) is None:
@@ -544,28 +585,30 @@ def _fields(lines: list[bytes]) -> _Fields:
 
 
 def _framing(fields: _Fields, status: int, method: str | None) -> tuple:
-    """(chunked, chunk_left, length) of a reply's body, as http.client's reader wants them: chunked when the
-    Transfer-Encoding says so (its Content-Length is then ignored, RFC 9112 6.3), else the Content-Length's
-    length (values repeated alike count once), else None: to the connection's end. No body after a 1xx, 204 or
-    304 reply or a HEAD request. A Transfer-Encoding other than chunked, or a Content-Length that is not one
-    number, is httpx's RemoteProtocolError: there is no telling where such a body ends."""
+    """(chunked, chunk_left, length) of a reply's body, as http.client's reader wants them, in RFC 9112 6.3's
+    order: no body after a 1xx, 204 or 304 reply or for a HEAD request, whatever its headers say; chunked when
+    the Transfer-Encoding says so (a Content-Length beside it is ignored, once checked); else the Content-Length
+    (values repeated alike count once); else None: to the connection's end. A Transfer-Encoding other than
+    chunked, or a Content-Length that is not one number of ASCII digits (at most 20, as h11 takes it), is httpx's
+    RemoteProtocolError: there is no telling where such a body ends."""
     import httpx
 
+    declared = fields.get("content-length")
+    length = None
+    if declared is not None:
+        lengths = {value.strip(" \t") for value in declared.split(",")}
+        length = lengths.pop() if len(lengths) == 1 else ""
+        if _LENGTH.fullmatch(length) is None:
+            raise httpx.RemoteProtocolError(f"a bad Content-Length {declared[:40]!r}")
+        length = int(length)
+    if status in (204, 304) or 100 <= status < 200 or method == "HEAD":
+        return False, None, 0
     encoding = fields.get("transfer-encoding")
     if encoding is not None:
         if encoding.lower() != "chunked":
             raise httpx.RemoteProtocolError(f"unsupported Transfer-Encoding {encoding[:40]!r}")
         return True, None, None
-    if status in (204, 304) or 100 <= status < 200 or method == "HEAD":
-        return False, None, 0
-    declared = fields.get("content-length")
-    if declared is None:
-        return False, None, None
-    lengths = {value.strip() for value in declared.split(",")}
-    length = lengths.pop() if len(lengths) == 1 else ""
-    if not (length.isascii() and length.isdigit()):
-        raise httpx.RemoteProtocolError(f"a bad Content-Length {declared[:40]!r}")
-    return False, None, int(length)
+    return False, None, length
 
 
 class _Connection(http.client.HTTPConnection):
@@ -683,7 +726,7 @@ class _LeanTransport:
                 raise httpx.RemoteProtocolError("the server sent only informational replies (1xx)")
             reply.reads.head_left = None
             return _LeanResponse(self, reply, reply.headers)
-        except http.client.HTTPException as err:
+        except (http.client.HTTPException, ValueError) as err:  # (ValueError: what http.client did not foresee)
             unreadable = _unreadable(err)
         except BaseException:
             self._finished(reply)
@@ -699,7 +742,7 @@ class _LeanTransport:
         try:
             while piece := reply.read1(_READ_SIZE):
                 yield piece
-        except http.client.HTTPException as err:
+        except (http.client.HTTPException, ValueError) as err:
             unreadable = _unreadable(err)
         else:
             unreadable = None
@@ -722,7 +765,7 @@ class _LeanTransport:
         self._reusable = False
 
 
-def _unreadable(err: http.client.HTTPException):
+def _unreadable(err: Exception):
     """httpx's RemoteProtocolError for a reply http.client could not read, saying why in a line."""
     import httpx
 
@@ -786,7 +829,7 @@ def _read_body(response, limit: int, refuse: bool) -> bytes:
     error's detail). The bytes are read raw (httpx's iter_bytes would inflate each chunk whole: a 64 kB chunk
     of a gzip bomb is 64 MB) and inflated here INFLATE_STEP at a time; the compressed bytes count too."""
     declared = response.headers.get("Content-Length", "")
-    if refuse and declared.isdigit() and int(declared) > limit:
+    if refuse and declared.isascii() and declared.isdigit() and len(declared) <= 20 and int(declared) > limit:
         raise _Rejected(f"the reply announces {int(declared):,} bytes, more than the {limit:,} bytes read "
                         "(MAX_REPLY_BYTES)")
     encoding = response.headers.get("Content-Encoding", "").strip().lower()
@@ -1154,15 +1197,7 @@ class ChatClient:
                 while not finished.empty():  # whatever else is done already, kept before any error is raised
                     done.append(finished.get())
                 left -= len(done)
-                for request, outcome, _ in done:
-                    if outcome is None:
-                        continue
-                    if outcome.ok:
-                        # Written at once, from this thread only, so a killed run loses nothing it was told.
-                        self.cache.put(self.model, self._settings, request.key,
-                                       {"text": outcome.raw, "logprobs": outcome.logprobs, "usage": outcome.usage})
-                    results[request.key] = outcome
-                    progress.count(outcome.ok)
+                self._keep(done, results, progress)
                 for _, _, error in done:
                     if error is not None:
                         raise error  # once the answers above are kept
@@ -1172,12 +1207,28 @@ class ChatClient:
             for thread in threads:
                 if thread.ident is not None:
                     thread.join()
+            late = []
+            while not finished.empty():  # answers that came while the run was stopping: paid for, so kept
+                late.append(finished.get())
+            self._keep(late, results, progress)
             progress.close()
         return results
 
+    def _keep(self, done: list, results: dict, progress: "_Progress") -> None:
+        """Cache each answer of `done` ((request, outcome or None, error) triples) and count it. Written at once,
+        from the thread that runs _ask_all only, so a killed run loses nothing it was told."""
+        for request, outcome, _ in done:
+            if outcome is None:
+                continue
+            if outcome.ok:
+                self.cache.put(self.model, self._settings, request.key,
+                               {"text": outcome.raw, "logprobs": outcome.logprobs, "usage": outcome.usage})
+            results[request.key] = outcome
+            progress.count(outcome.ok)
+
     @staticmethod
     def _next_done(finished: queue.SimpleQueue, progress: "_Progress"):
-        """The next finished future, printing the progress line whenever one is due meanwhile."""
+        """The next finished request, printing the progress line whenever one is due meanwhile."""
         while True:
             try:
                 return finished.get(timeout=progress.wait_time())

@@ -191,6 +191,12 @@ MALFORMED = {
     "negative-chunk-size": b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n-1\r\n" + b"a" * 100_000,
     "body-cut-short": _ok("7").replace(b"Content-Length: ", b"Content-Length: 9"),
     "header-line-without-a-colon": _ok("7").replace(b"Content-Type", b"Content Type"),
+    "a-control-character-in-a-header": _ok("7", b"X-A: a\rContent-Length: 99\r\n"),
+    "the-head-cut-short": b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n",
+    **{f"chunk-size-{size.decode()}": b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n%s\r\n%s\r\n0\r\n\r\n" % (
+        size, completion_body("7").encode()[:5]) for size in (b"0x5", b"+5", b"5_0", b" 5")},
+    "no-crlf-after-a-chunk": b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n%sXY0\r\n\r\n" % (
+        len(completion_body("7").encode()), completion_body("7").encode()),
 }
 
 
@@ -260,6 +266,73 @@ def test_a_bodys_framing_follows_its_headers():
                    {"content-length": ""}, {"transfer-encoding": "gzip, chunked"}):
         with pytest.raises(httpx.RemoteProtocolError, match="Content-Length|Transfer-Encoding"):
             framing(llm._Fields(fields), 200, "POST")
+
+
+@pytest.mark.parametrize("length", [b"1" * 21, "\u00b2".encode("latin-1"), b"5\x0b", b"\xa05", b"0" * 24 + b"5",
+                                    b"9" * 5000])
+def test_a_content_length_h11_would_refuse_is_a_failed_attempt_never_a_crash(tmp_path, length):
+    """Content-Lengths that are not ASCII digits (at most 20, as h11 takes them) are refused, beside chunked too:
+    an ordinary failed attempt, not a ValueError ending the run (int() of 5,000 digits or of `²`), and never
+    read as a length after Python's wider whitespace was stripped (`5\\x0b`)."""
+    raw = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: %s\r\n\r\n%s" % (length, _CHUNKED_7)
+    for reply in (raw, _ok("7").replace(b"Content-Length: ", b"Content-Length: " + length + b"\r\nX-B: ")):
+        with ChatServer(lambda body: Reply(raw=[reply])) as server:
+            with llm.ChatClient("m", server.api_base, cache_path=tmp_path / "c.sqlite", max_retries=0) as client:
+                [outcome] = client.complete_all([ChatRequest(({"role": "user", "content": "q"},), "k")], int)
+        assert not outcome.ok and "Content-Length" in outcome.error, outcome.error
+
+
+def _read_head(raw: bytes, method: str = "POST") -> "llm._Reply":
+    """A reply's head read by the lean path's _Reply from `raw` (a socket pair), the rest left unread."""
+    with socket.create_server(("127.0.0.1", 0)) as listener:  # TCP: the reads ask for quick acknowledgement
+        ours = socket.create_connection(listener.getsockname())
+        theirs = listener.accept()[0]
+    theirs.sendall(raw)
+    theirs.close()
+    llm._request.deadline = time.monotonic() + 5
+    reply = llm._Reply(ours, method=method)
+    reply.begin()
+    return reply
+
+
+def test_a_reply_with_no_body_by_its_status_has_none_whatever_its_headers_say():
+    """204 and 304 replies (and a HEAD request's) carry no body even with `Transfer-Encoding: chunked`: read at
+    once, not waited on until the deadline for a chunk that never comes (RFC 9112 6.3, as h11)."""
+    for status in (b"204 No Content", b"304 Not Modified"):
+        reply = _read_head(b"HTTP/1.1 %s\r\nTransfer-Encoding: chunked\r\n\r\n" % status)
+        assert (reply.chunked, reply.length, reply.will_close) == (False, 0, False)
+        assert reply.read() == b""
+    assert _read_head(_ok("7"), method="HEAD").length == 0
+
+
+def test_a_reply_framed_both_ways_is_read_chunked_and_its_connection_not_reused():
+    reply = _read_head(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n" + _CHUNKED_7)
+    assert reply.chunked and reply.will_close
+    assert json.loads(reply.read())["choices"][0]["message"]["content"] == "7"
+    folded = _read_head(b"HTTP/1.1 200 OK\r\nTransfer-Encoding:\r\n chunked\r\n\r\n" + _CHUNKED_7)
+    assert folded.chunked and not folded.will_close and folded.getheader("TRANSFER-ENCODING") == "chunked"
+    assert "Transfer-Encoding" in folded.headers and folded.headers["Transfer-Encoding"] == "chunked"
+
+
+def test_answers_that_arrive_while_a_run_stops_are_kept(tmp_path):
+    """A fatal reply (HTTP 401) stops the run while other requests are in flight: their answers, which arrive
+    while it stops, are cached, so the next run does not ask (and pay for) them again."""
+    def answer(body):
+        if body["messages"][0]["content"] == "bad":
+            return Reply(status=401, body='{"error": "no"}')
+        return Reply(text="5", delay=0.4)
+
+    requests = [ChatRequest(({"role": "user", "content": f"q{i}"},), f"k{i}") for i in range(3)]
+    with ChatServer(answer) as server:
+        with llm.ChatClient("m", server.api_base, cache_path=tmp_path / "c.sqlite", concurrency=4,
+                            max_retries=0) as client:
+            with pytest.raises(llm.ChatError, match="401"):
+                client.complete_all([*requests, ChatRequest(({"role": "user", "content": "bad"},), "kb")], int)
+        asked = len(server.requests)
+        with llm.ChatClient("m", server.api_base, cache_path=tmp_path / "c.sqlite", concurrency=4) as client:
+            outcomes = client.complete_all(requests, int)
+    assert [o.value for o in outcomes] == [5, 5, 5] and all(o.cached for o in outcomes)
+    assert len(server.requests) == asked == 4
 
 
 def test_chunk_framing_and_trailers_count_towards_what_a_reply_may_take(tmp_path, monkeypatch, http_client):
