@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from chimdqa_eval.factual import reading as rd
-from chimdqa_eval.factual import rules
+from chimdqa_eval.factual import reading_text, rules
 from chimdqa_eval.factual.rules import ALTERNATIVES, HEDGE, REFUSAL
 
 
@@ -71,7 +71,7 @@ class Case:
     @cached_property
     def content(self) -> bool:
         """The answer asserts something besides the question's words and filler."""
-        return rd._has_content(self.key, self.question)
+        return reading_text._has_content(self.key, self.question)
 
     @cached_property
     def short(self) -> bool:
@@ -79,17 +79,17 @@ class Case:
 
     @cached_property
     def bold(self) -> list:
-        return [rules.key(b) for b in rd._BOLD.findall(self.answer.affirmed)]
+        return [rules.key(b) for b in reading_text._BOLD.findall(self.answer.affirmed)]
 
     @cached_property
     def alternative_content(self) -> bool:
         alt = self.answer.alternative
-        return bool(alt) and rd._has_content(rules.key(alt), self.question)
+        return bool(alt) and reading_text._has_content(rules.key(alt), self.question)
 
     @cached_property
     def described(self) -> bool:
         """The answer describes a thing by its kind (一位英国剧作家, 是一个士官级别的军衔)."""
-        affirmed = rd._TITLE.sub("", self.answer.affirmed)
+        affirmed = reading_text._TITLE.sub("", self.answer.affirmed)
         return any(not rd._NAMING.search(m.group(0)) for m in rd._DESCRIPTION.finditer(affirmed)) \
             or rd._asked_kind_described(self.answer.affirmed, self.question)
 

@@ -7,7 +7,6 @@ import bisect
 import os
 import re
 import unicodedata
-import zlib
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
@@ -15,13 +14,11 @@ from chimdqa_eval.factual import aliases, dictionary, names, places, rules
 from chimdqa_eval.factual import vocabulary as vocab
 from chimdqa_eval.factual.decision import Verdict
 from chimdqa_eval.factual.gate import first_characters, gated
+from chimdqa_eval.factual.reading_text import (_bigrams, _BOLD, _CJK, _clause_at, _CLAUSE_END, _compiled, _FILLER,
+                                               _has_content, _LATIN, _LATIN_WORDS, _NEGATION, _PARENS, _positions,
+                                               _SENTENCE_END, _starts, _TITLE_IN, _TRUTH, _TURN_CLAUSE, _TURN_WORDS,
+                                               _word_bigrams)
 from chimdqa_eval.factual.rules import ALTERNATIVES, DENIAL, GUESS, LIST_SEPARATORS, REFUSAL, Number
-
-
-@lru_cache(maxsize=4096)
-def _compiled(pattern: str) -> re.Pattern:
-    """A pattern built from the reference or answer at hand (a form, a dynasty, a code), compiled once."""
-    return re.compile(pattern)
 
 
 LONG_REFERENCE = 30          # characters of comparison key
@@ -73,9 +70,7 @@ _PERSON_QUESTION = re.compile(vocab.pattern("person_question"))
 # Characters interchanged when transliterating foreign names (托马斯/汤玛斯, 安娜/安纳, 莉莉/丽丽).
 _TRANSLIT_CLASSES = vocab.words("translit_classes")  # data/translit.txt
 _TRANSLIT = str.maketrans({ch: group[0] for group in _TRANSLIT_CLASSES for ch in group[1:]})
-_LATIN = re.compile(r"[a-z]")
-_CJK = re.compile(r"[\u4e00-\u9fff]")
-_LATIN_TOKEN = re.compile(r"[a-z0-9.]+")
+
 _LATIN_RUN = re.compile(r"(?=[a-z0-9]*[a-z][a-z0-9]*[a-z])[a-z0-9]+")  # a Latin word of two letters or more: tvn, avlink
 _HAN = re.compile(r"[\u4e00-\u9fff]{2}")
 _ANSWER_LEAD = re.compile(r"答案(?:应该)?(?:是|为)|我认为|我觉得|应该是|可能是|大概是")
@@ -85,14 +80,12 @@ _FILLER_OPENING = re.compile(r"(?:^|(?<=[,;。:!?\n\s*]))(?:\s*(?:" + "|".join(s
                                                                              reverse=True)) + r")\s*[,:]?\s*(?:是|为)?)+")
 _LATIN_WORD = re.compile(r"[a-z][a-z0-9]+")  # a name, an abbreviation or a formula: un, co2, jupiter
 _LATIN_FORM = re.compile(r"(?=.*[a-z])[a-z0-9]+")
-_LATIN_WORDS = re.compile(r"[a-z0-9]+")
+
 _FOREIGN_NAME = re.compile(r"[\u4e00-\u9fff]+(?:\s?[·•]\s?[\u4e00-\u9fff]+)+")
 # A Latin unit written after a number and a space (1.8 mmol/l, 120 km/h): part of a numeric reference.
 _SPACED_LATIN_UNIT = re.compile(r"(?<=\d) [a-z]{1,6}(?:/[a-z]{1,4})?(?![a-z])")
-_PARENS = re.compile(r"\(([^()]*)\)")
 
 # Reading the answer. A strong self-correction: what precedes the last one is superseded.
-_TRUTH = vocab.pattern("truth_words")  # 其实|实际上|事实上
 _REMARK_WORDS = vocab.pattern("remarks")
 _CORRECTION = gated(r"不对|(?<=,)不(?=,)|更正|纠正一下|说错了|口误|我记错了|(?<=[,。!?—\s])等等(?=[,!])|重算|重新算|"
                          + _REMARK_WORDS +  # data/cues.txt [remarks]: 准确地说, 严格来说…
@@ -140,16 +133,9 @@ _ALTERNATIVE_START = gated(r"[也亦]?(?:有)?可能|或者|或是|还是|抑或
 _POLITE = re.compile(r"抱歉|对不起|请问")
 _TURN = gated(r"(?:但|不过|可是|然而|\bbut\b|\bhowever\b)(?:是|我)?|答案(?:应该)?(?:是|为)")
 _TO_USER = gated(r"您|你|请问|告诉我|能否|可否|\byou\b")
-_CLAUSE_END = re.compile(r"[,;。!?\n:]")
-# Words that turn from what came before to another claim (not 而: a contrast, no correction); at a clause's start
-# they mark the value after them (_likeliest) or a claim that may supersede the reference (_frame).
-_TURN_WORDS = vocab.pattern("turn_words")
-_TURN_CLAUSE = re.compile(rf"(?:^|[,;:])\s*(?:{_TURN_WORDS})")
-_BOLD = re.compile(r"\*\*([^*]+)\*\*")  # Markdown bold, which clean() keeps
+
 _ASSERTION = re.compile(r"是|(?<![作成因认以称行])为")
-_TITLE = re.compile(r"《[^》]*》")
-# Characters that carry no candidate of their own (for "does the answer assert anything besides this").
-_FILLER = frozenset(vocab.words("filler_chars"))
+
 _CONCLUSION = gated(r"(即|所以|因此|故|答案|最终|结果|=|≈|也就是|就是|相当于|(降|升|增|减|涨|跌|提高|下降|上升|增长|减少)[至到])"
                          r"[^,;。\d]{0,4}$|(?:所以|因此|因而)[^,;。\d]{0,12}(?:应该|应)?(?:是|为)\s*$")  # 所以你问的这个载波应该是…
 # A total said last (…146名乘客和6名机组人员，共152人) concludes when the question asks for a total.
@@ -158,10 +144,7 @@ _TOTAL_QUESTION = re.compile(r"总数|总共|一共|合计|总计|共有|共计|
 # A period without a number instead of a year (永乐年间): less specific, not a wrong year. Periods that are
 # ranges (明朝, 19世纪) are read as numbers by rules.find_numbers.
 _ERA = re.compile(r"年间|时期|初年|末年|年代|近代|现代|古代|当代|上个?世纪|战后|战前|期间|年前|前后|早年|晚年")
-# A clause that negates (沈括并没有写过…), leaving out 不 in words that do not (不仅, 不断, 不过, 不得早于) and the
-# refusals and hedges that other rules read; a sentence saying something has not happened.
-_NEGATION = re.compile(r"(?<!是)不(?!仅|久|断|少|同|过|但|管|论|如|得|只|光|单|能|确定|清楚|太|知道|超过|低于|高于|多于|大于|小于|止)|没(?!有?记?错)有?|尚未|并未|从未"
-                       r"|未曾|并非|绝非")
+
 _NOT_HAPPENED = re.compile(r"尚未|并没有|并未|从未|未曾|还没有?")
 _DIRECTIONS = {"up": re.compile(r"增长|增加|上升|提高|上涨|增幅|涨幅|多了"),
                "down": re.compile(r"下降|减少|降低|下跌|降幅|跌幅|缩减|少了")}
@@ -321,19 +304,6 @@ def parse_reference(reference: str) -> Reference:
 def _item_forms(item: str) -> tuple[str, ...]:
     """A list item and its other names: without a suffix its kind implies (北山县 -> 北山), a person's (韩退之)."""
     return (item, *aliases.division_short_names(item), *aliases.person_aliases(item))
-
-
-@lru_cache(maxsize=1024)  # the question's and the clauses' bigrams are asked for by several rules of an answer
-def _word_bigrams(text: str) -> frozenset[str]:
-    """Character bigrams with each Latin word or number as one token (consolas counts once, not as 7 bigrams),
-    plus each Latin word of two letters or more twice over (a shared name such as HD 19789 weighs 2)."""
-    words = {w for w in _LATIN_TOKEN.findall(text) if sum(ch.isalpha() for ch in w) >= 2}
-    return frozenset(_bigrams(_LATIN_TOKEN.sub(lambda m: chr(0xE000 + zlib.crc32(m.group(0).encode()) % 6000), text))
-                     | {f"<{w}>" for w in words} | {f"<<{w}>>" for w in words})
-
-
-def _bigrams(text: str) -> set[str]:
-    return {text[i:i + 2] for i in range(len(text) - 1)}
 
 
 _QUESTION_UNIT = re.compile(r"(?:多少|几个?|哪一?个?|何)\s*((?:万亿|千万|百万|十万|亿|万|千|百)?(?:" + rules._UNIT_WORDS + "))"
@@ -568,11 +538,6 @@ def _competing(ref: Reference, clauses: list[str], form: str = "") -> bool:
                     or form in rules.key(clause[m.end():m.end() + len(form) + 6]):
                 return True
     return False
-
-
-def _has_content(answer_key: str, question: str) -> bool:
-    """The answer asserts something besides the question's words and filler."""
-    return bool(answer_key) and sum(ch not in question and ch not in _FILLER for ch in answer_key) >= min(2, len(answer_key))
 
 
 _ASSUMED = re.compile(r"吧\s*\?")
@@ -967,15 +932,6 @@ def _other_titles_masked(ref: Reference, text: str) -> str:
     return _OTHER_TITLES_MASKED_RE1.sub(other, text)
 
 
-def _starts(text: str, sub: str) -> list[int]:
-    """Where sub starts in text, without overlaps (str.find: no regex compiled per reference)."""
-    out, i = [], text.find(sub) if sub else -1
-    while i >= 0:
-        out.append(i)
-        i = text.find(sub, i + len(sub))
-    return out
-
-
 _BEFORE_ANCHORS = tuple(_BEFORE_ANCHOR.split("|"))
 _AFTER_ANCHORS = tuple(_AFTER_ANCHOR.split("|"))
 
@@ -994,10 +950,6 @@ def _anchored(form: str, text: str) -> bool:
 @lru_cache(maxsize=4096)
 def _alone(form: str) -> re.Pattern:
     return re.compile(rf"(^|[是为作叫\W]){re.escape(form)}($|\W|[吧呢啊呀啦哦嘛吗了])")
-
-
-def _positions(text: str, ch: str) -> list[int]:
-    return [i for i, c in enumerate(text) if c == ch]
 
 
 _ONLY_IN_LISTS_RE1 = re.compile(r"[、/]")
@@ -1766,9 +1718,6 @@ _TURN_INSIDE = re.compile(rf"则是|才是|{_TRUTH}")  # a turn inside a value's
 _VALUE_ONLY = re.compile(rf"[\d.,%]|{rules._UNIT_WORDS}|[{rules.MEASURE_CHARS}]")  # what a bare value is made of
 _OPERAND = re.compile(r"[\d.,]+\s*[×*/÷+]")
 
-
-_SENTENCE_END = re.compile(r"[;。!?\n]")
-_TITLE_IN = re.compile(r"《[^》]*》")
 _MONTH_ONLY = re.compile(r"\d+月")
 
 
@@ -1909,13 +1858,6 @@ def _restating_clause(n: Number, text: str) -> tuple[int, int] | None:
     if opened is None:
         return None
     return max(text.rfind(mark, 0, opened.start()) for mark in _CLAUSE_MARKS) + 1, opened.start()
-
-
-def _clause_at(text: str, position: int) -> str:
-    """The clause of text (between , ; 。 ! ? : and newlines) around a character position."""
-    start = max((m.end() for m in _CLAUSE_END.finditer(text, 0, position)), default=0)
-    end = _CLAUSE_END.search(text, position)
-    return text[start:end.start() if end else len(text)]
 
 
 def _as_single(n: Number) -> Number:

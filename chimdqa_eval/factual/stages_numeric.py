@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from chimdqa_eval.factual import reading as rd
-from chimdqa_eval.factual import rules
+from chimdqa_eval.factual import reading_text, rules
 from chimdqa_eval.factual.decision import Family, Verdict, rule, step
 from chimdqa_eval.factual.stages_unmatched import UNMATCHED_RULES
 
@@ -17,7 +17,7 @@ _CODE = re.compile(r"\d+[a-z]")
 def scoped_refusal(case):
     """A refusal whose every number dates or sources what it cannot say."""
     if case.candidates and case.refusal == "refusal" \
-            and all(rd._SCOPE.search(rd._clause_at(case.affirmed, n.start)) for n in case.candidates):
+            and all(rd._SCOPE.search(reading_text._clause_at(case.affirmed, n.start)) for n in case.candidates):
         return Verdict("NA", False, "refusal_with_numbers")
 
 
@@ -32,7 +32,7 @@ def alternatives(case):
     text = case.affirmed
 
     def offers_alternatives(h) -> bool:  # its clause, with the next when that opens with 还是…
-        own = rd._clause_at(text, h.start)
+        own = reading_text._clause_at(text, h.start)
         return any(rules.ALTERNATIVES.search(c) for c in rd._clauses_with(text, lambda c: c == own))
 
     alone = not all(offers_alternatives(h) for h in case.hits)
@@ -149,7 +149,7 @@ def guess_then_refusal(case):
     """Wrong values offered as a pair or leaned to, then a refusal."""
     if not _refuses_without_guess(case):
         return None
-    clauses = [rd._clause_at(case.affirmed, n.start) for n in case.stray]
+    clauses = [reading_text._clause_at(case.affirmed, n.start) for n in case.stray]
     if any(rd._VALUE_PAIR.search(c) for c in clauses) or any(rd._LEANS.search(c) for c in clauses):
         return Verdict("IN", False, "guess_then_refusal")
 

@@ -7,7 +7,7 @@ import re
 from functools import lru_cache
 
 from chimdqa_eval.factual import reading as rd
-from chimdqa_eval.factual import rules, vocabulary
+from chimdqa_eval.factual import reading_text, rules, vocabulary
 from chimdqa_eval.factual.decision import Family, Verdict, rule, step
 from chimdqa_eval.factual.stages_unmatched import UNMATCHED_RULES
 
@@ -52,7 +52,7 @@ def alternatives(case):
 def noted_alternative(case):
     """A note in brackets after the form attributes another candidate to others."""
     noted = " ".join(note for before, note in case.answer.notes if before.endswith(case.form))
-    if noted and rd._has_content(rules.key(noted), case.question) and not rd._long_story(noted, case.question):
+    if noted and reading_text._has_content(rules.key(noted), case.question) and not rd._long_story(noted, case.question):
         return Verdict("IN", False, "attributed_alternative")
 
 
@@ -124,12 +124,12 @@ def role_to_other(case):
     asked = rd._ASKED_ROLE.search(case.question)
     if not asked:
         return None
-    form, clauses = case.form, [rules.key(c) for c in rd._CLAUSE_END.split(case.affirmed)]
+    form, clauses = case.form, [rules.key(c) for c in reading_text._CLAUSE_END.split(case.affirmed)]
     own = [k for k in clauses if form in k]
     if not own or any(asked.group(0) in k for k in own):
         return None
     given = (_ROLE_GIVEN.match(k) for k in clauses if form not in k)
-    if any(m and m.group(1) == asked.group(0) and rd._has_content(m.group(2), case.question) for m in given):
+    if any(m and m.group(1) == asked.group(0) and reading_text._has_content(m.group(2), case.question) for m in given):
         return Verdict("IN", False, "role_to_other")
 
 
@@ -138,7 +138,7 @@ def role_to_other(case):
 def hedged_match(case):
     """One candidate, hedged in its own clause."""
     hedge = case.hedge
-    if hedge and case.form in rules.key(rd._clause_at(case.whole, hedge.start())):
+    if hedge and case.form in rules.key(reading_text._clause_at(case.whole, hedge.start())):
         return Verdict("CO", not case.refuses and case.found[1] is not None, "hedged_match")
 
 
@@ -146,7 +146,7 @@ def hedged_match(case):
       ('是摩洛哥的东方省，靠近阿尔及利亚边境。', '阿尔及利亚', '凯尔迈镇位于哪个国家的奥兰省内？'), when="found")
 def other_lead_claim(case):
     """The answer's first claim is another thing; the form comes only later (no bold answer)."""
-    if not rd._BOLD.search(case.affirmed) and rd._other_lead_claim(case.ref, case.answer, case.form, case.question):
+    if not reading_text._BOLD.search(case.affirmed) and rd._other_lead_claim(case.ref, case.answer, case.form, case.question):
         return Verdict("IN", False, "other_lead_claim")
 
 
@@ -328,7 +328,7 @@ def other_period(case):
     if not split or not _less_specific_dynasty(case) or len(main) <= len(split.group(0)):
         return None
     whole_era = _YEAR_IN.search(main[split.end():]) \
-        and rd._compiled(rf"{split.group(0)}(?:时期|年间|期间)").search(affirmed) \
+        and reading_text._compiled(rf"{split.group(0)}(?:时期|年间|期间)").search(affirmed) \
         and not rules.find_numbers(affirmed, periods=False)  # 东汉时期 for 东汉永平十一年: all of it
     if not whole_era and (rd._ERA.search(affirmed) or rules.find_numbers(affirmed, periods=False)):
         return Verdict("IN", False, "other_period")
@@ -471,7 +471,7 @@ def partial_transliteration(case):
 @rule("text.kind_of", "NA", "kind_of", "no", ("属于锥体的一种", "圆锥", ""), when="missing", unless="refusal")
 def kind_of(case):
     """What the reference is a kind of (…的一种, a broader taxon, a code's prefix)."""
-    said = [c for c in rd._CLAUSE_END.split(case.affirmed) if rules.key(c)]
+    said = [c for c in reading_text._CLAUSE_END.split(case.affirmed) if rules.key(c)]
     one_of = len(said) == 1 and rd._ONE_OF.search(said[0]) and len(case.key) <= 12 and "《" not in said[0]
     if rd._KIND_OF.search(case.affirmed) or one_of or rd._broader_rank(case.ref.main, case.affirmed) \
             or rd._code_prefix(case.ref.main, case.affirmed):
@@ -505,7 +505,7 @@ def latin_core(case):
     """The Latin core of a mixed-script reference."""
     main = case.ref.main
     core = rd._LATIN_RUN.findall(main)
-    if core and rd._CJK.search(main) and core[-1] in rd._LATIN_RUN.findall(case.key) \
+    if core and reading_text._CJK.search(main) and core[-1] in rd._LATIN_RUN.findall(case.key) \
             and not rd._other_words_before(main, case.key, core[-1]):
         return Verdict("CO", False, "latin_core")
 
