@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from chimdqa_eval.factual import reading as rd
-from chimdqa_eval.factual import reading_text, rules
+from chimdqa_eval.factual import reading_reference, reading_text, rules
 from chimdqa_eval.factual.rules import ALTERNATIVES, HEDGE, REFUSAL
 
 
@@ -29,7 +29,7 @@ class cached_property:  # noqa: N801 - functools.cached_property without its loc
 
 
 class Case:
-    def __init__(self, ref: rd.Reference, answer: rd._Answer, question: str, question_numbers=()):
+    def __init__(self, ref: reading_reference.Reference, answer: rd._Answer, question: str, question_numbers=()):
         self.ref = ref
         self.answer = answer
         self.question = question                  # cleaned

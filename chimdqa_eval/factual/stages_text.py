@@ -7,7 +7,7 @@ import re
 from functools import lru_cache
 
 from chimdqa_eval.factual import reading as rd
-from chimdqa_eval.factual import reading_text, rules, vocabulary
+from chimdqa_eval.factual import reading_reference, reading_text, rules, vocabulary
 from chimdqa_eval.factual.decision import Family, Verdict, rule, step
 from chimdqa_eval.factual.stages_unmatched import UNMATCHED_RULES
 
@@ -303,7 +303,7 @@ def partial_list(case):
       alone=True)
 def narrower_dynasty(case):
     """One half of a split dynasty (西汉 for 汉代): more specific."""
-    main = rd._DYNASTY.match(case.ref.main)
+    main = reading_reference._DYNASTY.match(case.ref.main)
     main = main.group(1) if main else case.ref.main
     if main in rd._HALVES and len(set(rd._half_in_text(main).findall(case.affirmed))) == 1:
         return Verdict("CO", False, "narrower_dynasty")
@@ -346,7 +346,7 @@ def less_specific_dynasty(case):
 def less_specific_age(case):
     """An age (古代, 中古时期, 7世纪) and no dynasty for a dynasty reference."""
     main, affirmed = case.ref.main, case.affirmed
-    if (rd._DYNASTY.match(main) or main in rd._DYNASTY_NAMES) and rd._AGE.search(affirmed) \
+    if (reading_reference._DYNASTY.match(main) or main in reading_reference._DYNASTY_NAMES) and rd._AGE.search(affirmed) \
             and not rd._DYNASTY_IN_TEXT.search(rd._AGES.sub("", affirmed)):
         return Verdict("NA", False, "less_specific")
 
