@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from chimdqa_eval.factual import reading as rd
-from chimdqa_eval.factual import reading_reference, reading_text, rules
+from chimdqa_eval.factual import reading_question, reading_reference, reading_text, rules
 from chimdqa_eval.factual.rules import ALTERNATIVES, HEDGE, REFUSAL
 
 
@@ -102,7 +102,7 @@ class TextCase(Case):
     def __init__(self, ref, answer, question, question_numbers=()):
         question_key = rules.key(question) if ref.aliases else ""
         repeated = {a for a in ref.aliases if a in question_key}
-        self.alias_question = bool(repeated or (ref.aliases and rd._ASKS_NAME.search(question)))
+        self.alias_question = bool(repeated or (ref.aliases and reading_question._ASKS_NAME.search(question)))
         if self.alias_question:
             ref = replace(ref, forms=tuple(f for f in ref.forms if f not in repeated), aliases=ref.aliases - repeated)
         super().__init__(ref, answer, question, question_numbers)
@@ -167,7 +167,7 @@ class TextCase(Case):
 
     @cached_property
     def other_option(self) -> str:
-        return rd._other_option(self.ref, self.question)
+        return reading_question._other_option(self.ref, self.question)
 
     @cached_property
     def alias(self) -> str:
@@ -198,12 +198,12 @@ class NumericCase(Case):
     risk = "no_number"
 
     def __init__(self, ref, answer, question, question_numbers=()):
-        if rd._RANK_QUESTION.search(question) and not any(r.ordinal for r in ref.numbers):  # 第几任 -> 5 is 第5
+        if reading_question._RANK_QUESTION.search(question) and not any(r.ordinal for r in ref.numbers):  # 第几任 -> 5 is 第5
             ref = replace(ref, numbers=tuple(replace(r, ordinal=True) for r in ref.numbers),
                           bare=tuple(replace(r, ordinal=True) for r in ref.bare))
         super().__init__(ref, answer, question, question_numbers)
         # pairs counted one by one (12对 for 多少条, 24) unless the question or the reference counts pairs
-        self.pairs_asked = bool(rd._PAIRS_ASKED.search(question)) \
+        self.pairs_asked = bool(reading_question._PAIRS_ASKED.search(question)) \
             or any(r.counter.startswith(("对", "双")) for r in ref.numbers)
         self.pairs = list(zip(ref.numbers, ref.bare or ref.numbers))  # (in the question's unit, as written)
         self.percent = all(r.unit == "%" for r in ref.numbers)

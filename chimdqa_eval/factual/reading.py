@@ -14,6 +14,7 @@ from chimdqa_eval.factual import aliases, dictionary, names, places, rules
 from chimdqa_eval.factual import vocabulary as vocab
 from chimdqa_eval.factual.decision import Verdict
 from chimdqa_eval.factual.gate import first_characters, gated
+from chimdqa_eval.factual.reading_question import _asked_kind, _one_of_asked_kind, _PERSON_QUESTION, _PLACE_QUESTION
 from chimdqa_eval.factual.reading_reference import Reference, _FORMS_RE2, _PARSE_REFERENCE_RE4
 from chimdqa_eval.factual.reading_text import (_bigrams, _BOLD, _CJK, _clause_at, _CLAUSE_END, _compiled, _FILLER,
                                                _has_content, _LATIN, _LATIN_WORDS, _NEGATION, _PARENS, _positions,
@@ -53,15 +54,6 @@ _DESCRIPTION = gated(r"(?<![第\d.])(?:一|1|某)(?:位|个|座|种|名|家|部|
 _INDEFINITE = re.compile(r"(?<![第\d.一二三四五六七八九十几])(?:一|1|某)(?:种|类|档|处|部|个|位|家|座|款|项|门)"
                          r"(?![一二三四五六七八九十\d])")
 _NAMING = re.compile(r"叫|名为|称为|即|就是|是")
-_CITY_QUESTION = re.compile(r"城市|哪个市|哪座城|哪个县|哪个镇")
-# Up to four characters between a question word and the kind it asks for (哪个法国地区, 哪一类动物门), not a
-# person, a time or a count (哪位乡村教师, 哪一年建镇, 哪项运动).
-_ASKED_GAP = r"(?:(?![的位年时天项])[\u4e00-\u9fff]){0,4}?"
-_PLACE_QUESTION = re.compile(r"哪里|何地|何处|哪个地方|城市|哪座城|哪个市|哪个省|哪个县|哪个国家|哪国|位于|在哪|发源地|首都|省会"
-                             r"|哪一?(?:个|座)?" + _ASKED_GAP + r"(?:城镇|省份|州|镇|乡|村|岛|港口)(?=的|[?,。]|$|境内|内|上)")
-# A question for a region: a region answered may be a broader one or another one (东南亚, 东非 for 印度尼西亚群岛).
-_REGION_QUESTION = re.compile(r"(?:哪一?个?|什么)" + _ASKED_GAP + r"(?:地区|区域)")
-_PERSON_QUESTION = re.compile(vocab.pattern("person_question"))
 
 # Characters interchanged when transliterating foreign names (托马斯/汤玛斯, 安娜/安纳, 莉莉/丽丽).
 _TRANSLIT_CLASSES = vocab.words("translit_classes")  # data/translit.txt
@@ -144,9 +136,7 @@ _DIRECTIONS = {"up": re.compile(r"增长|增加|上升|提高|上涨|增幅|涨�
                "down": re.compile(r"下降|减少|降低|下跌|降幅|跌幅|缩减|少了")}
 _BEFORE_ANCHOR = "比|仅次于|次于|不如|除了|除|相比于|相较于|晚于|早于|继|接替|取代|超过|超越|胜过|低于|高于|大于|小于"
 _AFTER_ANCHOR = "之后|之前|以外|以后|相比|相当|一样|那样|之外"
-# A question for a name of some kind (字, 号, 笔名, 原名, 别称, 谥号…), which another of the same person's names
-# need not be.
-_ASKS_NAME = re.compile(r"[字号名称](?:是|为|叫)?(?:什么|何|啥)|叫什么|自号|自称")
+
 _DATE_UNITS = frozenset({"年", "月", "日", "周", "秒"})  # canonical units of dates and durations
 # Words that date or source what a refusal covers (截至2023年的资料, 根据2021年以前的信息): a number in such a clause
 # is the scope of the refusal, not an answer.
@@ -170,16 +160,6 @@ class _Answer:
         if key is None:
             key = self.__dict__["_affirmed_key"] = rules.key(self.affirmed)
         return key
-
-
-_QUESTION_UNIT = re.compile(r"(?:多少|几个?|哪一?个?|何)\s*((?:万亿|千万|百万|十万|亿|万|千|百)?(?:" + rules._UNIT_WORDS + "))"
-                            r"|单位[是为:\s(]*(" + rules._UNIT_WORDS + ")")
-
-
-def _question_unit(cleaned_question: str) -> str:
-    """The unit a question asks in (多少公里 -> 公里, 哪一年 -> 年, 多少亿元 -> 亿元), as written; '' if none."""
-    m = _QUESTION_UNIT.search(cleaned_question)
-    return (m.group(1) or m.group(2)) if m else ""
 
 
 # Correction words that as often only add a remark (严格来说…): a bold answer before them stands.
@@ -449,15 +429,6 @@ _TOPIC = re.compile(r"(?:术语|概念|名词|问题|领域|范畴|说法|叫法
 # Two named candidates for the slot (A和B二者之一, 两个都有可能, 不是A就是B), not a mere 或 (请咨询医生或药师).
 _CANDIDATE_PAIR = gated(r"(?:是|为)[^,;。]{0,8}?[\u4e00-\u9fff]{2,4}或[\u4e00-\u9fff]{2,4}|" + rules.NAMED_PAIR)
 
-
-# A question for the class something belongs to: a wrong-looking class may be a broader one that holds the reference.
-_CLASS_QUESTION = gated(r"(?:哪|什么|何)一?(?:个|种|类)?" + _ASKED_GAP +
-                             r"(?:类|(?<!部)门|纲|目|科|学科|类别|范畴|领域|学派|流派|宗派|教派|族|运动|思潮|书体|(?<=[菜语])系)"
-                             r"(?=的|[?,。]|$|闻名|著称|动物|植物|生物)"  # 哪一门动物？, 哪个艺术运动的…; not 哪个部门负责
-                             r"|(?:宗教|教派|宗派|信仰)(?:是|为)(?:什么|哪)"  # 信奉的宗教是什么？ 基督教 for 科普特正教会
-                             r"|(?:哪|何)一?类|(?:什么|哪种|哪个)类型")  # 哪一类抗生素？ β-内酰胺类 for 头孢菌素
-
-
 _APPOSED_NAME_RE1 = re.compile(r"[,;]\s*$")
 
 
@@ -685,25 +656,6 @@ def _only_in_question_terms(answer_key: str, form: str, question_key: str) -> bo
 
 _WORK_OF = re.compile(r"[\u4e00-\u9fff]的(?:一部|某部|一本|一篇|某篇|一首)?(?:著作|作品|书|医书|诗集|文集|文章|小说|散文|随笔"
                       r"|杂文|诗|诗歌|剧本|戏剧)(?=[,;。!?\n]|$)")
-_BOOK_QUESTION = re.compile(r"(?:哪|什么)一?(?:本|部|篇)?[^,;。?]{0,4}?(?:书|著作|典籍|书籍|作品|经典)|出自哪")
-
-
-_ASKED_NOUN = re.compile(r"(?:什么|哪一?[个种位座家所类项部本条支名]?)([\u4e00-\u9fff]{1,3}?)"
-                         r"(?=[?,。]|$|管辖|的|呢|是|在|上|中|里|内)")
-
-
-@lru_cache(maxsize=4096)
-def _asked_kind(question: str) -> str:
-    """The kind of thing the question asks for (任什么军衔 -> 军衔); '' when it asks for no kind."""
-    asked = _ASKED_NOUN.search(question)
-    return asked.group(1) if asked else ""
-
-
-@lru_cache(maxsize=4096)
-def _one_of_asked_kind(kind: str) -> re.Pattern:
-    """One (一个, 某) of that kind (一个…军衔)."""
-    return re.compile(rf"(?<![第\d.])(?:[一1][个种位座家所类项部本条支名处片]|某[个种位座家所类项部本条支名处片]?)"
-                      rf"[^,;。!?\n]{{0,24}}?{re.escape(kind)}(?=[,;。!?\n]|$)")
 
 
 def _asked_kind_described(text: str, question: str) -> bool:
@@ -1306,26 +1258,6 @@ def _yes_no(ref: Reference, answer: _Answer) -> Verdict | None:
     return Verdict("CO" if said == polarity else "IN", True, "yes_no")
 
 
-_OPTIONS = re.compile(r"(?:是|为|在|属于|用|选)([^,;。?是为]{1,16}?)还是([^,;。?]{1,16}?)(?:呢)?\?")
-
-
-def _other_option(ref: Reference, question: str) -> str:
-    """The key of the option a question offers besides the reference (吸虫是无体腔动物还是假体腔动物？ for
-    无体腔动物: 假体腔动物); '' when it offers none or the reference is not one of them."""
-    m = _OPTIONS.search(question)
-    if m is None:
-        return ""
-    first, second = rules.key(m.group(1)), rules.key(m.group(2))
-    if not first or not second or first in second or second in first:
-        return ""
-    forms = ref.forms or (ref.main,)
-    if any(f and f in first for f in forms) and not any(f and f in second for f in forms):
-        return second
-    if any(f and f in second for f in forms) and not any(f and f in first for f in forms):
-        return first
-    return ""
-
-
 _HONORIFICS = frozenset(vocab.words("honorifics"))
 
 
@@ -1743,10 +1675,6 @@ _VALUE_PAIR = re.compile(r"\d[^,;。!?\d]{0,3}(?:或者?|还是|/)[^,;。!?\d]{0
 _CONVERTS = re.compile(r"折合|换算(?:成|为|过来)?|约合|相当于")
 
 
-# A question for a place in an order: 第几任, 获得了什么名次, 排名第几, 属于哪个族号 (第2名, 第18族 answer it).
-_RANK_QUESTION = re.compile(r"第(?:几|多少)|名次|排名|位次|排行|族号")
-
-
 def _same_formula(reference: str, prediction: str, affirmed: str) -> bool:
     """The reference is a chemical formula with a count (C7H5NaO2) and every formula the answer asserts (read with
     its case from the prediction, kept if its affirmed text still holds it: not 肯定不是…) has its atoms (C6H5COONa;
@@ -1778,9 +1706,6 @@ def _only_negated_or_compound(answer_key: str, form: str) -> bool:
 def _half_pattern(dynasty: str) -> re.Pattern:
     """A half of a split dynasty (东汉, 西汉 for 汉)."""
     return re.compile(rf"[东西南北前后]{dynasty}")
-
-
-_PAIRS_ASKED = re.compile(r"(?:多少|几)(?:对|双)")
 
 
 class Restatements:

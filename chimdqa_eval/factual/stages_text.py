@@ -7,7 +7,7 @@ import re
 from functools import lru_cache
 
 from chimdqa_eval.factual import reading as rd
-from chimdqa_eval.factual import reading_reference, reading_text, rules, vocabulary
+from chimdqa_eval.factual import reading_question, reading_reference, reading_text, rules, vocabulary
 from chimdqa_eval.factual.decision import Family, Verdict, rule, step
 from chimdqa_eval.factual.stages_unmatched import UNMATCHED_RULES
 
@@ -366,7 +366,7 @@ def less_specific_period(case):
 def place(case):
     """Known places (places.tsv): another name (CO), only places holding it (NA), another place (IN),
     places inside it (CO)."""
-    if rd._PLACE_QUESTION.search(case.question) or case.ref.main.endswith(rd._SUFFIXES):
+    if reading_question._PLACE_QUESTION.search(case.question) or case.ref.main.endswith(rd._SUFFIXES):
         return rd._place_verdict(case.ref, case.answer, case.question)
 
 
@@ -374,7 +374,7 @@ def place(case):
       unless="any")
 def broader_province(case):
     """A province for a city, county or district, and no city or county named."""
-    if (case.ref.main.endswith(("市", "县", "区", "镇")) or rd._CITY_QUESTION.search(case.question)) \
+    if (case.ref.main.endswith(("市", "县", "区", "镇")) or reading_question._CITY_QUESTION.search(case.question)) \
             and rd._BROADER_PLACE.search(case.affirmed) and not _CITY_IN_ANSWER.search(case.affirmed):
         return Verdict("NA", False, "broader_place")
 
@@ -391,7 +391,7 @@ def place_parts(case):
       unless="guess")
 def broader_region(case):
     """A region (西北地区, 青藏高原上) for a place question, and no city named."""
-    if rd._PLACE_QUESTION.search(case.question) and rd._REGION.search(case.affirmed) \
+    if reading_question._PLACE_QUESTION.search(case.question) and rd._REGION.search(case.affirmed) \
             and not rd._names_a_city(case.ref, case.key, case.question):
         return Verdict("NA", False, "broader_place")
 
@@ -415,7 +415,7 @@ def book_not_chapter(case):
       when="missing", unless="refusal")
 def work_of(case):
     """Whose work, not which (a book question answered with an author's work)."""
-    if rd._WORK_OF.search(case.affirmed) and "《" not in case.affirmed and rd._BOOK_QUESTION.search(case.question):
+    if rd._WORK_OF.search(case.affirmed) and "《" not in case.affirmed and reading_question._BOOK_QUESTION.search(case.question):
         return Verdict("NA", False, "work_of")
 
 

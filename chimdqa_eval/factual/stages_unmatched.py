@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+from chimdqa_eval.factual import reading_question
 from chimdqa_eval.factual import reading as rd
 from chimdqa_eval.factual.decision import Verdict, rule
 
@@ -99,14 +100,14 @@ def risk(case):
 @rule("unmatched.other_class", "IN", "other_class", "no", ("属于无脊椎动物", "节肢动物门", "属于哪一类动物门？"))
 def other_class(case):
     """A class question: a wrong-looking class may be a broader one that holds the reference."""
-    if rd._CLASS_QUESTION.search(case.question) and not case.ref.items:
+    if reading_question._CLASS_QUESTION.search(case.question) and not case.ref.items:
         return Verdict("IN", False, "other_class")
 
 
 @rule("unmatched.other_region", "IN", "other_region", "no", ('起源于西班牙南部的沿海地区。', '安达卢西亚', '这种舞蹈最初起源于哪个西班牙地区？'))
 def other_region(case):
     """A region question answered with a region: perhaps a broader one."""
-    if rd._REGION_QUESTION.search(case.question) and rd._REGION.search(case.affirmed):
+    if reading_question._REGION_QUESTION.search(case.question) and rd._REGION.search(case.affirmed):
         return Verdict("IN", False, "other_region")
 
 
