@@ -1,5 +1,5 @@
 """A Case: one answer read against one reading of its reference and its question. The answer is read once
-(reading._read_answer: what it asserts, takes back, reports, asks back); what the rules ask of it (its refusal
+(reading_answer._read_answer: what it asserts, takes back, reports, asks back); what the rules ask of it (its refusal
 kind, hedge, bold text, clauses, the reference's form found in it, its numbers) is worked out on first asking and
 kept. TextCase, NumericCase and LongCase add what the rules of their reference kind ask.
 """
@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from chimdqa_eval.factual import reading as rd
-from chimdqa_eval.factual import reading_question, reading_reference, reading_text, rules
-from chimdqa_eval.factual.rules import ALTERNATIVES, HEDGE, REFUSAL
+from chimdqa_eval.factual import reading_answer, reading_question, reading_reference, reading_text, rules
+from chimdqa_eval.factual.rules import ALTERNATIVES, GUESS, HEDGE, REFUSAL
 
 
 class cached_property:  # noqa: N801 - functools.cached_property without its lock (3.11), for speed
@@ -29,7 +29,7 @@ class cached_property:  # noqa: N801 - functools.cached_property without its loc
 
 
 class Case:
-    def __init__(self, ref: reading_reference.Reference, answer: rd._Answer, question: str, question_numbers=()):
+    def __init__(self, ref: reading_reference.Reference, answer: reading_answer._Answer, question: str, question_numbers=()):
         self.ref = ref
         self.answer = answer
         self.question = question                  # cleaned
@@ -52,8 +52,8 @@ class Case:
 
     @cached_property
     def refusal(self) -> str:
-        """'' | refusal | apology | guess | refusal_then_claim (reading._refusal)."""
-        return rd._refusal(self.answer)
+        """'' | refusal | apology | guess | refusal_then_claim (reading_answer._refusal)."""
+        return reading_answer._refusal(self.answer)
 
     @cached_property
     def hedge(self):
@@ -294,7 +294,7 @@ class NumericCase(Case):
 
     @cached_property
     def guesses(self) -> bool:
-        return rd.GUESS.search(self.whole) is not None
+        return GUESS.search(self.whole) is not None
 
     def likeliest(self, candidates, hits):
         return rd._likeliest(candidates, hits, self.affirmed, self.question)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from chimdqa_eval.factual import reading as rd
-from chimdqa_eval.factual import reading_text, rules
+from chimdqa_eval.factual import reading_answer, reading_text, rules
 from chimdqa_eval.factual.decision import Family, Verdict, rule, step
 from chimdqa_eval.factual.stages_unmatched import UNMATCHED_RULES
 
@@ -17,7 +17,7 @@ _CODE = re.compile(r"\d+[a-z]")
 def scoped_refusal(case):
     """A refusal whose every number dates or sources what it cannot say."""
     if case.candidates and case.refusal == "refusal" \
-            and all(rd._SCOPE.search(reading_text._clause_at(case.affirmed, n.start)) for n in case.candidates):
+            and all(reading_answer._SCOPE.search(reading_text._clause_at(case.affirmed, n.start)) for n in case.candidates):
         return Verdict("NA", False, "refusal_with_numbers")
 
 
@@ -150,7 +150,7 @@ def guess_then_refusal(case):
     if not _refuses_without_guess(case):
         return None
     clauses = [reading_text._clause_at(case.affirmed, n.start) for n in case.stray]
-    if any(rd._VALUE_PAIR.search(c) for c in clauses) or any(rd._LEANS.search(c) for c in clauses):
+    if any(rd._VALUE_PAIR.search(c) for c in clauses) or any(reading_answer._LEANS.search(c) for c in clauses):
         return Verdict("IN", False, "guess_then_refusal")
 
 

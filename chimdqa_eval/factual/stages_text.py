@@ -7,7 +7,7 @@ import re
 from functools import lru_cache
 
 from chimdqa_eval.factual import reading as rd
-from chimdqa_eval.factual import reading_question, reading_reference, reading_text, rules, vocabulary
+from chimdqa_eval.factual import reading_answer, reading_question, reading_reference, reading_text, rules, vocabulary
 from chimdqa_eval.factual.decision import Family, Verdict, rule, step
 from chimdqa_eval.factual.stages_unmatched import UNMATCHED_RULES
 
@@ -52,7 +52,7 @@ def alternatives(case):
 def noted_alternative(case):
     """A note in brackets after the form attributes another candidate to others."""
     noted = " ".join(note for before, note in case.answer.notes if before.endswith(case.form))
-    if noted and reading_text._has_content(rules.key(noted), case.question) and not rd._long_story(noted, case.question):
+    if noted and reading_text._has_content(rules.key(noted), case.question) and not reading_answer._long_story(noted, case.question):
         return Verdict("IN", False, "attributed_alternative")
 
 
@@ -63,8 +63,8 @@ def _attributed_other(case) -> bool:
     if not case.alternative_content:
         return False
     named = rd._text_match(case.ref, rules.key(alternative), alternative)
-    return not (named and named[1]) and not rd._long_story(alternative, case.question) \
-        and not rd._ABOUT_IT.search(alternative)
+    return not (named and named[1]) and not reading_answer._long_story(alternative, case.question) \
+        and not reading_answer._ABOUT_IT.search(alternative)
 
 
 _RIVAL_REPORT = re.compile(rf"^\W*(?:{vocabulary.pattern('rival_reports')})")
@@ -247,9 +247,9 @@ def attributed_match(case):
     attributed = alternative and rd._text_match(case.ref, rules.key(alternative), alternative)
     if not attributed:
         return None
-    starts = [m.start() for m in rd._ATTRIBUTION_CUE.finditer(alternative)] + [len(alternative)]
+    starts = [m.start() for m in reading_answer._ATTRIBUTION_CUE.finditer(alternative)] + [len(alternative)]
     reports = [alternative[a:b] for a, b in zip(starts, starts[1:])]
-    other = any(attributed[0] not in rules.key(c) and rd._names_candidate(c, case.question) for c in reports)
+    other = any(attributed[0] not in rules.key(c) and reading_answer._names_candidate(c, case.question) for c in reports)
     return Verdict("IN" if case.content or other else "CO", False, "attributed_match")
 
 
