@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from chimdqa_eval.factual import reading as rd
-from chimdqa_eval.factual import reading_answer, reading_question, reading_reference, reading_text, rules
+from chimdqa_eval.factual import reading_answer, reading_match, reading_question, reading_reference, reading_text, rules
 from chimdqa_eval.factual.rules import ALTERNATIVES, GUESS, HEDGE, REFUSAL
 
 
@@ -113,16 +113,16 @@ class TextCase(Case):
         or None: the reference's form, unless it is only part of another place, its opposite (非对称), a compound
         (碘化氢 for 氢), the question's own term, another book's title or the question's own name for it."""
         ref, key, affirmed = self.ref, self.key, self.affirmed
-        found = rd._text_match(ref, key, affirmed)
+        found = reading_match._text_match(ref, key, affirmed)
         if found and rd._inside_other_place(ref, affirmed, found[0]):
             return None  # 吉林省 for 吉林市, 印度尼西亚 for 印度
-        if found and rd._only_negated_or_compound(key, found[0]):
+        if found and reading_match._only_negated_or_compound(key, found[0]):
             return None
-        if found and found[0] in ref.weak and rd._only_in_question_terms(key, found[0], rules.key(self.question)):
+        if found and found[0] in ref.weak and reading_match._only_in_question_terms(key, found[0], rules.key(self.question)):
             return None  # 阿贝数是由…夫琅和费提出的 for 恩斯特·阿贝
         if found and "《" in affirmed:  # 《新元史》 for 《元史》, 《李太白全集》 for 李白: another book's title
-            masked = rd._other_titles_masked(ref, affirmed)
-            found = rd._text_match(ref, rules.key(masked), masked) if masked != affirmed else found
+            masked = reading_match._other_titles_masked(ref, affirmed)
+            found = reading_match._text_match(ref, rules.key(masked), masked) if masked != affirmed else found
         if found and found[1] is None and found[0] in rules.key(self.question):
             return None  # 延边 for 延边朝鲜族自治州 when asked 延边的全称
         return found
@@ -171,11 +171,11 @@ class TextCase(Case):
 
     @cached_property
     def alias(self) -> str:
-        return rd._script_alias(self.ref, self.answer, self.question)
+        return reading_match._script_alias(self.ref, self.answer, self.question)
 
     @cached_property
     def risk(self) -> str:
-        return self.alias or rd._alias_risk(self.ref, self.answer, self.question) \
+        return self.alias or reading_match._alias_risk(self.ref, self.answer, self.question) \
             or ("described_with_more" if self.described else "")
 
     @cached_property
@@ -189,7 +189,7 @@ class TextCase(Case):
         """The answer names the reference only by another name (when the question already uses one)."""
         ref = self.ref
         own = replace(ref, forms=tuple(f for f in ref.forms if f not in ref.aliases), aliases=frozenset())
-        return bool(rd._text_match(ref, self.key, self.affirmed)) and not rd._text_match(own, self.key, self.affirmed)
+        return bool(reading_match._text_match(ref, self.key, self.affirmed)) and not reading_match._text_match(own, self.key, self.affirmed)
 
 
 class NumericCase(Case):

@@ -68,7 +68,7 @@ from functools import lru_cache
 from chimdqa_eval.factual import rules
 from chimdqa_eval.factual.case import CASES
 from chimdqa_eval.factual.decision import GRADE_ORDER, Decision, Verdict, step
-from chimdqa_eval.factual.reading import _same_formula
+from chimdqa_eval.factual.reading_match import _same_formula
 from chimdqa_eval.factual.reading_answer import _read_answer, _refusal
 from chimdqa_eval.factual.reading_question import _question_unit
 from chimdqa_eval.factual.reading_reference import (LONG_REFERENCE, Reference, _SHORT_YEAR, _unreadable,

@@ -7,7 +7,8 @@ import re
 from functools import lru_cache
 
 from chimdqa_eval.factual import reading as rd
-from chimdqa_eval.factual import reading_answer, reading_question, reading_reference, reading_text, rules, vocabulary
+from chimdqa_eval.factual import (reading_answer, reading_match, reading_question, reading_reference, reading_text,
+                                  rules, vocabulary)
 from chimdqa_eval.factual.decision import Family, Verdict, rule, step
 from chimdqa_eval.factual.stages_unmatched import UNMATCHED_RULES
 
@@ -18,7 +19,7 @@ _YEAR_IN = re.compile(r"\d|年")
 @rule("text.yes_no", "CO/IN", "yes_no", "yes", ("没有。《百家姓》里并没有“草”这个姓", "否", ""))
 def yes_no(case):
     """A yes / no reference and an answer whose first clause is a bare yes or no."""
-    return rd._yes_no(case.ref, case.answer)
+    return reading_match._yes_no(case.ref, case.answer)
 
 
 # ---- the reference's form found in the answer ----
@@ -26,7 +27,7 @@ def yes_no(case):
 @rule("text.longer_name", "IN", "longer_name", "no", ("制作人是冯骥才。", "冯骥", "制作人是谁？"), when="found")
 def longer_name(case):
     """A person's short name found only as the start of a longer name that ends its clause."""
-    if rd._longer_name(case.ref, case.affirmed, case.form, case.question):
+    if reading_match._longer_name(case.ref, case.affirmed, case.form, case.question):
         return Verdict("IN", False, "longer_name")
 
 
@@ -62,7 +63,7 @@ def _attributed_other(case) -> bool:
     alternative = case.answer.alternative
     if not case.alternative_content:
         return False
-    named = rd._text_match(case.ref, rules.key(alternative), alternative)
+    named = reading_match._text_match(case.ref, rules.key(alternative), alternative)
     return not (named and named[1]) and not reading_answer._long_story(alternative, case.question) \
         and not reading_answer._ABOUT_IT.search(alternative)
 
@@ -91,7 +92,7 @@ def attributed_alternative(case):
 def other_given_name(case):
     """A foreign surname with another given name: another person."""
     ref, (form, full) = case.ref, case.found
-    if not full and form in ref.weak and any(rd._other_given_name(ref, case.answer, w) for w in ref.weak
+    if not full and form in ref.weak and any(reading_match._other_given_name(ref, case.answer, w) for w in ref.weak
                                              if w in case.key):
         return Verdict("IN", False, "other_given_name")
 
@@ -154,7 +155,7 @@ def other_lead_claim(case):
 def bold_sibling(case):
     """One bold term, a sibling of the form (低副 / 高副), set before it: the bold one is the answer."""
     bold, form, affirmed = case.bold, case.form, case.affirmed
-    if len(bold) == 1 and not case.bolded and rd._sibling(bold[0], form) and affirmed.find("**") < affirmed.find(form[0]):
+    if len(bold) == 1 and not case.bolded and reading_match._sibling(bold[0], form) and affirmed.find("**") < affirmed.find(form[0]):
         return Verdict("IN", False, "bold_sibling")
 
 
@@ -244,7 +245,7 @@ def attributed_match(case):
     """The reference only in a claim attributed to others: CO when nothing else is said, IN beside another
     candidate or a claim of the answer's own."""
     alternative = case.answer.alternative
-    attributed = alternative and rd._text_match(case.ref, rules.key(alternative), alternative)
+    attributed = alternative and reading_match._text_match(case.ref, rules.key(alternative), alternative)
     if not attributed:
         return None
     starts = [m.start() for m in reading_answer._ATTRIBUTION_CUE.finditer(alternative)] + [len(alternative)]
@@ -258,7 +259,7 @@ def attributed_match(case):
 def reference_rejected(case):
     """The answer names the reference only to take it back, deny it or turn it down."""
     rejected = case.answer.rejected
-    if rejected and rd._text_match(case.ref, rules.key(rejected), rejected) and not rd._place_parts(case.ref, case.key):
+    if rejected and reading_match._text_match(case.ref, rules.key(rejected), rejected) and not rd._place_parts(case.ref, case.key):
         sure = case.content and not rules.REFUSAL.search(case.affirmed) and not case.hedge
         return Verdict("IN", sure, "reference_rejected")
 
@@ -366,7 +367,7 @@ def less_specific_period(case):
 def place(case):
     """Known places (places.tsv): another name (CO), only places holding it (NA), another place (IN),
     places inside it (CO)."""
-    if reading_question._PLACE_QUESTION.search(case.question) or case.ref.main.endswith(rd._SUFFIXES):
+    if reading_question._PLACE_QUESTION.search(case.question) or case.ref.main.endswith(reading_match._SUFFIXES):
         return rd._place_verdict(case.ref, case.answer, case.question)
 
 
@@ -407,7 +408,7 @@ def description(case):
       unless="refusal")
 def book_not_chapter(case):
     """The book of a chapter reference."""
-    if rd._book_not_chapter(case.ref, case.answer):
+    if reading_match._book_not_chapter(case.ref, case.answer):
         return Verdict("NA", False, "book_not_chapter")
 
 
@@ -431,7 +432,7 @@ def place_of_it(case):
 def japanese_form(case):
     """The reference in Japanese characters (高畑勲, 水の呼吸)."""
     japanese = rules.from_japanese(case.affirmed)
-    if japanese != case.affirmed and rd._text_match(case.ref, rules.key(japanese), japanese):
+    if japanese != case.affirmed and reading_match._text_match(case.ref, rules.key(japanese), japanese):
         return Verdict("CO", False, "japanese_form")
 
 
@@ -439,7 +440,7 @@ def japanese_form(case):
       when="missing", unless="refusal")
 def transliteration_variant(case):
     """The reference once interchangeable transliteration characters are folded (vocabulary: translit_classes)."""
-    if rd._transliterated(case.ref, case.key) and not rules.ALTERNATIVES.search(case.key):
+    if reading_match._transliterated(case.ref, case.key) and not rules.ALTERNATIVES.search(case.key):
         return Verdict("CO", False, "transliteration_variant")
 
 
@@ -455,7 +456,7 @@ def transliteration_alias(case):
       when="missing", unless="refusal")
 def bold_near_match(case):
     """The bold answer is the reference reworded."""
-    if rd._bold_near(case.ref.main, case.answer):
+    if reading_match._bold_near(case.ref.main, case.answer):
         return Verdict("CO", False, "bold_near_match")
 
 
@@ -463,8 +464,8 @@ def bold_near_match(case):
       when="missing", unless="refusal")
 def partial_transliteration(case):
     """A Latin word that sounds like a transliterated part of a Chinese reference."""
-    if not case.alias and not case.ref.items and not rd._other_foreign_name(case.ref, case.answer) \
-            and rd._partly_sounds_like(case.ref.main, case.answer):
+    if not case.alias and not case.ref.items and not reading_match._other_foreign_name(case.ref, case.answer) \
+            and reading_match._partly_sounds_like(case.ref.main, case.answer):
         return Verdict("CO", False, "partial_transliteration")
 
 
@@ -504,9 +505,9 @@ def kind_only(case):
 def latin_core(case):
     """The Latin core of a mixed-script reference."""
     main = case.ref.main
-    core = rd._LATIN_RUN.findall(main)
-    if core and reading_text._CJK.search(main) and core[-1] in rd._LATIN_RUN.findall(case.key) \
-            and not rd._other_words_before(main, case.key, core[-1]):
+    core = reading_match._LATIN_RUN.findall(main)
+    if core and reading_text._CJK.search(main) and core[-1] in reading_match._LATIN_RUN.findall(case.key) \
+            and not reading_match._other_words_before(main, case.key, core[-1]):
         return Verdict("CO", False, "latin_core")
 
 
