@@ -8,7 +8,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from chimdqa_eval.factual import reading as rd
-from chimdqa_eval.factual import reading_answer, reading_match, reading_question, reading_reference, reading_text, rules
+from chimdqa_eval.factual import (reading_answer, reading_match, reading_places, reading_question, reading_reference,
+                                  reading_text, rules)
 from chimdqa_eval.factual.rules import ALTERNATIVES, GUESS, HEDGE, REFUSAL
 
 
@@ -114,7 +115,7 @@ class TextCase(Case):
         (碘化氢 for 氢), the question's own term, another book's title or the question's own name for it."""
         ref, key, affirmed = self.ref, self.key, self.affirmed
         found = reading_match._text_match(ref, key, affirmed)
-        if found and rd._inside_other_place(ref, affirmed, found[0]):
+        if found and reading_places._inside_other_place(ref, affirmed, found[0]):
             return None  # 吉林省 for 吉林市, 印度尼西亚 for 印度
         if found and reading_match._only_negated_or_compound(key, found[0]):
             return None

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from chimdqa_eval.factual import reading_places
 from chimdqa_eval.factual import reading as rd
 from chimdqa_eval.factual import (reading_answer, reading_match, reading_question, reading_reference, reading_text,
                                   rules, vocabulary)
@@ -259,7 +260,7 @@ def attributed_match(case):
 def reference_rejected(case):
     """The answer names the reference only to take it back, deny it or turn it down."""
     rejected = case.answer.rejected
-    if rejected and reading_match._text_match(case.ref, rules.key(rejected), rejected) and not rd._place_parts(case.ref, case.key):
+    if rejected and reading_match._text_match(case.ref, rules.key(rejected), rejected) and not reading_places._place_parts(case.ref, case.key):
         sure = case.content and not rules.REFUSAL.search(case.affirmed) and not case.hedge
         return Verdict("IN", sure, "reference_rejected")
 
@@ -368,7 +369,7 @@ def place(case):
     """Known places (places.tsv): another name (CO), only places holding it (NA), another place (IN),
     places inside it (CO)."""
     if reading_question._PLACE_QUESTION.search(case.question) or case.ref.main.endswith(reading_match._SUFFIXES):
-        return rd._place_verdict(case.ref, case.answer, case.question)
+        return reading_places._place_verdict(case.ref, case.answer, case.question)
 
 
 @rule("text.broader_province", "NA", "broader_place", "no", ('甘肃省。', '敦煌', '莫高窟位于哪座城市？'), when="missing",
@@ -376,7 +377,7 @@ def place(case):
 def broader_province(case):
     """A province for a city, county or district, and no city or county named."""
     if (case.ref.main.endswith(("市", "县", "区", "镇")) or reading_question._CITY_QUESTION.search(case.question)) \
-            and rd._BROADER_PLACE.search(case.affirmed) and not _CITY_IN_ANSWER.search(case.affirmed):
+            and reading_places._BROADER_PLACE.search(case.affirmed) and not _CITY_IN_ANSWER.search(case.affirmed):
         return Verdict("NA", False, "broader_place")
 
 
@@ -384,7 +385,7 @@ def broader_province(case):
       unless="refusal", alone=True)
 def place_parts(case):
     """The parts of a place reference named in order, perhaps with levels between them."""
-    if rd._place_parts(case.ref, case.key):
+    if reading_places._place_parts(case.ref, case.key):
         return Verdict("CO", False, "place_parts")
 
 
@@ -392,8 +393,8 @@ def place_parts(case):
       unless="guess")
 def broader_region(case):
     """A region (西北地区, 青藏高原上) for a place question, and no city named."""
-    if reading_question._PLACE_QUESTION.search(case.question) and rd._REGION.search(case.affirmed) \
-            and not rd._names_a_city(case.ref, case.key, case.question):
+    if reading_question._PLACE_QUESTION.search(case.question) and reading_places._REGION.search(case.affirmed) \
+            and not reading_places._names_a_city(case.ref, case.key, case.question):
         return Verdict("NA", False, "broader_place")
 
 
@@ -424,7 +425,7 @@ def work_of(case):
       unless="refusal")
 def place_of_it(case):
     """Where the reference is (its opening place), not which one."""
-    if rd._place_of_it(case.ref.main, case.key, case.question):
+    if reading_places._place_of_it(case.ref.main, case.key, case.question):
         return Verdict("NA", False, "place_of_it")
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from chimdqa_eval.factual import reading_question
+from chimdqa_eval.factual import reading_places, reading_question
 from chimdqa_eval.factual import reading as rd
 from chimdqa_eval.factual.decision import Verdict, rule
 
@@ -107,7 +107,7 @@ def other_class(case):
 @rule("unmatched.other_region", "IN", "other_region", "no", ('起源于西班牙南部的沿海地区。', '安达卢西亚', '这种舞蹈最初起源于哪个西班牙地区？'))
 def other_region(case):
     """A region question answered with a region: perhaps a broader one."""
-    if reading_question._REGION_QUESTION.search(case.question) and rd._REGION.search(case.affirmed):
+    if reading_question._REGION_QUESTION.search(case.question) and reading_places._REGION.search(case.affirmed):
         return Verdict("IN", False, "other_region")
 
 
