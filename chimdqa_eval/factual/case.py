@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from chimdqa_eval.factual import reading_kinds
 from chimdqa_eval.factual import reading as rd
 from chimdqa_eval.factual import (reading_answer, reading_match, reading_places, reading_question, reading_reference,
                                   reading_text, rules)
@@ -91,8 +92,8 @@ class Case:
     def described(self) -> bool:
         """The answer describes a thing by its kind (一位英国剧作家, 是一个士官级别的军衔)."""
         affirmed = reading_text._TITLE.sub("", self.answer.affirmed)
-        return any(not rd._NAMING.search(m.group(0)) for m in rd._DESCRIPTION.finditer(affirmed)) \
-            or rd._asked_kind_described(self.answer.affirmed, self.question)
+        return any(not reading_kinds._NAMING.search(m.group(0)) for m in reading_kinds._DESCRIPTION.finditer(affirmed)) \
+            or reading_kinds._asked_kind_described(self.answer.affirmed, self.question)
 
 
 class TextCase(Case):
@@ -182,8 +183,8 @@ class TextCase(Case):
     @cached_property
     def dynasty(self):
         """(the reference's split dynasty match or None, the halves of it the answer names)."""
-        split = rd._SPLIT_DYNASTY.match(self.ref.main)
-        halves = {m.group(0)[0] for m in rd._half_pattern(split.group(2)).finditer(self.affirmed)} if split else set()
+        split = reading_kinds._SPLIT_DYNASTY.match(self.ref.main)
+        halves = {m.group(0)[0] for m in reading_kinds._half_pattern(split.group(2)).finditer(self.affirmed)} if split else set()
         return split, halves
 
     def only_alias(self) -> bool:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from chimdqa_eval.factual import reading as rd
-from chimdqa_eval.factual import reading_answer, reading_text, rules
+from chimdqa_eval.factual import reading_answer, reading_kinds, reading_text, rules
 from chimdqa_eval.factual.decision import Family, Verdict, rule, step
 from chimdqa_eval.factual.stages_unmatched import UNMATCHED_RULES
 
@@ -284,7 +284,7 @@ def _settle(case, decision):
     """A fallback IN for a numeric reference: era_for_year, other_unit or no_number, never sure."""
     if not decision.rule.startswith("unmatched.") or decision.grade != "IN":
         return decision
-    if any(r.unit == "年" for r in case.ref.numbers) and rd._ERA.search(case.affirmed):
+    if any(r.unit == "年" for r in case.ref.numbers) and reading_kinds._ERA.search(case.affirmed):
         return decision._replace(grade="NA", certain=False, reason="era_for_year", rule=ERA_FOR_YEAR.name)
     if any(n.unit and not rd._comparable(n, r) for n in case.numbers for r in case.ref.numbers):
         return decision._replace(certain=False, reason="other_unit", rule=OTHER_UNIT.name)

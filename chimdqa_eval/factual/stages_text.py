@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from chimdqa_eval.factual import reading_places
+from chimdqa_eval.factual import reading_kinds, reading_places
 from chimdqa_eval.factual import reading as rd
 from chimdqa_eval.factual import (reading_answer, reading_match, reading_question, reading_reference, reading_text,
                                   rules, vocabulary)
@@ -307,7 +307,7 @@ def narrower_dynasty(case):
     """One half of a split dynasty (西汉 for 汉代): more specific."""
     main = reading_reference._DYNASTY.match(case.ref.main)
     main = main.group(1) if main else case.ref.main
-    if main in rd._HALVES and len(set(rd._half_in_text(main).findall(case.affirmed))) == 1:
+    if main in reading_kinds._HALVES and len(set(reading_kinds._half_in_text(main).findall(case.affirmed))) == 1:
         return Verdict("CO", False, "narrower_dynasty")
 
 
@@ -320,7 +320,7 @@ def other_dynasty(case):
 
 
 def _less_specific_dynasty(case) -> bool:
-    return bool(case.dynasty[1]) or rd._less_specific_dynasty(case.ref, case.answer)
+    return bool(case.dynasty[1]) or reading_kinds._less_specific_dynasty(case.ref, case.answer)
 
 
 @rule("text.other_period", "IN", "other_period", "no", ("西晋咸宁年间", "西晋太始年间", ""), when="missing")
@@ -332,7 +332,7 @@ def other_period(case):
     whole_era = _YEAR_IN.search(main[split.end():]) \
         and reading_text._compiled(rf"{split.group(0)}(?:时期|年间|期间)").search(affirmed) \
         and not rules.find_numbers(affirmed, periods=False)  # 东汉时期 for 东汉永平十一年: all of it
-    if not whole_era and (rd._ERA.search(affirmed) or rules.find_numbers(affirmed, periods=False)):
+    if not whole_era and (reading_kinds._ERA.search(affirmed) or rules.find_numbers(affirmed, periods=False)):
         return Verdict("IN", False, "other_period")
 
 
@@ -348,8 +348,8 @@ def less_specific_dynasty(case):
 def less_specific_age(case):
     """An age (古代, 中古时期, 7世纪) and no dynasty for a dynasty reference."""
     main, affirmed = case.ref.main, case.affirmed
-    if (reading_reference._DYNASTY.match(main) or main in reading_reference._DYNASTY_NAMES) and rd._AGE.search(affirmed) \
-            and not rd._DYNASTY_IN_TEXT.search(rd._AGES.sub("", affirmed)):
+    if (reading_reference._DYNASTY.match(main) or main in reading_reference._DYNASTY_NAMES) and reading_kinds._AGE.search(affirmed) \
+            and not reading_kinds._DYNASTY_IN_TEXT.search(reading_kinds._AGES.sub("", affirmed)):
         return Verdict("NA", False, "less_specific")
 
 
@@ -357,7 +357,7 @@ def less_specific_age(case):
       unless="guess")
 def less_specific_period(case):
     """A period without the reference's part of it."""
-    part = rd._PERIOD_PART.match(case.ref.main)
+    part = reading_kinds._PERIOD_PART.match(case.ref.main)
     if part and part.group(1) in case.key:
         return Verdict("NA", False, "less_specific")
 
@@ -401,7 +401,7 @@ def broader_region(case):
 @rule("text.description", "NA", "description", "no", ("一位英国剧作家", "莎士比亚", ""), when="missing", unless="refusal")
 def description(case):
     """The kind of thing described, and no name."""
-    if case.described and rd._nothing_else(case.answer, case.question):
+    if case.described and reading_kinds._nothing_else(case.answer, case.question):
         return Verdict("NA", False, "description")
 
 
@@ -417,7 +417,7 @@ def book_not_chapter(case):
       when="missing", unless="refusal")
 def work_of(case):
     """Whose work, not which (a book question answered with an author's work)."""
-    if rd._WORK_OF.search(case.affirmed) and "《" not in case.affirmed and reading_question._BOOK_QUESTION.search(case.question):
+    if reading_kinds._WORK_OF.search(case.affirmed) and "《" not in case.affirmed and reading_question._BOOK_QUESTION.search(case.question):
         return Verdict("NA", False, "work_of")
 
 
@@ -474,30 +474,30 @@ def partial_transliteration(case):
 def kind_of(case):
     """What the reference is a kind of (…的一种, a broader taxon, a code's prefix)."""
     said = [c for c in reading_text._CLAUSE_END.split(case.affirmed) if rules.key(c)]
-    one_of = len(said) == 1 and rd._ONE_OF.search(said[0]) and len(case.key) <= 12 and "《" not in said[0]
-    if rd._KIND_OF.search(case.affirmed) or one_of or rd._broader_rank(case.ref.main, case.affirmed) \
-            or rd._code_prefix(case.ref.main, case.affirmed):
+    one_of = len(said) == 1 and reading_kinds._ONE_OF.search(said[0]) and len(case.key) <= 12 and "《" not in said[0]
+    if reading_kinds._KIND_OF.search(case.affirmed) or one_of or reading_kinds._broader_rank(case.ref.main, case.affirmed) \
+            or reading_kinds._code_prefix(case.ref.main, case.affirmed):
         return Verdict("NA", False, "kind_of")
 
 
 @rule("text.broader_head", "NA", "broader_head", "no", ("佛教", "藏传佛教", ""), when="missing", unless="refusal")
 def broader_head(case):
     """The head of the reference's compound."""
-    if rd._broader_head(case.ref, case.answer, case.question):
+    if reading_kinds._broader_head(case.ref, case.answer, case.question):
         return Verdict("NA", False, "broader_head")
 
 
 @rule("text.owner_only", "NA", "owner_only", "no", ("凤凰卫视", "凤凰卫视资讯台", ""), when="missing", unless="refusal")
 def owner_only(case):
     """The reference's opening words, its owner."""
-    if rd._owner_only(case.ref, case.answer, case.question):
+    if reading_kinds._owner_only(case.ref, case.answer, case.question):
         return Verdict("NA", False, "owner_only")
 
 
 @rule("text.kind_only", "NA", "kind_only", "no", ("是英国作家", "莎士比亚", ""), when="missing", unless="refusal")
 def kind_only(case):
     """A kind of thing and where, no name."""
-    if rd._kind_only(case.answer, case.question):
+    if reading_kinds._kind_only(case.answer, case.question):
         return Verdict("NA", False, "kind_only")
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from chimdqa_eval.factual import reading_places, reading_question
+from chimdqa_eval.factual import reading_kinds, reading_places, reading_question
 from chimdqa_eval.factual import reading as rd
 from chimdqa_eval.factual.decision import Verdict, rule
 
@@ -71,17 +71,17 @@ def _names_something(case, indefinite) -> bool:
     affirmed, question = case.affirmed, case.question
     return bool("**" in affirmed or "《" in affirmed or case.answer.alternative
                 or set(_LATIN_WORD2.findall(affirmed)) - set(_LATIN_WORD2.findall(question.lower()))
-                or rd._named_rival(case.ref, affirmed, indefinite, question)
-                or rd._apposed_name(affirmed[:indefinite.start()], question)
-                or rd._described_name(affirmed, indefinite, question)
-                or rd._named_after_kind(affirmed, indefinite))
+                or reading_kinds._named_rival(case.ref, affirmed, indefinite, question)
+                or reading_kinds._apposed_name(affirmed[:indefinite.start()], question)
+                or reading_kinds._described_name(affirmed, indefinite, question)
+                or reading_kinds._named_after_kind(affirmed, indefinite))
 
 
 @rule("unmatched.indefinite_description", "NA/IN", "indefinite_description", "no",
       ("是由一种革兰氏阴性细菌引起的", "霍乱弧菌", ""))
 def indefinite_description(case):
     """Something named only by its kind (一种…): perhaps only broader (NA), unless a name stands beside it (IN)."""
-    indefinite = rd._INDEFINITE.search(case.affirmed)
+    indefinite = reading_kinds._INDEFINITE.search(case.affirmed)
     if indefinite and not _NAMED_AFTER.search(case.affirmed[indefinite.end():]):
         return Verdict("IN" if _names_something(case, indefinite) else "NA", False, "indefinite_description")
 
