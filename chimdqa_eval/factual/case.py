@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from chimdqa_eval.factual import reading_kinds
+from chimdqa_eval.factual import reading_kinds, reading_numbers
 from chimdqa_eval.factual import reading as rd
 from chimdqa_eval.factual import (reading_answer, reading_match, reading_places, reading_question, reading_reference,
                                   reading_text, rules)
@@ -227,12 +227,12 @@ class NumericCase(Case):
     def _as_asked(self, n):
         """n as the question and reference count: a percentage, a multiple, pairs one by one or as pairs."""
         if self.percent:
-            return rd._as_percent(n)
+            return reading_numbers._as_percent(n)
         if "倍" in self.question:
-            return rd._as_multiple(n, self.affirmed)
+            return reading_numbers._as_multiple(n, self.affirmed)
         if n.counter.startswith(("对", "双")):
             if not self.pairs_asked:
-                return rd._as_single(n)
+                return reading_numbers._as_single(n)
             if not any(r.counter for r in self.ref.numbers):
                 return replace(n, counter=n.counter[1:])  # 31对 for 31
         return n
@@ -247,7 +247,7 @@ class NumericCase(Case):
 
     @cached_property
     def candidates(self) -> list:
-        return [n for n in self.numbers if any(rd._comparable(n, r) for r in self.ref.numbers)]
+        return [n for n in self.numbers if any(reading_numbers._comparable(n, r) for r in self.ref.numbers)]
 
     @cached_property
     def hits(self) -> list:
@@ -272,8 +272,8 @@ class NumericCase(Case):
         """(stray, vague): candidates that are no hit and neither restate a hit nor convert it."""
         text, hits = self.affirmed, self.hits
         hit_set = set(hits)
-        restates = rd.Restatements(hits, text)
-        rest = [n for n in self.candidates if n not in hit_set and not restates(n) and not rd._converts_hit(n, text, hits)]
+        restates = reading_numbers.Restatements(hits, text)
+        rest = [n for n in self.candidates if n not in hit_set and not restates(n) and not reading_numbers._converts_hit(n, text, hits)]
         return [n for n in rest if n.kind == "exact"], [n for n in rest if n.kind != "exact"]
 
     @property
@@ -288,7 +288,7 @@ class NumericCase(Case):
     def unsure_unit(self) -> bool:
         return bool(any(n.unknown_unit and not any(n.unknown_unit == r.unknown_unit for r in self.ref.numbers)
                         for n in self.hits + self.stray)
-                    or rd._rates(self.affirmed) - rd._rates(self.question, said=False))  # 每秒67米 for 多少公里/小时
+                    or reading_numbers._rates(self.affirmed) - reading_numbers._rates(self.question, said=False))  # 每秒67米 for 多少公里/小时
 
     @cached_property
     def clauses(self) -> list:
@@ -299,7 +299,7 @@ class NumericCase(Case):
         return GUESS.search(self.whole) is not None
 
     def likeliest(self, candidates, hits):
-        return rd._likeliest(candidates, hits, self.affirmed, self.question)
+        return reading_numbers._likeliest(candidates, hits, self.affirmed, self.question)
 
     def consistent(self, n) -> bool:
         return any(n.consistent_with(self.target(n, p)) for p in self.pairs)

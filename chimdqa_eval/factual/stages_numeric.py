@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from chimdqa_eval.factual import reading as rd
-from chimdqa_eval.factual import reading_answer, reading_kinds, reading_text, rules
+from chimdqa_eval.factual import reading_answer, reading_kinds, reading_numbers, reading_text, rules
 from chimdqa_eval.factual.decision import Family, Verdict, rule, step
 from chimdqa_eval.factual.stages_unmatched import UNMATCHED_RULES
 
@@ -67,7 +67,7 @@ def several_numbers(case):
 def attributed_alternative(case):
     """Another value attributed to others beside the match."""
     alternative = case.answer.alternative
-    if case.all_matched and alternative and any(rd._comparable(n, p[0]) and not n.matches(case.target(n, p))
+    if case.all_matched and alternative and any(reading_numbers._comparable(n, p[0]) and not n.matches(case.target(n, p))
                                                 for p in case.pairs for n in rules.find_numbers(alternative)):
         return Verdict("IN", False, "attributed_alternative")
 
@@ -75,7 +75,7 @@ def attributed_alternative(case):
 @rule("numeric.other_counter", "IN", "other_counter", "no", ("9353卷", "9353", "收录多少个字？"))
 def other_counter(case):
     """The same number of other things than the question counts."""
-    if case.all_matched and rd._other_counter(case.hits, case.question):
+    if case.all_matched and reading_numbers._other_counter(case.hits, case.question):
         return Verdict("IN", False, "other_counter")
 
 
@@ -112,7 +112,7 @@ def _doubt(case) -> str:
     pairs, question = case.pairs, case.question
     return rd._doubt(case.affirmed, "", lambda part: any(h.matches(case.target(h, p)) for p in pairs
                                                          for h in rules.find_numbers(part, question)),
-                     question, years=False) or rd._opposite_direction(case.hits, case.affirmed, question)
+                     question, years=False) or reading_numbers._opposite_direction(case.hits, case.affirmed, question)
 
 
 @rule("numeric.number_match", "CO/IN", ("number_match", "several_numbers", "negated_clause", "compared_to",
@@ -150,7 +150,7 @@ def guess_then_refusal(case):
     if not _refuses_without_guess(case):
         return None
     clauses = [reading_text._clause_at(case.affirmed, n.start) for n in case.stray]
-    if any(rd._VALUE_PAIR.search(c) for c in clauses) or any(reading_answer._LEANS.search(c) for c in clauses):
+    if any(reading_numbers._VALUE_PAIR.search(c) for c in clauses) or any(reading_answer._LEANS.search(c) for c in clauses):
         return Verdict("IN", False, "guess_then_refusal")
 
 
@@ -260,7 +260,7 @@ def reference_rejected(case):
 def code_match(case):
     """A number and a letter, read as a code in the answer."""
     main = case.ref.main
-    if _CODE.fullmatch(main) and rd._code_pattern(main).search(case.affirmed):
+    if _CODE.fullmatch(main) and reading_numbers._code_pattern(main).search(case.affirmed):
         return Verdict("CO", False, "code_match")
 
 
@@ -286,7 +286,7 @@ def _settle(case, decision):
         return decision
     if any(r.unit == "年" for r in case.ref.numbers) and reading_kinds._ERA.search(case.affirmed):
         return decision._replace(grade="NA", certain=False, reason="era_for_year", rule=ERA_FOR_YEAR.name)
-    if any(n.unit and not rd._comparable(n, r) for n in case.numbers for r in case.ref.numbers):
+    if any(n.unit and not reading_numbers._comparable(n, r) for n in case.numbers for r in case.ref.numbers):
         return decision._replace(certain=False, reason="other_unit", rule=OTHER_UNIT.name)
     return decision._replace(certain=False, reason="no_number", rule=NO_NUMBER.name)
 
