@@ -3,7 +3,7 @@ import re
 
 import pytest
 
-from chimdqa_eval.factual import (names, reading, reading_answer, reading_kinds, reading_numbers, reading_places,
+from chimdqa_eval.factual import (names, reading_answer, reading_claims, reading_kinds, reading_numbers, reading_places,
                                   reading_question, rules)
 from chimdqa_eval.factual.gate import first_characters, gated
 
@@ -41,11 +41,11 @@ def test_a_verbose_pattern_ending_in_a_comment_is_gated_whole():
 
 GATED = [getattr(module, name) for module, names_ in (
     (rules, "REFUSAL GUESS HEDGE ALTERNATIVES DENIAL _DYNASTY_PERIOD _ROMAN _CN_NUMERAL"),
-    (reading, "_CANDIDATE_PAIR _NAMED_AS _RESTATES"),
     (reading_answer, "_CORRECTION _ATTRIBUTED _TURN _LEANS _TO_USER _ALTERNATIVE_START _ASKS"),
     (reading_question, "_CLASS_QUESTION"),
     (reading_places, "_REGION"),
     (reading_kinds, "_DESCRIPTION"),
+    (reading_claims, "_CANDIDATE_PAIR _NAMED_AS _RESTATES"),
     (reading_numbers, "_CONCLUSION"),
     (names, "_LATIN_CLASSES")) for name in names_.split()]
 

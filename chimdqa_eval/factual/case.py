@@ -7,10 +7,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from chimdqa_eval.factual import reading_kinds, reading_numbers
-from chimdqa_eval.factual import reading as rd
-from chimdqa_eval.factual import (reading_answer, reading_match, reading_places, reading_question, reading_reference,
-                                  reading_text, rules)
+from chimdqa_eval.factual import (reading_answer, reading_claims, reading_kinds, reading_match, reading_numbers,
+                                  reading_places, reading_question, reading_reference, reading_text, rules)
 from chimdqa_eval.factual.rules import ALTERNATIVES, GUESS, HEDGE, REFUSAL
 
 
@@ -31,7 +29,8 @@ class cached_property:  # noqa: N801 - functools.cached_property without its loc
 
 
 class Case:
-    def __init__(self, ref: reading_reference.Reference, answer: reading_answer._Answer, question: str, question_numbers=()):
+    def __init__(self, ref: reading_reference.Reference, answer: reading_answer._Answer, question: str,
+                 question_numbers=()):
         self.ref = ref
         self.answer = answer
         self.question = question                  # cleaned
@@ -77,7 +76,7 @@ class Case:
 
     @cached_property
     def short(self) -> bool:
-        return len(self.key) <= rd.SHORT_ANSWER
+        return len(self.key) <= reading_claims.SHORT_ANSWER
 
     @cached_property
     def bold(self) -> list:
@@ -92,7 +91,8 @@ class Case:
     def described(self) -> bool:
         """The answer describes a thing by its kind (一位英国剧作家, 是一个士官级别的军衔)."""
         affirmed = reading_text._TITLE.sub("", self.answer.affirmed)
-        return any(not reading_kinds._NAMING.search(m.group(0)) for m in reading_kinds._DESCRIPTION.finditer(affirmed)) \
+        return any(not reading_kinds._NAMING.search(m.group(0))
+                   for m in reading_kinds._DESCRIPTION.finditer(affirmed)) \
             or reading_kinds._asked_kind_described(self.answer.affirmed, self.question)
 
 
@@ -120,7 +120,8 @@ class TextCase(Case):
             return None  # 吉林省 for 吉林市, 印度尼西亚 for 印度
         if found and reading_match._only_negated_or_compound(key, found[0]):
             return None
-        if found and found[0] in ref.weak and reading_match._only_in_question_terms(key, found[0], rules.key(self.question)):
+        if found and found[0] in ref.weak \
+                and reading_match._only_in_question_terms(key, found[0], rules.key(self.question)):
             return None  # 阿贝数是由…夫琅和费提出的 for 恩斯特·阿贝
         if found and "《" in affirmed:  # 《新元史》 for 《元史》, 《李太白全集》 for 李白: another book's title
             masked = reading_match._other_titles_masked(ref, affirmed)
@@ -152,20 +153,23 @@ class TextCase(Case):
 
     @cached_property
     def closer(self) -> str:
-        return "" if self.bolded or self.whole_list else rd._closer_clause(self.answer, self.form, self.question)
+        return "" if self.bolded or self.whole_list \
+            else reading_claims._closer_clause(self.answer, self.form, self.question)
 
     @cached_property
     def role(self) -> str:
-        return rd._role_after(self.affirmed, self.form, self.question)
+        return reading_claims._role_after(self.affirmed, self.form, self.question)
 
     @cached_property
     def others(self) -> str:
-        return "" if self.role == "own" else rd._others_of_kind(self.ref, self.answer, self.form, self.question)
+        return "" if self.role == "own" \
+            else reading_claims._others_of_kind(self.ref, self.answer, self.form, self.question)
 
     @cached_property
     def doubt(self) -> str:
         form = self.form
-        return rd._doubt(self.affirmed, form, lambda part: form in rules.key(part), self.question, years=True)
+        return reading_claims._doubt(self.affirmed, form, lambda part: form in rules.key(part), self.question,
+                                     years=True)
 
     @cached_property
     def other_option(self) -> str:
@@ -184,14 +188,16 @@ class TextCase(Case):
     def dynasty(self):
         """(the reference's split dynasty match or None, the halves of it the answer names)."""
         split = reading_kinds._SPLIT_DYNASTY.match(self.ref.main)
-        halves = {m.group(0)[0] for m in reading_kinds._half_pattern(split.group(2)).finditer(self.affirmed)} if split else set()
+        halves = {m.group(0)[0] for m in reading_kinds._half_pattern(split.group(2)).finditer(self.affirmed)} \
+            if split else set()
         return split, halves
 
     def only_alias(self) -> bool:
         """The answer names the reference only by another name (when the question already uses one)."""
         ref = self.ref
         own = replace(ref, forms=tuple(f for f in ref.forms if f not in ref.aliases), aliases=frozenset())
-        return bool(reading_match._text_match(ref, self.key, self.affirmed)) and not reading_match._text_match(own, self.key, self.affirmed)
+        return bool(reading_match._text_match(ref, self.key, self.affirmed)) \
+            and not reading_match._text_match(own, self.key, self.affirmed)
 
 
 class NumericCase(Case):
@@ -273,7 +279,8 @@ class NumericCase(Case):
         text, hits = self.affirmed, self.hits
         hit_set = set(hits)
         restates = reading_numbers.Restatements(hits, text)
-        rest = [n for n in self.candidates if n not in hit_set and not restates(n) and not reading_numbers._converts_hit(n, text, hits)]
+        rest = [n for n in self.candidates
+                if n not in hit_set and not restates(n) and not reading_numbers._converts_hit(n, text, hits)]
         return [n for n in rest if n.kind == "exact"], [n for n in rest if n.kind != "exact"]
 
     @property
@@ -292,7 +299,7 @@ class NumericCase(Case):
 
     @cached_property
     def clauses(self) -> list:
-        return rd._clauses_with(self.affirmed, lambda c: any(ch.isdigit() for ch in c))
+        return reading_claims._clauses_with(self.affirmed, lambda c: any(ch.isdigit() for ch in c))
 
     @cached_property
     def guesses(self) -> bool:

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import re
 
-from chimdqa_eval.factual import reading as rd
-from chimdqa_eval.factual import reading_answer, reading_kinds, reading_numbers, reading_text, rules
+from chimdqa_eval.factual import reading_answer, reading_claims, reading_kinds, reading_numbers, reading_text, rules
 from chimdqa_eval.factual.decision import Family, Verdict, rule, step
 from chimdqa_eval.factual.stages_unmatched import UNMATCHED_RULES
 
@@ -17,7 +16,8 @@ _CODE = re.compile(r"\d+[a-z]")
 def scoped_refusal(case):
     """A refusal whose every number dates or sources what it cannot say."""
     if case.candidates and case.refusal == "refusal" \
-            and all(reading_answer._SCOPE.search(reading_text._clause_at(case.affirmed, n.start)) for n in case.candidates):
+            and all(reading_answer._SCOPE.search(reading_text._clause_at(case.affirmed, n.start))
+                    for n in case.candidates):
         return Verdict("NA", False, "refusal_with_numbers")
 
 
@@ -27,13 +27,13 @@ def scoped_refusal(case):
       ("1995年或1996年", "1995年", ""))
 def alternatives(case):
     """Other values offered beside the match (A或B)."""
-    if not case.all_matched or not rd._competing(case.ref, case.clauses):
+    if not case.all_matched or not reading_claims._competing(case.ref, case.clauses):
         return None
     text = case.affirmed
 
     def offers_alternatives(h) -> bool:  # its clause, with the next when that opens with 还是…
         own = reading_text._clause_at(text, h.start)
-        return any(rules.ALTERNATIVES.search(c) for c in rd._clauses_with(text, lambda c: c == own))
+        return any(rules.ALTERNATIVES.search(c) for c in reading_claims._clauses_with(text, lambda c: c == own))
 
     alone = not all(offers_alternatives(h) for h in case.hits)
     return Verdict("IN" if case.short else "CO", case.short and not alone, "alternatives")
@@ -110,7 +110,7 @@ def number_without_words(case):
 
 def _doubt(case) -> str:
     pairs, question = case.pairs, case.question
-    return rd._doubt(case.affirmed, "", lambda part: any(h.matches(case.target(h, p)) for p in pairs
+    return reading_claims._doubt(case.affirmed, "", lambda part: any(h.matches(case.target(h, p)) for p in pairs
                                                          for h in rules.find_numbers(part, question)),
                      question, years=False) or reading_numbers._opposite_direction(case.hits, case.affirmed, question)
 
@@ -140,7 +140,7 @@ def _refuses_without_guess(case) -> bool:
 @rule("numeric.claim_then_refusal", "IN", "claim_then_refusal", "no", ("1963年。不过我不太确定", "1962年", ""))
 def claim_then_refusal(case):
     """A wrong value, then a disclaimer: a hedged wrong guess."""
-    if _refuses_without_guess(case) and rd._claim_before_refusal(case.answer, case.question):
+    if _refuses_without_guess(case) and reading_claims._claim_before_refusal(case.answer, case.question):
         return Verdict("IN", False, "claim_then_refusal")
 
 
@@ -150,7 +150,8 @@ def guess_then_refusal(case):
     if not _refuses_without_guess(case):
         return None
     clauses = [reading_text._clause_at(case.affirmed, n.start) for n in case.stray]
-    if any(reading_numbers._VALUE_PAIR.search(c) for c in clauses) or any(reading_answer._LEANS.search(c) for c in clauses):
+    if any(reading_numbers._VALUE_PAIR.search(c) for c in clauses) \
+            or any(reading_answer._LEANS.search(c) for c in clauses):
         return Verdict("IN", False, "guess_then_refusal")
 
 
@@ -185,7 +186,8 @@ def vague_beside_other(case):
 def number_mismatch(case):
     """A value that contradicts the reference."""
     if case.stray:
-        sure = not case.unsure_unit and not rd._competing(case.ref, case.clauses) and not case.answer.alternative \
+        sure = not case.unsure_unit and not reading_claims._competing(case.ref, case.clauses) \
+            and not case.answer.alternative \
             and not any(n.converted for n in case.stray)
         return Verdict("IN", sure, "number_mismatch")
 

@@ -6,10 +6,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from chimdqa_eval.factual import reading_kinds, reading_places
-from chimdqa_eval.factual import reading as rd
-from chimdqa_eval.factual import (reading_answer, reading_match, reading_question, reading_reference, reading_text,
-                                  rules, vocabulary)
+from chimdqa_eval.factual import (reading_answer, reading_claims, reading_kinds, reading_match, reading_places,
+                                  reading_question, reading_reference, reading_text, rules, vocabulary)
 from chimdqa_eval.factual.decision import Family, Verdict, rule, step
 from chimdqa_eval.factual.stages_unmatched import UNMATCHED_RULES
 
@@ -44,8 +42,8 @@ def options_refused(case):
 def alternatives(case):
     """Another candidate offered beside the form in its clause: a short answer is wrong, a long one unsure."""
     form = case.form
-    clauses = rd._clauses_with(case.affirmed, lambda c: form in rules.key(c)) or [case.affirmed]
-    if rd._competing(case.ref, clauses, form):
+    clauses = reading_claims._clauses_with(case.affirmed, lambda c: form in rules.key(c)) or [case.affirmed]
+    if reading_claims._competing(case.ref, clauses, form):
         return Verdict("IN" if case.short else "CO", case.short, "alternatives")
 
 
@@ -54,7 +52,8 @@ def alternatives(case):
 def noted_alternative(case):
     """A note in brackets after the form attributes another candidate to others."""
     noted = " ".join(note for before, note in case.answer.notes if before.endswith(case.form))
-    if noted and reading_text._has_content(rules.key(noted), case.question) and not reading_answer._long_story(noted, case.question):
+    if noted and reading_text._has_content(rules.key(noted), case.question) \
+            and not reading_answer._long_story(noted, case.question):
         return Verdict("IN", False, "attributed_alternative")
 
 
@@ -103,7 +102,7 @@ def other_given_name(case):
 def set_aside(case):
     """The answer names the form but sets it aside (只是, 其实是…的单位): sure unless hedged or refused (68 of 68
     right on the dev answers when it was never sure)."""
-    if rd._set_aside(case.affirmed, case.form, case.question):
+    if reading_claims._set_aside(case.affirmed, case.form, case.question):
         return Verdict("IN", not case.hedge and not case.refuses, "set_aside")
 
 
@@ -111,11 +110,11 @@ def set_aside(case):
       when="found")
 def split_roles(case):
     """The asked roles are split between the form and another name."""
-    if rd._split_roles(case.affirmed, case.form, case.question):
+    if reading_claims._split_roles(case.affirmed, case.form, case.question):
         return Verdict("IN", False, "split_roles")
 
 
-_ROLE_GIVEN = re.compile(rf"^({rd._ROLE_WORDS})(?:者|一职)?(?:则|就|却|其实|实际上|才)?(?:是|为|由)(.+)$")
+_ROLE_GIVEN = re.compile(rf"^({reading_claims._ROLE_WORDS})(?:者|一职)?(?:则|就|却|其实|实际上|才)?(?:是|为|由)(.+)$")
 
 
 @rule("text.role_to_other", "IN", "role_to_other", "no",
@@ -123,7 +122,7 @@ _ROLE_GIVEN = re.compile(rf"^({rd._ROLE_WORDS})(?:者|一职)?(?:则|就|却|其
 def role_to_other(case):
     """The asked role given to another name in a clause of its own (导演则是…), and the form's clauses never name
     that role: the form had another role."""
-    asked = rd._ASKED_ROLE.search(case.question)
+    asked = reading_claims._ASKED_ROLE.search(case.question)
     if not asked:
         return None
     form, clauses = case.form, [rules.key(c) for c in reading_text._CLAUSE_END.split(case.affirmed)]
@@ -148,7 +147,8 @@ def hedged_match(case):
       ('是摩洛哥的东方省，靠近阿尔及利亚边境。', '阿尔及利亚', '凯尔迈镇位于哪个国家的奥兰省内？'), when="found")
 def other_lead_claim(case):
     """The answer's first claim is another thing; the form comes only later (no bold answer)."""
-    if not reading_text._BOLD.search(case.affirmed) and rd._other_lead_claim(case.ref, case.answer, case.form, case.question):
+    if not reading_text._BOLD.search(case.affirmed) \
+            and reading_claims._other_lead_claim(case.ref, case.answer, case.form, case.question):
         return Verdict("IN", False, "other_lead_claim")
 
 
@@ -156,7 +156,8 @@ def other_lead_claim(case):
 def bold_sibling(case):
     """One bold term, a sibling of the form (低副 / 高副), set before it: the bold one is the answer."""
     bold, form, affirmed = case.bold, case.form, case.affirmed
-    if len(bold) == 1 and not case.bolded and reading_match._sibling(bold[0], form) and affirmed.find("**") < affirmed.find(form[0]):
+    if len(bold) == 1 and not case.bolded and reading_match._sibling(bold[0], form) \
+            and affirmed.find("**") < affirmed.find(form[0]):
         return Verdict("IN", False, "bold_sibling")
 
 
@@ -172,7 +173,7 @@ def closer_clause(case):
       when="found")
 def parallel_claims(case):
     """Claims of the same shape side by side: the one more like the question holds the answer (bold wins)."""
-    parallel = rd._parallel(case.answer, case.form, case.question)
+    parallel = reading_claims._parallel(case.answer, case.form, case.question)
     if parallel:
         return Verdict("CO" if case.bolded else parallel, False, "parallel_claims")
 
@@ -180,7 +181,7 @@ def parallel_claims(case):
 @rule("text.list_with_extras", "IN/CO", "list_with_extras", "no", ("魏、蜀、吴、晋", "魏、蜀、吴", ""), when="found")
 def list_with_extras(case):
     """A list reference named with items it lacks: a short answer is wrong, a long one unsure."""
-    if case.ref.listed > 1 and rd._extra_items(case.ref, case.answer, case.form):
+    if case.ref.listed > 1 and reading_claims._extra_items(case.ref, case.answer, case.form):
         return Verdict("IN" if case.short else "CO", False, "list_with_extras")
 
 
@@ -197,7 +198,7 @@ def role_after_name(case):
 def turn_after(case):
     """Another candidate of its kind, and the answer turns to it."""
     if case.others == "other_candidates" and not case.bolded \
-            and rd._turns_to_other(case.ref, case.answer, case.form, case.question):
+            and reading_claims._turns_to_other(case.ref, case.answer, case.form, case.question):
         return Verdict("IN", False, "turn_after")
 
 
@@ -216,7 +217,7 @@ def frame(case):
     """The form may be context, not the answer: a relative, a later turn, a clause as close to the question."""
     if case.doubt or case.bolded or case.whole_list:
         return None
-    found = rd._frame(case.answer, case.form, case.question) or case.closer
+    found = reading_claims._frame(case.answer, case.form, case.question) or case.closer
     if found:
         return Verdict("CO" if found == "competing_clause" else "IN", False, found)
 
@@ -251,7 +252,8 @@ def attributed_match(case):
         return None
     starts = [m.start() for m in reading_answer._ATTRIBUTION_CUE.finditer(alternative)] + [len(alternative)]
     reports = [alternative[a:b] for a, b in zip(starts, starts[1:])]
-    other = any(attributed[0] not in rules.key(c) and reading_answer._names_candidate(c, case.question) for c in reports)
+    other = any(attributed[0] not in rules.key(c) and reading_answer._names_candidate(c, case.question)
+                for c in reports)
     return Verdict("IN" if case.content or other else "CO", False, "attributed_match")
 
 
@@ -260,7 +262,8 @@ def attributed_match(case):
 def reference_rejected(case):
     """The answer names the reference only to take it back, deny it or turn it down."""
     rejected = case.answer.rejected
-    if rejected and reading_match._text_match(case.ref, rules.key(rejected), rejected) and not reading_places._place_parts(case.ref, case.key):
+    if rejected and reading_match._text_match(case.ref, rules.key(rejected), rejected) \
+            and not reading_places._place_parts(case.ref, case.key):
         sure = case.content and not rules.REFUSAL.search(case.affirmed) and not case.hedge
         return Verdict("IN", sure, "reference_rejected")
 
@@ -297,7 +300,7 @@ def partial_list(case):
     """Some items of a list reference: NA when nothing else is said (or it says it cannot recall the rest)."""
     items = case.ref.items
     if items and any(g in case.key for forms in items for g in forms):
-        incomplete = rd._only_some_items(items, case.key) or case.refuses
+        incomplete = reading_claims._only_some_items(items, case.key) or case.refuses
         return Verdict("NA" if incomplete else "IN", False, "partial_list")
 
 
@@ -348,7 +351,8 @@ def less_specific_dynasty(case):
 def less_specific_age(case):
     """An age (古代, 中古时期, 7世纪) and no dynasty for a dynasty reference."""
     main, affirmed = case.ref.main, case.affirmed
-    if (reading_reference._DYNASTY.match(main) or main in reading_reference._DYNASTY_NAMES) and reading_kinds._AGE.search(affirmed) \
+    if (reading_reference._DYNASTY.match(main) or main in reading_reference._DYNASTY_NAMES) \
+            and reading_kinds._AGE.search(affirmed) \
             and not reading_kinds._DYNASTY_IN_TEXT.search(reading_kinds._AGES.sub("", affirmed)):
         return Verdict("NA", False, "less_specific")
 
@@ -417,7 +421,8 @@ def book_not_chapter(case):
       when="missing", unless="refusal")
 def work_of(case):
     """Whose work, not which (a book question answered with an author's work)."""
-    if reading_kinds._WORK_OF.search(case.affirmed) and "《" not in case.affirmed and reading_question._BOOK_QUESTION.search(case.question):
+    if reading_kinds._WORK_OF.search(case.affirmed) and "《" not in case.affirmed \
+            and reading_question._BOOK_QUESTION.search(case.question):
         return Verdict("NA", False, "work_of")
 
 
@@ -475,7 +480,8 @@ def kind_of(case):
     """What the reference is a kind of (…的一种, a broader taxon, a code's prefix)."""
     said = [c for c in reading_text._CLAUSE_END.split(case.affirmed) if rules.key(c)]
     one_of = len(said) == 1 and reading_kinds._ONE_OF.search(said[0]) and len(case.key) <= 12 and "《" not in said[0]
-    if reading_kinds._KIND_OF.search(case.affirmed) or one_of or reading_kinds._broader_rank(case.ref.main, case.affirmed) \
+    if reading_kinds._KIND_OF.search(case.affirmed) or one_of \
+            or reading_kinds._broader_rank(case.ref.main, case.affirmed) \
             or reading_kinds._code_prefix(case.ref.main, case.affirmed):
         return Verdict("NA", False, "kind_of")
 

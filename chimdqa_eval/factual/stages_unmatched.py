@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import re
 
-from chimdqa_eval.factual import reading_kinds, reading_places, reading_question
-from chimdqa_eval.factual import reading as rd
+from chimdqa_eval.factual import reading_claims, reading_kinds, reading_places, reading_question
 from chimdqa_eval.factual.decision import Verdict, rule
 
 _NAMED_AFTER = re.compile(r"叫|名为|称为|称作")
@@ -25,14 +24,14 @@ def apology(case):
       ("NLM和FDA二者之一，具体是哪个我记不清了", "DailyMed", ""))
 def candidates_then_refusal(case):
     """Two named candidates, then a refusal: a wrong guess."""
-    if case.refusal == "refusal" and rd._CANDIDATE_PAIR.search(case.affirmed) and case.content:
+    if case.refusal == "refusal" and reading_claims._CANDIDATE_PAIR.search(case.affirmed) and case.content:
         return Verdict("IN", False, "candidates_then_refusal")
 
 
 @rule("unmatched.claim_then_refusal", "IN", "claim_then_refusal", "no", ("王晶。不过我不太确定", "杜琪峰", ""))
 def claim_then_refusal(case):
     """A short claim of its own, then a disclaimer: a hedged wrong guess."""
-    if case.refusal == "refusal" and rd._claim_before_refusal(case.answer, case.question):
+    if case.refusal == "refusal" and reading_claims._claim_before_refusal(case.answer, case.question):
         return Verdict("IN", False, "claim_then_refusal")
 
 

@@ -1,6 +1,9 @@
-"""What the rule judge reads: the reference (parse_reference, reference_readings), the answer (read_answer: what
-it asserts, takes back or only reports) and the helper predicates that the rules of stages_*.py ask through a Case.
-judge_rule.py's docstring explains the rules; decision.py the engine that orders them."""
+"""Where a found form stands among the answer's claims, for the rules that ask whether a match is the answer: beside
+another candidate (_competing, _others_of_kind, _other_candidate, _CANDIDATE_PAIR), in a list (_only_in_lists,
+_extra_items, _only_some_items), in a clause that negates or compares (_doubt), set aside or turned from
+(_set_aside, _frame, _turns_to_other), in a clause less like the question than another (_closer_clause,
+_parallel), after another claim (_other_lead_claim), with a role the question does not ask (_role_after,
+_split_roles); and a short claim before a refusal (_claim_before_refusal)."""
 from __future__ import annotations
 
 import re
