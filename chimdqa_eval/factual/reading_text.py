@@ -2,7 +2,8 @@
 starts, its scripts (Latin, CJK), filler, negation and the words that turn to another claim, and patterns built from
 the text at hand, compiled once (_compiled). The other reading_*.py modules build on it (the reference:
 reading_reference, the question: reading_question, the answer: reading_answer; what the rules ask of them:
-reading_match, reading_places, reading_kinds, reading_claims, reading_numbers); it reads no reference nor answer."""
+reading_match, reading_places, reading_kinds, reading_claims, reading_numbers); it reads no reference nor answer.
+judge_rule.py's docstring explains the rules; decision.py the engine that orders them."""
 from __future__ import annotations
 
 import re
