@@ -243,7 +243,7 @@ def test_clearing_the_judge_caches_frees_them_and_changes_no_grade():
     predictions, references = ["李白", "大约3500", "Li Bai 写的", "不知道"], ["Li Bai", "3518.17", "李白", "北京"]
     first = compute_factual(predictions, references)["grades"]
     memos = {k: c for k, c in caches().items() if (c.maxsize or 1) > 1}
-    assert "chimdqa_eval.factual.reading.parse_reference" in memos and sum(c.currsize for c in memos.values()) > 20
+    assert "chimdqa_eval.factual.reading_reference.parse_reference" in memos and sum(c.currsize for c in memos.values()) > 20
     clear_judge_caches()
     after = caches()
     assert all(after[k].currsize == 0 for k in memos)
@@ -262,4 +262,4 @@ def test_many_answers_are_judged_in_blocks_with_the_same_grades(monkeypatch):
     monkeypatch.setattr(factual, "RULE_BLOCK", 4)
     blocked = compute_factual(predictions, references)
     assert blocked["grades"] == whole["grades"] and blocked["rules"] == whole["rules"]
-    assert factual.reading.parse_reference.cache_info().currsize == 0  # emptied after the last block
+    assert factual.reading_reference.parse_reference.cache_info().currsize == 0  # emptied after the last block

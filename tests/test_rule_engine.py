@@ -43,7 +43,8 @@ def _functions(tree):
     return [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
 
 
-@pytest.mark.parametrize("module", ["reading.py", "rules.py", "names.py", "places.py", "case.py", "decision.py",
+@pytest.mark.parametrize("module", [*sorted(p.name for p in FACTUAL.glob("reading_*.py")), "rules.py", "names.py",
+                                    "places.py", "case.py", "decision.py",
                                     "stages_text.py", "stages_numeric.py", "stages_long.py", "stages_unmatched.py",
                                     "judge_rule.py", "aliases.py", "vocabulary.py"])
 def test_regexes_are_compiled_once_not_per_call(module):
@@ -180,7 +181,7 @@ def test_the_signature_names_a_digest_of_every_vocabulary_file(tmp_path, monkeyp
 def test_a_turn_word_is_spelled_once_and_reaches_every_pattern_that_turns():
     truth = vocabulary.words("truth_words")
     assert set(truth) <= set(vocabulary.words("turn_words"))
-    source = (FACTUAL / "reading.py").read_text(encoding="utf-8")
+    source = "".join(p.read_text(encoding="utf-8") for p in sorted(FACTUAL.glob("reading_*.py")))  # the readers
     assert not any(re.search(rf"r\"[^\"]*{w}", source) for w in truth)  # no pattern spells them itself
 
 

@@ -3,7 +3,8 @@ import re
 
 import pytest
 
-from chimdqa_eval.factual import names, reading, rules
+from chimdqa_eval.factual import (names, reading_answer, reading_claims, reading_kinds, reading_numbers, reading_places,
+                                  reading_question, rules)
 from chimdqa_eval.factual.gate import first_characters, gated
 
 TEXTS = ["抱歉，我无法确定这个问题的答案。", "根据资料，答案是陶渊明。", "可能是1919年，也有人说是1920年，不对，是1921年。",
@@ -40,8 +41,12 @@ def test_a_verbose_pattern_ending_in_a_comment_is_gated_whole():
 
 GATED = [getattr(module, name) for module, names_ in (
     (rules, "REFUSAL GUESS HEDGE ALTERNATIVES DENIAL _DYNASTY_PERIOD _ROMAN _CN_NUMERAL"),
-    (reading, "_CORRECTION _ATTRIBUTED _CANDIDATE_PAIR _REGION _CONCLUSION _TURN _LEANS _NAMED_AS _CLASS_QUESTION "
-              "_TO_USER _ALTERNATIVE_START _ASKS _RESTATES _DESCRIPTION"),
+    (reading_answer, "_CORRECTION _ATTRIBUTED _TURN _LEANS _TO_USER _ALTERNATIVE_START _ASKS"),
+    (reading_question, "_CLASS_QUESTION"),
+    (reading_places, "_REGION"),
+    (reading_kinds, "_DESCRIPTION"),
+    (reading_claims, "_CANDIDATE_PAIR _NAMED_AS _RESTATES"),
+    (reading_numbers, "_CONCLUSION"),
     (names, "_LATIN_CLASSES")) for name in names_.split()]
 
 

@@ -1,5 +1,5 @@
 """What the rule judge reads before any rule: Chinese numerals, numbers with their precision, unit and qualifier,
-normalization, formulas, and the reference's forms (factual/rules.py, factual/reading.py)."""
+normalization, formulas, and the reference's forms (factual/rules.py, factual/reading_reference.py)."""
 import os
 from decimal import Decimal
 

@@ -1,5 +1,5 @@
 """A Case: one answer read against one reading of its reference and its question. The answer is read once
-(reading._read_answer: what it asserts, takes back, reports, asks back); what the rules ask of it (its refusal
+(reading_answer._read_answer: what it asserts, takes back, reports, asks back); what the rules ask of it (its refusal
 kind, hedge, bold text, clauses, the reference's form found in it, its numbers) is worked out on first asking and
 kept. TextCase, NumericCase and LongCase add what the rules of their reference kind ask.
 """
@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from chimdqa_eval.factual import reading as rd
-from chimdqa_eval.factual import rules
-from chimdqa_eval.factual.rules import ALTERNATIVES, HEDGE, REFUSAL
+from chimdqa_eval.factual import (reading_answer, reading_claims, reading_kinds, reading_match, reading_numbers,
+                                  reading_places, reading_question, reading_reference, reading_text, rules)
+from chimdqa_eval.factual.rules import ALTERNATIVES, GUESS, HEDGE, REFUSAL
 
 
 class cached_property:  # noqa: N801 - functools.cached_property without its lock (3.11), for speed
@@ -29,7 +29,8 @@ class cached_property:  # noqa: N801 - functools.cached_property without its loc
 
 
 class Case:
-    def __init__(self, ref: rd.Reference, answer: rd._Answer, question: str, question_numbers=()):
+    def __init__(self, ref: reading_reference.Reference, answer: reading_answer._Answer, question: str,
+                 question_numbers=()):
         self.ref = ref
         self.answer = answer
         self.question = question                  # cleaned
@@ -52,8 +53,8 @@ class Case:
 
     @cached_property
     def refusal(self) -> str:
-        """'' | refusal | apology | guess | refusal_then_claim (reading._refusal)."""
-        return rd._refusal(self.answer)
+        """'' | refusal | apology | guess | refusal_then_claim (reading_answer._refusal)."""
+        return reading_answer._refusal(self.answer)
 
     @cached_property
     def hedge(self):
@@ -71,27 +72,28 @@ class Case:
     @cached_property
     def content(self) -> bool:
         """The answer asserts something besides the question's words and filler."""
-        return rd._has_content(self.key, self.question)
+        return reading_text._has_content(self.key, self.question)
 
     @cached_property
     def short(self) -> bool:
-        return len(self.key) <= rd.SHORT_ANSWER
+        return len(self.key) <= reading_claims.SHORT_ANSWER
 
     @cached_property
     def bold(self) -> list:
-        return [rules.key(b) for b in rd._BOLD.findall(self.answer.affirmed)]
+        return [rules.key(b) for b in reading_text._BOLD.findall(self.answer.affirmed)]
 
     @cached_property
     def alternative_content(self) -> bool:
         alt = self.answer.alternative
-        return bool(alt) and rd._has_content(rules.key(alt), self.question)
+        return bool(alt) and reading_text._has_content(rules.key(alt), self.question)
 
     @cached_property
     def described(self) -> bool:
         """The answer describes a thing by its kind (一位英国剧作家, 是一个士官级别的军衔)."""
-        affirmed = rd._TITLE.sub("", self.answer.affirmed)
-        return any(not rd._NAMING.search(m.group(0)) for m in rd._DESCRIPTION.finditer(affirmed)) \
-            or rd._asked_kind_described(self.answer.affirmed, self.question)
+        affirmed = reading_text._TITLE.sub("", self.answer.affirmed)
+        return any(not reading_kinds._NAMING.search(m.group(0))
+                   for m in reading_kinds._DESCRIPTION.finditer(affirmed)) \
+            or reading_kinds._asked_kind_described(self.answer.affirmed, self.question)
 
 
 class TextCase(Case):
@@ -102,7 +104,7 @@ class TextCase(Case):
     def __init__(self, ref, answer, question, question_numbers=()):
         question_key = rules.key(question) if ref.aliases else ""
         repeated = {a for a in ref.aliases if a in question_key}
-        self.alias_question = bool(repeated or (ref.aliases and rd._ASKS_NAME.search(question)))
+        self.alias_question = bool(repeated or (ref.aliases and reading_question._ASKS_NAME.search(question)))
         if self.alias_question:
             ref = replace(ref, forms=tuple(f for f in ref.forms if f not in repeated), aliases=ref.aliases - repeated)
         super().__init__(ref, answer, question, question_numbers)
@@ -113,16 +115,17 @@ class TextCase(Case):
         or None: the reference's form, unless it is only part of another place, its opposite (非对称), a compound
         (碘化氢 for 氢), the question's own term, another book's title or the question's own name for it."""
         ref, key, affirmed = self.ref, self.key, self.affirmed
-        found = rd._text_match(ref, key, affirmed)
-        if found and rd._inside_other_place(ref, affirmed, found[0]):
+        found = reading_match._text_match(ref, key, affirmed)
+        if found and reading_places._inside_other_place(ref, affirmed, found[0]):
             return None  # 吉林省 for 吉林市, 印度尼西亚 for 印度
-        if found and rd._only_negated_or_compound(key, found[0]):
+        if found and reading_match._only_negated_or_compound(key, found[0]):
             return None
-        if found and found[0] in ref.weak and rd._only_in_question_terms(key, found[0], rules.key(self.question)):
+        if found and found[0] in ref.weak \
+                and reading_match._only_in_question_terms(key, found[0], rules.key(self.question)):
             return None  # 阿贝数是由…夫琅和费提出的 for 恩斯特·阿贝
         if found and "《" in affirmed:  # 《新元史》 for 《元史》, 《李太白全集》 for 李白: another book's title
-            masked = rd._other_titles_masked(ref, affirmed)
-            found = rd._text_match(ref, rules.key(masked), masked) if masked != affirmed else found
+            masked = reading_match._other_titles_masked(ref, affirmed)
+            found = reading_match._text_match(ref, rules.key(masked), masked) if masked != affirmed else found
         if found and found[1] is None and found[0] in rules.key(self.question):
             return None  # 延边 for 延边朝鲜族自治州 when asked 延边的全称
         return found
@@ -150,46 +153,51 @@ class TextCase(Case):
 
     @cached_property
     def closer(self) -> str:
-        return "" if self.bolded or self.whole_list else rd._closer_clause(self.answer, self.form, self.question)
+        return "" if self.bolded or self.whole_list \
+            else reading_claims._closer_clause(self.answer, self.form, self.question)
 
     @cached_property
     def role(self) -> str:
-        return rd._role_after(self.affirmed, self.form, self.question)
+        return reading_claims._role_after(self.affirmed, self.form, self.question)
 
     @cached_property
     def others(self) -> str:
-        return "" if self.role == "own" else rd._others_of_kind(self.ref, self.answer, self.form, self.question)
+        return "" if self.role == "own" \
+            else reading_claims._others_of_kind(self.ref, self.answer, self.form, self.question)
 
     @cached_property
     def doubt(self) -> str:
         form = self.form
-        return rd._doubt(self.affirmed, form, lambda part: form in rules.key(part), self.question, years=True)
+        return reading_claims._doubt(self.affirmed, form, lambda part: form in rules.key(part), self.question,
+                                     years=True)
 
     @cached_property
     def other_option(self) -> str:
-        return rd._other_option(self.ref, self.question)
+        return reading_question._other_option(self.ref, self.question)
 
     @cached_property
     def alias(self) -> str:
-        return rd._script_alias(self.ref, self.answer, self.question)
+        return reading_match._script_alias(self.ref, self.answer, self.question)
 
     @cached_property
     def risk(self) -> str:
-        return self.alias or rd._alias_risk(self.ref, self.answer, self.question) \
+        return self.alias or reading_match._alias_risk(self.ref, self.answer, self.question) \
             or ("described_with_more" if self.described else "")
 
     @cached_property
     def dynasty(self):
         """(the reference's split dynasty match or None, the halves of it the answer names)."""
-        split = rd._SPLIT_DYNASTY.match(self.ref.main)
-        halves = {m.group(0)[0] for m in rd._half_pattern(split.group(2)).finditer(self.affirmed)} if split else set()
+        split = reading_kinds._SPLIT_DYNASTY.match(self.ref.main)
+        halves = {m.group(0)[0] for m in reading_kinds._half_pattern(split.group(2)).finditer(self.affirmed)} \
+            if split else set()
         return split, halves
 
     def only_alias(self) -> bool:
         """The answer names the reference only by another name (when the question already uses one)."""
         ref = self.ref
         own = replace(ref, forms=tuple(f for f in ref.forms if f not in ref.aliases), aliases=frozenset())
-        return bool(rd._text_match(ref, self.key, self.affirmed)) and not rd._text_match(own, self.key, self.affirmed)
+        return bool(reading_match._text_match(ref, self.key, self.affirmed)) \
+            and not reading_match._text_match(own, self.key, self.affirmed)
 
 
 class NumericCase(Case):
@@ -198,12 +206,12 @@ class NumericCase(Case):
     risk = "no_number"
 
     def __init__(self, ref, answer, question, question_numbers=()):
-        if rd._RANK_QUESTION.search(question) and not any(r.ordinal for r in ref.numbers):  # 第几任 -> 5 is 第5
+        if reading_question._RANK_QUESTION.search(question) and not any(r.ordinal for r in ref.numbers):  # 第几任 -> 5 is 第5
             ref = replace(ref, numbers=tuple(replace(r, ordinal=True) for r in ref.numbers),
                           bare=tuple(replace(r, ordinal=True) for r in ref.bare))
         super().__init__(ref, answer, question, question_numbers)
         # pairs counted one by one (12对 for 多少条, 24) unless the question or the reference counts pairs
-        self.pairs_asked = bool(rd._PAIRS_ASKED.search(question)) \
+        self.pairs_asked = bool(reading_question._PAIRS_ASKED.search(question)) \
             or any(r.counter.startswith(("对", "双")) for r in ref.numbers)
         self.pairs = list(zip(ref.numbers, ref.bare or ref.numbers))  # (in the question's unit, as written)
         self.percent = all(r.unit == "%" for r in ref.numbers)
@@ -225,12 +233,12 @@ class NumericCase(Case):
     def _as_asked(self, n):
         """n as the question and reference count: a percentage, a multiple, pairs one by one or as pairs."""
         if self.percent:
-            return rd._as_percent(n)
+            return reading_numbers._as_percent(n)
         if "倍" in self.question:
-            return rd._as_multiple(n, self.affirmed)
+            return reading_numbers._as_multiple(n, self.affirmed)
         if n.counter.startswith(("对", "双")):
             if not self.pairs_asked:
-                return rd._as_single(n)
+                return reading_numbers._as_single(n)
             if not any(r.counter for r in self.ref.numbers):
                 return replace(n, counter=n.counter[1:])  # 31对 for 31
         return n
@@ -245,7 +253,7 @@ class NumericCase(Case):
 
     @cached_property
     def candidates(self) -> list:
-        return [n for n in self.numbers if any(rd._comparable(n, r) for r in self.ref.numbers)]
+        return [n for n in self.numbers if any(reading_numbers._comparable(n, r) for r in self.ref.numbers)]
 
     @cached_property
     def hits(self) -> list:
@@ -270,8 +278,9 @@ class NumericCase(Case):
         """(stray, vague): candidates that are no hit and neither restate a hit nor convert it."""
         text, hits = self.affirmed, self.hits
         hit_set = set(hits)
-        restates = rd.Restatements(hits, text)
-        rest = [n for n in self.candidates if n not in hit_set and not restates(n) and not rd._converts_hit(n, text, hits)]
+        restates = reading_numbers.Restatements(hits, text)
+        rest = [n for n in self.candidates
+                if n not in hit_set and not restates(n) and not reading_numbers._converts_hit(n, text, hits)]
         return [n for n in rest if n.kind == "exact"], [n for n in rest if n.kind != "exact"]
 
     @property
@@ -286,18 +295,18 @@ class NumericCase(Case):
     def unsure_unit(self) -> bool:
         return bool(any(n.unknown_unit and not any(n.unknown_unit == r.unknown_unit for r in self.ref.numbers)
                         for n in self.hits + self.stray)
-                    or rd._rates(self.affirmed) - rd._rates(self.question, said=False))  # 每秒67米 for 多少公里/小时
+                    or reading_numbers._rates(self.affirmed) - reading_numbers._rates(self.question, said=False))  # 每秒67米 for 多少公里/小时
 
     @cached_property
     def clauses(self) -> list:
-        return rd._clauses_with(self.affirmed, lambda c: any(ch.isdigit() for ch in c))
+        return reading_claims._clauses_with(self.affirmed, lambda c: any(ch.isdigit() for ch in c))
 
     @cached_property
     def guesses(self) -> bool:
-        return rd.GUESS.search(self.whole) is not None
+        return GUESS.search(self.whole) is not None
 
     def likeliest(self, candidates, hits):
-        return rd._likeliest(candidates, hits, self.affirmed, self.question)
+        return reading_numbers._likeliest(candidates, hits, self.affirmed, self.question)
 
     def consistent(self, n) -> bool:
         return any(n.consistent_with(self.target(n, p)) for p in self.pairs)

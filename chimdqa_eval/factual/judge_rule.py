@@ -53,7 +53,9 @@ table lists), another name where the question names the person or asks for a kin
 被称为诗圣的是谁, 欧阳修 for 自号什么), Latin names for a Chinese reference, or a refusal followed by a claim.
 
 How the rules are kept: each reading of the reference is a Case (case.py: the answer read once, with what the rules
-ask of it worked out on first asking) that its kind's decision list decides: stages_numeric.py, stages_text.py and
+ask of it worked out on first asking, by the readers of reading_*.py: reading_reference, reading_question and
+reading_answer read the three texts; reading_match, reading_places, reading_kinds, reading_claims and
+reading_numbers answer what the rules ask of them) that its kind's decision list decides: stages_numeric.py, stages_text.py and
 stages_long.py each hold one ordered list of named rules (decision.py), ending with the fallback rules of
 stages_unmatched.py; the engine applies the shared guards (refusal kinds, alternatives) and, over the best reading,
 GUARDS below. Every verdict names its rule (trace_answer; items.jsonl's `rule`). The word lists the rules read
@@ -68,9 +70,12 @@ from functools import lru_cache
 from chimdqa_eval.factual import rules
 from chimdqa_eval.factual.case import CASES
 from chimdqa_eval.factual.decision import GRADE_ORDER, Decision, Verdict, step
-from chimdqa_eval.factual.reading import (LONG_REFERENCE, Reference, _question_unit, _read_answer, _refusal,
-                                          _same_formula, _SHORT_YEAR, _unreadable, _word_bigrams, parse_reference,
-                                          reference_readings)
+from chimdqa_eval.factual.reading_answer import _read_answer, _refusal
+from chimdqa_eval.factual.reading_match import _same_formula
+from chimdqa_eval.factual.reading_question import _question_unit
+from chimdqa_eval.factual.reading_reference import (LONG_REFERENCE, Reference, _SHORT_YEAR, _unreadable,
+                                                    parse_reference, reference_readings)
+from chimdqa_eval.factual.reading_text import _word_bigrams
 from chimdqa_eval.factual.stages_long import LONG
 from chimdqa_eval.factual.stages_numeric import NUMERIC
 from chimdqa_eval.factual.stages_text import TEXT

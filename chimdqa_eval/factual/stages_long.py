@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from chimdqa_eval.factual import reading as rd
+from chimdqa_eval.factual import reading_reference, reading_text
 from chimdqa_eval.factual.decision import Family, Verdict, rule, step
 from chimdqa_eval.factual.stages_unmatched import UNMATCHED_RULES
 
@@ -24,10 +24,10 @@ def number_mismatch(case):
 def match(case):
     """Most of the reference's character bigrams (LONG_COVERAGE), or one of its numbers."""
     ref = case.ref
-    answer_bigrams = rd._bigrams(_DIGIT.sub("", case.key))
+    answer_bigrams = reading_text._bigrams(_DIGIT.sub("", case.key))
     coverage = len(ref.bigrams & answer_bigrams) / len(ref.bigrams) if ref.bigrams else 0.0
     matched = any(n.matches(r) for n in case.numbers if n.kind in ("exact", "approx") for r in ref.numbers)
-    if coverage >= rd.LONG_COVERAGE or matched:
+    if coverage >= reading_reference.LONG_COVERAGE or matched:
         return Verdict("CO", False, "long_match")
 
 

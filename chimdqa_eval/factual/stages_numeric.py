@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import re
 
-from chimdqa_eval.factual import reading as rd
-from chimdqa_eval.factual import rules
+from chimdqa_eval.factual import reading_answer, reading_claims, reading_kinds, reading_numbers, reading_text, rules
 from chimdqa_eval.factual.decision import Family, Verdict, rule, step
 from chimdqa_eval.factual.stages_unmatched import UNMATCHED_RULES
 
@@ -17,7 +16,8 @@ _CODE = re.compile(r"\d+[a-z]")
 def scoped_refusal(case):
     """A refusal whose every number dates or sources what it cannot say."""
     if case.candidates and case.refusal == "refusal" \
-            and all(rd._SCOPE.search(rd._clause_at(case.affirmed, n.start)) for n in case.candidates):
+            and all(reading_answer._SCOPE.search(reading_text._clause_at(case.affirmed, n.start))
+                    for n in case.candidates):
         return Verdict("NA", False, "refusal_with_numbers")
 
 
@@ -27,13 +27,13 @@ def scoped_refusal(case):
       ("1995年或1996年", "1995年", ""))
 def alternatives(case):
     """Other values offered beside the match (A或B)."""
-    if not case.all_matched or not rd._competing(case.ref, case.clauses):
+    if not case.all_matched or not reading_claims._competing(case.ref, case.clauses):
         return None
     text = case.affirmed
 
     def offers_alternatives(h) -> bool:  # its clause, with the next when that opens with 还是…
-        own = rd._clause_at(text, h.start)
-        return any(rules.ALTERNATIVES.search(c) for c in rd._clauses_with(text, lambda c: c == own))
+        own = reading_text._clause_at(text, h.start)
+        return any(rules.ALTERNATIVES.search(c) for c in reading_claims._clauses_with(text, lambda c: c == own))
 
     alone = not all(offers_alternatives(h) for h in case.hits)
     return Verdict("IN" if case.short else "CO", case.short and not alone, "alternatives")
@@ -67,7 +67,7 @@ def several_numbers(case):
 def attributed_alternative(case):
     """Another value attributed to others beside the match."""
     alternative = case.answer.alternative
-    if case.all_matched and alternative and any(rd._comparable(n, p[0]) and not n.matches(case.target(n, p))
+    if case.all_matched and alternative and any(reading_numbers._comparable(n, p[0]) and not n.matches(case.target(n, p))
                                                 for p in case.pairs for n in rules.find_numbers(alternative)):
         return Verdict("IN", False, "attributed_alternative")
 
@@ -75,7 +75,7 @@ def attributed_alternative(case):
 @rule("numeric.other_counter", "IN", "other_counter", "no", ("9353卷", "9353", "收录多少个字？"))
 def other_counter(case):
     """The same number of other things than the question counts."""
-    if case.all_matched and rd._other_counter(case.hits, case.question):
+    if case.all_matched and reading_numbers._other_counter(case.hits, case.question):
         return Verdict("IN", False, "other_counter")
 
 
@@ -110,9 +110,9 @@ def number_without_words(case):
 
 def _doubt(case) -> str:
     pairs, question = case.pairs, case.question
-    return rd._doubt(case.affirmed, "", lambda part: any(h.matches(case.target(h, p)) for p in pairs
+    return reading_claims._doubt(case.affirmed, "", lambda part: any(h.matches(case.target(h, p)) for p in pairs
                                                          for h in rules.find_numbers(part, question)),
-                     question, years=False) or rd._opposite_direction(case.hits, case.affirmed, question)
+                     question, years=False) or reading_numbers._opposite_direction(case.hits, case.affirmed, question)
 
 
 @rule("numeric.number_match", "CO/IN", ("number_match", "several_numbers", "negated_clause", "compared_to",
@@ -140,7 +140,7 @@ def _refuses_without_guess(case) -> bool:
 @rule("numeric.claim_then_refusal", "IN", "claim_then_refusal", "no", ("1963年。不过我不太确定", "1962年", ""))
 def claim_then_refusal(case):
     """A wrong value, then a disclaimer: a hedged wrong guess."""
-    if _refuses_without_guess(case) and rd._claim_before_refusal(case.answer, case.question):
+    if _refuses_without_guess(case) and reading_claims._claim_before_refusal(case.answer, case.question):
         return Verdict("IN", False, "claim_then_refusal")
 
 
@@ -149,8 +149,9 @@ def guess_then_refusal(case):
     """Wrong values offered as a pair or leaned to, then a refusal."""
     if not _refuses_without_guess(case):
         return None
-    clauses = [rd._clause_at(case.affirmed, n.start) for n in case.stray]
-    if any(rd._VALUE_PAIR.search(c) for c in clauses) or any(rd._LEANS.search(c) for c in clauses):
+    clauses = [reading_text._clause_at(case.affirmed, n.start) for n in case.stray]
+    if any(reading_numbers._VALUE_PAIR.search(c) for c in clauses) \
+            or any(reading_answer._LEANS.search(c) for c in clauses):
         return Verdict("IN", False, "guess_then_refusal")
 
 
@@ -185,7 +186,8 @@ def vague_beside_other(case):
 def number_mismatch(case):
     """A value that contradicts the reference."""
     if case.stray:
-        sure = not case.unsure_unit and not rd._competing(case.ref, case.clauses) and not case.answer.alternative \
+        sure = not case.unsure_unit and not reading_claims._competing(case.ref, case.clauses) \
+            and not case.answer.alternative \
             and not any(n.converted for n in case.stray)
         return Verdict("IN", sure, "number_mismatch")
 
@@ -260,7 +262,7 @@ def reference_rejected(case):
 def code_match(case):
     """A number and a letter, read as a code in the answer."""
     main = case.ref.main
-    if _CODE.fullmatch(main) and rd._code_pattern(main).search(case.affirmed):
+    if _CODE.fullmatch(main) and reading_numbers._code_pattern(main).search(case.affirmed):
         return Verdict("CO", False, "code_match")
 
 
@@ -284,9 +286,9 @@ def _settle(case, decision):
     """A fallback IN for a numeric reference: era_for_year, other_unit or no_number, never sure."""
     if not decision.rule.startswith("unmatched.") or decision.grade != "IN":
         return decision
-    if any(r.unit == "年" for r in case.ref.numbers) and rd._ERA.search(case.affirmed):
+    if any(r.unit == "年" for r in case.ref.numbers) and reading_kinds._ERA.search(case.affirmed):
         return decision._replace(grade="NA", certain=False, reason="era_for_year", rule=ERA_FOR_YEAR.name)
-    if any(n.unit and not rd._comparable(n, r) for n in case.numbers for r in case.ref.numbers):
+    if any(n.unit and not reading_numbers._comparable(n, r) for n in case.numbers for r in case.ref.numbers):
         return decision._replace(certain=False, reason="other_unit", rule=OTHER_UNIT.name)
     return decision._replace(certain=False, reason="no_number", rule=NO_NUMBER.name)
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from chimdqa_eval.factual import reading as rd
-from chimdqa_eval.factual import rules, vocabulary
+from chimdqa_eval.factual import (reading_answer, reading_claims, reading_kinds, reading_match, reading_places,
+                                  reading_question, reading_reference, reading_text, rules, vocabulary)
 from chimdqa_eval.factual.decision import Family, Verdict, rule, step
 from chimdqa_eval.factual.stages_unmatched import UNMATCHED_RULES
 
@@ -18,7 +18,7 @@ _YEAR_IN = re.compile(r"\d|年")
 @rule("text.yes_no", "CO/IN", "yes_no", "yes", ("没有。《百家姓》里并没有“草”这个姓", "否", ""))
 def yes_no(case):
     """A yes / no reference and an answer whose first clause is a bare yes or no."""
-    return rd._yes_no(case.ref, case.answer)
+    return reading_match._yes_no(case.ref, case.answer)
 
 
 # ---- the reference's form found in the answer ----
@@ -26,7 +26,7 @@ def yes_no(case):
 @rule("text.longer_name", "IN", "longer_name", "no", ("制作人是冯骥才。", "冯骥", "制作人是谁？"), when="found")
 def longer_name(case):
     """A person's short name found only as the start of a longer name that ends its clause."""
-    if rd._longer_name(case.ref, case.affirmed, case.form, case.question):
+    if reading_match._longer_name(case.ref, case.affirmed, case.form, case.question):
         return Verdict("IN", False, "longer_name")
 
 
@@ -42,8 +42,8 @@ def options_refused(case):
 def alternatives(case):
     """Another candidate offered beside the form in its clause: a short answer is wrong, a long one unsure."""
     form = case.form
-    clauses = rd._clauses_with(case.affirmed, lambda c: form in rules.key(c)) or [case.affirmed]
-    if rd._competing(case.ref, clauses, form):
+    clauses = reading_claims._clauses_with(case.affirmed, lambda c: form in rules.key(c)) or [case.affirmed]
+    if reading_claims._competing(case.ref, clauses, form):
         return Verdict("IN" if case.short else "CO", case.short, "alternatives")
 
 
@@ -52,7 +52,8 @@ def alternatives(case):
 def noted_alternative(case):
     """A note in brackets after the form attributes another candidate to others."""
     noted = " ".join(note for before, note in case.answer.notes if before.endswith(case.form))
-    if noted and rd._has_content(rules.key(noted), case.question) and not rd._long_story(noted, case.question):
+    if noted and reading_text._has_content(rules.key(noted), case.question) \
+            and not reading_answer._long_story(noted, case.question):
         return Verdict("IN", False, "attributed_alternative")
 
 
@@ -62,9 +63,9 @@ def _attributed_other(case) -> bool:
     alternative = case.answer.alternative
     if not case.alternative_content:
         return False
-    named = rd._text_match(case.ref, rules.key(alternative), alternative)
-    return not (named and named[1]) and not rd._long_story(alternative, case.question) \
-        and not rd._ABOUT_IT.search(alternative)
+    named = reading_match._text_match(case.ref, rules.key(alternative), alternative)
+    return not (named and named[1]) and not reading_answer._long_story(alternative, case.question) \
+        and not reading_answer._ABOUT_IT.search(alternative)
 
 
 _RIVAL_REPORT = re.compile(rf"^\W*(?:{vocabulary.pattern('rival_reports')})")
@@ -91,7 +92,7 @@ def attributed_alternative(case):
 def other_given_name(case):
     """A foreign surname with another given name: another person."""
     ref, (form, full) = case.ref, case.found
-    if not full and form in ref.weak and any(rd._other_given_name(ref, case.answer, w) for w in ref.weak
+    if not full and form in ref.weak and any(reading_match._other_given_name(ref, case.answer, w) for w in ref.weak
                                              if w in case.key):
         return Verdict("IN", False, "other_given_name")
 
@@ -101,7 +102,7 @@ def other_given_name(case):
 def set_aside(case):
     """The answer names the form but sets it aside (只是, 其实是…的单位): sure unless hedged or refused (68 of 68
     right on the dev answers when it was never sure)."""
-    if rd._set_aside(case.affirmed, case.form, case.question):
+    if reading_claims._set_aside(case.affirmed, case.form, case.question):
         return Verdict("IN", not case.hedge and not case.refuses, "set_aside")
 
 
@@ -109,11 +110,11 @@ def set_aside(case):
       when="found")
 def split_roles(case):
     """The asked roles are split between the form and another name."""
-    if rd._split_roles(case.affirmed, case.form, case.question):
+    if reading_claims._split_roles(case.affirmed, case.form, case.question):
         return Verdict("IN", False, "split_roles")
 
 
-_ROLE_GIVEN = re.compile(rf"^({rd._ROLE_WORDS})(?:者|一职)?(?:则|就|却|其实|实际上|才)?(?:是|为|由)(.+)$")
+_ROLE_GIVEN = re.compile(rf"^({reading_claims._ROLE_WORDS})(?:者|一职)?(?:则|就|却|其实|实际上|才)?(?:是|为|由)(.+)$")
 
 
 @rule("text.role_to_other", "IN", "role_to_other", "no",
@@ -121,15 +122,15 @@ _ROLE_GIVEN = re.compile(rf"^({rd._ROLE_WORDS})(?:者|一职)?(?:则|就|却|其
 def role_to_other(case):
     """The asked role given to another name in a clause of its own (导演则是…), and the form's clauses never name
     that role: the form had another role."""
-    asked = rd._ASKED_ROLE.search(case.question)
+    asked = reading_claims._ASKED_ROLE.search(case.question)
     if not asked:
         return None
-    form, clauses = case.form, [rules.key(c) for c in rd._CLAUSE_END.split(case.affirmed)]
+    form, clauses = case.form, [rules.key(c) for c in reading_text._CLAUSE_END.split(case.affirmed)]
     own = [k for k in clauses if form in k]
     if not own or any(asked.group(0) in k for k in own):
         return None
     given = (_ROLE_GIVEN.match(k) for k in clauses if form not in k)
-    if any(m and m.group(1) == asked.group(0) and rd._has_content(m.group(2), case.question) for m in given):
+    if any(m and m.group(1) == asked.group(0) and reading_text._has_content(m.group(2), case.question) for m in given):
         return Verdict("IN", False, "role_to_other")
 
 
@@ -138,7 +139,7 @@ def role_to_other(case):
 def hedged_match(case):
     """One candidate, hedged in its own clause."""
     hedge = case.hedge
-    if hedge and case.form in rules.key(rd._clause_at(case.whole, hedge.start())):
+    if hedge and case.form in rules.key(reading_text._clause_at(case.whole, hedge.start())):
         return Verdict("CO", not case.refuses and case.found[1] is not None, "hedged_match")
 
 
@@ -146,7 +147,8 @@ def hedged_match(case):
       ('是摩洛哥的东方省，靠近阿尔及利亚边境。', '阿尔及利亚', '凯尔迈镇位于哪个国家的奥兰省内？'), when="found")
 def other_lead_claim(case):
     """The answer's first claim is another thing; the form comes only later (no bold answer)."""
-    if not rd._BOLD.search(case.affirmed) and rd._other_lead_claim(case.ref, case.answer, case.form, case.question):
+    if not reading_text._BOLD.search(case.affirmed) \
+            and reading_claims._other_lead_claim(case.ref, case.answer, case.form, case.question):
         return Verdict("IN", False, "other_lead_claim")
 
 
@@ -154,7 +156,8 @@ def other_lead_claim(case):
 def bold_sibling(case):
     """One bold term, a sibling of the form (低副 / 高副), set before it: the bold one is the answer."""
     bold, form, affirmed = case.bold, case.form, case.affirmed
-    if len(bold) == 1 and not case.bolded and rd._sibling(bold[0], form) and affirmed.find("**") < affirmed.find(form[0]):
+    if len(bold) == 1 and not case.bolded and reading_match._sibling(bold[0], form) \
+            and affirmed.find("**") < affirmed.find(form[0]):
         return Verdict("IN", False, "bold_sibling")
 
 
@@ -170,7 +173,7 @@ def closer_clause(case):
       when="found")
 def parallel_claims(case):
     """Claims of the same shape side by side: the one more like the question holds the answer (bold wins)."""
-    parallel = rd._parallel(case.answer, case.form, case.question)
+    parallel = reading_claims._parallel(case.answer, case.form, case.question)
     if parallel:
         return Verdict("CO" if case.bolded else parallel, False, "parallel_claims")
 
@@ -178,7 +181,7 @@ def parallel_claims(case):
 @rule("text.list_with_extras", "IN/CO", "list_with_extras", "no", ("魏、蜀、吴、晋", "魏、蜀、吴", ""), when="found")
 def list_with_extras(case):
     """A list reference named with items it lacks: a short answer is wrong, a long one unsure."""
-    if case.ref.listed > 1 and rd._extra_items(case.ref, case.answer, case.form):
+    if case.ref.listed > 1 and reading_claims._extra_items(case.ref, case.answer, case.form):
         return Verdict("IN" if case.short else "CO", False, "list_with_extras")
 
 
@@ -195,7 +198,7 @@ def role_after_name(case):
 def turn_after(case):
     """Another candidate of its kind, and the answer turns to it."""
     if case.others == "other_candidates" and not case.bolded \
-            and rd._turns_to_other(case.ref, case.answer, case.form, case.question):
+            and reading_claims._turns_to_other(case.ref, case.answer, case.form, case.question):
         return Verdict("IN", False, "turn_after")
 
 
@@ -214,7 +217,7 @@ def frame(case):
     """The form may be context, not the answer: a relative, a later turn, a clause as close to the question."""
     if case.doubt or case.bolded or case.whole_list:
         return None
-    found = rd._frame(case.answer, case.form, case.question) or case.closer
+    found = reading_claims._frame(case.answer, case.form, case.question) or case.closer
     if found:
         return Verdict("CO" if found == "competing_clause" else "IN", False, found)
 
@@ -244,12 +247,13 @@ def attributed_match(case):
     """The reference only in a claim attributed to others: CO when nothing else is said, IN beside another
     candidate or a claim of the answer's own."""
     alternative = case.answer.alternative
-    attributed = alternative and rd._text_match(case.ref, rules.key(alternative), alternative)
+    attributed = alternative and reading_match._text_match(case.ref, rules.key(alternative), alternative)
     if not attributed:
         return None
-    starts = [m.start() for m in rd._ATTRIBUTION_CUE.finditer(alternative)] + [len(alternative)]
+    starts = [m.start() for m in reading_answer._ATTRIBUTION_CUE.finditer(alternative)] + [len(alternative)]
     reports = [alternative[a:b] for a, b in zip(starts, starts[1:])]
-    other = any(attributed[0] not in rules.key(c) and rd._names_candidate(c, case.question) for c in reports)
+    other = any(attributed[0] not in rules.key(c) and reading_answer._names_candidate(c, case.question)
+                for c in reports)
     return Verdict("IN" if case.content or other else "CO", False, "attributed_match")
 
 
@@ -258,7 +262,8 @@ def attributed_match(case):
 def reference_rejected(case):
     """The answer names the reference only to take it back, deny it or turn it down."""
     rejected = case.answer.rejected
-    if rejected and rd._text_match(case.ref, rules.key(rejected), rejected) and not rd._place_parts(case.ref, case.key):
+    if rejected and reading_match._text_match(case.ref, rules.key(rejected), rejected) \
+            and not reading_places._place_parts(case.ref, case.key):
         sure = case.content and not rules.REFUSAL.search(case.affirmed) and not case.hedge
         return Verdict("IN", sure, "reference_rejected")
 
@@ -295,7 +300,7 @@ def partial_list(case):
     """Some items of a list reference: NA when nothing else is said (or it says it cannot recall the rest)."""
     items = case.ref.items
     if items and any(g in case.key for forms in items for g in forms):
-        incomplete = rd._only_some_items(items, case.key) or case.refuses
+        incomplete = reading_claims._only_some_items(items, case.key) or case.refuses
         return Verdict("NA" if incomplete else "IN", False, "partial_list")
 
 
@@ -303,9 +308,9 @@ def partial_list(case):
       alone=True)
 def narrower_dynasty(case):
     """One half of a split dynasty (西汉 for 汉代): more specific."""
-    main = rd._DYNASTY.match(case.ref.main)
+    main = reading_reference._DYNASTY.match(case.ref.main)
     main = main.group(1) if main else case.ref.main
-    if main in rd._HALVES and len(set(rd._half_in_text(main).findall(case.affirmed))) == 1:
+    if main in reading_kinds._HALVES and len(set(reading_kinds._half_in_text(main).findall(case.affirmed))) == 1:
         return Verdict("CO", False, "narrower_dynasty")
 
 
@@ -318,7 +323,7 @@ def other_dynasty(case):
 
 
 def _less_specific_dynasty(case) -> bool:
-    return bool(case.dynasty[1]) or rd._less_specific_dynasty(case.ref, case.answer)
+    return bool(case.dynasty[1]) or reading_kinds._less_specific_dynasty(case.ref, case.answer)
 
 
 @rule("text.other_period", "IN", "other_period", "no", ("西晋咸宁年间", "西晋太始年间", ""), when="missing")
@@ -328,9 +333,9 @@ def other_period(case):
     if not split or not _less_specific_dynasty(case) or len(main) <= len(split.group(0)):
         return None
     whole_era = _YEAR_IN.search(main[split.end():]) \
-        and rd._compiled(rf"{split.group(0)}(?:时期|年间|期间)").search(affirmed) \
+        and reading_text._compiled(rf"{split.group(0)}(?:时期|年间|期间)").search(affirmed) \
         and not rules.find_numbers(affirmed, periods=False)  # 东汉时期 for 东汉永平十一年: all of it
-    if not whole_era and (rd._ERA.search(affirmed) or rules.find_numbers(affirmed, periods=False)):
+    if not whole_era and (reading_kinds._ERA.search(affirmed) or rules.find_numbers(affirmed, periods=False)):
         return Verdict("IN", False, "other_period")
 
 
@@ -346,8 +351,9 @@ def less_specific_dynasty(case):
 def less_specific_age(case):
     """An age (古代, 中古时期, 7世纪) and no dynasty for a dynasty reference."""
     main, affirmed = case.ref.main, case.affirmed
-    if (rd._DYNASTY.match(main) or main in rd._DYNASTY_NAMES) and rd._AGE.search(affirmed) \
-            and not rd._DYNASTY_IN_TEXT.search(rd._AGES.sub("", affirmed)):
+    if (reading_reference._DYNASTY.match(main) or main in reading_reference._DYNASTY_NAMES) \
+            and reading_kinds._AGE.search(affirmed) \
+            and not reading_kinds._DYNASTY_IN_TEXT.search(reading_kinds._AGES.sub("", affirmed)):
         return Verdict("NA", False, "less_specific")
 
 
@@ -355,7 +361,7 @@ def less_specific_age(case):
       unless="guess")
 def less_specific_period(case):
     """A period without the reference's part of it."""
-    part = rd._PERIOD_PART.match(case.ref.main)
+    part = reading_kinds._PERIOD_PART.match(case.ref.main)
     if part and part.group(1) in case.key:
         return Verdict("NA", False, "less_specific")
 
@@ -366,16 +372,16 @@ def less_specific_period(case):
 def place(case):
     """Known places (places.tsv): another name (CO), only places holding it (NA), another place (IN),
     places inside it (CO)."""
-    if rd._PLACE_QUESTION.search(case.question) or case.ref.main.endswith(rd._SUFFIXES):
-        return rd._place_verdict(case.ref, case.answer, case.question)
+    if reading_question._PLACE_QUESTION.search(case.question) or case.ref.main.endswith(reading_match._SUFFIXES):
+        return reading_places._place_verdict(case.ref, case.answer, case.question)
 
 
 @rule("text.broader_province", "NA", "broader_place", "no", ('甘肃省。', '敦煌', '莫高窟位于哪座城市？'), when="missing",
       unless="any")
 def broader_province(case):
     """A province for a city, county or district, and no city or county named."""
-    if (case.ref.main.endswith(("市", "县", "区", "镇")) or rd._CITY_QUESTION.search(case.question)) \
-            and rd._BROADER_PLACE.search(case.affirmed) and not _CITY_IN_ANSWER.search(case.affirmed):
+    if (case.ref.main.endswith(("市", "县", "区", "镇")) or reading_question._CITY_QUESTION.search(case.question)) \
+            and reading_places._BROADER_PLACE.search(case.affirmed) and not _CITY_IN_ANSWER.search(case.affirmed):
         return Verdict("NA", False, "broader_place")
 
 
@@ -383,7 +389,7 @@ def broader_province(case):
       unless="refusal", alone=True)
 def place_parts(case):
     """The parts of a place reference named in order, perhaps with levels between them."""
-    if rd._place_parts(case.ref, case.key):
+    if reading_places._place_parts(case.ref, case.key):
         return Verdict("CO", False, "place_parts")
 
 
@@ -391,15 +397,15 @@ def place_parts(case):
       unless="guess")
 def broader_region(case):
     """A region (西北地区, 青藏高原上) for a place question, and no city named."""
-    if rd._PLACE_QUESTION.search(case.question) and rd._REGION.search(case.affirmed) \
-            and not rd._names_a_city(case.ref, case.key, case.question):
+    if reading_question._PLACE_QUESTION.search(case.question) and reading_places._REGION.search(case.affirmed) \
+            and not reading_places._names_a_city(case.ref, case.key, case.question):
         return Verdict("NA", False, "broader_place")
 
 
 @rule("text.description", "NA", "description", "no", ("一位英国剧作家", "莎士比亚", ""), when="missing", unless="refusal")
 def description(case):
     """The kind of thing described, and no name."""
-    if case.described and rd._nothing_else(case.answer, case.question):
+    if case.described and reading_kinds._nothing_else(case.answer, case.question):
         return Verdict("NA", False, "description")
 
 
@@ -407,7 +413,7 @@ def description(case):
       unless="refusal")
 def book_not_chapter(case):
     """The book of a chapter reference."""
-    if rd._book_not_chapter(case.ref, case.answer):
+    if reading_match._book_not_chapter(case.ref, case.answer):
         return Verdict("NA", False, "book_not_chapter")
 
 
@@ -415,7 +421,8 @@ def book_not_chapter(case):
       when="missing", unless="refusal")
 def work_of(case):
     """Whose work, not which (a book question answered with an author's work)."""
-    if rd._WORK_OF.search(case.affirmed) and "《" not in case.affirmed and rd._BOOK_QUESTION.search(case.question):
+    if reading_kinds._WORK_OF.search(case.affirmed) and "《" not in case.affirmed \
+            and reading_question._BOOK_QUESTION.search(case.question):
         return Verdict("NA", False, "work_of")
 
 
@@ -423,7 +430,7 @@ def work_of(case):
       unless="refusal")
 def place_of_it(case):
     """Where the reference is (its opening place), not which one."""
-    if rd._place_of_it(case.ref.main, case.key, case.question):
+    if reading_places._place_of_it(case.ref.main, case.key, case.question):
         return Verdict("NA", False, "place_of_it")
 
 
@@ -431,7 +438,7 @@ def place_of_it(case):
 def japanese_form(case):
     """The reference in Japanese characters (高畑勲, 水の呼吸)."""
     japanese = rules.from_japanese(case.affirmed)
-    if japanese != case.affirmed and rd._text_match(case.ref, rules.key(japanese), japanese):
+    if japanese != case.affirmed and reading_match._text_match(case.ref, rules.key(japanese), japanese):
         return Verdict("CO", False, "japanese_form")
 
 
@@ -439,7 +446,7 @@ def japanese_form(case):
       when="missing", unless="refusal")
 def transliteration_variant(case):
     """The reference once interchangeable transliteration characters are folded (vocabulary: translit_classes)."""
-    if rd._transliterated(case.ref, case.key) and not rules.ALTERNATIVES.search(case.key):
+    if reading_match._transliterated(case.ref, case.key) and not rules.ALTERNATIVES.search(case.key):
         return Verdict("CO", False, "transliteration_variant")
 
 
@@ -455,7 +462,7 @@ def transliteration_alias(case):
       when="missing", unless="refusal")
 def bold_near_match(case):
     """The bold answer is the reference reworded."""
-    if rd._bold_near(case.ref.main, case.answer):
+    if reading_match._bold_near(case.ref.main, case.answer):
         return Verdict("CO", False, "bold_near_match")
 
 
@@ -463,39 +470,40 @@ def bold_near_match(case):
       when="missing", unless="refusal")
 def partial_transliteration(case):
     """A Latin word that sounds like a transliterated part of a Chinese reference."""
-    if not case.alias and not case.ref.items and not rd._other_foreign_name(case.ref, case.answer) \
-            and rd._partly_sounds_like(case.ref.main, case.answer):
+    if not case.alias and not case.ref.items and not reading_match._other_foreign_name(case.ref, case.answer) \
+            and reading_match._partly_sounds_like(case.ref.main, case.answer):
         return Verdict("CO", False, "partial_transliteration")
 
 
 @rule("text.kind_of", "NA", "kind_of", "no", ("属于锥体的一种", "圆锥", ""), when="missing", unless="refusal")
 def kind_of(case):
     """What the reference is a kind of (…的一种, a broader taxon, a code's prefix)."""
-    said = [c for c in rd._CLAUSE_END.split(case.affirmed) if rules.key(c)]
-    one_of = len(said) == 1 and rd._ONE_OF.search(said[0]) and len(case.key) <= 12 and "《" not in said[0]
-    if rd._KIND_OF.search(case.affirmed) or one_of or rd._broader_rank(case.ref.main, case.affirmed) \
-            or rd._code_prefix(case.ref.main, case.affirmed):
+    said = [c for c in reading_text._CLAUSE_END.split(case.affirmed) if rules.key(c)]
+    one_of = len(said) == 1 and reading_kinds._ONE_OF.search(said[0]) and len(case.key) <= 12 and "《" not in said[0]
+    if reading_kinds._KIND_OF.search(case.affirmed) or one_of \
+            or reading_kinds._broader_rank(case.ref.main, case.affirmed) \
+            or reading_kinds._code_prefix(case.ref.main, case.affirmed):
         return Verdict("NA", False, "kind_of")
 
 
 @rule("text.broader_head", "NA", "broader_head", "no", ("佛教", "藏传佛教", ""), when="missing", unless="refusal")
 def broader_head(case):
     """The head of the reference's compound."""
-    if rd._broader_head(case.ref, case.answer, case.question):
+    if reading_kinds._broader_head(case.ref, case.answer, case.question):
         return Verdict("NA", False, "broader_head")
 
 
 @rule("text.owner_only", "NA", "owner_only", "no", ("凤凰卫视", "凤凰卫视资讯台", ""), when="missing", unless="refusal")
 def owner_only(case):
     """The reference's opening words, its owner."""
-    if rd._owner_only(case.ref, case.answer, case.question):
+    if reading_kinds._owner_only(case.ref, case.answer, case.question):
         return Verdict("NA", False, "owner_only")
 
 
 @rule("text.kind_only", "NA", "kind_only", "no", ("是英国作家", "莎士比亚", ""), when="missing", unless="refusal")
 def kind_only(case):
     """A kind of thing and where, no name."""
-    if rd._kind_only(case.answer, case.question):
+    if reading_kinds._kind_only(case.answer, case.question):
         return Verdict("NA", False, "kind_only")
 
 
@@ -504,9 +512,9 @@ def kind_only(case):
 def latin_core(case):
     """The Latin core of a mixed-script reference."""
     main = case.ref.main
-    core = rd._LATIN_RUN.findall(main)
-    if core and rd._CJK.search(main) and core[-1] in rd._LATIN_RUN.findall(case.key) \
-            and not rd._other_words_before(main, case.key, core[-1]):
+    core = reading_match._LATIN_RUN.findall(main)
+    if core and reading_text._CJK.search(main) and core[-1] in reading_match._LATIN_RUN.findall(case.key) \
+            and not reading_match._other_words_before(main, case.key, core[-1]):
         return Verdict("CO", False, "latin_core")
 
 

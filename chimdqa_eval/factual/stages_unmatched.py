@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from chimdqa_eval.factual import reading as rd
+from chimdqa_eval.factual import reading_claims, reading_kinds, reading_places, reading_question
 from chimdqa_eval.factual.decision import Verdict, rule
 
 _NAMED_AFTER = re.compile(r"叫|名为|称为|称作")
@@ -24,14 +24,14 @@ def apology(case):
       ("NLM和FDA二者之一，具体是哪个我记不清了", "DailyMed", ""))
 def candidates_then_refusal(case):
     """Two named candidates, then a refusal: a wrong guess."""
-    if case.refusal == "refusal" and rd._CANDIDATE_PAIR.search(case.affirmed) and case.content:
+    if case.refusal == "refusal" and reading_claims._CANDIDATE_PAIR.search(case.affirmed) and case.content:
         return Verdict("IN", False, "candidates_then_refusal")
 
 
 @rule("unmatched.claim_then_refusal", "IN", "claim_then_refusal", "no", ("王晶。不过我不太确定", "杜琪峰", ""))
 def claim_then_refusal(case):
     """A short claim of its own, then a disclaimer: a hedged wrong guess."""
-    if case.refusal == "refusal" and rd._claim_before_refusal(case.answer, case.question):
+    if case.refusal == "refusal" and reading_claims._claim_before_refusal(case.answer, case.question):
         return Verdict("IN", False, "claim_then_refusal")
 
 
@@ -70,17 +70,17 @@ def _names_something(case, indefinite) -> bool:
     affirmed, question = case.affirmed, case.question
     return bool("**" in affirmed or "《" in affirmed or case.answer.alternative
                 or set(_LATIN_WORD2.findall(affirmed)) - set(_LATIN_WORD2.findall(question.lower()))
-                or rd._named_rival(case.ref, affirmed, indefinite, question)
-                or rd._apposed_name(affirmed[:indefinite.start()], question)
-                or rd._described_name(affirmed, indefinite, question)
-                or rd._named_after_kind(affirmed, indefinite))
+                or reading_kinds._named_rival(case.ref, affirmed, indefinite, question)
+                or reading_kinds._apposed_name(affirmed[:indefinite.start()], question)
+                or reading_kinds._described_name(affirmed, indefinite, question)
+                or reading_kinds._named_after_kind(affirmed, indefinite))
 
 
 @rule("unmatched.indefinite_description", "NA/IN", "indefinite_description", "no",
       ("是由一种革兰氏阴性细菌引起的", "霍乱弧菌", ""))
 def indefinite_description(case):
     """Something named only by its kind (一种…): perhaps only broader (NA), unless a name stands beside it (IN)."""
-    indefinite = rd._INDEFINITE.search(case.affirmed)
+    indefinite = reading_kinds._INDEFINITE.search(case.affirmed)
     if indefinite and not _NAMED_AFTER.search(case.affirmed[indefinite.end():]):
         return Verdict("IN" if _names_something(case, indefinite) else "NA", False, "indefinite_description")
 
@@ -99,14 +99,14 @@ def risk(case):
 @rule("unmatched.other_class", "IN", "other_class", "no", ("属于无脊椎动物", "节肢动物门", "属于哪一类动物门？"))
 def other_class(case):
     """A class question: a wrong-looking class may be a broader one that holds the reference."""
-    if rd._CLASS_QUESTION.search(case.question) and not case.ref.items:
+    if reading_question._CLASS_QUESTION.search(case.question) and not case.ref.items:
         return Verdict("IN", False, "other_class")
 
 
 @rule("unmatched.other_region", "IN", "other_region", "no", ('起源于西班牙南部的沿海地区。', '安达卢西亚', '这种舞蹈最初起源于哪个西班牙地区？'))
 def other_region(case):
     """A region question answered with a region: perhaps a broader one."""
-    if rd._REGION_QUESTION.search(case.question) and rd._REGION.search(case.affirmed):
+    if reading_question._REGION_QUESTION.search(case.question) and reading_places._REGION.search(case.affirmed):
         return Verdict("IN", False, "other_region")
 
 
