@@ -425,3 +425,24 @@ def test_a_hostile_header_line_is_read_in_linear_time(tmp_path):
             cpu = time.process_time() - start
     assert outcome.value == 7, outcome.error
     assert cpu < 2, f"{cpu:.2f} s of CPU"
+
+
+def test_the_benchmarks_event_loop_endpoint_answers_by_its_timer_on_kept_alive_connections(tmp_path):
+    """bench/event_server.py, the endpoint bench_generate.py measures the goal against: each request answered
+    `latency` after its last byte (never before), on the connections the client keeps (one per slot)."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    try:
+        from event_server import EventServer
+    finally:
+        sys.path.pop(0)
+    requests = [ChatRequest(({"role": "user", "content": f"问题{i}"},), f"k{i}") for i in range(32)]
+    with EventServer(latency=0.02, text="7") as server:
+        with llm.ChatClient("m", server.api_base, cache_path=tmp_path / "c.sqlite", concurrency=4) as client:
+            outcomes = client.complete_all(requests, int)
+        stats = server.stats()
+    assert [o.value for o in outcomes] == [7] * 32
+    assert stats["requests"] == 32 and stats["accepted"] == 4
+    assert 0.02 <= stats["own"] < 0.5
