@@ -403,9 +403,12 @@ _NAMED_MONTH = re.compile(r"(?<![真修改纠公端方刚严])(正月|冬月|腊
 _NOT_KEY = re.compile(r"[\W_]+")
 
 
+@lru_cache(maxsize=8192)  # the rules take the key of one answer's texts about 16 times; 1 call in 4 is new
 def key(cleaned: str) -> str:
     """The comparison key of cleaned text: no punctuation, symbols, separators (· • - /) or spaces."""
-    return _NOT_KEY.sub("", cleaned)
+    # [\W_] is exactly what str.isalnum() refuses (both read Unicode's alpha / decimal / digit / numeric), so an
+    # all-alphanumeric text is its own key: a third of the calls, without the regex
+    return cleaned if cleaned.isalnum() else _NOT_KEY.sub("", cleaned)
 
 
 @dataclass(frozen=True)
