@@ -308,7 +308,14 @@ _ENGLISH_NUMBER = {w: i for i, w in enumerate("two three four five six seven eig
 _ENGLISH_NUMBER_WORD = re.compile(r"(?<!-)\b(" + "|".join(_ENGLISH_NUMBER) + r")\b(?!-)")  # not twenty-two
 
 
+# Every month name begins with one of these: a text without any has no English date for the patterns to read (the
+# rewrites write digits, never a month name), and most texts are not scanned five times for one.
+_MONTH_HINT = re.compile(r"jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec")
+
+
 def _english_dates(text: str) -> str:
+    if not _MONTH_HINT.search(text):
+        return text
     for pattern, written in _ENGLISH_DATES:
         text = pattern.sub(written, text)
     return text
@@ -345,6 +352,7 @@ _CLEAN_RE1 = re.compile(r"(?<=\d)\s*°(?![cf])")
 _CLEAN_RE2 = re.compile(r"(?<=[\d度%年月日])\s*~\s*(?=\d)")
 
 
+@lru_cache(maxsize=4096)  # a reference and its question are cleaned by several readers of one answer
 def clean(text: str) -> str:
     """NFKC (full width -> half width), lower case, traditional -> simplified, unit synonyms, Arabic numerals;
     a degree sign without C or F after a number is 度; shares (十分之一 -> 0.1, 5‰ -> 0.005, 七成 -> 70%), English
