@@ -89,8 +89,10 @@ _ENGLISH_AFTER_NUMBER = frozenset("and or the in to by of at a s as for with whe
                                   "than if has had have be been".split())
 _UNKNOWN_UNIT = re.compile(r"[^\W\d的是在为了和与或及,。吧呢啊吗呀啦哦嘛]{1,4}")
 # 2小时08分36秒, 1分15秒: one duration, in seconds.
-_DURATION = re.compile(r"(?<![\d.])(?:(\d+)\s*个?(?:小时|钟头))?\s*(?:(\d+)\s*分(多)?钟?)?\s*(?:(\d+(?:\.\d+)?)\s*秒)?"
-                       r"|(?<![\d:])(\d{1,2}):(\d{2}):(\d{2}(?:\.\d+)?)(?![\d:])")
+# (?=\s*\d): every match with a part starts so; without it the pattern, all of it optional, matched the empty string
+# at every place of a text, and _durations looked at each of those matches.
+_DURATION = re.compile(r"(?=\s*\d)(?:(?<![\d.])(?:(\d+)\s*个?(?:小时|钟头))?\s*(?:(\d+)\s*分(多)?钟?)?\s*"
+                       r"(?:(\d+(?:\.\d+)?)\s*秒)?|(?<![\d:])(\d{1,2}):(\d{2}):(\d{2}(?:\.\d+)?)(?![\d:]))")
 
 _APPROX_BEFORE = re.compile(r"((?:大约|大概|差不多|估计|估算)(?:是|为|在|有)?|约为|约有|约|将近|接近|近|左右为)\s*$")
 _LOWER_BEFORE = re.compile(r"(超过|多于|大于|高于|逾|至少|不少于|不低于|不止|不小于|以上的)\s*$")
@@ -98,6 +100,9 @@ _UPPER_BEFORE = re.compile(r"(不超过|不到|不足|少于|小于|低于|至�
 _APPROX_AFTER = re.compile(r"^\s*(左右|上下|前后)")
 _LOWER_AFTER = re.compile(r"^\s*个?(多|余|出头|以上|\+)")
 _UPPER_AFTER = re.compile(r"^\s*(以下|以内)")
+# Whether any of the cues above is there at all (one of the patterns matches where this does).
+_ANY_BEFORE = re.compile("|".join(f"(?:{p.pattern})" for p in (_APPROX_BEFORE, _LOWER_BEFORE, _UPPER_BEFORE)))
+_ANY_AFTER = re.compile("|".join(f"(?:{p.pattern})" for p in (_APPROX_AFTER, _LOWER_AFTER, _UPPER_AFTER)))
 # 1850年到1860年之间, 1850-1860年: a range. 19世纪90年代, 1890年代, 19世纪末: ranges of years.
 _RANGE_JOIN = re.compile(r"\s*(到|至|~|～|-|—|–)\s*")
 _RANGE_BETWEEN = re.compile(r"-?[\d.,]+\s*(?:万亿|千万|百万|亿|万|千|百)?\s*(?:%|" + _UNIT_WORDS + r")?\s*[到至~～\-—–]\s*")
@@ -488,6 +493,8 @@ def _qualifier(text: str, start: int, end: int, unit_end: int, framing: str) -> 
     question already uses (至少需要多少人？ -> 至少5人) frames the answer, it does not loosen it."""
     before = _QUALIFIER_RE1.sub("", text[max(0, start - 6):start])[-4:]  # 低于零下30度: the bound before the sign
     afters = (text[end:end + 3], text[unit_end:unit_end + 3])
+    if not _ANY_BEFORE.search(before) and not any(_ANY_AFTER.match(a) for a in afters):
+        return "exact"  # (most numbers: three searches instead of nine)
     for kind, pair in (("upper", (_UPPER_BEFORE, _UPPER_AFTER)), ("lower", (_LOWER_BEFORE, _LOWER_AFTER)),
                        ("approx", (_APPROX_BEFORE, _APPROX_AFTER))):
         cue = pair[0].search(before) or next(filter(None, (pair[1].search(a) for a in afters)), None)
@@ -790,7 +797,8 @@ def _find_numbers(cleaned: str, framing: str = "", periods: bool = True) -> tupl
     ranges = _written_numbers(cleaned, periods)
     out = [n for n, _ in ranges]
     spans = [(n.start, end) for n, end in ranges]
-    for m in _ARABIC.finditer(cleaned):
+    first = _DIGIT.search(cleaned)  # a match starts at a digit or at the minus right before one; the lookbehinds
+    for m in _ARABIC.finditer(cleaned, max(0, first.start() - 1)) if first else ():  # still see the text before
         if any(lo <= m.start() < hi for lo, hi in spans) or _list_index(cleaned, m.start()):
             continue
         glued = len(cleaned[m.start():m.end()].rstrip())
