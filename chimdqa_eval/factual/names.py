@@ -116,7 +116,29 @@ def find_han(cleaned: str, latin_keys) -> str | None:
     """The Chinese name in cleaned text (see _han_spans) whose pinyin_forms include one of `latin_keys` (folded
     Latin keys: libai for 李白), or None."""
     wanted = set(latin_keys)
-    return next((span for span in _han_spans(cleaned) if pinyin_forms(span) & wanted), None)
+    return next((span for span in _han_spans(cleaned) if _may_spell(span, wanted) and pinyin_forms(span) & wanted),
+                None)
+
+
+def _may_spell(han: str, wanted: set) -> bool:
+    """Whether a key of `wanted` is one of each character's pinyin options in a row (in the orders pinyin_forms
+    joins them): true for every key among pinyin_forms(han), so a span for which it is false is passed over without
+    joining its up to MAX_READINGS combinations (an answer has some thirty spans)."""
+    options = _pinyin_options(han)
+    if options is None:
+        return False
+    orders = [options] + ([options[k:] + options[:k] for k in (1, 2) if k < len(han)] if len(han) <= 4 else [])
+    return any(_spelled_by(order, key) for order in orders for key in wanted)
+
+
+def _spelled_by(options: tuple, key: str) -> bool:
+    """`key` is one option of each of `options` joined, in order."""
+    ends = {0}
+    for choices in options:
+        ends = {end + len(s) for end in ends for s in choices if key.startswith(s, end)}
+        if not ends:
+            return False
+    return len(key) in ends
 
 
 # --- pinyin -----------------------------------------------------------------------------------------------------
@@ -231,18 +253,28 @@ def _spellings(syllable: str) -> tuple[str, ...]:
     return (syllable, syllable.replace("v", "u"), syllable.replace("v", "yu")) if "v" in syllable else (syllable,)
 
 
+@lru_cache(maxsize=4096)  # a few syllables each: the spans of recent answers, the references' own
+def _pinyin_options(han: str) -> tuple[tuple[str, ...], ...] | None:
+    """Each character's romanizations for pinyin_forms (its phrase reading first, then its other readings, ü
+    spelled each way), or None when the name has none (see pinyin_forms)."""
+    if not (MIN_PINYIN_CHARACTERS <= len(han) <= MAX_PINYIN_CHARACTERS and _HAN.fullmatch(han)):
+        return None
+    phrase = _lazy_pinyin(han)
+    options = tuple(tuple(dict.fromkeys(s for r in (p, *_readings(ch)) for s in _spellings(r)))
+                    for p, ch in zip(phrase, han))
+    if not all(s.isascii() and s.isalpha() for opts in options for s in opts):
+        return None
+    return options
+
+
 @lru_cache(maxsize=1024)  # up to 768 forms each: the spans of recent answers, the references' own
 def pinyin_forms(han: str) -> frozenset[str]:
     """The folded keys a Chinese name may be romanized as: its pinyin with any heteronym reading of each
     character (the phrase reading first: 重庆 chongqing), and for a name of up to four characters the given name
     first (liweiyang for 杨利伟; both splits, for two-character surnames). Empty for text that is not all Chinese
     characters or has fewer than MIN_PINYIN_CHARACTERS."""
-    if not (MIN_PINYIN_CHARACTERS <= len(han) <= MAX_PINYIN_CHARACTERS and _HAN.fullmatch(han)):
-        return frozenset()
-    phrase = _lazy_pinyin(han)
-    options = [tuple(dict.fromkeys(s for r in (p, *_readings(ch)) for s in _spellings(r)))
-               for p, ch in zip(phrase, han)]
-    if not all(s.isascii() and s.isalpha() for opts in options for s in opts):
+    options = _pinyin_options(han)
+    if options is None:
         return frozenset()
     forms = set()
     for combo in itertools.islice(itertools.product(*options), MAX_READINGS):
@@ -460,9 +492,25 @@ def _alike(a, b) -> float:
 def sound_similarity(han: str, latin: str) -> float:
     """How alike a Chinese transliteration (阿姆斯特朗) and a Latin name (armstrong) sound, 0..1: how much of
     their consonant skeletons line up, times OTHER_ONSET when they do not start alike (牛顿, einstein)."""
-    a, b = _pinyin_skeleton(han), _latin_skeleton(fold(latin.lower()))
+    a, b = _pinyin_skeleton(han), _latin_word_skeleton(latin)
     alike = _alike(a, b)
     return alike if alike == 0 or a[0] & b[0] else alike * OTHER_ONSET
+
+
+@lru_cache(maxsize=65536)
+def _latin_word_skeleton(latin: str) -> tuple[frozenset[str], ...]:
+    """_latin_skeleton of a Latin name as written (a reference's key is compared with every span of an answer)."""
+    return _latin_skeleton(fold(latin.lower()))
+
+
+def _most_alike(han: str, latin: str) -> float:
+    """An upper bound of sound_similarity(han, latin) from the skeletons' lengths alone: _alike's longest common
+    subsequence is at most the shorter skeleton (and a short skeleton counts only whole)."""
+    short, total = len(_pinyin_skeleton(han)), len(_latin_word_skeleton(latin))
+    short, total = min(short, total), short + total
+    if not short:
+        return 0.0
+    return 2 * short / total if short >= SHORT_SKELETON or 2 * short == total else 0.0
 
 
 _SOUND_ALIKE_RE1 = re.compile(r"[a-z]")
@@ -501,8 +549,8 @@ def latin_sound_match(han_names, cleaned: str, transliterated: bool) -> float:
                 if j in skipped:
                     break
                 run += words[j]
-                if transliterated or not is_pinyin(run):
-                    best = max([best, *(sound_similarity(h, run) for h in han_names)])
+                if transliterated or not is_pinyin(run):  # (a name that cannot beat the best is not compared)
+                    best = max([best, *(sound_similarity(h, run) for h in han_names if _most_alike(h, run) > best)])
     return best
 
 
@@ -543,12 +591,12 @@ def is_pinyin(word: str) -> bool:
 
 def _covers(han: str, latin: str) -> bool:
     """The Chinese name's skeleton lines up with at least LATIN_COVERED of the Latin name's."""
-    a, b = _pinyin_skeleton(han), _latin_skeleton(fold(latin.lower()))
+    a, b = _pinyin_skeleton(han), _latin_word_skeleton(latin)
     return bool(b) and _alike(a, b) * (len(a) + len(b)) / 2 >= LATIN_COVERED * len(b)
 
 
 def chinese_sound_match(latin_keys, cleaned: str) -> float:
     """The best sound_similarity between any of `latin_keys` (folded) and a Chinese name in cleaned text (see
     _han_spans) that says most of it (LATIN_COVERED)."""
-    return max((s for h in _han_spans(cleaned) for latin in latin_keys
+    return max((s for h in _han_spans(cleaned) for latin in latin_keys if _most_alike(h, latin) >= SOUND_ALIKE
                 for s in (sound_similarity(h, latin),) if s >= SOUND_ALIKE and _covers(h, latin)), default=0.0)
