@@ -259,12 +259,16 @@ def _pinyin_options(han: str) -> tuple[tuple[str, ...], ...] | None:
     spelled each way), or None when the name has none (see pinyin_forms)."""
     if not (MIN_PINYIN_CHARACTERS <= len(han) <= MAX_PINYIN_CHARACTERS and _HAN.fullmatch(han)):
         return None
-    phrase = _lazy_pinyin(han)
-    options = tuple(tuple(dict.fromkeys(s for r in (p, *_readings(ch)) for s in _spellings(r)))
-                    for p, ch in zip(phrase, han))
-    if not all(s.isascii() and s.isalpha() for opts in options for s in opts):
-        return None
-    return options
+    options = tuple(map(_character_options, _lazy_pinyin(han), han))
+    return None if None in options else options
+
+
+@lru_cache(maxsize=16384)  # (reading, character): the same few thousand come back in span after span
+def _character_options(reading: str, ch: str) -> tuple[str, ...] | None:
+    """A character's romanizations: its reading in the name first, then its other readings, each ü spelled every
+    way; None when one of them is not all ASCII letters."""
+    options = tuple(dict.fromkeys(s for r in (reading, *_readings(ch)) for s in _spellings(r)))
+    return options if all(s.isascii() and s.isalpha() for s in options) else None
 
 
 @lru_cache(maxsize=1024)  # up to 768 forms each: the spans of recent answers, the references' own
@@ -556,17 +560,22 @@ def latin_sound_match(han_names, cleaned: str, transliterated: bool) -> float:
 
 def _cldr_words(words: tuple[str, ...]) -> set[int]:
     """The positions of words that spell a Latin CLDR name of more than CODE_LETTERS letters (united states)."""
-    known, out = _all_latin_names(), set()
-    longest = max(map(len, known))
+    known, beginnings, out = _all_latin_names(), _latin_name_beginnings(), set()
     for i in range(len(words)):
         run = ""
         for j in range(i, len(words)):
             run += words[j]
-            if len(run) > longest:
+            if run not in beginnings:  # no name goes on from here
                 break
             if run in known:
                 out.update(range(i, j + 1))
     return out
+
+
+@lru_cache(maxsize=1)
+def _latin_name_beginnings() -> frozenset[str]:
+    """Every beginning of a Latin CLDR name of _all_latin_names, "" too (some six thousand)."""
+    return frozenset(name[:end] for name in _all_latin_names() for end in range(len(name) + 1))
 
 
 @lru_cache(maxsize=1)
