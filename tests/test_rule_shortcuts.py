@@ -67,3 +67,14 @@ def test_latin_sound_match_keeps_the_best_pair():
         names.sound_similarity("爱因斯坦", w) for w in ("albert", "einstein", "alberteinstein", "isaac", "newton",
                                                      "isaacnewton"))
     assert names._cldr_words(("united", "states", "of", "america")) == {0, 1}
+
+
+def test_full_width_forms_replaced_before_nfkc_change_no_text():
+    import unicodedata
+
+    from chimdqa_eval.factual.rules import _FULL_WIDTH
+    for code, written in _FULL_WIDTH.items():  # each as NFKC writes it: the same decomposition
+        assert unicodedata.normalize("NFKD", written) == unicodedata.normalize("NFKD", chr(code))
+    for text in ("Ａ\u0300", "（１９１９年）？", "ｶ\uff9e", "＝\u0338", "李　白，"):  # composing across the replacement
+        assert unicodedata.normalize("NFKC", text.translate(_FULL_WIDTH)) == unicodedata.normalize("NFKC", text)
+    assert clean("（１９１９年）？") == "(1919年)?"

@@ -353,6 +353,10 @@ def _spaced_digits(m: re.Match) -> str:
                                           or not _SPACED_DIGITS_RE1.search(run)) else run.replace(" ", "")
 
 
+# The full-width forms (，？（）：) and the ideographic space as NFKC writes them, replaced before NFKC: a character
+# replaced by its own NFKC form leaves the text's NFKC as it was (both decompose alike), and a Chinese text
+# without other such characters then passes NFKC's quick check instead of being decomposed and composed again.
+_FULL_WIDTH = {code: unicodedata.normalize("NFKC", chr(code)) for code in (0x3000, *range(0xFF01, 0xFF5F))}
 _CLEAN_RE1 = re.compile(r"(?<=\d)\s*°(?![cf])")
 _CLEAN_RE2 = re.compile(r"(?<=[\d度%年月日])\s*~\s*(?=\d)")
 
@@ -365,7 +369,8 @@ def clean(text: str) -> str:
     are."""
     if "0" in text or "０" in text:  # 3×10⁸, 10⁻³⁴: the exponent as written with ^ (NFKC would read 10⁸ as 108)
         text = _SUPERSCRIPT_POWER.sub(lambda m: "^" + m.group(1).translate(_SUPERSCRIPTS), text)
-    text = _T2S.convert(unicodedata.normalize("NFKC", text).lower()).replace("−", "-").replace("﹣", "-")
+    text = _T2S.convert(unicodedata.normalize("NFKC", text.translate(_FULL_WIDTH)).lower()).replace("−", "-") \
+        .replace("﹣", "-")
     if " " in text:  # 149 597 870 700: digits grouped by spaces (SI style) are one number
         text = _SPACED_DIGITS.sub(_spaced_digits, text)
     for variant, canonical in _UNIT_SYNONYMS:
@@ -810,7 +815,7 @@ def _find_numbers(cleaned: str, framing: str = "", periods: bool = True) -> tupl
     spans = [(n.start, end) for n, end in ranges]
     first = _DIGIT.search(cleaned)  # a match starts at a digit or at the minus right before one; the lookbehinds
     for m in _ARABIC.finditer(cleaned, max(0, first.start() - 1)) if first else ():  # still see the text before
-        if any(lo <= m.start() < hi for lo, hi in spans) or _list_index(cleaned, m.start()):
+        if spans and any(lo <= m.start() < hi for lo, hi in spans) or _list_index(cleaned, m.start()):
             continue
         glued = len(cleaned[m.start():m.end()].rstrip())
         latin = _LATIN_AFTER.match(cleaned, m.start() + glued)
