@@ -12,6 +12,7 @@ import unicodedata
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import lru_cache
+from operator import attrgetter
 
 import opencc
 
@@ -508,9 +509,10 @@ def _qualifier(text: str, start: int, end: int, unit_end: int, framing: str) -> 
     """From the words before the number and after it or after its unit (3000多人, 3500人左右); a bound word the
     question already uses (至少需要多少人？ -> 至少5人) frames the answer, it does not loosen it."""
     before = _QUALIFIER_RE1.sub("", text[max(0, start - 6):start])[-4:]  # 低于零下30度: the bound before the sign
-    afters = (text[end:end + 3], text[unit_end:unit_end + 3])
-    if not _ANY_BEFORE.search(before) and not any(_ANY_AFTER.match(a) for a in afters):
+    after, after_unit = text[end:end + 3], text[unit_end:unit_end + 3]
+    if not (_ANY_BEFORE.search(before) or _ANY_AFTER.match(after) or _ANY_AFTER.match(after_unit)):
         return "exact"  # (most numbers: three searches instead of nine)
+    afters = (after, after_unit)
     for kind, pair in (("upper", (_UPPER_BEFORE, _UPPER_AFTER)), ("lower", (_LOWER_BEFORE, _LOWER_AFTER)),
                        ("approx", (_APPROX_BEFORE, _APPROX_AFTER))):
         cue = pair[0].search(before) or next(filter(None, (pair[1].search(a) for a in afters)), None)
@@ -544,7 +546,8 @@ _DYNASTY_PERIOD = gated(r"(?<![东西南北])(?:(西周|东周|西汉|东汉|西
                              r"|(战国|南北朝)(?![策演志》])))")  # not 《春秋》, 春秋两季, 中日韩三国, 战国策
 
 
-_ERA_HINT = re.compile(r"[代朝]|世纪|西周|东周|西汉|东汉|西晋|东晋|北宋|南宋|民国|春秋|战国|三国")
+# (every alternative begins with a plain character: re then skips to where one can begin)
+_ERA_HINT = re.compile(r"世纪|西周|东周|西汉|东汉|西晋|东晋|北宋|南宋|民国|春秋|战国|三国|代|朝")
 
 
 # Reign eras (年号) and the Republic of China / Japanese eras whose year numbers answer "which year": name ->
@@ -585,6 +588,7 @@ def _maybe_era(cleaned: str, start: int) -> bool:
 
 
 _ROMAN = gated(r"(?:(?<=第)|(?<![a-z]))([ivxl]{1,7})(?=[届章条卷号代期任次世])")
+_ROMAN_HINT = re.compile(r"[ivxl][届章条卷号代期任次世]")  # where every match of _ROMAN ends
 _ROMAN_VALUES = {"i": 1, "v": 5, "x": 10, "l": 50}
 
 
@@ -726,7 +730,7 @@ def _written_numbers(cleaned: str, periods: bool) -> list[tuple[Number, int]]:
     ranges = reigns + [(n, end) for n, end in ranges if not any(r.start <= n.start < r_end for r, r_end in reigns)]
     ranges += _durations(cleaned) if "分" in cleaned or ":" in cleaned else []
     ranges += _vague_counts(cleaned) if "几" in cleaned or "数" in cleaned or "上" in cleaned or "多" in cleaned else []
-    ranges += _roman_numbers(cleaned) if _ROMAN.search(cleaned) else []
+    ranges += _roman_numbers(cleaned) if _ROMAN_HINT.search(cleaned) else []
     ranges += _minor_versions(cleaned) if ".x" in cleaned else []
     return ranges
 
@@ -792,7 +796,8 @@ def _arabic_number(cleaned: str, m: re.Match, latin, framing: str) -> Number:
     if spelled:
         _, factor, *offset = _UNITS[spelled.group(1)]
         value += Decimal(offset[0]) if offset else 0
-        value, step, scale, loose = (x * Decimal(factor) for x in (value, step, scale, loose))
+        times = Decimal(factor)
+        value, step, scale, loose = value * times, step * times, scale * times, loose * times
     counter = cleaned[m.end():unit_end].strip() if unit is None else ""
     kind = _qualifier(cleaned, m.start(), m.end(), unit_end, framing)
     kind = side if side and kind == "exact" else kind
@@ -815,14 +820,18 @@ def _find_numbers(cleaned: str, framing: str = "", periods: bool = True) -> tupl
     spans = [(n.start, end) for n, end in ranges]
     first = _DIGIT.search(cleaned)  # a match starts at a digit or at the minus right before one; the lookbehinds
     for m in _ARABIC.finditer(cleaned, max(0, first.start() - 1)) if first else ():  # still see the text before
-        if spans and any(lo <= m.start() < hi for lo, hi in spans) or _list_index(cleaned, m.start()):
+        start = m.start()
+        if spans and any(lo <= start < hi for lo, hi in spans) or _list_index(cleaned, start):
             continue
-        glued = len(cleaned[m.start():m.end()].rstrip())
-        latin = _LATIN_AFTER.match(cleaned, m.start() + glued)
-        if latin and m.start() + glued < len(cleaned) and cleaned[m.start() + glued] != " ":
+        glued = start + len(m.group(0).rstrip())
+        latin = _LATIN_AFTER.match(cleaned, glued)
+        if latin and glued < len(cleaned) and cleaned[glued] != " ":
             continue  # 5g, 3m, V08AA04: letters glued to the number that are not a unit we know
         out.append(_arabic_number(cleaned, m, latin, framing))
-    return tuple(_join_ranges(sorted(out, key=lambda n: n.start), cleaned))
+    return tuple(_join_ranges(sorted(out, key=_START) if len(out) > 1 else out, cleaned))
+
+
+_START = attrgetter("start")
 
 
 _LIST_INDEX = re.compile(r"\d{1,2}[.、)](?=\s*[^\d\s])")
