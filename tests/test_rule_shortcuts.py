@@ -78,3 +78,17 @@ def test_full_width_forms_replaced_before_nfkc_change_no_text():
     for text in ("Ａ\u0300", "（１９１９年）？", "ｶ\uff9e", "＝\u0338", "李　白，"):  # composing across the replacement
         assert unicodedata.normalize("NFKC", text.translate(_FULL_WIDTH)) == unicodedata.normalize("NFKC", text)
     assert clean("（１９１９年）？") == "(1919年)?"
+
+
+@pytest.mark.parametrize("han", ["李白", "杨利伟", "重庆", "吕布", "绿色", "欧阳修", "乐山大佛", "〇〇"])
+def test_every_option_of_a_name_is_in_the_syllable_inventory(han):
+    spelled, _ = names._read_as()
+    options = names._pinyin_options(han) or ()
+    assert all(option in spelled for choices in options for option in choices)
+    assert all(names._could_be_pinyin(form) for form in names.pinyin_forms(han))
+
+
+def test_a_key_that_is_no_run_of_syllables_skips_the_spans():
+    assert names._could_be_pinyin("libai") and names._could_be_pinyin("lyubu")
+    assert not names._could_be_pinyin("johndalton") and not names._could_be_pinyin("arnenaess")
+    assert names.find_han(clean("我认为是约翰·道尔顿"), ["johndalton", "dalton"]) is None

@@ -115,9 +115,28 @@ def _han_spans(cleaned: str):
 def find_han(cleaned: str, latin_keys) -> str | None:
     """The Chinese name in cleaned text (see _han_spans) whose pinyin_forms include one of `latin_keys` (folded
     Latin keys: libai for 李白), or None."""
-    wanted = set(latin_keys)
-    return next((span for span in _han_spans(cleaned) if _may_spell(span, wanted) and pinyin_forms(span) & wanted),
+    wanted = {k for k in latin_keys if _could_be_pinyin(k)}  # (most Latin references are no Chinese name at all)
+    return None if not wanted else next((span for span in _han_spans(cleaned) if _may_spell(span, wanted) and pinyin_forms(span) & wanted),
                 None)
+
+
+@lru_cache(maxsize=65536)
+def _could_be_pinyin(key: str) -> bool:
+    """Whether a folded key is a run of syllables that pinyin_forms may join (any reading of any character, ü
+    spelled each way): no span's forms hold a key that is not."""
+    syllables, longest = _read_as()
+    ends = {0}
+    for end in range(1, len(key) + 1):
+        if any(start in ends and key[start:end] in syllables for start in range(max(0, end - longest), end)):
+            ends.add(end)
+    return len(key) in ends
+
+
+@lru_cache(maxsize=1)
+def _read_as() -> tuple[frozenset[str], int]:
+    """(every spelling of every syllable a character's reading may give, the longest's length)."""
+    spelled = frozenset(s for r in _pinyin_tables()[3][_READ_AS] for s in _spellings(r))
+    return spelled, max(map(len, spelled))
 
 
 def _may_spell(han: str, wanted: set) -> bool:
@@ -146,8 +165,9 @@ def _spelled_by(options: tuple, key: str) -> bool:
 # pypinyin's readings, as tables of its own answers (_build_pinyin_tables), mapped from cache_dir("pinyin"): its
 # dictionaries as Python objects take about 55 MB and a call about 0.2 ms. Text the tables do not cover (a
 # character without a reading, or outside pypinyin's Chinese ranges) asks pypinyin itself.
-_PINYIN_MAGIC = b"chimdqa-pinyin-tables-1\n"
+_PINYIN_MAGIC = b"chimdqa-pinyin-tables-2\n"
 _PINYIN_TABLES = 4  # segments (phrases and their prefixes), one reading per character, all readings, syllables
+_READ_AS = "read_as"  # the syllables table's key for every toneless syllable a reading may give (_build_pinyin_tables)
 _SYLLABLE_SEPARATOR = " "
 _PREFIX = "\x00"  # the beginning of a phrase, no phrase itself
 
@@ -156,7 +176,9 @@ def _build_pinyin_tables() -> tuple[dict, ...]:
     """(every phrase of pypinyin's phrase dictionary -> its toneless reading as lazy_pinyin gives it, syllables
     joined by a space, and every shorter beginning of a phrase that is no phrase -> _PREFIX; each character with a
     reading that pypinyin reads as Chinese -> its lazy_pinyin reading; the same character -> all its readings
-    (pinyin(heteronym=True)), in pypinyin's order; "" -> every toneless syllable of its character dictionary)."""
+    (pinyin(heteronym=True)), in pypinyin's order; "" -> every toneless syllable of its character dictionary;
+    _READ_AS -> every syllable a reading of these tables or of pypinyin's own fallbacks for a character may give
+    (lazy_pinyin and pinyin(heteronym=True) of each character of its dictionary), for _could_be_pinyin)."""
     from pypinyin import Style, lazy_pinyin, pinyin
     from pypinyin.constants import PHRASES_DICT, PINYIN_DICT, RE_HANS
 
@@ -167,15 +189,18 @@ def _build_pinyin_tables() -> tuple[dict, ...]:
     for phrase in PHRASES_DICT:
         segments[phrase] = _joined(lazy_pinyin([phrase], style=Style.NORMAL))
     single, every = {}, {}
+    read_as = {s for value in segments.values() if value != _PREFIX for s in _syllables(value)}
     for code in PINYIN_DICT:
         ch = chr(code)
+        read_as.update(lazy_pinyin([ch], style=Style.NORMAL), pinyin(ch, style=Style.NORMAL, heteronym=True)[0])
         if RE_HANS.match(ch) and ch not in PHRASES_DICT:
             single[ch] = _joined(lazy_pinyin([ch], style=Style.NORMAL))
             readings = pinyin(ch, style=Style.NORMAL, heteronym=True)[0]
             if readings and all(readings):  # else _readings asks pypinyin
                 every[ch] = "\x1f".join(readings)
     syllables = {r for value in PINYIN_DICT.values() for r in value.split(",")}
-    return segments, single, every, {"": frozenset(syllables)}
+    read_as.discard("")
+    return segments, single, every, {"": frozenset(syllables), _READ_AS: frozenset(read_as)}
 
 
 def _joined(syllables: list) -> str:
