@@ -386,16 +386,17 @@ def clean(text: str) -> str:
         text = _SHARE.sub(_share, text)
     if "成" in text:  # 超过七成的选民: 70%
         text = _TENTHS.sub(lambda m: f"{_DIGITS.get(m.group(1), 10) * 10}%", text)
-    if _ASCII_LETTER.search(text):  # two -> 2 (Two — the American League and the National League)
+    if _ASCII_LETTER.search(text) and _NUMBER_WORD_HINT.search(text):  # two -> 2 (Two — the American League…)
         text = _ENGLISH_NUMBER_WORD.sub(lambda m: str(_ENGLISH_NUMBER[m.group(1)]), text)
     if _DIGIT.search(text):
         if "^" in text:  # (an exponent is always written with ^)
             text = _SCIENTIFIC.sub(_scientific, text)
         if _ASCII_LETTER.search(text):  # scale words, English dates and Latin units are all letters
-            text = _SCALE_WORD.sub(_scale_word, text)
+            text = _SCALE_WORD.sub(_scale_word, text) if _SCALE_HINT.search(text) else text
             text = _english_dates(text) if _ASCII_LETTER.search(text) else text
-            text = _LATIN_UNIT.sub(lambda m: _LATIN_UNITS[m.group(1)] if m.group(1) else _ONE_LETTER_UNITS[m.group(2)],
-                                   text)
+            if _LATIN_UNIT_HINT.search(text):
+                text = _LATIN_UNIT.sub(lambda m: _LATIN_UNITS[m.group(1)] if m.group(1) else _ONE_LETTER_UNITS[m.group(2)],
+                                       text)
     text = chinese_numerals_to_arabic(text)
     if "‰" in text:
         text = _PER_MILLE.sub(lambda m: format((Decimal(m.group(1)) / 1000).normalize(), "f"), text)
@@ -416,6 +417,11 @@ def whole_years(cleaned: str) -> str:
 
 
 _DIGIT = re.compile(r"\d")
+# What every match of _ENGLISH_NUMBER_WORD, _SCALE_WORD and _LATIN_UNIT holds: patterns that begin with a
+# lookbehind are tried at every place of a text, these plain ones skip ahead (the same texts are rewritten).
+_NUMBER_WORD_HINT = re.compile("|".join(_ENGLISH_NUMBER))
+_SCALE_HINT = re.compile(r"illion|thousand|bn")
+_LATIN_UNIT_HINT = re.compile(r"\d\s*[a-z°]")
 _ASCII_LETTER = re.compile(r"[a-z]")
 _NAMED_MONTHS = {"正月": "1月", "冬月": "11月", "腊月": "12月"}
 _NAMED_MONTH = re.compile(r"(?<![真修改纠公端方刚严])(正月|冬月|腊月)(?=初|[一二三四五六七八九十廿]|\d)")
