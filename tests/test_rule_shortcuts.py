@@ -92,3 +92,12 @@ def test_a_key_that_is_no_run_of_syllables_skips_the_spans():
     assert names._could_be_pinyin("libai") and names._could_be_pinyin("lyubu")
     assert not names._could_be_pinyin("johndalton") and not names._could_be_pinyin("arnenaess")
     assert names.find_han(clean("我认为是约翰·道尔顿"), ["johndalton", "dalton"]) is None
+
+
+def test_the_answer_memos_are_emptied_with_the_answer_caches():
+    # a benchmark that empties the answer caches between runs measures answers read afresh (bench_factual.py)
+    from chimdqa_eval.factual.judge_rule import clear_answer_caches, judge_answer
+    judge_answer("作者是李白，写于公元750年。", "Li Bai", "这首诗的作者是谁？")
+    assert clean.cache_info().currsize and key.cache_info().currsize
+    clear_answer_caches()
+    assert clean.cache_info().currsize == key.cache_info().currsize == names._pinyin_options.cache_info().currsize == 0
