@@ -538,11 +538,10 @@ def _latin_word_skeleton(latin: str) -> tuple[int, ...]:
     return _latin_skeleton(fold(latin.lower()))
 
 
-def _most_alike(han: str, latin: str) -> float:
-    """An upper bound of sound_similarity(han, latin) from the skeletons' lengths alone: _alike's longest common
-    subsequence is at most the shorter skeleton (and a short skeleton counts only whole)."""
-    short, total = len(_pinyin_skeleton(han)), len(_latin_word_skeleton(latin))
-    short, total = min(short, total), short + total
+def _most_alike(han_length: int, latin_length: int) -> float:
+    """An upper bound of sound_similarity between skeletons of these lengths (a name's and a Latin word's):
+    _alike's longest common subsequence is at most the shorter skeleton (and a short skeleton counts only whole)."""
+    short, total = min(han_length, latin_length), han_length + latin_length
     if not short:
         return 0.0
     return 2 * short / total if short >= SHORT_SKELETON or 2 * short == total else 0.0
@@ -574,8 +573,9 @@ def latin_sound_match(han_names, cleaned: str, transliterated: bool) -> float:
     language: it was in the united states) left out (the author is bertrand russell: bertrand, russell,
     bertrandrussell). Unless the reference is `transliterated` (a foreign name with ·), a run spelled wholly in
     pinyin syllables (zhang wei) is another Chinese name, not a sound-alike."""
-    best = 0.0
+    best, lengths = 0.0, None
     for group in latin_groups(cleaned):
+        lengths = lengths or [(h, len(_pinyin_skeleton(h))) for h in han_names]
         words = [folded for _, folded in group]
         skipped = _cldr_words(tuple(words)) | {i for i, w in enumerate(words) if w in _FUNCTION_WORDS}
         for i in range(len(words)):
@@ -585,7 +585,8 @@ def latin_sound_match(han_names, cleaned: str, transliterated: bool) -> float:
                     break
                 run += words[j]
                 if transliterated or not is_pinyin(run):  # (a name that cannot beat the best is not compared)
-                    best = max([best, *(sound_similarity(h, run) for h in han_names if _most_alike(h, run) > best)])
+                    length = len(_latin_word_skeleton(run))
+                    best = max([best, *(sound_similarity(h, run) for h, n in lengths if _most_alike(n, length) > best)])
     return best
 
 
@@ -638,5 +639,6 @@ def _covers(han: str, latin: str) -> bool:
 def chinese_sound_match(latin_keys, cleaned: str) -> float:
     """The best sound_similarity between any of `latin_keys` (folded) and a Chinese name in cleaned text (see
     _han_spans) that says most of it (LATIN_COVERED)."""
-    return max((s for h in _han_spans(cleaned) for latin in latin_keys if _most_alike(h, latin) >= SOUND_ALIKE
+    return max((s for h in _han_spans(cleaned) for latin in latin_keys
+                if _most_alike(len(_pinyin_skeleton(h)), len(_latin_word_skeleton(latin))) >= SOUND_ALIKE
                 for s in (sound_similarity(h, latin),) if s >= SOUND_ALIKE and _covers(h, latin)), default=0.0)
