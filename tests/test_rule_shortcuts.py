@@ -23,7 +23,7 @@ def test_a_key_is_the_text_without_what_is_no_word_character():
     assert key("李白_（701年）") == "李白701年"
 
 
-def test_a_number_built_with_its_own_init_is_a_frozen_dataclass_with_the_fields_defaults():
+def test_a_number_is_a_frozen_dataclass_with_the_fields_defaults():
     n = Number(Decimal(5), Decimal(1))
     defaults = {f.name: f.default for f in fields(Number) if f.name not in ("value", "step")}
     assert {name: getattr(n, name) for name in defaults} == defaults
