@@ -436,7 +436,10 @@ def key(cleaned: str) -> str:
     return cleaned if cleaned.isalnum() else _NOT_KEY.sub("", cleaned)
 
 
-@dataclass(frozen=True)
+_ONE = Decimal(1)
+
+
+@dataclass(frozen=True, init=False)  # its own __init__, below
 class Number:
     value: Decimal
     step: Decimal      # the unit of the last written digit: 3518.17 -> 0.01, 1.2万 -> 1000
@@ -452,6 +455,16 @@ class Number:
     factor: Decimal = Decimal(1)  # its unit's factor to the canonical unit (公里 -> 1000 米)
     converted: bool = False  # from an imperial unit, °F or kelvin
     era: bool = False       # written as a year of the common era (公元750年, 公元前221年)
+
+    def __init__(self, value, step, kind="exact", unit=None, scale=_ONE, loose=_ONE, high=None, start=0,
+                 ordinal=False, unknown_unit="", counter="", factor=_ONE, converted=False, era=False):
+        # the fields and their defaults above, set at once: a frozen dataclass's own __init__ sets each through
+        # object.__setattr__ (4.6 µs a number, 1.4 µs so). The instance's attributes then live in a dict of its
+        # own, which makes a read a little dearer; numbers are built (replace() included) often enough that the
+        # whole still runs fewer instructions (callgrind, two runs each: 2,877-2,886M against 2,945-2,947M)
+        self.__dict__.update(value=value, step=step, kind=kind, unit=unit, scale=scale, loose=loose, high=high,
+                             start=start, ordinal=ordinal, unknown_unit=unknown_unit, counter=counter, factor=factor,
+                             converted=converted, era=era)
 
     def same_unit(self, other: "Number") -> bool:
         return self.unit is None or other.unit is None or self.unit == other.unit
