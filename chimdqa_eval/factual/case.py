@@ -24,8 +24,9 @@ class cached_property:  # noqa: N801 - functools.cached_property without its loc
     def __get__(self, obj, cls=None):
         if obj is None:
             return self
-        value = obj.__dict__[self.name] = self.fn(obj)
-        return value
+        value = self.fn(obj)
+        setattr(obj, self.name, value)  # not obj.__dict__[…]: that turns the instance's inline attribute values
+        return value                    # into a dict of its own, and every later read of a Case gets slower
 
 
 class Case:

@@ -115,8 +115,49 @@ def _han_spans(cleaned: str):
 def find_han(cleaned: str, latin_keys) -> str | None:
     """The Chinese name in cleaned text (see _han_spans) whose pinyin_forms include one of `latin_keys` (folded
     Latin keys: libai for 李白), or None."""
-    wanted = set(latin_keys)
-    return next((span for span in _han_spans(cleaned) if pinyin_forms(span) & wanted), None)
+    wanted = {k for k in latin_keys if _could_be_pinyin(k)}  # (most Latin references are no Chinese name at all)
+    return None if not wanted else next((span for span in _han_spans(cleaned) if _may_spell(span, wanted) and pinyin_forms(span) & wanted),
+                None)
+
+
+@lru_cache(maxsize=65536)
+def _could_be_pinyin(key: str) -> bool:
+    """Whether a folded key is a run of syllables that pinyin_forms may join (any reading of any character, ü
+    spelled each way): no span's forms hold a key that is not."""
+    syllables, longest = _read_as()
+    ends = {0}
+    for end in range(1, len(key) + 1):
+        if any(start in ends and key[start:end] in syllables for start in range(max(0, end - longest), end)):
+            ends.add(end)
+    return len(key) in ends
+
+
+@lru_cache(maxsize=1)
+def _read_as() -> tuple[frozenset[str], int]:
+    """(every spelling of every syllable a character's reading may give, the longest's length)."""
+    spelled = frozenset(s for r in _pinyin_tables()[3][_READ_AS] for s in _spellings(r))
+    return spelled, max(map(len, spelled))
+
+
+def _may_spell(han: str, wanted: set) -> bool:
+    """Whether a key of `wanted` is one of each character's pinyin options in a row (in the orders pinyin_forms
+    joins them): true for every key among pinyin_forms(han), so a span for which it is false is passed over without
+    joining its up to MAX_READINGS combinations (an answer has some thirty spans)."""
+    options = _pinyin_options(han)
+    if options is None:
+        return False
+    orders = [options] + ([options[k:] + options[:k] for k in (1, 2) if k < len(han)] if len(han) <= 4 else [])
+    return any(_spelled_by(order, key) for order in orders for key in wanted)
+
+
+def _spelled_by(options: tuple, key: str) -> bool:
+    """`key` is one option of each of `options` joined, in order."""
+    ends = {0}
+    for choices in options:
+        ends = {end + len(s) for end in ends for s in choices if key.startswith(s, end)}
+        if not ends:
+            return False
+    return len(key) in ends
 
 
 # --- pinyin -----------------------------------------------------------------------------------------------------
@@ -124,8 +165,9 @@ def find_han(cleaned: str, latin_keys) -> str | None:
 # pypinyin's readings, as tables of its own answers (_build_pinyin_tables), mapped from cache_dir("pinyin"): its
 # dictionaries as Python objects take about 55 MB and a call about 0.2 ms. Text the tables do not cover (a
 # character without a reading, or outside pypinyin's Chinese ranges) asks pypinyin itself.
-_PINYIN_MAGIC = b"chimdqa-pinyin-tables-1\n"
+_PINYIN_MAGIC = b"chimdqa-pinyin-tables-2\n"
 _PINYIN_TABLES = 4  # segments (phrases and their prefixes), one reading per character, all readings, syllables
+_READ_AS = "read_as"  # the syllables table's key for every toneless syllable a reading may give (_build_pinyin_tables)
 _SYLLABLE_SEPARATOR = " "
 _PREFIX = "\x00"  # the beginning of a phrase, no phrase itself
 
@@ -134,7 +176,9 @@ def _build_pinyin_tables() -> tuple[dict, ...]:
     """(every phrase of pypinyin's phrase dictionary -> its toneless reading as lazy_pinyin gives it, syllables
     joined by a space, and every shorter beginning of a phrase that is no phrase -> _PREFIX; each character with a
     reading that pypinyin reads as Chinese -> its lazy_pinyin reading; the same character -> all its readings
-    (pinyin(heteronym=True)), in pypinyin's order; "" -> every toneless syllable of its character dictionary)."""
+    (pinyin(heteronym=True)), in pypinyin's order; "" -> every toneless syllable of its character dictionary;
+    _READ_AS -> every syllable a reading of these tables or of pypinyin's own fallbacks for a character may give
+    (lazy_pinyin and pinyin(heteronym=True) of each character of its dictionary), for _could_be_pinyin)."""
     from pypinyin import Style, lazy_pinyin, pinyin
     from pypinyin.constants import PHRASES_DICT, PINYIN_DICT, RE_HANS
 
@@ -145,15 +189,18 @@ def _build_pinyin_tables() -> tuple[dict, ...]:
     for phrase in PHRASES_DICT:
         segments[phrase] = _joined(lazy_pinyin([phrase], style=Style.NORMAL))
     single, every = {}, {}
+    read_as = {s for value in segments.values() if value != _PREFIX for s in _syllables(value)}
     for code in PINYIN_DICT:
         ch = chr(code)
+        read_as.update(lazy_pinyin([ch], style=Style.NORMAL), pinyin(ch, style=Style.NORMAL, heteronym=True)[0])
         if RE_HANS.match(ch) and ch not in PHRASES_DICT:
             single[ch] = _joined(lazy_pinyin([ch], style=Style.NORMAL))
             readings = pinyin(ch, style=Style.NORMAL, heteronym=True)[0]
             if readings and all(readings):  # else _readings asks pypinyin
                 every[ch] = "\x1f".join(readings)
     syllables = {r for value in PINYIN_DICT.values() for r in value.split(",")}
-    return segments, single, every, {"": frozenset(syllables)}
+    read_as.discard("")
+    return segments, single, every, {"": frozenset(syllables), _READ_AS: frozenset(read_as)}
 
 
 def _joined(syllables: list) -> str:
@@ -231,18 +278,32 @@ def _spellings(syllable: str) -> tuple[str, ...]:
     return (syllable, syllable.replace("v", "u"), syllable.replace("v", "yu")) if "v" in syllable else (syllable,)
 
 
+@lru_cache(maxsize=4096)  # a few syllables each: the spans of recent answers, the references' own
+def _pinyin_options(han: str) -> tuple[tuple[str, ...], ...] | None:
+    """Each character's romanizations for pinyin_forms (its phrase reading first, then its other readings, ü
+    spelled each way), or None when the name has none (see pinyin_forms)."""
+    if not (MIN_PINYIN_CHARACTERS <= len(han) <= MAX_PINYIN_CHARACTERS and _HAN.fullmatch(han)):
+        return None
+    options = tuple(map(_character_options, _lazy_pinyin(han), han))
+    return None if None in options else options
+
+
+@lru_cache(maxsize=16384)  # (reading, character): the same few thousand come back in span after span
+def _character_options(reading: str, ch: str) -> tuple[str, ...] | None:
+    """A character's romanizations: its reading in the name first, then its other readings, each ü spelled every
+    way; None when one of them is not all ASCII letters."""
+    options = tuple(dict.fromkeys(s for r in (reading, *_readings(ch)) for s in _spellings(r)))
+    return options if all(s.isascii() and s.isalpha() for s in options) else None
+
+
 @lru_cache(maxsize=1024)  # up to 768 forms each: the spans of recent answers, the references' own
 def pinyin_forms(han: str) -> frozenset[str]:
     """The folded keys a Chinese name may be romanized as: its pinyin with any heteronym reading of each
     character (the phrase reading first: 重庆 chongqing), and for a name of up to four characters the given name
     first (liweiyang for 杨利伟; both splits, for two-character surnames). Empty for text that is not all Chinese
     characters or has fewer than MIN_PINYIN_CHARACTERS."""
-    if not (MIN_PINYIN_CHARACTERS <= len(han) <= MAX_PINYIN_CHARACTERS and _HAN.fullmatch(han)):
-        return frozenset()
-    phrase = _lazy_pinyin(han)
-    options = [tuple(dict.fromkeys(s for r in (p, *_readings(ch)) for s in _spellings(r)))
-               for p, ch in zip(phrase, han)]
-    if not all(s.isascii() and s.isalpha() for opts in options for s in opts):
+    options = _pinyin_options(han)
+    if options is None:
         return frozenset()
     forms = set()
     for combo in itertools.islice(itertools.product(*options), MAX_READINGS):
@@ -408,14 +469,18 @@ _VOWELS = frozenset("aeiou")
 _LATIN_SKELETON_RE1 = re.compile(r"(.)\1")
 
 
+_CLASS_LETTERS = "VLBDKSFMN"
+
+
 @lru_cache(maxsize=None)
-def _classes(letters: str) -> frozenset[str]:
-    """The set of a skeleton element's classes, one shared object per set (a few dozen in all)."""
-    return frozenset(letters)
+def _classes(letters: str) -> int:
+    """The set of a skeleton element's classes as bits of _CLASS_LETTERS (an int: two elements share a class when
+    their & is not 0, without building a set as frozensets did in _alike's inner loop)."""
+    return sum(1 << _CLASS_LETTERS.index(c) for c in set(letters))
 
 
 @lru_cache(maxsize=65536)
-def _latin_skeleton(word: str) -> tuple[frozenset[str], ...]:
+def _latin_skeleton(word: str) -> tuple[int, ...]:
     """The consonant classes of a folded, lower-case Latin name, each the set of classes it may be (x: K then
     S)."""
     word = _LATIN_SKELETON_RE1.sub(r"\1", word)
@@ -427,7 +492,7 @@ _PINYIN_SKELETON_RE1 = re.compile(r"hu[aeio]")
 
 
 @lru_cache(maxsize=65536)
-def _pinyin_skeleton(han: str) -> tuple[frozenset[str], ...]:
+def _pinyin_skeleton(han: str) -> tuple[int, ...]:
     """The consonant classes of a Chinese name's pinyin: each syllable's initial, and N or L for its final n / ng
     or er (尼尔: N L)."""
     syllables = _lazy_pinyin(han)
@@ -450,9 +515,11 @@ def _alike(a, b) -> float:
         return 0.0
     row = [0] * (len(b) + 1)
     for x in a:
-        prev_diag, row[0] = 0, 0
+        diagonal = left = 0  # row[j - 1] and row[j] of the previous x; left: row[j - 1] of this one
         for j, y in enumerate(b, 1):
-            prev_diag, row[j] = row[j], (prev_diag + 1 if x & y else max(row[j], row[j - 1]))
+            above = row[j]
+            left = row[j] = diagonal + 1 if x & y else above if above > left else left
+            diagonal = above
     ratio = 2 * row[-1] / (len(a) + len(b))
     return ratio if ratio == 1 or min(len(a), len(b)) >= SHORT_SKELETON else 0.0
 
@@ -460,9 +527,24 @@ def _alike(a, b) -> float:
 def sound_similarity(han: str, latin: str) -> float:
     """How alike a Chinese transliteration (阿姆斯特朗) and a Latin name (armstrong) sound, 0..1: how much of
     their consonant skeletons line up, times OTHER_ONSET when they do not start alike (牛顿, einstein)."""
-    a, b = _pinyin_skeleton(han), _latin_skeleton(fold(latin.lower()))
+    a, b = _pinyin_skeleton(han), _latin_word_skeleton(latin)
     alike = _alike(a, b)
     return alike if alike == 0 or a[0] & b[0] else alike * OTHER_ONSET
+
+
+@lru_cache(maxsize=65536)
+def _latin_word_skeleton(latin: str) -> tuple[int, ...]:
+    """_latin_skeleton of a Latin name as written (a reference's key is compared with every span of an answer)."""
+    return _latin_skeleton(fold(latin.lower()))
+
+
+def _most_alike(han_length: int, latin_length: int) -> float:
+    """An upper bound of sound_similarity between skeletons of these lengths (a name's and a Latin word's):
+    _alike's longest common subsequence is at most the shorter skeleton (and a short skeleton counts only whole)."""
+    short, total = min(han_length, latin_length), han_length + latin_length
+    if not short:
+        return 0.0
+    return 2 * short / total if short >= SHORT_SKELETON or 2 * short == total else 0.0
 
 
 _SOUND_ALIKE_RE1 = re.compile(r"[a-z]")
@@ -491,8 +573,9 @@ def latin_sound_match(han_names, cleaned: str, transliterated: bool) -> float:
     language: it was in the united states) left out (the author is bertrand russell: bertrand, russell,
     bertrandrussell). Unless the reference is `transliterated` (a foreign name with ·), a run spelled wholly in
     pinyin syllables (zhang wei) is another Chinese name, not a sound-alike."""
-    best = 0.0
+    best, lengths = 0.0, None
     for group in latin_groups(cleaned):
+        lengths = lengths or [(h, len(_pinyin_skeleton(h))) for h in han_names]
         words = [folded for _, folded in group]
         skipped = _cldr_words(tuple(words)) | {i for i, w in enumerate(words) if w in _FUNCTION_WORDS}
         for i in range(len(words)):
@@ -501,24 +584,30 @@ def latin_sound_match(han_names, cleaned: str, transliterated: bool) -> float:
                 if j in skipped:
                     break
                 run += words[j]
-                if transliterated or not is_pinyin(run):
-                    best = max([best, *(sound_similarity(h, run) for h in han_names)])
+                if transliterated or not is_pinyin(run):  # (a name that cannot beat the best is not compared)
+                    length = len(_latin_word_skeleton(run))
+                    best = max([best, *(sound_similarity(h, run) for h, n in lengths if _most_alike(n, length) > best)])
     return best
 
 
 def _cldr_words(words: tuple[str, ...]) -> set[int]:
     """The positions of words that spell a Latin CLDR name of more than CODE_LETTERS letters (united states)."""
-    known, out = _all_latin_names(), set()
-    longest = max(map(len, known))
+    known, beginnings, out = _all_latin_names(), _latin_name_beginnings(), set()
     for i in range(len(words)):
         run = ""
         for j in range(i, len(words)):
             run += words[j]
-            if len(run) > longest:
+            if run not in beginnings:  # no name goes on from here
                 break
             if run in known:
                 out.update(range(i, j + 1))
     return out
+
+
+@lru_cache(maxsize=1)
+def _latin_name_beginnings() -> frozenset[str]:
+    """Every beginning of a Latin CLDR name of _all_latin_names, "" too (some six thousand)."""
+    return frozenset(name[:end] for name in _all_latin_names() for end in range(len(name) + 1))
 
 
 @lru_cache(maxsize=1)
@@ -543,7 +632,7 @@ def is_pinyin(word: str) -> bool:
 
 def _covers(han: str, latin: str) -> bool:
     """The Chinese name's skeleton lines up with at least LATIN_COVERED of the Latin name's."""
-    a, b = _pinyin_skeleton(han), _latin_skeleton(fold(latin.lower()))
+    a, b = _pinyin_skeleton(han), _latin_word_skeleton(latin)
     return bool(b) and _alike(a, b) * (len(a) + len(b)) / 2 >= LATIN_COVERED * len(b)
 
 
@@ -551,4 +640,5 @@ def chinese_sound_match(latin_keys, cleaned: str) -> float:
     """The best sound_similarity between any of `latin_keys` (folded) and a Chinese name in cleaned text (see
     _han_spans) that says most of it (LATIN_COVERED)."""
     return max((s for h in _han_spans(cleaned) for latin in latin_keys
+                if _most_alike(len(_pinyin_skeleton(h)), len(_latin_word_skeleton(latin))) >= SOUND_ALIKE
                 for s in (sound_similarity(h, latin),) if s >= SOUND_ALIKE and _covers(h, latin)), default=0.0)
