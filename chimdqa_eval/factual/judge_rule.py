@@ -184,12 +184,13 @@ def grade_answers(predictions, references, questions=None) -> list[str]:
 def clear_answer_caches() -> None:
     """Forget what was worked out for earlier answers only; what the references and questions say stays known (a
     leaderboard grades every submission against the same references and questions)."""
-    for cached in (_refusal, rules._find_numbers, _word_bigrams, rules.clean, rules.key, names._pinyin_options):
+    for cached in (_refusal, rules._find_numbers, _word_bigrams, rules.clean, rules.key, names._pinyin_options,
+                   names._latin_word_skeleton):
         cached.cache_clear()
 
 
 def clear_caches() -> None:
     """Forget what was worked out for earlier answers and references (a benchmark measures a cold run)."""
     clear_answer_caches()
-    for cached in (parse_reference, reference_readings, _unreadable, _read_question):
+    for cached in (parse_reference, reference_readings, _unreadable, _read_question, names._could_be_pinyin):
         cached.cache_clear()

@@ -90,9 +90,10 @@ _ENGLISH_AFTER_NUMBER = frozenset("and or the in to by of at a s as for with whe
                                   "than if has had have be been".split())
 _UNKNOWN_UNIT = re.compile(r"[^\W\d的是在为了和与或及,。吧呢啊吗呀啦哦嘛]{1,4}")
 # 2小时08分36秒, 1分15秒: one duration, in seconds.
-# (?=\s*\d): every match with a part starts so; without it the pattern, all of it optional, matched the empty string
-# at every place of a text, and _durations looked at each of those matches.
-_DURATION = re.compile(r"(?=\s*\d)(?:(?<![\d.])(?:(\d+)\s*个?(?:小时|钟头))?\s*(?:(\d+)\s*分(多)?钟?)?\s*"
+# (?=[\d\s]): every match with a part starts with a digit or a space; without it the pattern, all of it optional,
+# matched the empty string at every place of a text, and _durations looked at each of those matches. (Not
+# (?=\s*\d): that looks over a whole run of spaces from each of its places, quadratic in the run's length.)
+_DURATION = re.compile(r"(?=[\d\s])(?:(?<![\d.])(?:(\d+)\s*个?(?:小时|钟头))?\s*(?:(\d+)\s*分(多)?钟?)?\s*"
                        r"(?:(\d+(?:\.\d+)?)\s*秒)?|(?<![\d:])(\d{1,2}):(\d{2}):(\d{2}(?:\.\d+)?)(?![\d:]))")
 
 _APPROX_BEFORE = re.compile(r"((?:大约|大概|差不多|估计|估算)(?:是|为|在|有)?|约为|约有|约|将近|接近|近|左右为)\s*$")
