@@ -958,6 +958,7 @@ class _Progress:
         self.shown = (self.answered, self.failed)
 
 
+_COLLECT_FOR = 0.01  # seconds the collecting thread lets answers gather between two cache writes
 _KEYS_A_QUERY = 500  # keys looked up by one SQL query (SQLite allows 999 parameters at least)
 
 
@@ -995,9 +996,15 @@ class ChatCache:
         return found
 
     def put(self, model: str, settings: str, key: str, record: dict) -> None:
+        self.put_many(model, settings, [(key, record)])
+
+    def put_many(self, model: str, settings: str, records) -> None:
+        """Store (key, record) pairs in one transaction."""
+        rows = [(model, settings, key, json.dumps(record, ensure_ascii=False)) for key, record in records]
+        if not rows:
+            return
         with self._lock:
-            self._db.execute("INSERT OR REPLACE INTO completions VALUES (?, ?, ?, ?)",
-                             (model, settings, key, json.dumps(record, ensure_ascii=False)))
+            self._db.executemany("INSERT OR REPLACE INTO completions VALUES (?, ?, ?, ?)", rows)
             self._db.commit()
 
     def close(self) -> None:
@@ -1202,6 +1209,10 @@ class ChatClient:
                     if error is not None:
                         raise error  # once the answers above are kept
                 progress.report()
+                if left:
+                    # Let a few more answers come before the next write: one transaction and one wake-up of this
+                    # thread for several answers, not a commit and a turn of the interpreter lock per answer.
+                    stop.wait(_COLLECT_FOR)
         finally:
             stop.set()  # no new request; those in flight end (each by its deadline)
             for thread in threads:
@@ -1215,14 +1226,14 @@ class ChatClient:
         return results
 
     def _keep(self, done: list, results: dict, progress: "_Progress") -> None:
-        """Cache each answer of `done` ((request, outcome or None, error) triples) and count it. Written at once,
-        from the thread that runs _ask_all only, so a killed run loses nothing it was told."""
-        for request, outcome, _ in done:
-            if outcome is None:
-                continue
-            if outcome.ok:
-                self.cache.put(self.model, self._settings, request.key,
-                               {"text": outcome.raw, "logprobs": outcome.logprobs, "usage": outcome.usage})
+        """Cache the answers of `done` ((request, outcome or None, error) triples) in one transaction, then count
+        them: from the thread that runs _ask_all only, and counted once written, so a killed run loses nothing
+        it was told (at most the last _COLLECT_FOR seconds of answers, never counted, are asked again)."""
+        answered = [(request, outcome) for request, outcome, _ in done if outcome is not None]
+        self.cache.put_many(self.model, self._settings, [
+            (request.key, {"text": outcome.raw, "logprobs": outcome.logprobs, "usage": outcome.usage})
+            for request, outcome in answered if outcome.ok])
+        for request, outcome in answered:
             results[request.key] = outcome
             progress.count(outcome.ok)
 
