@@ -1209,9 +1209,10 @@ class ChatClient:
                     if error is not None:
                         raise error  # once the answers above are kept
                 progress.report()
-                if left:
+                if left > len(threads):
                     # Let a few more answers come before the next write: one transaction and one wake-up of this
-                    # thread for several answers, not a commit and a turn of the interpreter lock per answer.
+                    # thread for several answers, not a commit and a turn of the interpreter lock per answer (not
+                    # in the last round, whose answers end the run).
                     stop.wait(_COLLECT_FOR)
         finally:
             stop.set()  # no new request; those in flight end (each by its deadline)
