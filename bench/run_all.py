@@ -42,6 +42,10 @@ BENCHMARKS = {
                "rule judge grades/s; LLM judge vs the ideal rate"),
     "generation": ("bench_generate.py", [], ["--requests", "48", "--docs", "2", "--pages", "10"],
                    "generation vs an endpoint's ideal rate; BM25 indexing"),
+    "generation at size": ("bench_generate.py",
+                           ["--requests", "6068", "--docs", "1", "--pages", "2", "--queries", "10"],
+                           ["--requests", "96", "--docs", "1", "--pages", "2", "--queries", "10"],
+                           "generation over 6,068 requests (ChiMDQA's size) vs an endpoint's ideal rate"),
     "evaluate at scale": ("bench_evaluate.py", [], ["--sizes", "300", "600"],
                           "chimdqa evaluate at 6k / 30k / 100k items: time and peak memory"),
 }
