@@ -5,10 +5,10 @@
 - API backend: answers/s through the generation backend against a chat endpoint on 127.0.0.1 (in its own process)
   with injected latency, against the ideal concurrency / latency; goal >= 95% of the ideal at concurrency 16 and
   50 ms. The endpoint is bench/event_server.py, one asyncio event loop as model servers answer (uvicorn behind
-  vLLM / SGLang); the same run then repeats against tests/chat_server.py (a thread per connection, ~0.4 ms of
-  CPU a request on the same two cores: no client reaches 95% against it here), and sends the same requests from
-  a bare keep-alive client (16 threads, http.client, no retries, cache or checks) against the event-loop
-  endpoint: what the machine allows at that moment, the reference side. The client's CPU time a request and the
+  vLLM / SGLang); the same run then repeats against tests/chat_server.py (a thread per connection, 0.4-0.8 ms of
+  CPU a request on the same two cores: a second line), and sends the same requests from a bare keep-alive client
+  (16 threads, http.client, no retries, cache or checks) against the event-loop endpoint: what the machine allows
+  at that moment, the reference side. The client's CPU time a request and the
   machine's load are printed with each: on a loaded machine the ratio measures the load. Then where each
   request's cycle goes: the server's own time (last request byte to reply; over the latency when the machine is
   loaded) and the turnaround from a reply to the next request on its connection. Then the same answers again
@@ -106,7 +106,8 @@ def bare_client(api_base: str, bodies: list, concurrency: int) -> None:
             except queue.Empty:
                 break
             connection.request("POST", parts.path + "/chat/completions", body, {"Content-Type": "application/json"})
-            connection.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_QUICKACK, 1)
+            if hasattr(socket, "TCP_QUICKACK"):  # (Linux's; see llm._QUICKACK)
+                connection.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_QUICKACK, 1)
             json.loads(connection.getresponse().read())
         connection.close()
 

@@ -2,8 +2,8 @@
 
 What it measures: how close a client comes to an endpoint's ideal rate (concurrency / latency). The tests' server
 (tests/chat_server.py, Python's http.server: a thread per connection, a reply written as head and body apart, a
-`time.sleep` per request) spends ~0.4 ms of CPU a request and wakes a thread per request, on the same two cores as
-the client: against it no client, however lean, reaches more than ~92-94% of the ideal here. Model servers answer
+`time.sleep` per request) spends 0.4-0.8 ms of CPU a request and wakes a thread per request, on the same two cores
+as the client, and its replies come later than its latency the more the machine is loaded. Model servers answer
 from an event loop (vLLM and SGLang behind uvicorn); this one does too: every connection is read by one loop, a
 request is answered `latency` seconds after its last byte arrived (a timer, not a sleeping thread), head and body
 in one write. It parses only what a benchmark client sends (a request line, headers, a Content-Length body) and
