@@ -144,11 +144,12 @@ def _prompts(n: int) -> list:
     return prompts
 
 
-def _start(target, *args):
-    """A server process (spawned: it shares nothing with this interpreter) and its API base."""
+def _start(target, latency: float, *shared):
+    """A server process (spawned: it shares nothing with this interpreter) and its API base: `target(latency,
+    address, stop, *shared)`."""
     context = multiprocessing.get_context("spawn")
     address, stop = context.Queue(), context.Event()
-    server = context.Process(target=target, args=(*args[:1], address, stop, *args[1:]), daemon=True)
+    server = context.Process(target=target, args=(latency, address, stop, *shared), daemon=True)
     server.start()
     return server, stop, address.get(timeout=60)
 

@@ -829,7 +829,7 @@ def _read_body(response, limit: int, refuse: bool) -> bytes:
     error's detail). The bytes are read raw (httpx's iter_bytes would inflate each chunk whole: a 64 kB chunk
     of a gzip bomb is 64 MB) and inflated here INFLATE_STEP at a time; the compressed bytes count too."""
     declared = response.headers.get("Content-Length", "")
-    if refuse and declared.isascii() and declared.isdigit() and len(declared) <= 20 and int(declared) > limit:
+    if refuse and _LENGTH.fullmatch(declared) and int(declared) > limit:
         raise _Rejected(f"the reply announces {int(declared):,} bytes, more than the {limit:,} bytes read "
                         "(MAX_REPLY_BYTES)")
     encoding = response.headers.get("Content-Encoding", "").strip().lower()
