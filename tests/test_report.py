@@ -273,6 +273,9 @@ def test_with_and_without_rag_plot(two_runs):
     drawn = ElementTree.fromstring(base64.b64decode(figures["Without vs with RAG (Figures 3-4)"].split(",", 1)[1]))
     texts = [t.text for t in drawn.iter("{http://www.w3.org/2000/svg}text")]
     assert name in texts and "without RAG" in texts and "with RAG" in texts  # the model's bars, the legend
+    # one model: each condition's bars are one run, drawn in that run's colour in the other plots
+    colours = _colours_by_model(figures.values())
+    assert colours["without RAG"] == colours[name] != colours["with RAG"] == colours[f"{name} (RAG)"]
     assert "Without vs with RAG (Figures 3-4)" not in [c for c, _ in html.plots([a, b])]
 
 
@@ -558,6 +561,91 @@ def test_a_reliability_bin_without_an_accuracy_has_no_bar():
     chart = svg.Chart([svg.Panel("reliability", "r", bins=[(0, 50, None, 3), (50, 100, 40.0, 2)])])
     texts = [t.text for t in ElementTree.fromstring(svg.svg(chart)).iter("{http://www.w3.org/2000/svg}text")]
     assert [t for t in texts if t.startswith("n=")] == ["n=2"]
+
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def _marks(data_uri: str) -> list[tuple[str, str, float, float]]:
+    """(tooltip, fill, x, y) of every mark of a plot that has a tooltip (bars, line and radar markers)."""
+    drawn = ElementTree.fromstring(base64.b64decode(data_uri.split(",", 1)[1]))
+    out = []
+    for mark in drawn.iter():
+        title = mark.find(SVG + "title")
+        if title is not None:
+            x = float(mark.get("x") or mark.get("cx") or mark.get("points").split()[0].split(",")[0])
+            y = float(mark.get("y") or mark.get("cy") or mark.get("points").split()[1].split(",")[1])
+            out.append((title.text, mark.get("fill"), x, y))
+    return out
+
+
+def _colours_by_model(figures) -> dict[str, set]:
+    """Each model's colours over all the plots (a tooltip is "model: value" or "model, label: value")."""
+    colours: dict = {}
+    for uri in figures:
+        for tooltip, fill, _, _ in _marks(uri):
+            colours.setdefault(tooltip.rsplit(": ", 1)[0].split(", ")[0], set()).add(fill)
+    return colours
+
+
+def test_a_result_keeps_its_colour_in_every_plot_of_a_page(two_runs):
+    """model-c has no factual scores: the factual plots leave it out, and model-b is their second series but the
+    page's third result; it keeps the third colour there as in the open-ended plots."""
+    from chimdqa_eval.report import html
+
+    _, a, b = two_runs
+    c = dict(b, model=dict(b["model"], model="model-c"), metrics={"open_ended": b["metrics"]["open_ended"]})
+    figures = html.plots([a, c, b])
+    captions = [caption for caption, _ in figures]
+    assert captions[0] == "Factual F1 per domain (Table 4)" and len(figures) == 4
+    assert {t.split(":")[0] for t, *_ in _marks(figures[0][1])} == {"model-a", "model-b"}  # c left out
+    assert _colours_by_model(uri for _, uri in figures) == {
+        "model-a": {svg.COLOURS[0]}, "model-c": {svg.COLOURS[1]}, "model-b": {svg.COLOURS[2]}}
+
+
+def test_a_model_keeps_its_colour_across_the_boards_groups(two_runs, finance_rag_run):
+    """model-a is second in the `all` group (model-b ranks first) and alone in the finance group: the same
+    colour in both groups' plots."""
+    _, a, b = two_runs
+    _, fin = finance_rag_run
+    fin = dict(fin, model=dict(fin["model"], rag=False))  # labelled "model-a", as in the other group
+    page = leaderboard.to_html([a, b, fin], "board")
+    figures = ["data:," + uri for uri in re.findall(r'src="data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)"', page)]
+    assert _colours_by_model(figures) == {"model-b": {svg.COLOURS[0]}, "model-a": {svg.COLOURS[1]}}
+
+
+def test_equal_scores_stay_visible_in_the_length_and_position_plot(two_runs):
+    """A second run with the same scores as model-a: its markers sit beside model-a's, at the same heights and
+    with the same values in their tooltips, never on top of them."""
+    from chimdqa_eval.report import html
+
+    _, a, _ = two_runs
+    twin = dict(a, model=dict(a["model"], model="twin"))
+    marks = _marks(html.image_data_uri(html.document_plot([a, twin], None)))
+    mine = [(t.removeprefix("model-a"), x, y) for t, _, x, y in marks if t.startswith("model-a,")]
+    theirs = [(t.removeprefix("twin"), x, y) for t, _, x, y in marks if t.startswith("twin,")]
+    assert len(mine) == len(theirs) >= 3  # the sample has values in a length bucket and two position bins
+    for (tip, x, y), (twin_tip, twin_x, twin_y) in zip(mine, theirs):
+        assert tip == twin_tip and y == twin_y  # the same value, drawn at the same height
+        assert 5 <= twin_x - x <= 7  # beside it, one marker's width apart
+    lone = _marks(html.image_data_uri(html.document_plot([a], None)))
+    assert [(t, y) for t, _, _, y in lone] == [("model-a" + t, y) for t, _, y in mine]  # values as alone
+
+
+def test_colours_repeat_with_other_marks_past_the_palette():
+    """The 11th series takes the 1st colour again, but a dashed line and square markers (bars: a dotted
+    pattern), so that the two are not read as one; so does its legend entry."""
+    series = [svg.Series(f"m{k}", [float(k), float(k)]) for k in range(11)]
+    lines = ElementTree.fromstring(svg.svg(svg.Chart([svg.Panel("lines", "t", ["x", "y"], series,
+                                                                legend="right")])))
+    first = [e for e in lines.iter() if e.get("fill") == svg.COLOURS[0] or e.get("stroke") == svg.COLOURS[0]]
+    assert {(e.tag.removeprefix(SVG), e.get("stroke-dasharray")) for e in first} == {
+        ("circle", None), ("line", None), ("line", "6,3"), ("polyline", None), ("polyline", "6,3"), ("rect", None)}
+    assert len([e for e in first if e.tag == SVG + "rect"]) == 3  # two markers and the legend's
+    bars = svg.svg(svg.Chart([svg.Panel("bars", "t", ["x", "y"], series, legend="right")]))
+    assert bars.count('fill="url(#dots)"') == 3  # the 11th series' two bars and its legend entry
+    assert [svg.mark(s, k)[0] for k, s in enumerate([svg.Series("p", [], style=12), svg.Series("q", [])])] == [
+        svg.COLOURS[2], svg.COLOURS[1]]  # a given style wins over the place in the panel
 
 
 def test_compiled_templates_are_cached_and_a_broken_cache_is_no_cache(two_runs, private_cache, monkeypatch):

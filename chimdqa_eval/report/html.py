@@ -209,11 +209,30 @@ def image_data_uri(chart: svg.Chart) -> str:
     return svg.data_uri(chart)
 
 
-def domain_bars(results_list, family: str, metric: str) -> svg.Chart:
+def run_styles(results_list) -> dict[str, int]:
+    """Each result's place in the page's palette (svg.Series.style), by its legend label, in the order the page
+    shows the results: a result keeps its colour in every plot of the page, also in one that leaves others out
+    (no value there) — readers follow a colour from plot to plot. A label is one model in one condition (names
+    shared within a group are told apart, distinct_names), so on the board a model in several groups keeps one
+    colour too."""
+    styles: dict = {}
+    for r in results_list:
+        styles.setdefault(model_label(r), len(styles))
+    return styles
+
+
+def run_series(r: dict, values: list, styles: dict, **options) -> svg.Series:
+    """The series of result `r` in a plot, in its colour of the page (`styles`, see run_styles)."""
+    label = model_label(r)
+    return svg.Series(label, values, style=styles.get(label), **options)
+
+
+def domain_bars(results_list, family: str, metric: str, styles: dict | None = None) -> svg.Chart:
     """Grouped bars: one group per domain, one bar per result (the paper's figures hatched)."""
+    styles = styles or run_styles(results_list)
     domains = domains_with_values(results_list, family, metric)
     shown = [r for r in results_list if any(metric_value(r, family, metric, "domain", d) is not None for d in domains)]
-    series = [svg.Series(model_label(r), [metric_value(r, family, metric, "domain", d) for d in domains],
+    series = [run_series(r, [metric_value(r, family, metric, "domain", d) for d in domains], styles,
                          hatch=is_paper_row(r)) for r in shown]
     label = METRIC_LABELS[family][metric]
     panel = svg.Panel("bars", f"{label} per domain ({FAMILY_TITLES[family].lower()})", list(domains), series,
@@ -229,10 +248,11 @@ def type_values(results: dict, open_metric: str | None) -> list:
     return values
 
 
-def type_radar(results_list, open_metric: str | None) -> svg.Chart:
+def type_radar(results_list, open_metric: str | None, styles: dict | None = None) -> svg.Chart:
     """A radar over the ten question types (factual F1 on the factual five, the open metric on the rest); a
     missing value is a gap in the line (a marker still shows a point between two gaps), never 0."""
-    series = [svg.Series(model_label(r), type_values(r, open_metric), fill=True)
+    styles = styles or run_styles(results_list)
+    series = [run_series(r, type_values(r, open_metric), styles, fill=True)
               for r in results_list if any(v is not None for v in type_values(r, open_metric))]
     open_name = METRIC_LABELS["open_ended"][open_metric] if open_metric else "n/a"
     panel = svg.Panel("radar", f"Per question type: factual F1 / open-ended {open_name}", list(QUESTION_TYPES),
@@ -261,18 +281,22 @@ def paired_caption(sets) -> str:
     return f"Without document (closed-book baseline) vs {others}"
 
 
-def paired_plot(sets, open_metric: str | None) -> svg.Chart:
+def paired_plot(sets, open_metric: str | None, styles: dict | None = None) -> svg.Chart:
     """Each model in each of its conditions side by side (paired_runs), on factual F1 and the open-ended metric:
-    the paper's Figures 3-4 (without vs with RAG), with the no-document baseline beside them."""
+    the paper's Figures 3-4 (without vs with RAG), with the no-document baseline beside them. With one model
+    (a report) each condition's bars are one result, drawn in its colour of the page (`styles`); with several
+    a condition's bars are several results, drawn in the condition's own colour (its place in CONDITIONS)."""
+    styles = styles or run_styles([r for runs in sets for r in runs.values()])
     panels = [("factual", "F1")] + ([("open_ended", open_metric)] if open_metric else [])
     panels = [(family, metric) for family, metric in panels  # a panel with no value in it is not drawn
               if any(metric_value(r, family, metric) is not None for runs in sets for r in runs.values())]
     conditions = [c for c in CONDITIONS if any(c in runs for runs in sets)]
     models = [model_name(next(iter(runs.values()))) for runs in sets]
+    colour = {c: styles.get(model_label(sets[0][c])) if len(sets) == 1 else CONDITIONS.index(c) for c in conditions}
     drawn = []
     for family, metric in panels:
         series = [svg.Series(CONDITION_NAMES[c], [metric_value(runs[c], family, metric) if c in runs else None
-                                                  for runs in sets]) for c in conditions]
+                                                  for runs in sets], style=colour[c]) for c in conditions]
         drawn.append(svg.Panel("bars", f"{METRIC_LABELS[family][metric]} ({FAMILY_TITLES[family].lower()})",
                                models, series, legend="inside", rotate=True, headroom=.3, title_size=10,
                                tick_size=9))
@@ -299,10 +323,11 @@ def document_plot_metrics(results_list, open_metric: str | None) -> list[tuple[s
                                            for label in document_breakdown_labels([r], "doc_length"))]
 
 
-def document_plot(results_list, open_metric: str | None) -> svg.Chart:
+def document_plot(results_list, open_metric: str | None, styles: dict | None = None) -> svg.Chart:
     """Scores against the document's length bucket and against the evidence's position, one line per result (so
     a model's runs with and without the document or retrieval lie side by side): factual F1, and the open-ended
     headline metric below it. Every label has its place on the axis, those without a value too."""
+    styles = styles or run_styles(results_list)
     rows = document_plot_metrics(results_list, open_metric)
     columns = [(c, document_breakdown_labels(results_list, c)) for c in DOCUMENT_COLUMNS]
     panels = []
@@ -312,7 +337,7 @@ def document_plot(results_list, open_metric: str | None) -> svg.Chart:
             for r in results_list:
                 values = [metric_value(r, family, metric, column, label) for label in labels]
                 if any(v is not None for v in values):
-                    series.append(svg.Series(model_label(r), values))
+                    series.append(run_series(r, values, styles))
             panels.append(svg.Panel(
                 "lines", f"{METRIC_LABELS[family][metric]} ({FAMILY_TITLES[family].lower()})", list(labels), series,
                 x_label="document length (tokens)" if column == "doc_length" else
@@ -328,7 +353,8 @@ def document_caption(results_list) -> str:
     return (f"Scores by document length (tokens by {block['tokenizer']}) and by evidence position "
             f"({block['position_bins']} equal parts of the document): {spread} questions with evidence in several "
             f"parts are in the tables only (\"{SPREAD}\"), {block['n_without_evidence']} without evidence pages have "
-            "no position")
+            "no position; each result's markers sit a little apart around their label, so that equal scores do not "
+            "hide one another")
 
 
 def domains_with_values(results_list, family: str, metric: str) -> list[str]:
@@ -340,23 +366,27 @@ def _has_domains(results_list, family, metric) -> bool:
     return bool(domains_with_values(results_list, family, metric))
 
 
-def plots(results_list) -> list[tuple[str, str]]:
-    """(caption, data URI) for every plot the results support."""
+def plots(results_list, styles: dict | None = None) -> list[tuple[str, str]]:
+    """(caption, data URI) for every plot the results support; `styles` (see run_styles) gives each result its
+    colour, the page's whole list of results when the page has other plots too (the board's groups)."""
     out = []
+    styles = styles or run_styles(results_list)
     open_metric = open_headline(results_list)
     if _has_domains(results_list, "factual", "F1"):
-        out.append(("Factual F1 per domain (Table 4)", image_data_uri(domain_bars(results_list, "factual", "F1"))))
+        out.append(("Factual F1 per domain (Table 4)",
+                    image_data_uri(domain_bars(results_list, "factual", "F1", styles))))
     if open_metric and _has_domains(results_list, "open_ended", open_metric):
         label = METRIC_LABELS["open_ended"][open_metric]
         out.append((f"Open-ended {label} per domain (Table 5)",
-                    image_data_uri(domain_bars(results_list, "open_ended", open_metric))))
+                    image_data_uri(domain_bars(results_list, "open_ended", open_metric, styles))))
     if any(any(v is not None for v in type_values(r, open_metric)) for r in results_list):
-        out.append(("The ten question types", image_data_uri(type_radar(results_list, open_metric))))
+        out.append(("The ten question types", image_data_uri(type_radar(results_list, open_metric, styles))))
     sets = paired_runs(results_list)
     if sets:
-        out.append((paired_caption(sets), image_data_uri(paired_plot(sets, open_metric))))
+        out.append((paired_caption(sets), image_data_uri(paired_plot(sets, open_metric, styles))))
     if document_plot_metrics(results_list, open_metric):
-        out.append((document_caption(results_list), image_data_uri(document_plot(results_list, open_metric))))
+        out.append((document_caption(results_list),
+                    image_data_uri(document_plot(results_list, open_metric, styles))))
     return out
 
 

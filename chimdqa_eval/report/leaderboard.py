@@ -260,7 +260,8 @@ def _count(results_list) -> str:
 
 def to_html(results_list, title: str, settings_note: str | None = None) -> str:
     groups = leaderboard_groups(results_list)
-    figures = [H.plots(group) for _, group in groups]
+    styles = H.run_styles([r for _, group in groups for r in group])  # a model's colour is the page's, not a group's
+    figures = [H.plots(group, styles) for _, group in groups]
     sections = [{"paper": is_paper_group(key), "heading": group_heading(key), "note": _group_note(key, group),
                  "table": _board_table(key, group, "leaderboard" if k == 1 else f"leaderboard-{k}"),
                  "tables": H.tables_html(group, with_ci=False), "figures": H.figures_html(group_figures, "h3")}

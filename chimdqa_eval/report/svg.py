@@ -22,6 +22,10 @@ COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e
            "#17becf")
 FONTS = ("Noto Sans CJK SC", "Source Han Sans SC", "WenQuanYi Zen Hei", "Microsoft YaHei", "SimHei", "DejaVu Sans",
          "Arial", "sans-serif")
+# How a series beyond the palette's first cycle is told apart from the one of the same colour before it (the 11th
+# result from the 1st): (line dash, marker shape, bar pattern) per cycle. Three cycles, 30 results, are more than a
+# chart can show legibly; past that the marks repeat too.
+CYCLES = (("", "circle", None), ("6,3", "square", "dots"), ("1.5,2.5", "diamond", "cross"))
 _NOT_XML = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
@@ -33,6 +37,10 @@ class Series:
     values: list
     hatch: bool = False  # bars drawn hatched (the paper's reported figures)
     fill: bool = False  # radar: the closed line's area shaded (only when no value is missing)
+    # its place in the page's palette (see mark): a page gives a result the same one in each of its plots, those
+    # leaving other results out too, so that its colour means the same result throughout; None: its index in
+    # the panel
+    style: int | None = None
 
 
 @dataclass
@@ -142,8 +150,30 @@ def _value_range(panel: Panel) -> tuple[float, float]:
 
 # ---- drawing ------------------------------------------------------------------------------------------------
 
-def _legend_entries(panel: Panel) -> list[tuple[str, Series, str]]:
-    return [(COLOURS[k % len(COLOURS)], s, panel.kind) for k, s in enumerate(panel.series)]
+def mark(series: Series, k: int) -> tuple[str, str, str, str | None]:
+    """(colour, line dash, marker shape, bar pattern) of `series`, the k-th of its panel: its style (else k)
+    picks the colour, and which cycle through the palette it is in the dash, marker and pattern (CYCLES)."""
+    index = k if series.style is None else series.style
+    dash, marker, pattern = CYCLES[index // len(COLOURS) % len(CYCLES)]
+    return COLOURS[index % len(COLOURS)], dash, marker, pattern
+
+
+def _marker(shape: str, x: float, y: float, r: float, colour: str, title: str = "") -> str:
+    """A line's marker centred on (x, y), about 2r across, with `title` as its tooltip."""
+    tip = f"<title>{xml_text(title)}</title>" if title else ""
+    if shape == "square":  # a little smaller than the circle's box, so that both look the same size
+        r *= 0.9
+        return (f'<rect x="{x - r:.2f}" y="{y - r:.2f}" width="{2 * r:.2f}" height="{2 * r:.2f}" fill="{colour}">'
+                f"{tip}</rect>")
+    if shape == "diamond":
+        r *= 1.3
+        return (f'<polygon points="{x:.2f},{y - r:.2f} {x + r:.2f},{y:.2f} {x:.2f},{y + r:.2f} {x - r:.2f},{y:.2f}" '
+                f'fill="{colour}">{tip}</polygon>')
+    return f'<circle cx="{x:.2f}" cy="{y:.2f}" r="{r:g}" fill="{colour}">{tip}</circle>'
+
+
+def _legend_entries(panel: Panel) -> list[tuple[tuple, Series, str]]:
+    return [(mark(s, k), s, panel.kind) for k, s in enumerate(panel.series)]
 
 
 def _legend_size(panel: Panel, size: float) -> tuple[float, float]:
@@ -158,15 +188,17 @@ def _legend(panel: Panel, x: float, y: float, size: float) -> list[str]:
     width, height = _legend_size(panel, size)
     out = [f'<g class="legend"><rect x="{x:.1f}" y="{y:.1f}" width="{width:.1f}" height="{height:.1f}" '
            'fill="white" fill-opacity="0.85" stroke="#ccc"/>']
-    for k, (colour, s, kind) in enumerate(_legend_entries(panel)):
+    for k, ((colour, dash, marker, pattern), s, kind) in enumerate(_legend_entries(panel)):
         cy = y + 11 + 14 * k
         if kind in ("lines", "radar"):
-            out.append(f'<line x1="{x + 5:.1f}" y1="{cy:.1f}" x2="{x + 21:.1f}" y2="{cy:.1f}" stroke="{colour}" '
-                       f'stroke-width="1.5"/><circle cx="{x + 13:.1f}" cy="{cy:.1f}" r="2.5" fill="{colour}"/>')
+            dashed = f' stroke-dasharray="{dash}"' if dash else ""
+            out.append(f'<line x1="{x + 3:.1f}" y1="{cy:.1f}" x2="{x + 23:.1f}" y2="{cy:.1f}" stroke="{colour}" '
+                       f'stroke-width="1.5"{dashed}/>')
+            out.append(_marker(marker, x + 13, cy, 2.5, colour))
         else:
             out.append(f'<rect x="{x + 6:.1f}" y="{cy - 5:.1f}" width="14" height="9" fill="{colour}"/>')
-            if s.hatch:
-                out.append(f'<rect x="{x + 6:.1f}" y="{cy - 5:.1f}" width="14" height="9" fill="url(#hatch)"/>')
+            for overlay in filter(None, ("hatch" if s.hatch else None, pattern)):
+                out.append(f'<rect x="{x + 6:.1f}" y="{cy - 5:.1f}" width="14" height="9" fill="url(#{overlay})"/>')
         out.append(_text(x + 26, cy + size * 0.35, s.label, size, "start"))
     out.append("</g>")
     return out
@@ -242,7 +274,7 @@ def _bars(panel: Panel, box) -> list[str]:
     y_of = _y_scale(box, ticks[0], ticks[-1])
     zero = y_of(0.0)
     for k, s in enumerate(panel.series):
-        colour = COLOURS[k % len(COLOURS)]
+        colour, _, _, pattern = mark(s, k)
         for i, v in enumerate(map(_shown, s.values)):
             if v is None:
                 continue
@@ -251,8 +283,9 @@ def _bars(panel: Panel, box) -> list[str]:
             y0, h = min(y, zero), abs(zero - y)
             out.append(f'<rect x="{x:.2f}" y="{y0:.2f}" width="{bar:.2f}" height="{h:.2f}" fill="{colour}">'
                        f"<title>{xml_text(s.label)}: {_number(round(v, 2))}</title></rect>")
-            if s.hatch:
-                out.append(f'<rect x="{x:.2f}" y="{y0:.2f}" width="{bar:.2f}" height="{h:.2f}" fill="url(#hatch)"/>')
+            for overlay in filter(None, ("hatch" if s.hatch else None, pattern)):
+                out.append(f'<rect x="{x:.2f}" y="{y0:.2f}" width="{bar:.2f}" height="{h:.2f}" '
+                           f'fill="url(#{overlay})"/>')
     return out
 
 
@@ -266,16 +299,29 @@ def _lines(panel: Panel, box) -> list[str]:
     out = _frame(panel, box, ticks, list(zip(xs, panel.categories)))
 
     y_of = _y_scale(box, ticks[0], ticks[-1])
+    markers = []
+    for k, (s, dx) in enumerate(zip(panel.series, dodge(len(panel.series), slot))):
+        colour, dash, marker, _ = mark(s, k)
+        values = list(map(_shown, s.values))
+        points = [(xs[i] + dx, y_of(v)) if v is not None else None for i, v in enumerate(values)]
+        out += _polyline(points, colour, closed=False, dash=dash)
+        markers += [_marker(marker, p[0], p[1], 3, colour, f"{s.label}, {c}: {_number(round(v, 2))}")
+                    for p, c, v in zip(points, panel.categories, values) if p is not None]
+    return out + markers  # every line first: no result's line is drawn over another's markers
 
-    for k, s in enumerate(panel.series):
-        colour = COLOURS[k % len(COLOURS)]
-        points = [(xs[i], y_of(v)) if v is not None else None for i, v in enumerate(map(_shown, s.values))]
-        out += _polyline(points, colour, closed=False)
-        out += [f'<circle cx="{x:.2f}" cy="{y:.2f}" r="3" fill="{colour}"/>' for x, y in filter(None, points)]
-    return out
+
+def dodge(n: int, slot: float) -> list[float]:
+    """Horizontal offsets of a lines panel's n series around each category's place (a slot wide): results with
+    equal scores would otherwise be drawn on one another, the last one drawn hiding the rest. Only where a mark
+    sits within its category moves, never its height or its tooltip; markers 6 px apart while they fit in half
+    the slot."""
+    if n < 2:
+        return [0.0] * n
+    step = min(6.0, 0.5 * slot / (n - 1))
+    return [(k - (n - 1) / 2) * step for k in range(n)]
 
 
-def _polyline(points, colour: str, closed: bool) -> list[str]:
+def _polyline(points, colour: str, closed: bool, dash: str = "") -> list[str]:
     """Line pieces through consecutive points; None is a gap (a lone point between two gaps is a marker only)."""
     sequence = points + points[:1] if closed else points
     runs, run = [], []
@@ -286,8 +332,9 @@ def _polyline(points, colour: str, closed: bool) -> list[str]:
         else:
             run.append(p)
     runs.append(run)
+    dashed = f' stroke-dasharray="{dash}"' if dash else ""
     return [f'<polyline points="{" ".join(f"{x:.2f},{y:.2f}" for x, y in r)}" fill="none" stroke="{colour}" '
-            'stroke-width="1.5"/>' for r in runs if len(r) > 1]
+            f'stroke-width="1.5"{dashed}/>' for r in runs if len(r) > 1]
 
 
 def _radar(panel: Panel, box) -> list[str]:
@@ -317,13 +364,14 @@ def _radar(panel: Panel, box) -> list[str]:
         anchor = "start" if cos > 0.2 else "end" if cos < -0.2 else "middle"
         out.append(_text(lx, ly + size * 0.35, label, size, anchor))
     for k, s in enumerate(panel.series):
-        colour = COLOURS[k % len(COLOURS)]
+        colour, dash, marker, _ = mark(s, k)
         points = [point(a, v) if v is not None else None for a, v in zip(angles, map(_shown, s.values))]
         if s.fill and all(p is not None for p in points):
             out.append(f'<polygon points="{" ".join(f"{x:.2f},{y:.2f}" for x, y in points)}" fill="{colour}" '
                        'fill-opacity="0.08"/>')
-        out += _polyline(points, colour, closed=True)
-        out += [f'<circle cx="{x:.2f}" cy="{y:.2f}" r="2.5" fill="{colour}"/>' for x, y in filter(None, points)]
+        out += _polyline(points, colour, closed=True, dash=dash)
+        out += [_marker(marker, p[0], p[1], 2.5, colour, f"{s.label}, {c}: {_number(round(v, 2))}")
+                for p, c, v in zip(points, panel.categories, map(_shown, s.values)) if p is not None]
     return out
 
 
@@ -394,7 +442,14 @@ def svg(chart: Chart) -> str:
             f'font-family="{xml_text(", ".join(FONTS))}">'
             '<defs><pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" '
             'patternTransform="rotate(45)"><line x1="0" y1="0" x2="0" y2="6" stroke="#000" stroke-width="1"/>'
-            "</pattern></defs>"
+            "</pattern>"
+            # the bars of a second and third cycle through the palette (CYCLES)
+            '<pattern id="dots" width="5" height="5" patternUnits="userSpaceOnUse">'
+            '<circle cx="2.5" cy="2.5" r="1.1" fill="#fff"/></pattern>'
+            '<pattern id="cross" width="6" height="6" patternUnits="userSpaceOnUse">'
+            '<line x1="0" y1="3" x2="6" y2="3" stroke="#fff"/><line x1="3" y1="0" x2="3" y2="6" stroke="#fff"/>'
+            "</pattern>"
+            "</defs>"
             f'<rect width="100%" height="100%" fill="white"/>{"".join(body)}</svg>')
 
 
