@@ -57,13 +57,6 @@ def _asked_kind(question: str) -> str:
     return asked.group(1) if asked else ""
 
 
-@lru_cache(maxsize=4096)
-def _one_of_asked_kind(kind: str) -> re.Pattern:
-    """One (一个, 某) of that kind (一个…军衔)."""
-    return re.compile(rf"(?<![第\d.])(?:[一1][个种位座家所类项部本条支名处片]|某[个种位座家所类项部本条支名处片]?)"
-                      rf"[^,;。!?\n]{{0,24}}?{re.escape(kind)}(?=[,;。!?\n]|$)")
-
-
 _OPTIONS = re.compile(r"(?:是|为|在|属于|用|选)([^,;。?是为]{1,16}?)还是([^,;。?]{1,16}?)(?:呢)?\?")
 
 
