@@ -256,3 +256,19 @@ def test_names_suffixes_and_joined_roles_are_found_as_their_patterns_find_them()
             assert _after_two_han(answer, suffix) == (re.search(rf"[\u4e00-\u9fff]{{2}}{suffix}", answer) is not None)
     assert "|".join(_JOINTS) == "及|和|与|兼|以及|、"  # joined(): x + joint + y is in the question, as the pattern
 
+
+def test_an_answers_key_is_worked_out_with_it_and_the_question_unit_memo_is_emptied_with_the_caches():
+    from chimdqa_eval.factual.judge_rule import clear_answer_caches, clear_caches, judge_answer
+    from chimdqa_eval.factual.reading_answer import _read_answer
+    from chimdqa_eval.factual.reading_question import _question_unit
+
+    answer = _read_answer(clean("不是杜甫，其实是**李白**。"), clean("这首诗的作者是谁？"))
+    assert answer.affirmed_key == key(answer.affirmed) and answer.affirmed_key
+    assert replace(answer, affirmed="杜甫 ").affirmed_key == "杜甫"  # a changed answer has its own key
+    assert replace(answer, affirmed="").affirmed_key == ""
+    judge_answer("3518米", "3518.17", "金山铁路黄浦江特大桥的全长是多少米？")
+    assert _question_unit.cache_info().currsize and _question_unit(clean("全长是多少米？")) == "米"
+    clear_answer_caches()
+    assert _question_unit.cache_info().currsize  # a question's unit outlives its answers
+    clear_caches()
+    assert _question_unit.cache_info().currsize == 0

@@ -30,6 +30,7 @@ _QUESTION_UNIT = re.compile(r"(?:多少|几个?|哪一?个?|何)\s*((?:万亿|�
                             r"|单位[是为:\s(]*(" + rules._UNIT_WORDS + ")")
 
 
+@lru_cache(maxsize=4096)  # asked once per answer; a question has many answers
 def _question_unit(cleaned_question: str) -> str:
     """The unit a question asks in (多少公里 -> 公里, 哪一年 -> 年, 多少亿元 -> 亿元), as written; '' if none."""
     m = _QUESTION_UNIT.search(cleaned_question)
