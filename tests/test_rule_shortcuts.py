@@ -272,3 +272,61 @@ def test_an_answers_key_is_worked_out_with_it_and_the_question_unit_memo_is_empt
     assert _question_unit.cache_info().currsize  # a question's unit outlives its answers
     clear_caches()
     assert _question_unit.cache_info().currsize == 0
+
+
+def test_clause_bounds_found_by_bisection_are_those_a_scan_finds():
+    import random
+
+    from chimdqa_eval.factual.reading_numbers import _ClauseScores, _first_after, _last_upto
+    from chimdqa_eval.factual.reading_text import _clause_at
+
+    rnd = random.Random(11)
+    for _ in range(5_000):
+        size = rnd.randint(0, 30)
+        bounds = sorted({0, size + 1, *(rnd.randint(1, size) for _ in range(rnd.randint(0, 8)) if size)})
+        for at in range(size + 1):
+            assert _last_upto(bounds, at) == max(b for b in bounds if b <= at)
+            assert _first_after(bounds, at) == min((b for b in bounds if b > at), default=at)
+    for answer, _, question in _validation_texts() + [("", "", ""), (",,2000年;", "", "哪一年？")]:
+        numbers = find_numbers(answer)
+        scores = _ClauseScores(numbers, answer, question)
+        for n in numbers:
+            assert scores.clause(n) == _clause_at(answer, n.start), (answer, n.start)
+    for answer, _, question in _validation_texts() + [("但是2004年，不过1999年。其实2010年", "", "哪一年？")]:
+        numbers = find_numbers(answer)
+        scores, long_way = _ClauseScores(numbers, answer, question), _ClauseScores(numbers, answer, question)
+        for n in numbers:
+            assert scores.turned(n) == _long_turned(long_way, n) and scores.segment(n) == _long_segment(long_way, n)
+
+
+def _long_turned(self, n):  # _ClauseScores.turned as it was written with scans of the bounds
+    from chimdqa_eval.factual.reading_numbers import _TURN_INSIDE
+
+    start = max(b for b in self.sentences if b <= n.start)
+    turn = max((t for t in self.turns if start <= t <= n.start), default=None)
+    if _TURN_INSIDE.search(self.text, max(b for b in self.clauses if b <= n.start), n.start):
+        return 1
+    own = self.around(n, self.clauses)
+    return int(turn is not None and not any(turn <= m.start < n.start and self.around(m, self.clauses) != own
+                                            for m in self.candidates))
+
+
+def _long_segment(self, n):  # _ClauseScores.segment and reach as they were written with scans of the bounds
+    from chimdqa_eval.factual.reading_numbers import _VALUE_ONLY
+
+    def reach(n):
+        clauses, text = self.clauses, self.text
+        end = min(b for b in clauses if b > n.start)
+        bare = not _VALUE_ONLY.sub("", key(text[max(b for b in clauses if b <= n.start):end]))
+        return min((b for b in clauses if b > end), default=end) if bare and end < len(text) else end
+
+    clauses, text = self.clauses, self.text
+    own = max(b for b in clauses if b <= n.start)
+    said = self.other_event(n)
+    if said and self.events & self.told:
+        return key(text[own:reach(n)])
+    before = [m for m in self.numbers if m.start < own]
+    after_previous = max(reach(m) for m in before) if before else 0
+    previous = max((b for b in clauses if b < own), default=0)
+    start = min(max(max(b for b in self.sentences if b <= n.start), after_previous, previous), own)
+    return key(text[start:reach(n)])
