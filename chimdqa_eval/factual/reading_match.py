@@ -204,7 +204,7 @@ def _alias_risk(ref: Reference, answer: _Answer, question: str) -> str:
 
 
 def _after_two_han(text: str, suffix: str) -> bool:
-    """The suffix comes after two Chinese characters ([\u4e00-\u9fff]{2}SUFFIX is found)."""
+    r"""The suffix comes after two Chinese characters ([\u4e00-\u9fff]{2}SUFFIX is found)."""
     at = text.find(suffix, 2)
     while at >= 0:
         if "\u4e00" <= text[at - 2] <= "\u9fff" and "\u4e00" <= text[at - 1] <= "\u9fff":
@@ -345,6 +345,8 @@ def _names_before(text: str, surname: str, latin: bool) -> list[tuple[int, int]]
         return [(m.start(), m.end(1)) for m in _compiled(before).finditer(text)]
     name, found, at, size = _LATIN_NAME if latin else _HAN_NAME, [], 0, len(surname)
     while (first := name.search(text, at)) is not None:
+        if text.find(surname, first.end()) < 0:
+            break  # a surname follows a name, and no name that starts later ends before this one
         ends = [first.end()]
         while len(ends) < 3 and (more := name.match(text, ends[-1])) is not None:
             ends.append(more.end())
