@@ -126,3 +126,207 @@ def test_a_long_run_of_spaces_is_read_in_linear_time():
     numbers = find_numbers(text)
     assert time.process_time() - start < 2
     assert [n.value for n in numbers] == [Decimal(75)]
+
+
+# -- patterns no longer compiled per reference, question or answer: the long way is the pattern itself -----------
+
+def _validation_texts() -> list[tuple[str, str, str]]:
+    """(answer, reference, question) of data/judge_validation/validation.jsonl, cleaned as the judge reads them."""
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "data" / "judge_validation" / "validation.jsonl"
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [(clean(r["answer"]), clean(r["reference"]), clean(r["question"])) for r in rows]
+
+
+def _random_texts(seed: int, alphabet: list, count: int, longest: int = 14):
+    """(word, text) pairs from a small alphabet that holds the word too, so that it occurs, overlaps and repeats."""
+    import random
+
+    rnd = random.Random(seed)
+    for _ in range(count):
+        word = "".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 3)))
+        yield word, "".join(rnd.choice(alphabet + [word]) for _ in range(rnd.randint(0, longest)))
+
+
+def test_one_of_the_asked_kind_is_found_as_its_pattern_finds_it():
+    from chimdqa_eval.factual.reading_kinds import _ones_of_kind
+    from chimdqa_eval.factual.reading_question import _asked_kind
+
+    def long_way(text, kind):
+        return [m.group(0) for m in re.finditer(
+            rf"(?<![第\d.])(?:[一1][个种位座家所类项部本条支名处片]|某[个种位座家所类项部本条支名处片]?)"
+            rf"[^,;。!?\n]{{0,24}}?{re.escape(kind)}(?=[,;。!?\n]|$)", text)]
+
+    kinds = {"个", "县", "军衔", "城市", "作家"}
+    for answer, _, question in _validation_texts():
+        for kind in kinds | {_asked_kind(question)} - {""}:
+            assert _ones_of_kind(answer, kind) == long_way(answer, kind), (answer, kind)
+    alphabet = list("一1某个位种县军衔第.٣3,;。!?\n的是 a") + ["军衔", "某位", "x" * 23]
+    for kind, text in _random_texts(5, alphabet, 20_000, 30):
+        kind = "".join(ch for ch in kind if "\u4e00" <= ch <= "\u9fff")  # a kind is Chinese characters
+        if kind:
+            assert _ones_of_kind(text, kind) == long_way(text, kind), (text, kind)
+    assert _ones_of_kind("是一个士官级别的低阶军衔", "军衔") == ["一个士官级别的低阶军衔"]
+    assert _ones_of_kind("某位", "位") == ["某位"] and _ones_of_kind("第一个县", "县") == []
+
+
+def test_a_code_opening_is_found_as_its_patterns_find_it():
+    from chimdqa_eval.factual.reading_kinds import _CODE_PREFIX_RE1, _code_prefix
+
+    def long_way(reference, text):
+        code = _CODE_PREFIX_RE1.fullmatch(reference)
+        if not code or re.search(rf"(?<![a-z0-9]){code.group(1)}[a-z0-9]+", text):
+            return False
+        return re.search(rf"(?<![a-z0-9]){code.group(1)}(?:型|类|级)", text) is not None
+
+    for answer, reference, _ in _validation_texts():
+        for code in (key(reference), "f4iv", "m1iiiab", "2b", "g2v"):
+            assert _code_prefix(code, answer) == long_way(code, answer), (code, answer)
+    alphabet = list("fm2٣3aA型类级星 .-_Ｆ") + ["f4", "22", "٣b"]
+    for code, text in _random_texts(6, alphabet, 20_000):
+        assert _code_prefix(code, text) == long_way(code, text), (code, text)
+    assert _code_prefix("f4iv", "f型恒星") and not _code_prefix("f4iv", "可能是f5v,f型") and not _code_prefix("", "型")
+
+
+def _surname_long_ways(text, surname, latin):
+    s = re.escape(surname)
+    before = rf"((?:[a-z][a-z-]*\.?\s+){{1,3}}){s}(?![a-z])" if latin else rf"((?:[\u4e00-\u9fff]{{1,7}}[·•]){{1,3}}){s}"
+    bare = rf"(?<![a-z.\s])\s*{s}(?![a-z])|(?<![a-z])\s{s}(?![a-z])" if latin else rf"(?<![·•]){s}"
+    return [(m.start(), m.end(1)) for m in re.finditer(before, text)], [m.end() for m in re.finditer(bare, text)]
+
+
+def test_a_surname_and_the_names_before_it_are_found_as_their_patterns_find_them():
+    from chimdqa_eval.factual.reading_match import _names_before, _surname_ends
+
+    for answer, reference, _ in _validation_texts():
+        text = answer.replace("*", "")
+        for surname in {key(w) for w in re.split(r"[·•\s]+", reference)} | {"dalton", "贝尔", "c++", ""}:
+            for latin in (True, False):
+                assert (_names_before(text, surname, latin), _surname_ends(text, surname, latin)) == \
+                    _surname_long_ways(text, surname, latin), (text, surname, latin)
+    for alphabet, latin in ((list("ab .-\t\u3000\n.A1+") + ["ab", "b a", "a.b"], True),
+                            (list("约翰道尔·•顿 a.\u3000*") + ["道尔", "约翰·", "约翰约翰约翰约翰·"], False)):
+        for surname, text in _random_texts(7, alphabet, 30_000, 16):  # surnames with spaces: the regex fallback
+            assert (_names_before(text, surname, latin), _surname_ends(text, surname, latin)) == \
+                _surname_long_ways(text, surname, latin), (text, surname, latin)
+    assert _names_before("william j. dalton, dalton", "dalton", True) == [(0, 11)]
+    assert _surname_ends("william j. dalton, dalton", "dalton", True) == [17, 25]
+
+
+def test_a_given_name_is_found_as_its_pattern_finds_it():
+    from chimdqa_eval.factual.reading_match import _latin_word_in
+
+    for word, text in _random_texts(8, list("abc ab.é\u3000\n*") + ["abc", "bca"], 30_000):
+        if word:
+            assert _latin_word_in(text, word) == (re.search(rf"(?<![a-z]){re.escape(word)}(?![a-z])", text)
+                                                  is not None), (word, text)
+
+
+def test_a_one_character_form_stands_alone_as_its_pattern_says():
+    from chimdqa_eval.factual.reading_match import _stands_alone
+
+    def long_way(text, form):
+        return re.search(rf"(^|[是为作叫\W]){re.escape(form)}($|\W|[吧呢啊呀啦哦嘛吗了])", text) is not None
+
+    for answer, reference, _ in _validation_texts():
+        for form in set(key(reference)[:1]) | set("清锡汉j是"):
+            assert _stands_alone(answer, form) == long_way(answer, form), (answer, form)
+    alphabet = list("清锡J是为叫吧了 ,。_a1٣\n.*+?\u3000ⅷ²") + ["\u4e00", "\u9fff"]
+    for form, text in _random_texts(9, alphabet, 30_000):
+        assert _stands_alone(text, form) == long_way(text, form), (text, form)
+    assert _stands_alone("答案是清。", "清") and not _stands_alone("东汉", "汉")
+    assert _stands_alone("清 ?", "?") and not _stands_alone("清_?", "?")  # _ is a word character (\w)
+
+
+def test_names_suffixes_and_joined_roles_are_found_as_their_patterns_find_them():
+    from chimdqa_eval.factual.aliases import LEVELS
+    from chimdqa_eval.factual.reading_claims import _JOINTS
+    from chimdqa_eval.factual.reading_match import _after_two_han
+    from chimdqa_eval.factual.reading_places import _name_ends
+
+    alphabet = list("市省北京的 ,_a.*+\n\u4e00\u9fff\u3400") + list(LEVELS)
+    for word, text in _random_texts(10, alphabet, 30_000):
+        assert _name_ends(text, word) == (re.search(re.escape(word) + r"(?:的|$)", text) is not None), (text, word)
+        if word in LEVELS:
+            assert _after_two_han(text, word) == (re.search(rf"[\u4e00-\u9fff]{{2}}{word}", text) is not None)
+    for answer, _, _ in _validation_texts():
+        for suffix in LEVELS:
+            assert _after_two_han(answer, suffix) == (re.search(rf"[\u4e00-\u9fff]{{2}}{suffix}", answer) is not None)
+    assert "|".join(_JOINTS) == "及|和|与|兼|以及|、"  # joined(): x + joint + y is in the question, as the pattern
+
+
+def test_an_answers_key_is_worked_out_with_it_and_the_question_unit_memo_is_emptied_with_the_caches():
+    from chimdqa_eval.factual.judge_rule import clear_answer_caches, clear_caches, judge_answer
+    from chimdqa_eval.factual.reading_answer import _read_answer
+    from chimdqa_eval.factual.reading_question import _question_unit
+
+    answer = _read_answer(clean("不是杜甫，其实是**李白**。"), clean("这首诗的作者是谁？"))
+    assert answer.affirmed_key == key(answer.affirmed) and answer.affirmed_key
+    assert replace(answer, affirmed="杜甫 ").affirmed_key == "杜甫"  # a changed answer has its own key
+    assert replace(answer, affirmed="").affirmed_key == ""
+    judge_answer("3518米", "3518.17", "金山铁路黄浦江特大桥的全长是多少米？")
+    assert _question_unit.cache_info().currsize and _question_unit(clean("全长是多少米？")) == "米"
+    clear_answer_caches()
+    assert _question_unit.cache_info().currsize  # a question's unit outlives its answers
+    clear_caches()
+    assert _question_unit.cache_info().currsize == 0
+
+
+def test_clause_bounds_found_by_bisection_are_those_a_scan_finds():
+    import random
+
+    from chimdqa_eval.factual.reading_numbers import _ClauseScores, _first_after, _last_upto
+    from chimdqa_eval.factual.reading_text import _clause_at
+
+    rnd = random.Random(11)
+    for _ in range(5_000):
+        size = rnd.randint(0, 30)
+        bounds = sorted({0, size + 1, *(rnd.randint(1, size) for _ in range(rnd.randint(0, 8)) if size)})
+        for at in range(size + 1):
+            assert _last_upto(bounds, at) == max(b for b in bounds if b <= at)
+            assert _first_after(bounds, at) == min((b for b in bounds if b > at), default=at)
+    for answer, _, question in _validation_texts() + [("", "", ""), (",,2000年;", "", "哪一年？")]:
+        numbers = find_numbers(answer)
+        scores = _ClauseScores(numbers, answer, question)
+        for n in numbers:
+            assert scores.clause(n) == _clause_at(answer, n.start), (answer, n.start)
+    for answer, _, question in _validation_texts() + [("但是2004年，不过1999年。其实2010年", "", "哪一年？")]:
+        numbers = find_numbers(answer)
+        scores, long_way = _ClauseScores(numbers, answer, question), _ClauseScores(numbers, answer, question)
+        for n in numbers:
+            assert scores.turned(n) == _long_turned(long_way, n) and scores.segment(n) == _long_segment(long_way, n)
+
+
+def _long_turned(self, n):  # _ClauseScores.turned as it was written with scans of the bounds
+    from chimdqa_eval.factual.reading_numbers import _TURN_INSIDE
+
+    start = max(b for b in self.sentences if b <= n.start)
+    turn = max((t for t in self.turns if start <= t <= n.start), default=None)
+    if _TURN_INSIDE.search(self.text, max(b for b in self.clauses if b <= n.start), n.start):
+        return 1
+    own = self.around(n, self.clauses)
+    return int(turn is not None and not any(turn <= m.start < n.start and self.around(m, self.clauses) != own
+                                            for m in self.candidates))
+
+
+def _long_segment(self, n):  # _ClauseScores.segment and reach as they were written with scans of the bounds
+    from chimdqa_eval.factual.reading_numbers import _VALUE_ONLY
+
+    def reach(n):
+        clauses, text = self.clauses, self.text
+        end = min(b for b in clauses if b > n.start)
+        bare = not _VALUE_ONLY.sub("", key(text[max(b for b in clauses if b <= n.start):end]))
+        return min((b for b in clauses if b > end), default=end) if bare and end < len(text) else end
+
+    clauses, text = self.clauses, self.text
+    own = max(b for b in clauses if b <= n.start)
+    said = self.other_event(n)
+    if said and self.events & self.told:
+        return key(text[own:reach(n)])
+    before = [m for m in self.numbers if m.start < own]
+    after_previous = max(reach(m) for m in before) if before else 0
+    previous = max((b for b in clauses if b < own), default=0)
+    start = min(max(max(b for b in self.sentences if b <= n.start), after_previous, previous), own)
+    return key(text[start:reach(n)])

@@ -192,5 +192,6 @@ def clear_answer_caches() -> None:
 def clear_caches() -> None:
     """Forget what was worked out for earlier answers and references (a benchmark measures a cold run)."""
     clear_answer_caches()
-    for cached in (parse_reference, reference_readings, _unreadable, _read_question, names._could_be_pinyin):
+    for cached in (parse_reference, reference_readings, _unreadable, _read_question, _question_unit,
+                   names._could_be_pinyin):
         cached.cache_clear()

@@ -16,7 +16,7 @@ from chimdqa_eval.factual.reading_kinds import _DESCRIPTION, _HEAD_LEAD, _KIND_W
 from chimdqa_eval.factual.reading_match import _FOREIGN_NAME, _text_match
 from chimdqa_eval.factual.reading_question import _PLACE_QUESTION
 from chimdqa_eval.factual.reading_reference import Reference
-from chimdqa_eval.factual.reading_text import (_bigrams, _CLAUSE_END, _compiled, _FILLER, _has_content, _LATIN_WORDS,
+from chimdqa_eval.factual.reading_text import (_bigrams, _CLAUSE_END, _FILLER, _has_content, _LATIN_WORDS,
                                                _NEGATION, _PARENS, _positions, _SENTENCE_END, _starts, _TITLE_IN,
                                                _TRUTH, _TURN_CLAUSE, _TURN_WORDS, _word_bigrams)
 from chimdqa_eval.factual.rules import ALTERNATIVES, REFUSAL
@@ -327,6 +327,9 @@ _SPLIT_ROLES_RE1 = re.compile(r"(?:则|就|却|也|都)$")
 _SPLIT_ROLES_RE2 = re.compile(r"(?:负责|担任|做|写)的?$")
 
 
+_JOINTS = ("及", "和", "与", "兼", "以及", "、")  # 作曲及填词: what joins two roles asked for together
+
+
 def _split_roles(text: str, form: str, question: str) -> bool:
     """The answer gives two roles the question asks about to two different names, the reference in one of them
     (作曲是顾嘉辉，填词是黄霑 or 黄霑负责的是填词，作曲则是顾嘉辉 for 作曲及填词者是谁): the question asked for one
@@ -342,7 +345,7 @@ def _split_roles(text: str, form: str, question: str) -> bool:
     asked = rules.key(question)
 
     def joined(a: str, b: str) -> bool:  # 作曲及填词: the question asks for both roles together
-        return any(_compiled(rf"{re.escape(x)}(?:及|和|与|兼|以及|、){re.escape(y)}").search(asked) for x, y in ((a, b), (b, a)))
+        return any(x + joint + y in asked for x, y in ((a, b), (b, a)) for joint in _JOINTS)
 
     return any(r not in own and form not in said and _has_content(said, question) and any(joined(o, r) for o in own)
                for r, said in roles)

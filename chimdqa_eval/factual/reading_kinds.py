@@ -12,7 +12,7 @@ from chimdqa_eval.factual import places, rules
 from chimdqa_eval.factual import vocabulary as vocab
 from chimdqa_eval.factual.gate import gated
 from chimdqa_eval.factual.reading_answer import _Answer
-from chimdqa_eval.factual.reading_question import _asked_kind, _one_of_asked_kind, _PERSON_QUESTION
+from chimdqa_eval.factual.reading_question import _asked_kind, _PERSON_QUESTION
 from chimdqa_eval.factual.reading_reference import Reference
 from chimdqa_eval.factual.reading_text import (_CJK, _clause_at, _CLAUSE_END, _compiled, _FILLER, _has_content,
                                                _positions, _starts)
@@ -109,11 +109,35 @@ _WORK_OF = re.compile(r"[\u4e00-\u9fff]的(?:一部|某部|一本|一篇|某篇|
 
 def _asked_kind_described(text: str, question: str) -> bool:
     """The answer only says that it is one of the kind the question asks for (任什么军衔？ 是一个士官级别的低阶军衔;
-    哪一个县？ 广州府下辖的一个县): a description, no name. (An answer without the kind's word is none: the pattern
-    is compiled only for one with it.)"""
+    哪一个县？ 广州府下辖的一个县): a description, no name."""
     kind = _asked_kind(question)
-    return bool(kind) and kind in text \
-        and any(not _NAMING.search(m.group(0)) for m in _one_of_asked_kind(kind).finditer(text))
+    return bool(kind) and kind in text and any(not _NAMING.search(span) for span in _ones_of_kind(text, kind))
+
+
+# One (一个, 某) of some kind: where _ones_of_kind's spans may start. 某's counter is optional.
+_ONE_OF_A_KIND = re.compile(r"(?<![第\d.])(?:[一1][个种位座家所类项部本条支名处片]|某)")
+_KIND_COUNTERS = frozenset("个种位座家所类项部本条支名处片")
+_CLAUSE_STOP = re.compile(r"[,;。!?\n]")
+
+
+def _ones_of_kind(text: str, kind: str) -> list[str]:
+    r"""The spans that one of the kind (一个…军衔, 某…县) fills to a clause's end, as finditer gives the matches of
+    (?<![第\d.])(?:[一1][个种…]|某[个种…]?)[^,;。!?\n]{0,24}?KIND(?=[,;。!?\n]|$) for a kind of Chinese
+    characters, without a pattern compiled for each kind (a compile costs 1 ms, a question's kind is new each time).
+    Nothing between may end a clause, so a span runs from its start to the first clause end after it, and it is one
+    when that end comes right after the kind, 0 to 24 characters after the counter (before or after 某's own)."""
+    spans, at = [], 0
+    while (one := _ONE_OF_A_KIND.search(text, at)) is not None:
+        stop = _CLAUSE_STOP.search(text, one.end())
+        end = stop.start() if stop else len(text)
+        start, opening = end - len(kind), one.end()
+        widest = opening + 1 if text[one.start()] == "某" and text[opening:opening + 1] in _KIND_COUNTERS else opening
+        if opening <= start <= widest + 24 and text.startswith(kind, start):
+            spans.append(text[one.start():end])
+            at = end
+        else:
+            at = one.start() + 1
+    return spans
 
 
 def _less_specific_dynasty(ref: Reference, answer: _Answer) -> bool:
@@ -139,15 +163,31 @@ _RANKS = "界门纲目科属"  # taxonomic ranks, broadest first
 
 
 _CODE_PREFIX_RE1 = re.compile(r"([a-z]|\d+)[a-z0-9]+")
+_CODE_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")  # [a-z0-9]: ASCII only
+_TYPE_WORDS = frozenset("型类级")
 
 
 def _code_prefix(reference: str, text: str) -> bool:
     """The reference is a code of a letter or digits and more (F4IV, M1IIIab, 2B) and the answer gives only its
     opening as a type or class (F型恒星, M型红巨星, 2类): what kind it is, less specific."""
     code = _CODE_PREFIX_RE1.fullmatch(reference)
-    if not code or _compiled(rf"(?<![a-z0-9]){code.group(1)}[a-z0-9]+").search(text):  # 可能是F5V: another code
+    if not code:
         return False
-    return _compiled(rf"(?<![a-z0-9]){code.group(1)}(?:型|类|级)").search(text) is not None
+    after = _after_code_openings(text, code.group(1))
+    if any(ch in _CODE_CHARS for ch in after):  # 可能是F5V: another code
+        return False
+    return any(ch in _TYPE_WORDS for ch in after)
+
+
+def _after_code_openings(text: str, opening: str) -> list[str]:
+    """The character after each place where the code's opening starts, not inside a code ('' at the end): what
+    (?<![a-z0-9])OPENING may be followed by, without a pattern compiled for each reference."""
+    out, at = [], text.find(opening)
+    while at >= 0:
+        if at == 0 or text[at - 1] not in _CODE_CHARS:
+            out.append(text[at + len(opening):at + len(opening) + 1])
+        at = text.find(opening, at + 1)
+    return out
 
 
 def _broader_rank(reference: str, text: str) -> bool:

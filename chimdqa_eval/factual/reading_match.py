@@ -73,7 +73,22 @@ def _stands_alone(cleaned: str, form: str) -> bool:
     """A one-character answer (清, 锡, J) inside a sentence counts only as its own word: after 是/为 or
     punctuation and before punctuation, a final particle (吧, 呢) or the end, never inside another word (汉 in
     东汉)."""
-    return _alone(form).search(cleaned) is not None
+    at, size = cleaned.find(form), len(form)
+    while at >= 0:  # what (^|[是为作叫\W])FORM($|\W|[吧呢啊呀啦哦嘛吗了]) finds, with no pattern compiled per form
+        if (at == 0 or _apart(cleaned[at - 1], _BEFORE_ALONE)) \
+                and (at + size == len(cleaned) or _apart(cleaned[at + size], _AFTER_ALONE)):
+            return True
+        at = cleaned.find(form, at + 1)
+    return False
+
+
+_BEFORE_ALONE = frozenset("是为作叫")
+_AFTER_ALONE = frozenset("吧呢啊呀啦哦嘛吗了")
+
+
+def _apart(ch: str, words: frozenset) -> bool:
+    r"""The character sets a form apart: one of the words, or no word character (\W: not alphanumeric, not _)."""
+    return ch in words or not (ch.isalnum() or ch == "_")
 
 
 def _text_match(ref: Reference, answer_key: str, cleaned: str) -> tuple[str, bool | None] | None:
@@ -183,9 +198,19 @@ def _alias_risk(ref: Reference, answer: _Answer, question: str) -> str:
         return "person_alias"
     if _PLACE_QUESTION.search(question) or main.endswith(_SUFFIXES):
         suffix = next((x for x in _SUFFIXES if main.endswith(x)), None)
-        if not suffix or not _compiled(rf"[\u4e00-\u9fff]{{2}}{suffix}").search(answer.affirmed):
+        if not suffix or not _after_two_han(answer.affirmed, suffix):
             return "place_level"  # another place of the same level (台北市 for 高雄市) is a contradiction
     return ""
+
+
+def _after_two_han(text: str, suffix: str) -> bool:
+    r"""The suffix comes after two Chinese characters ([\u4e00-\u9fff]{2}SUFFIX is found)."""
+    at = text.find(suffix, 2)
+    while at >= 0:
+        if "\u4e00" <= text[at - 2] <= "\u9fff" and "\u4e00" <= text[at - 1] <= "\u9fff":
+            return True
+        at = text.find(suffix, at + 1)
+    return False
 
 
 _AFRICA = frozenset(vocab.words("africa"))  # 非 of Africa before a place, not a negation
@@ -237,11 +262,6 @@ def _other_titles_masked(ref: Reference, text: str) -> str:
     return _OTHER_TITLES_MASKED_RE1.sub(other, text)
 
 
-@lru_cache(maxsize=4096)
-def _alone(form: str) -> re.Pattern:
-    return re.compile(rf"(^|[是为作叫\W]){re.escape(form)}($|\W|[吧呢啊呀啦哦嘛吗了])")
-
-
 _NO = frozenset(vocab.words("no"))
 _YES = frozenset(vocab.words("yes"))
 
@@ -286,25 +306,99 @@ def _other_given_name(ref: Reference, answer: _Answer, surname: str) -> bool:
     latin = _LATIN.search(surname)
     if not ref.given or surname not in text or not latin and "·" not in text and "•" not in text:
         return False  # no given name before the surname can be found (a Chinese one ends in ·: 谢尔盖耶维奇·)
-    if latin:
-        before = _compiled(rf"((?:[a-z][a-z-]*\.?\s+){{1,3}}){re.escape(surname)}(?![a-z])")
-        bare = rf"(?<![a-z.\s])\s*{re.escape(surname)}(?![a-z])|(?<![a-z])\s{re.escape(surname)}(?![a-z])"
-    else:
-        before = _compiled(rf"((?:[\u4e00-\u9fff]{{1,7}}[·•]){{1,3}}){re.escape(surname)}")
-        bare = rf"(?<![·•]){re.escape(surname)}"
-    found = list(before.finditer(text))
-    chains = [[rules.key(p) for p in _OTHER_GIVEN_NAME_RE1.split(_OTHER_GIVEN_NAME_RE2.sub("", m.group(1)))
+    found = _names_before(text, surname, bool(latin))  # (start, the surname's start)
+    chains = [[rules.key(p) for p in _OTHER_GIVEN_NAME_RE1.split(_OTHER_GIVEN_NAME_RE2.sub("", text[start:given]))
                if rules.key(p) not in _PARTICLES]
-              for m in found]  # 科西莫·德·美第奇: 德 is no given name; 作品是奥拉齐奥·…, 法国科学家路易·…: no part of it
+              for start, given in found]  # 科西莫·德·美第奇: 德 is no given name; 作品是奥拉齐奥·…, 法国科学家路易·…: no part of it
     if not chains or any(not chain or len(chain[-1]) < 2 or chain[-1] in _HONORIFICS
                          or any(_same_given(n, g) for n in chain for g in ref.given) for chain in chains):
         return False  # 于尔根 for 尤尔根, 加齐·阿吉勒·亚瓦尔 for 加齐·亚瓦尔: the same name, spelt or told otherwise
-    if any(len(g) >= 3 and _compiled(rf"(?<![a-z]){re.escape(g)}(?![a-z])").search(text) for g in ref.given):
+    if any(len(g) >= 3 and _latin_word_in(text, g) for g in ref.given):
         return False  # 乔治·欧拉(George Andrew Olah) for 安德鲁·欧拉(George A. Olah): its own given name is there
-    if any(_FULL_NAME_OF.search(text, 0, m.start()) for m in found):
+    if any(_FULL_NAME_OF.search(text, 0, start) for start, _ in found):
         return True  # 是苏格兰人贝尔，全名好像是亚历山大·贝尔: the bare surname is the person named in full
-    spots = {m.end() for m in found}
-    return all(m.end() in spots for m in _compiled(bare).finditer(text))
+    spots = {given + len(surname) for _, given in found}
+    return all(end in spots for end in _surname_ends(text, surname, bool(latin)))
+
+
+# The patterns of a surname's mentions (_names_before, _surname_ends) hold the surname, so each surname would need
+# patterns of its own, compiled at 1 ms each (a reference's surname is new each time). These functions find what
+# finditer finds with them, from precompiled patterns of what surrounds the surname and str.find for the surname.
+# One name: it ends where its letters (characters) end, so a surname that follows one to three names can follow
+# only the third, second or first of them.
+_LATIN_NAME = re.compile(r"[a-z][a-z-]*\.?\s+")
+_HAN_NAME = re.compile(r"[\u4e00-\u9fff]{1,7}[·•]")
+_LOWER = frozenset("abcdefghijklmnopqrstuvwxyz")  # [a-z]: ASCII only
+
+
+def _odd_surname(surname: str) -> bool:
+    """A surname the shortcuts do not read (never a key): empty, or beginning or ending with a space."""
+    return not surname or surname[0].isspace() or surname[-1].isspace()
+
+
+def _names_before(text: str, surname: str, latin: bool) -> list[tuple[int, int]]:
+    r"""(start, the surname's start) of each match of ((?:[a-z][a-z-]*\.?\s+){1,3})SURNAME(?![a-z]) (latin) or
+    ((?:[\u4e00-\u9fff]{1,7}[·•]){1,3})SURNAME, in finditer's order: one to three names, then the surname."""
+    if _odd_surname(surname):
+        before = (rf"((?:[a-z][a-z-]*\.?\s+){{1,3}}){re.escape(surname)}(?![a-z])" if latin
+                  else rf"((?:[\u4e00-\u9fff]{{1,7}}[·•]){{1,3}}){re.escape(surname)}")
+        return [(m.start(), m.end(1)) for m in _compiled(before).finditer(text)]
+    name, found, at, size = _LATIN_NAME if latin else _HAN_NAME, [], 0, len(surname)
+    while (first := name.search(text, at)) is not None:
+        if text.find(surname, first.end()) < 0:
+            break  # a surname follows a name, and no name that starts later ends before this one
+        ends = [first.end()]
+        while len(ends) < 3 and (more := name.match(text, ends[-1])) is not None:
+            ends.append(more.end())
+        at = first.start() + 1  # no surname after these names: the next match starts further on
+        for end in reversed(ends):  # the most names first, as the pattern's {1,3} tries them
+            if text.startswith(surname, end) and not (latin and text[end + size:end + size + 1] in _LOWER):
+                found.append((first.start(), end))
+                at = end + size
+                break
+    return found
+
+
+def _surname_ends(text: str, surname: str, latin: bool) -> list[int]:
+    r"""Where each match of (?<![a-z.\s])\s*SURNAME(?![a-z])|(?<![a-z])\sSURNAME(?![a-z]) (latin) or
+    (?<![·•])SURNAME ends, in finditer's order: the surname's mentions, given names or none before them."""
+    if _odd_surname(surname):
+        bare = (rf"(?<![a-z.\s])\s*{re.escape(surname)}(?![a-z])|(?<![a-z])\s{re.escape(surname)}(?![a-z])" if latin
+                else rf"(?<![·•]){re.escape(surname)}")
+        return [m.end() for m in _compiled(bare).finditer(text)]
+    ends, size, at = [], len(surname), text.find(surname)
+    while at >= 0:
+        if _mentioned_at(text, at, size, latin):
+            ends.append(at + size)
+            at = text.find(surname, at + size)  # matches do not overlap
+        else:
+            at = text.find(surname, at + 1)
+    return ends
+
+
+def _mentioned_at(text: str, at: int, size: int, latin: bool) -> bool:
+    r"""The surname at `at` is a match of _surname_ends' pattern. In Latin: the spaces before it (\s*) follow no
+    letter or full stop, or it follows one space that follows no letter; no letter follows it."""
+    if not latin:
+        return at == 0 or text[at - 1] not in "·•"
+    if text[at + size:at + size + 1] in _LOWER:
+        return False
+    start = at
+    while start and text[start - 1].isspace():
+        start -= 1
+    if start == 0 or text[start - 1] not in _LOWER and text[start - 1] != ".":
+        return True
+    return at >= 1 and text[at - 1].isspace() and (at == 1 or text[at - 2] not in _LOWER)
+
+
+def _latin_word_in(text: str, word: str) -> bool:
+    """(?<![a-z])WORD(?![a-z]) is found in the text: the word, not inside a longer Latin one."""
+    at = text.find(word)
+    while at >= 0:
+        if (at == 0 or text[at - 1] not in _LOWER) and text[at + len(word):at + len(word) + 1] not in _LOWER:
+            return True
+        at = text.find(word, at + 1)
+    return False
 
 
 def _bold_near(main: str, answer: _Answer) -> bool:

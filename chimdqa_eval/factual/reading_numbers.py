@@ -14,7 +14,7 @@ from functools import lru_cache
 from chimdqa_eval.factual import rules
 from chimdqa_eval.factual import vocabulary as vocab
 from chimdqa_eval.factual.gate import gated
-from chimdqa_eval.factual.reading_text import (_BOLD, _clause_at, _CLAUSE_END, _NEGATION, _SENTENCE_END, _TITLE_IN,
+from chimdqa_eval.factual.reading_text import (_BOLD, _CLAUSE_END, _NEGATION, _SENTENCE_END, _TITLE_IN,
                                                _TRUTH, _TURN_CLAUSE, _word_bigrams)
 from chimdqa_eval.factual.rules import Number
 
@@ -136,6 +136,19 @@ def _said_value(candidates: list[Number], text: str, question: str) -> tuple[Num
     return None, candidates
 
 
+# The bounds of clauses and sentences (_ClauseScores) are sorted places, 0 first and len(text) + 1 last: the one
+# up to a place in the text and the one after it, found by bisection instead of a scan of them all.
+def _last_upto(bounds: list[int], at: int) -> int:
+    """max(b for b in bounds if b <= at)"""
+    return bounds[bisect.bisect_right(bounds, at) - 1]
+
+
+def _first_after(bounds: list[int], at: int) -> int:
+    """min(b for b in bounds if b > at), or `at` when none is"""
+    i = bisect.bisect_right(bounds, at)
+    return bounds[i] if i < len(bounds) else at
+
+
 class _ClauseScores:
     """How like the question each value's clause and sentence are: shared character bigrams, an event word of the
     question's kind (double), the question's own year, a turn before the value; less for a negated clause or
@@ -155,12 +168,17 @@ class _ClauseScores:
         self.told, self.numbers, self.reached = _events(text), rules.find_numbers(text), {}
 
     def around(self, n: Number, bounds: list[int]) -> str:
-        return rules.key(self.text[max(b for b in bounds if b <= n.start):min(b for b in bounds if b > n.start)])
+        return rules.key(self.text[_last_upto(bounds, n.start):_first_after(bounds, n.start)])
+
+    def clause(self, n: Number) -> str:
+        """_clause_at(text, n.start), from the clause bounds: from the last bound up to n to the mark before the
+        first bound after it (a bound is the place after a mark; the last, len(text) + 1, stands for the end)."""
+        return self.text[_last_upto(self.clauses, n.start):_first_after(self.clauses, n.start) - 1]
 
     def dated(self, n: Number) -> int:
         """+1 when n's clause names a year the question names (2022年是55.9% for 2022年的近视率), -1 when it
         names only other years (2023年的近视率是54.1%), 0 when the question names none or the clause has none."""
-        found = {m.value for m in rules.find_numbers(_clause_at(self.text, n.start))
+        found = {m.value for m in rules.find_numbers(self.clause(n))
                  if m.unit == "年" and m.kind == "exact"}
         found -= {n.value} if n.unit == "年" else set()
         return 0 if not self.years or not found else 1 if found & self.years else -1
@@ -168,9 +186,10 @@ class _ClauseScores:
     def turned(self, n: Number) -> int:
         """1 when a clause between n's sentence start and n opens with a turn (，但它的设计其实是在2004年; ，不过…，
         定在9月28日) and no other candidate of the sentence stands between that turn and n."""
-        start = max(b for b in self.sentences if b <= n.start)
-        turn = max((t for t in self.turns if start <= t <= n.start), default=None)
-        if _TURN_INSIDE.search(self.text, max(b for b in self.clauses if b <= n.start), n.start):
+        start = _last_upto(self.sentences, n.start)
+        turn = self.turns[bisect.bisect_right(self.turns, n.start) - 1] if self.turns else -1
+        turn = turn if start <= turn <= n.start else None  # the last turn from the sentence's start up to n
+        if _TURN_INSIDE.search(self.text, _last_upto(self.clauses, n.start), n.start):
             return 1  # 国家级名录则是2008年才列入的: a turn inside n's own clause
         own = self.around(n, self.clauses)  # 9月 of n's own date does not count
         return int(turn is not None and not any(turn <= m.start < n.start and self.around(m, self.clauses) != own
@@ -181,32 +200,31 @@ class _ClauseScores:
         whose claim it dates. (Worked out once per value: segment asks for it of every earlier value.)"""
         if n.start not in self.reached:
             clauses, text = self.clauses, self.text
-            end = min(b for b in clauses if b > n.start)
-            bare = not _VALUE_ONLY.sub("", rules.key(text[max(b for b in clauses if b <= n.start):end]))
-            self.reached[n.start] = min((b for b in clauses if b > end), default=end) \
-                if bare and end < len(text) else end
+            end = _first_after(clauses, n.start)
+            bare = not _VALUE_ONLY.sub("", rules.key(text[_last_upto(clauses, n.start):end]))
+            self.reached[n.start] = _first_after(clauses, end) if bare and end < len(text) else end
         return self.reached[n.start]
 
     def other_event(self, n: Number) -> int:
         """1 when n's own clause names an event of another kind than the question's (1955年取得专利)."""
-        said = _events(self.text[max(b for b in self.clauses if b <= n.start):self.reach(n)])
+        said = _events(self.text[_last_upto(self.clauses, n.start):self.reach(n)])
         return int(bool(said) and not said & self.events)
 
     def segment(self, n: Number) -> str:
         """n's clause, reaching back to the previous candidate of its sentence (而台湾以孔子诞辰为教师节，定在9月28日)."""
         clauses, text = self.clauses, self.text
-        own = max(b for b in clauses if b <= n.start)
+        own = _last_upto(clauses, n.start)
         if self.other_event(n) and self.events & self.told:  # 1955年取得专利 for 哪一年发明: its own event
             return rules.key(text[own:self.reach(n)])
         before = [m for m in self.numbers if m.start < own]  # values of earlier clauses, the question's too
         after_previous = max(self.reach(m) for m in before) if before else 0
-        previous = max((b for b in clauses if b < own), default=0)  # one clause back at most
-        start = min(max(max(b for b in self.sentences if b <= n.start), after_previous, previous), own)
+        previous = clauses[bisect.bisect_left(clauses, own) - 1] if own else 0  # one clause back at most
+        start = min(max(_last_upto(self.sentences, n.start), after_previous, previous), own)
         return rules.key(text[start:self.reach(n)])
 
     def score(self, n: Number) -> int:
         clause, asked, events = self.segment(n), self.asked, self.events
-        negated = _NEGATION.search(_clause_at(self.text, n.start)) is not None  # 1981年公布的名单里并没有它
+        negated = _NEGATION.search(self.clause(n)) is not None  # 1981年公布的名单里并没有它
         return (len(_word_bigrams(clause) & asked) + len(_word_bigrams(self.around(n, self.sentences)) & asked)
                 + 2 * len(_events(clause) & events) + 3 * self.dated(n) + 3 * self.turned(n) - 6 * negated
                 - 3 * (self.other_event(n) if events & self.told else 0))  # the question's event told elsewhere

@@ -13,7 +13,7 @@ from chimdqa_eval.factual.gate import gated
 from chimdqa_eval.factual.reading_answer import _Answer, _refusal
 from chimdqa_eval.factual.reading_match import _alias_risk, _text_match
 from chimdqa_eval.factual.reading_reference import Reference
-from chimdqa_eval.factual.reading_text import _compiled, _has_content, _starts
+from chimdqa_eval.factual.reading_text import _has_content, _starts
 from chimdqa_eval.factual.rules import ALTERNATIVES
 
 
@@ -71,6 +71,11 @@ def _place_verdict(ref: Reference, answer: _Answer, question: str) -> Verdict | 
     return None
 
 
+def _name_ends(answer_key: str, name: str) -> bool:
+    """The name ends a word: N(?:的|$) is found (not 朝阳公园, 朝阳门), with no pattern compiled per name."""
+    return name + "的" in answer_key or answer_key.endswith(name) or answer_key.endswith(name + "\n")
+
+
 def _place_parts(ref: Reference, answer_key: str) -> bool:
     """A reference made of a known place and what lies in it (浙江乌镇, 意大利博洛尼亚的圣多明我圣殿) whose parts
     the answer names in order, perhaps with levels between them (浙江省嘉兴市桐乡市乌镇) or in separate lines
@@ -89,8 +94,7 @@ def _place_parts(ref: Reference, answer_key: str) -> bool:
         inner = places.place(inner[0][2]) if inner and inner[0][0] == 0 else None
         if inner and places.within(head, inner) and inner != head:
             if inner.name == tail or tail in inner.aliases:  # 朝阳市 / 东京: any of its names, standing alone
-                return inner.name in answer_key or any(_compiled(re.escape(n) + r"(?:的|$)").search(answer_key)
-                                                       for n in inner.aliases)  # not 朝阳公园, 朝阳门
+                return inner.name in answer_key or any(_name_ends(answer_key, n) for n in inner.aliases)
             at = at or [0]
         if not at:
             continue

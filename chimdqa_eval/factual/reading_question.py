@@ -30,6 +30,7 @@ _QUESTION_UNIT = re.compile(r"(?:多少|几个?|哪一?个?|何)\s*((?:万亿|�
                             r"|单位[是为:\s(]*(" + rules._UNIT_WORDS + ")")
 
 
+@lru_cache(maxsize=4096)  # asked once per answer; a question has many answers
 def _question_unit(cleaned_question: str) -> str:
     """The unit a question asks in (多少公里 -> 公里, 哪一年 -> 年, 多少亿元 -> 亿元), as written; '' if none."""
     m = _QUESTION_UNIT.search(cleaned_question)
@@ -55,13 +56,6 @@ def _asked_kind(question: str) -> str:
     """The kind of thing the question asks for (任什么军衔 -> 军衔); '' when it asks for no kind."""
     asked = _ASKED_NOUN.search(question)
     return asked.group(1) if asked else ""
-
-
-@lru_cache(maxsize=4096)
-def _one_of_asked_kind(kind: str) -> re.Pattern:
-    """One (一个, 某) of that kind (一个…军衔)."""
-    return re.compile(rf"(?<![第\d.])(?:[一1][个种位座家所类项部本条支名处片]|某[个种位座家所类项部本条支名处片]?)"
-                      rf"[^,;。!?\n]{{0,24}}?{re.escape(kind)}(?=[,;。!?\n]|$)")
 
 
 _OPTIONS = re.compile(r"(?:是|为|在|属于|用|选)([^,;。?是为]{1,16}?)还是([^,;。?]{1,16}?)(?:呢)?\?")
