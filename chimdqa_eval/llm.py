@@ -723,15 +723,19 @@ class _Lane:
         """(status line, header lines without their ends, bytes taken) of the next head on the wire, within `left`
         bytes: at once when it has arrived whole, every line ended by CRLF (as servers write them); else line by
         line as it comes (a bare LF ends a line too, as http.client reads it)."""
-        buffer = self._wire.buffer
-        end = buffer.find(b"\r\n\r\n", 0, left)
-        if end >= 0:
+        wire = self._wire
+        buffer = wire.buffer
+        while (end := buffer.find(b"\r\n\r\n", 0, left)) < 0:
+            if len(buffer) >= left or b"\n\n" in buffer or b"\n\r\n" in buffer or not await wire._more():
+                end = None  # over the cap, a line ended by a bare LF, or the connection's end: line by line
+                break
+        if end is not None:
             raw = bytes(buffer[:end])
             crlf = raw.count(b"\r\n")
             if crlf <= _MOST_HEADER_LINES and raw.count(b"\n") == crlf == raw.count(b"\r"):
                 lines = raw.split(b"\r\n")
                 if max(map(len, lines)) <= _MOST_HEADER_LINE - 2:
-                    self._wire.take(end + 4)
+                    wire.take(end + 4)
                     return lines[0] + b"\r\n", lines[1:], end + 4
         status_line = await self._line(left, "status line")
         taken, lines = len(status_line), []
