@@ -356,6 +356,20 @@ def test_a_reply_is_read_by_its_framing_and_the_connection_kept_only_when_it_may
             _reply(chunked + broken, ended=True)
 
 
+def test_a_head_that_arrives_in_pieces_is_read_when_whole():
+    """A reply's head split across packets (CRLF line ends, or bare LF ones, which are read line by line)."""
+    for first, rest in ((b"HTTP/1.1 200 OK\r\nContent-Le", b"ngth: 2\r\nX: 1\r\n\r\nok"),
+                        (b"HTTP/1.1 200 OK\nContent-Le", b"ngth: 2\nX: 1\n\nok"),
+                        (b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n", b"\r\nok")):
+        async def read():
+            lane = _lane(first, ended=False)
+            asyncio.get_running_loop().call_later(0.05, lane._wire.data_received, rest)
+            return await asyncio.wait_for(lane._reply("POST"), 2)
+
+        status, fields, body, reusable = asyncio.run(read())
+        assert (status, fields["Content-Length"], body, reusable) == (200, "2", b"ok", True)
+
+
 def test_an_idle_connection_is_reused_only_while_nothing_came_on_it():
     for after in (b"", b"x"):
         lane = _lane(_ok("7"), ended=False)
