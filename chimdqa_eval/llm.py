@@ -391,6 +391,7 @@ HTTP_CLIENT_ENV = "CHIMDQA_HTTP_CLIENT"  # "httpx": every request through httpx,
 # one: no line over http.client._MAXLINE (64 kB), no more than http.client._MAXHEADERS (100) header lines.
 MAX_HEAD_BYTES = 100 * 2**10
 _READ_SIZE = 2**16
+_READ_AHEAD = 4 * _READ_SIZE  # bytes a connection buffers before it stops reading until they are taken
 
 
 def _lean_allowed(url: str, proxy: str | None) -> bool:
@@ -474,19 +475,23 @@ def _framing(fields: _Fields, status: int, method: str | None) -> tuple:
 class _Wire(asyncio.Protocol):
     """One TCP connection's bytes as they arrive, kept in `buffer` until _Lane takes them; `ended` once the server
     closed its side or the connection broke (`error`: how it broke, None for a clean end). `taken` counts what the
-    reply being read took (head, framing and body), which _MOST_READ_FOR_A_REPLY caps. Only the client's event
-    loop touches it."""
+    reply being read took (head, framing and body), which _MOST_READ_FOR_A_REPLY caps. Reading pauses once
+    _READ_AHEAD bytes wait in `buffer` (a server writing on while nobody reads fills no memory) and resumes when
+    more are asked for. Only the client's event loop touches it."""
 
     def __init__(self):
         self.buffer = bytearray()
         self.ended, self.error, self.transport, self.taken = False, None, None, 0
-        self._waiter = None
+        self._waiter, self._paused = None, False
 
     def connection_made(self, transport) -> None:
         self.transport = transport
 
     def data_received(self, data: bytes) -> None:
         self.buffer += data
+        if len(self.buffer) >= _READ_AHEAD and not self._paused:
+            self.transport.pause_reading()
+            self._paused = True
         self._wake()
 
     def eof_received(self) -> None:
@@ -509,6 +514,9 @@ class _Wire(asyncio.Protocol):
 
                 raise httpx.ReadError(str(self.error)) from self.error
             return False
+        if self._paused:
+            self._paused = False
+            self.transport.resume_reading()
         self._waiter = asyncio.get_running_loop().create_future()
         try:
             await self._waiter
@@ -553,6 +561,11 @@ class _Wire(asyncio.Protocol):
             if not await self._more():
                 break
         return self.take(size)
+
+
+def _close(sock: socket.socket | None) -> None:
+    if sock is not None:
+        sock.close()
 
 
 def _status_line(line: bytes) -> tuple[int, int, str]:
@@ -634,6 +647,8 @@ class _Lane:
             wire.transport.get_extra_info("socket").setsockopt(socket.IPPROTO_TCP, _QUICKACK, 1)
         stage[0] = httpx.ReadTimeout
         status, fields, body, self._reusable = await self._reply(method)
+        if not self._reusable:
+            self.close()  # what is left of the reply is not read (nor held) any longer
         return status, fields, body
 
     def _idle(self) -> bool:
@@ -670,22 +685,22 @@ class _Lane:
         except OSError as err:
             raise httpx.ConnectError(str(err)) from err
         for family, kind, protocol, _, address in addresses:
-            sock = socket.socket(family, kind, protocol)
-            sock.setblocking(False)
+            sock = None
             try:
+                sock = socket.socket(family, kind, protocol)  # (out of file descriptors: an OSError here too)
+                sock.setblocking(False)
                 await loop.sock_connect(sock, address)
+                _, self._wire = await loop.create_connection(_Wire, sock=sock)
+                return
             except TimeoutError:
-                sock.close()
+                _close(sock)
                 raise
             except OSError as err:
-                sock.close()
+                _close(sock)
                 failure = err
-                continue
             except BaseException:
-                sock.close()
+                _close(sock)
                 raise
-            _, self._wire = await loop.create_connection(_Wire, sock=sock)
-            return
         raise httpx.ConnectError(str(failure)) from failure
 
     def _head(self, method: str, url: str, headers: dict, data: bytes | None) -> bytes:
@@ -706,9 +721,8 @@ class _Lane:
 
         left = MAX_HEAD_BYTES
         for _ in range(_MOST_HEADER_LINES):
-            status_line, lines, taken = await self._next_head(left)
+            (version, status, _), lines, taken = await self._next_head(left)
             left -= taken
-            version, status, _ = _status_line(status_line)
             if status == 100:
                 continue  # 100 Continue: its headers skipped
             fields = _fields(lines)
@@ -719,13 +733,17 @@ class _Lane:
                 return version, status, fields, framing
         raise httpx.RemoteProtocolError("the server sent only informational replies (1xx)")
 
-    async def _next_head(self, left: int) -> tuple[bytes, list, int]:
-        """(status line, header lines without their ends, bytes taken) of the next head on the wire, within `left`
-        bytes: at once when it has arrived whole, every line ended by CRLF (as servers write them); else line by
-        line as it comes (a bare LF ends a line too, as http.client reads it)."""
+    async def _next_head(self, left: int) -> tuple[tuple, list, int]:
+        """(version, status, reason), header lines without their ends and the bytes taken of the next head on the
+        wire, within `left` bytes: at once when it has arrived whole, every line ended by CRLF (as servers write
+        them); else line by line as it comes (a bare LF ends a line too, as http.client reads it). Its status line
+        is checked as soon as it has come (what is not HTTP fails then, not at the request's deadline)."""
         wire = self._wire
-        buffer = wire.buffer
+        buffer, checked = wire.buffer, False
         while (end := buffer.find(b"\r\n\r\n", 0, left)) < 0:
+            if not checked and 0 <= (line_end := buffer.find(b"\n", 0, _MOST_HEADER_LINE)):
+                _status_line(bytes(buffer[:line_end + 1]))
+                checked = True
             if len(buffer) >= left or b"\n\n" in buffer or b"\n\r\n" in buffer or not await wire._more():
                 end = None  # over the cap, a line ended by a bare LF, or the connection's end: line by line
                 break
@@ -735,15 +753,16 @@ class _Lane:
             if crlf <= _MOST_HEADER_LINES and raw.count(b"\n") == crlf == raw.count(b"\r"):
                 lines = raw.split(b"\r\n")
                 if max(map(len, lines)) <= _MOST_HEADER_LINE - 2:
+                    status = _status_line(lines[0] + b"\r\n")
                     wire.take(end + 4)
-                    return lines[0] + b"\r\n", lines[1:], end + 4
+                    return status, lines[1:], end + 4
         status_line = await self._line(left, "status line")
-        taken, lines = len(status_line), []
+        status, taken, lines = _status_line(status_line), len(status_line), []
         while True:
             line = await self._line(left - taken, "header line")
             taken += len(line)
             if line in (b"\r\n", b"\n"):
-                return status_line, lines, taken
+                return status, lines, taken
             if not line.endswith(b"\n"):  # the connection's end inside the head: no reply to read
                 raise http.client.RemoteDisconnected("the server closed the connection in the middle of a reply's "
                                                      "head")
@@ -1158,6 +1177,7 @@ class ChatClient:
         self._loop_thread: threading.Thread | None = None
         self._pool = None  # the threads httpx's blocking transports are asked from (_exchange), made on first use
         self._loop_lock = threading.Lock()
+        self._loop_pid, self._closed = os.getpid(), False
         self._lock = threading.Lock()
         self.calls_sent = 0
         self.sent_per_base = [0] * len(self.urls)
@@ -1179,7 +1199,9 @@ class ChatClient:
         afterwards."""
         self.cache.close()
         with self._loop_lock:
-            loop, self._loop = self._loop, None
+            loop, self._loop, self._closed = self._loop, None, True
+            if self._loop_pid != os.getpid():
+                loop = None  # a forked child: the loop (and its thread) is the parent's; nothing of it runs here
         if loop is not None:
             asyncio.run_coroutine_threadsafe(self._close_lanes(), loop).result()
             loop.call_soon_threadsafe(loop.stop)
@@ -1203,9 +1225,13 @@ class ChatClient:
         """Run `coroutine` on the client's event loop (started on first use, in its own thread: every request in
         flight is asked from that one thread) and return its result; with wait=False, its concurrent future."""
         with self._loop_lock:
-            if self._loop is not None and self._loop_pid != os.getpid():
-                raise ChatError("this chat client was opened by the process this one was forked from, whose "
-                                "event loop does not run here: open a new client in this process")
+            problem = ("this chat client is closed" if self._closed else
+                       "this chat client was opened by the process this one was forked from, whose event loop "
+                       "does not run here: open a new client in this process"
+                       if self._loop is not None and self._loop_pid != os.getpid() else None)
+            if problem is not None:
+                coroutine.close()
+                raise ChatError(problem)
             if self._loop is None:
                 self._loop_pid = os.getpid()
                 self._loop = asyncio.new_event_loop()
@@ -1296,25 +1322,32 @@ class ChatClient:
         running = self._run(self._work(collections.deque(requests), results, progress, stop, parse, stage),
                             wait=False)
         try:
-            running.result()
+            error = running.result()
         finally:
             stop.set()
             concurrent.futures.wait([running])
             progress.close()
+        if error is not None:
+            raise error  # here, in the caller's thread (raised on the loop's, a KeyboardInterrupt would end it)
         return results
 
     async def _work(self, work: collections.deque, results: dict, progress: "_Progress", stop: threading.Event,
-                    parse, stage: str) -> None:
+                    parse, stage: str) -> BaseException | None:
         """One worker a slot, each asking the next request of `work` until none is left or `stop` is set; their
         answers are cached _COLLECT_FOR seconds at a time (one transaction for several) and at the end. The first
-        error (a ChatError: a bad key...) stops the run once the requests in flight have ended and every answer
-        is cached."""
+        error (a ChatError: a bad key...; a cache that cannot be written; whatever `parse` raised) stops the run
+        once the requests in flight have ended and every answer that can be is cached; it is returned, for the
+        caller to raise."""
         loop, answered, errors, flushing = asyncio.get_running_loop(), [], [], []
 
         def flush() -> None:
             flushing.clear()
             batch, answered[:] = answered[:], []
-            self._keep(batch, results, progress)
+            try:
+                self._keep(batch, results, progress)
+            except Exception as error:  # (a full disk...): no request is sent whose answer could not be kept
+                errors.append(error)
+                stop.set()
             progress.report()
 
         async def worker() -> None:
@@ -1325,7 +1358,9 @@ class ChatClient:
                     return
                 try:
                     answered.append((request, await self._ask_one(request, parse, stage)))
-                except Exception as error:
+                except asyncio.CancelledError:
+                    raise
+                except BaseException as error:  # (a KeyboardInterrupt raised here would end the loop's thread)
                     errors.append(error)
                     stop.set()
                     return
@@ -1345,8 +1380,7 @@ class ChatClient:
             for handle in flushing:
                 handle.cancel()
             flush()
-        if errors:
-            raise errors[0]
+        return errors[0] if errors else None
 
     def _keep(self, answered: list, results: dict, progress: "_Progress") -> None:
         """Cache the answers of `answered` ((request, outcome) pairs) in one transaction, then count them: counted
@@ -1618,6 +1652,8 @@ class ChatClient:
         the URL at once (no retries). The one-token request counts as a call."""
         import httpx
 
+        if self._closed:
+            raise ChatError("this chat client is closed")
         timeout = min(timeout, self.timeout)
         headers = self._headers()
         for index, base in enumerate(self.endpoint.api_bases):
