@@ -739,13 +739,21 @@ class _Lane:
         them); else line by line as it comes (a bare LF ends a line too, as http.client reads it). Its status line
         is checked as soon as it has come (what is not HTTP fails then, not at the request's deadline)."""
         wire = self._wire
-        buffer, checked = wire.buffer, False
-        while (end := buffer.find(b"\r\n\r\n", 0, left)) < 0:
-            if not checked and 0 <= (line_end := buffer.find(b"\n", 0, _MOST_HEADER_LINE)):
+        buffer, checked, seen = wire.buffer, False, 0  # seen: bytes searched already, not searched again (a head
+        while True:                                    # trickled a byte at a time is read in linear time)
+            end = buffer.find(b"\r\n\r\n", max(0, seen - 3), left)
+            if end >= 0:
+                break
+            if not checked and 0 <= (line_end := buffer.find(b"\n", seen, _MOST_HEADER_LINE)):
                 _status_line(bytes(buffer[:line_end + 1]))
                 checked = True
-            if len(buffer) >= left or b"\n\n" in buffer or b"\n\r\n" in buffer or not await wire._more():
-                end = None  # over the cap, a line ended by a bare LF, or the connection's end: line by line
+            if (len(buffer) >= left or (not checked and len(buffer) >= _MOST_HEADER_LINE)
+                    or buffer.find(b"\n\n", max(0, seen - 1)) >= 0 or buffer.find(b"\n\r\n", max(0, seen - 2)) >= 0):
+                end = None  # over a cap, or a line ended by a bare LF: line by line (which says which)
+                break
+            seen = len(buffer)
+            if not await wire._more():
+                end = None  # the connection's end: line by line, which says what came
                 break
         if end is not None:
             raw = bytes(buffer[:end])
