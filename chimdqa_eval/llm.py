@@ -739,17 +739,20 @@ class _Lane:
         them); else line by line as it comes (a bare LF ends a line too, as http.client reads it). Its status line
         is checked as soon as it has come (what is not HTTP fails then, not at the request's deadline)."""
         wire = self._wire
-        buffer, checked, seen = wire.buffer, False, 0  # seen: bytes searched already, not searched again (a head
-        while True:                                    # trickled a byte at a time is read in linear time)
+        buffer, checked = wire.buffer, False
+        seen = breaks = line_start = 0  # bytes searched already (none searched again: a head trickled a byte at a
+        while True:                     # time is read in linear time), line ends among them, the last line's start
             end = buffer.find(b"\r\n\r\n", max(0, seen - 3), left)
             if end >= 0:
                 break
             if not checked and 0 <= (line_end := buffer.find(b"\n", seen, _MOST_HEADER_LINE)):
                 _status_line(bytes(buffer[:line_end + 1]))
                 checked = True
-            if (len(buffer) >= left or (not checked and len(buffer) >= _MOST_HEADER_LINE)
+            breaks += buffer.count(b"\n", seen)
+            line_start = max(line_start, buffer.rfind(b"\n", seen) + 1)
+            if (len(buffer) >= left or len(buffer) - line_start >= _MOST_HEADER_LINE or breaks > _MOST_HEADER_LINES + 1
                     or buffer.find(b"\n\n", max(0, seen - 1)) >= 0 or buffer.find(b"\n\r\n", max(0, seen - 2)) >= 0):
-                end = None  # over a cap, or a line ended by a bare LF: line by line (which says which)
+                end = None  # over a cap, or a line ended by a bare LF: line by line, which says which, at once
                 break
             seen = len(buffer)
             if not await wire._more():
@@ -1222,6 +1225,14 @@ class ChatClient:
         if self._pool is not None:
             self._pool.shutdown()
 
+    def _check_usable(self) -> None:
+        """ChatError when this client can ask nothing: closed, or inherited by a forked process."""
+        if self._closed:
+            raise ChatError("this chat client is closed")
+        if self._loop is not None and self._loop_pid != os.getpid():
+            raise ChatError("this chat client was opened by the process this one was forked from, whose event loop "
+                            "does not run here: open a new client in this process")
+
     async def _close_lanes(self) -> None:
         for lanes in self._lanes:
             for transport in lanes:
@@ -1233,13 +1244,11 @@ class ChatClient:
         """Run `coroutine` on the client's event loop (started on first use, in its own thread: every request in
         flight is asked from that one thread) and return its result; with wait=False, its concurrent future."""
         with self._loop_lock:
-            problem = ("this chat client is closed" if self._closed else
-                       "this chat client was opened by the process this one was forked from, whose event loop "
-                       "does not run here: open a new client in this process"
-                       if self._loop is not None and self._loop_pid != os.getpid() else None)
-            if problem is not None:
+            try:
+                self._check_usable()
+            except ChatError:
                 coroutine.close()
-                raise ChatError(problem)
+                raise
             if self._loop is None:
                 self._loop_pid = os.getpid()
                 self._loop = asyncio.new_event_loop()
@@ -1660,8 +1669,7 @@ class ChatClient:
         the URL at once (no retries). The one-token request counts as a call."""
         import httpx
 
-        if self._closed:
-            raise ChatError("this chat client is closed")
+        self._check_usable()
         timeout = min(timeout, self.timeout)
         headers = self._headers()
         for index, base in enumerate(self.endpoint.api_bases):
@@ -1671,6 +1679,8 @@ class ChatClient:
             except httpx.RequestError as err:
                 raise InputError(f"the LLM endpoint {base} cannot be reached ({_reason(err)}); is the server "
                                  "running and the URL right?") from None
+            except ChatError:
+                raise  # the client itself cannot ask (closed, or inherited by a forked process): said as it is
             except Exception as err:  # _Rejected (a reply over the size cap...), or whatever else the reply causes
                 raise InputError(f"the LLM endpoint {base} sent a reply to GET {url} that cannot be read "
                                  f"({_problem(err)}); is it an OpenAI-compatible server?") from None

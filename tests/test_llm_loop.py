@@ -130,6 +130,24 @@ def test_a_status_line_that_is_not_http_fails_as_soon_as_it_has_come(raw, error)
     assert type(caught.value).__name__ == error and time.monotonic() - start < 1
 
 
+@pytest.mark.parametrize("head,error", [
+    (b"HTTP/1.1 200 OK\r\nX: " + b"a" * 70_000, "LineTooLong"),
+    (b"HTTP/1.1 200 OK " + b"a" * 70_000, "LineTooLong"),
+    (b"HTTP/1.1 200 OK\r\n" + b"A: 1\r\n" * 101, "HTTPException")])
+def test_a_head_over_a_line_cap_fails_as_soon_as_the_cap_is_passed(head, error):
+    """Held open after a head over http.client's caps (a line of 64 kB, 100 header lines): refused then, not
+    waited on until the deadline for the head's end."""
+    from test_llm_connections import _lane
+
+    async def read():
+        return await asyncio.wait_for(_lane(head, ended=False)._reply("POST"), 2)
+
+    start = time.monotonic()
+    with pytest.raises(Exception) as caught:
+        asyncio.run(read())
+    assert type(caught.value).__name__ == error and time.monotonic() - start < 1, caught.value
+
+
 def test_a_closed_client_says_so(tmp_path):
     with ChatServer(lambda body: "ok") as server:
         client = llm.ChatClient("m", server.api_base, cache_path=tmp_path / "c.sqlite")
@@ -152,6 +170,11 @@ def test_a_forked_child_is_told_to_open_its_own_client_and_may_close_the_inherit
                     client.complete_all(_requests(1, "child"), str)
                 except llm.ChatError as err:
                     code = 0 if "forked" in str(err) else 2
+                try:
+                    client.probe()
+                    code = 3
+                except llm.ChatError as err:  # said as it is, not as an endpoint's unreadable reply
+                    code = code if "forked" in str(err) else 4
                 client.close()
                 os._exit(code)
             deadline = time.monotonic() + 20
