@@ -6,9 +6,10 @@
   with injected latency, against the ideal concurrency / latency; goal >= 95% of the ideal at concurrency 16 and
   50 ms. The endpoint is bench/event_server.py, one asyncio event loop as model servers answer (uvicorn behind
   vLLM / SGLang); the same run then repeats against tests/chat_server.py (a thread per connection, 0.4-0.8 ms of
-  CPU a request on the same two cores: a second line), and sends the same requests from a bare keep-alive client
-  (16 threads, http.client, no retries, cache or checks) against the event-loop endpoint: what the machine allows
-  at that moment, the reference side. The client's CPU time a request and the
+  CPU a request on the same two cores: a second line), and sends the same requests from two bare keep-alive
+  clients, no retries, cache or checks, against the event-loop endpoint: 16 threads on http.client, and one
+  asyncio loop on its streams (the backend's own design, at its least): what the machine allows at that moment,
+  the reference side. The client's CPU time a request and the
   machine's load are printed with each: on a loaded machine the ratio measures the load. Then where each
   request's cycle goes: the server's own time (last request byte to reply; over the latency when the machine is
   loaded) and the turnaround from a reply to the next request on its connection. Then the same answers again
@@ -118,6 +119,51 @@ def bare_client(api_base: str, bodies: list, concurrency: int) -> None:
         thread.join()
 
 
+def bare_event_client(api_base: str, bodies: list, concurrency: int) -> None:
+    """The second reference side: one asyncio event loop, `concurrency` kept-alive connections on its streams,
+    each sending the next body, reading the reply by its Content-Length and parsing its JSON; nothing else."""
+    import asyncio
+    import json
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(api_base)
+    work = list(reversed(bodies))
+
+    async def lane() -> None:
+        reader, writer = await asyncio.open_connection(parts.hostname, parts.port)
+        while work:
+            body = work.pop()
+            writer.write(b"POST %s/chat/completions HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\n"
+                         b"Content-Length: %d\r\n\r\n%s" % (parts.path.encode(), parts.netloc.encode(), len(body),
+                                                                body))
+            head = await reader.readuntil(b"\r\n\r\n")
+            length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                          if line.lower().startswith(b"content-length:"))
+            json.loads(await reader.readexactly(length))
+        writer.close()
+
+    async def run() -> None:
+        await asyncio.gather(*(lane() for _ in range(concurrency)))
+
+    asyncio.run(run())
+
+
+def _reference(client, who: str, api_base_of, bodies: list, n: int, latency: float, concurrency: int,
+               elapsed: float) -> None:
+    """Run a bare client (`client(api_base, bodies, concurrency)`) against a new event-loop endpoint and print its
+    rate line beside the backend's (`elapsed` seconds for the same requests)."""
+    server, stop, api_base, stats = api_base_of()
+    load = os.getloadavg()[0]
+    start, cpu = time.perf_counter(), time.process_time()
+    client(api_base, bodies, concurrency)
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+    stop.set()
+    stats.get(timeout=60)
+    server.join()
+    print(_rate_line(f"  {who}, event-loop endpoint", n, seconds, cpu, latency, concurrency, load)
+          + f"; the backend's rate is {seconds / elapsed:.1%} of its rate")
+
+
 def _add(sums, index: int, seconds: float) -> None:
     """Add `seconds` to the sum at `index` of a shared array of (sum, count) pairs."""
     with sums.get_lock():
@@ -208,19 +254,14 @@ def bench_api(n: int, latency: float, concurrency: int) -> None:
         print(f"  {event_stats['accepted']} TCP connections accepted by the endpoint for {event_stats['requests']} "
               f"requests at concurrency {concurrency}")
         print(_cycle_line(n, elapsed, event_stats["own"], event_stats["turnaround"], latency, concurrency))
-        # 2. The reference side: a bare keep-alive client against a new endpoint of the same kind, right after.
+        # 2. The reference side: bare keep-alive clients, each against a new endpoint of the same kind, right after.
         bodies = [json.dumps({"model": "bench-model", "messages": list(p.messages), "temperature": 0.0},
                              ensure_ascii=False).encode("utf-8") for p in prompts]
-        server, stop, api_base = _start(serve_event, latency, stats)
-        load = os.getloadavg()[0]
-        start, bare_cpu = time.perf_counter(), time.process_time()
-        bare_client(api_base, bodies, concurrency)
-        bare, bare_cpu = time.perf_counter() - start, time.process_time() - bare_cpu
-        stop.set()
-        stats.get(timeout=60)
-        server.join()
-        print(_rate_line("  bare keep-alive client (the reference side), event-loop endpoint", n, bare, bare_cpu,
-                         latency, concurrency, load) + f"; the backend's rate is {bare / elapsed:.1%} of its rate")
+        endpoint = lambda: (*_start(serve_event, latency, stats), stats)
+        _reference(bare_client, "bare keep-alive client, 16 threads (the reference side)", endpoint, bodies, n,
+                   latency, concurrency, elapsed)
+        _reference(bare_event_client, "bare keep-alive client, one asyncio loop", endpoint, bodies, n, latency,
+                   concurrency, elapsed)
         # 3. The tests' threaded server.
         accepted, timings = context.Value("i", 0), context.Array("d", 4)
         server, stop, api_base = _start(serve, latency, accepted, timings)

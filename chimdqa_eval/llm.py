@@ -25,28 +25,29 @@ fails BREAKER_FAILURES attempts in a row (over BREAKER_SECONDS at least) stops t
 naming it and saying how many answers are cached for the re-run. A failure is no connection, a dropped one, no
 complete reply by the deadline, or HTTP 502/503/504 (a gateway whose model server is gone); any other reply,
 2xx or an error the model server itself sends, means the base is alive.
-HTTP keeps one connection per request in flight: each of the `concurrency` slots of an API base has its own
-one-connection transport (one shared pool would scan all its connections, a poll() each, under one lock twice per
-request), asked directly (cookies are neither kept nor sent, redirects are not followed). A plain http:// base
-reached without a proxy (a local vLLM or SGLang server, where the client's CPU sets the rate) gets
-_LeanTransport, the standard library's http.client with this module's limits on top, at about half of httpx's
-CPU a request; https:// and a proxy get
-httpx's transport (CHIMDQA_HTTP_CLIENT=httpx sends every request through httpx). Both send the same bytes and
-keep every limit above; retries go through tenacity; httpx and tenacity are imported only when a client is made,
-so the commands' option parsing stays fast.
+Every request in flight is asked from one thread, the client's event loop (asyncio; started on first use, ended
+by close()), while the calling thread writes the answers to the cache and reports progress: a thread per request
+spends more of the client's CPU waking up than on the exchange itself. HTTP keeps one connection per request in
+flight: each of the `concurrency` slots of an API base has its own one-connection transport (one shared pool
+would scan all its connections under one lock twice per request), asked directly (cookies are neither kept nor
+sent, redirects are not followed). A plain http:// base reached without a proxy (a local vLLM or SGLang server,
+where the client's CPU sets the rate) gets a _Lane, HTTP/1.1 written and read on the event loop by this module,
+with its limits, at a fraction of httpx's CPU a request; https:// and a proxy get httpx's blocking transport,
+asked from a pool of threads (CHIMDQA_HTTP_CLIENT=httpx sends every request through httpx). Both send the same
+bytes and keep every limit above; retries go through tenacity; httpx and tenacity are imported only when a
+client is made, so the commands' option parsing stays fast.
 """
 from __future__ import annotations
 
+import asyncio
 import collections
+import concurrent.futures
 import functools
 import hashlib
 import http.client
-import io
 import json
 import os
-import queue
 import re
-import select
 import socket
 import sqlite3
 import sys
@@ -384,16 +385,17 @@ def _proxy_for(base: str) -> str | None:
 
 # -- the lean transport: plain http:// without a proxy ------------------------------------------------------------
 
-HTTP_CLIENT_ENV = "CHIMDQA_HTTP_CLIENT"  # "httpx": every request through httpx, none through _LeanTransport
+HTTP_CLIENT_ENV = "CHIMDQA_HTTP_CLIENT"  # "httpx": every request through httpx, none through a _Lane
 # A reply's status line and headers, informational replies (1xx) before it included: the bytes read before its
 # head is parsed (what httpcore allows too). http.client's own limits apply as well, and are looser but for
 # one: no line over http.client._MAXLINE (64 kB), no more than http.client._MAXHEADERS (100) header lines.
 MAX_HEAD_BYTES = 100 * 2**10
 _READ_SIZE = 2**16
+_READ_AHEAD = 4 * _READ_SIZE  # bytes a connection buffers before it stops reading until they are taken
 
 
 def _lean_allowed(url: str, proxy: str | None) -> bool:
-    """Whether requests to `url` go through _LeanTransport: plain http:// reached without a proxy, unless the
+    """Whether requests to `url` go through a _Lane: plain http:// reached without a proxy, unless the
     environment's CHIMDQA_HTTP_CLIENT=httpx sends everything through httpx (TLS and proxies always are)."""
     return proxy is None and url.startswith("http://") and os.environ.get(HTTP_CLIENT_ENV, "") != "httpx"
 
@@ -414,152 +416,11 @@ class _Fields(dict):
 
 # What one reply may take on the wire: its head and a trailer, and a body with chunk framing twice its size cap.
 _MOST_READ_FOR_A_REPLY = 2 * MAX_HEAD_BYTES + 2 * MAX_REPLY_BYTES
-
-
-class _DeadlineReads(io.RawIOBase):
-    """A connection's bytes as http.client reads a reply from them: every read ends by the request's deadline
-    (_left: a server trickling a byte at a time cannot stretch a request, as a timeout per read alone would let
-    it), asks for an immediate acknowledgement (_QUICKACK), and raises httpx's errors (ReadTimeout, ReadError)
-    with the socket's error as their cause. While a reply's head is read, `head_left` bytes more are read at
-    most (MAX_HEAD_BYTES; None once the head is read). It holds the socket's own reader (socket.makefile)
-    until the reply is read: the socket stays open when http.client closed the connection first (a reply that
-    ends it); it reads the socket directly (the reader's readinto adds nothing but checks made here)."""
-
-    def __init__(self, sock: socket.socket):
-        super().__init__()
-        self._sock, self._io = sock, sock.makefile("rb", buffering=0)
-        self.head_left: int | None = MAX_HEAD_BYTES
-        self.reply_left = _MOST_READ_FOR_A_REPLY  # chunk framing and trailers count here; http.client caps neither
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer) -> int:
-        import httpx
-
-        if self.head_left is not None and self.head_left <= 0:
-            raise httpx.RemoteProtocolError(f"the reply's headers exceed {MAX_HEAD_BYTES:,} bytes")
-        if self.reply_left <= 0:
-            raise httpx.RemoteProtocolError(f"the reply exceeds {_MOST_READ_FOR_A_REPLY:,} bytes with its framing")
-        buffer = memoryview(buffer)[:self.reply_left if self.head_left is None else min(self.head_left,
-                                                                                        self.reply_left)]
-        sock = self._sock
-        try:
-            sock.settimeout(_left(httpx.ReadTimeout))
-            if _QUICKACK is not None:
-                sock.setsockopt(socket.IPPROTO_TCP, _QUICKACK, 1)
-            received = sock.recv_into(buffer)
-        except TimeoutError as err:
-            raise httpx.ReadTimeout(str(err)) from err
-        except OSError as err:
-            raise httpx.ReadError(str(err)) from err
-        if self.head_left is not None:
-            self.head_left -= received
-        self.reply_left -= received
-        return received
-
-    def close(self) -> None:
-        self._io.close()
-        super().close()
-
-
-class _Reader(io.BufferedReader):
-    """The buffered reader over _DeadlineReads that http.client's reply reads; http.client asks its "socket"
-    for a reader (makefile), and this is its own."""
-
-    def makefile(self, mode: str) -> "_Reader":
-        return self
-
-
-class _Reply(http.client.HTTPResponse):
-    """http.client's reply, read through _DeadlineReads (`reads`) from the connection's socket, or, for a reply
-    after an informational one (1xx) on the same connection, from where that one's reader stopped (`after`).
-    Its head is read by begin() below, its body by http.client (by Content-Length, chunked or to the end)."""
-
-    def __init__(self, sock, debuglevel: int = 0, method: str | None = None, url=None, *,
-                 after: "_Reply | None" = None):
-        if after is None:
-            self.reads = _DeadlineReads(sock)
-            reader = _Reader(self.reads, _READ_SIZE)
-        else:
-            self.reads, reader, after.fp = after.reads, after.fp, None  # an informational reply has no body
-        super().__init__(reader, debuglevel, method, url)
-
-    def begin(self) -> None:
-        """The status line (http.client's reading, 100 Continue skipped), then the header lines read here into
-        _Fields, and the body's framing decided from them as HTTP/1.1 says, as h11 (httpx) decides it: http.client
-        hands its headers to the email parser (about a third of this client's CPU an exchange) and frames some
-        bodies otherwise (`chunked ` with a space is not chunked to it; `Content-Length: 7, 7` is no length)."""
-        if self.headers is not None:
-            return
-        while True:
-            version, status, reason = self._read_status()
-            if status != http.client.CONTINUE:
-                break
-            _header_lines(self.fp)  # a 100 Continue's headers: skipped
-        self.code = self.status = status
-        self.reason = reason.strip()
-        if version in ("HTTP/1.0", "HTTP/0.9"):
-            self.version = 10
-        elif version.startswith("HTTP/1."):
-            self.version = 11
-        else:
-            raise http.client.UnknownProtocol(version)
-        self.headers = self.msg = _fields(_header_lines(self.fp))
-        self.chunked, self.chunk_left, self.length = _framing(self.headers, status, self._method)
-        # A reply with both a Transfer-Encoding and a Content-Length is read as chunked, but its connection is not
-        # trusted with another (RFC 9112 6.3: "ought to be handled as an error").
-        both = "transfer-encoding" in self.headers and "content-length" in self.headers
-        self.will_close = self._check_close() or both or (not self.chunked and self.length is None)
-
-    def getheader(self, name: str, default=None):
-        return self.headers.get(name, default)
-
-    def _read_next_chunk_size(self) -> int:
-        """A chunk's size line as HTTP/1.1 writes it (hex digits, extensions after `;`), or ValueError, which
-        http.client reads as a malformed chunked body; int(line, 16) would also take `0x5`, `+5`, `-1` (a negative
-        size reads on to the connection's end), `5_0` and spaces around."""
-        line = self.fp.readline(_MOST_HEADER_LINE + 1)
-        if len(line) > _MOST_HEADER_LINE:
-            raise http.client.LineTooLong("chunk size")
-        size = _CHUNK_SIZE.fullmatch(line)
-        if size is None:
-            self._close_conn()
-            raise ValueError("a malformed chunk size line")
-        return int(size.group(1), 16)
-
-    def _safe_read(self, amt: int) -> bytes:
-        """http.client's read of `amt` bytes; where it tosses the two bytes after a chunk (amt 2, chunk_left 0),
-        they must be CRLF, or the body is malformed (http.client takes any two bytes)."""
-        data = super()._safe_read(amt)
-        if amt == 2 and self.chunked and self.chunk_left == 0 and data != b"\r\n":
-            raise http.client.IncompleteRead(data)
-        return data
-
-
 _HEADER_NAME = re.compile(rb"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # a token (RFC 9110, 5.1)
 _BAD_VALUE_BYTE = re.compile(rb"[\x00-\x08\x0a-\x1f\x7f]")  # control bytes (a tab is allowed; RFC 9110, 5.5)
 _CHUNK_SIZE = re.compile(rb"([0-9A-Fa-f]{1,16})[ \t]*(?:;[^\r\n]*)?\r?\n")
 _LENGTH = re.compile(r"[0-9]{1,20}")  # a Content-Length h11 takes: ASCII digits, at most 20 of them
 _MOST_HEADER_LINE, _MOST_HEADER_LINES = 65536, 100  # http.client's own limits (_MAXLINE, _MAXHEADERS)
-
-
-def _header_lines(reader) -> list[bytes]:
-    """A head's header lines, up to the empty line that ends it (not included), line ends stripped; at most
-    _MOST_HEADER_LINES lines of _MOST_HEADER_LINE bytes. A head cut short by the connection's end is
-    http.client's RemoteDisconnected (a reply that never came: h11 says so too), not a reply with no body."""
-    lines = []
-    while True:
-        line = reader.readline(_MOST_HEADER_LINE + 1)
-        if len(line) > _MOST_HEADER_LINE:
-            raise http.client.LineTooLong("header line")
-        if line in (b"\r\n", b"\n"):
-            return lines
-        if not line.endswith(b"\n"):  # the connection's end inside the head: no reply to read
-            raise http.client.RemoteDisconnected("the server closed the connection in the middle of a reply's head")
-        if len(lines) == _MOST_HEADER_LINES:
-            raise http.client.HTTPException(f"got more than {_MOST_HEADER_LINES} headers")
-        lines.append(line.rstrip(b"\r\n"))
 
 
 def _fields(lines: list[bytes]) -> _Fields:
@@ -585,8 +446,8 @@ def _fields(lines: list[bytes]) -> _Fields:
 
 
 def _framing(fields: _Fields, status: int, method: str | None) -> tuple:
-    """(chunked, chunk_left, length) of a reply's body, as http.client's reader wants them, in RFC 9112 6.3's
-    order: no body after a 1xx, 204 or 304 reply or for a HEAD request, whatever its headers say; chunked when
+    """(chunked, length) of a reply's body, in RFC 9112 6.3's order: no body after a 1xx, 204 or 304 reply or
+    for a HEAD request, whatever its headers say; chunked when
     the Transfer-Encoding says so (a Content-Length beside it is ignored, once checked); else the Content-Length
     (values repeated alike count once); else None: to the connection's end. A Transfer-Encoding other than
     chunked, or a Content-Length that is not one number of ASCII digits (at most 20, as h11 takes it), is httpx's
@@ -602,166 +463,387 @@ def _framing(fields: _Fields, status: int, method: str | None) -> tuple:
             raise httpx.RemoteProtocolError(f"a bad Content-Length {declared[:40]!r}")
         length = int(length)
     if status in (204, 304) or 100 <= status < 200 or method == "HEAD":
-        return False, None, 0
+        return False, 0
     encoding = fields.get("transfer-encoding")
     if encoding is not None:
         if encoding.lower() != "chunked":
             raise httpx.RemoteProtocolError(f"unsupported Transfer-Encoding {encoding[:40]!r}")
-        return True, None, None
-    return False, None, length
+        return True, None
+    return False, length
 
 
-class _Connection(http.client.HTTPConnection):
-    """http.client's connection, reading its replies as _Replies, and writing a request's head and body in one
-    write when `body_follows` says a body comes after the head: endheaders(body) sends them one after the other,
-    two packets, each a pass through the kernel's TCP stack and a wake-up of the server (on the loopback, twice
-    the CPU of one)."""
+class _Wire(asyncio.Protocol):
+    """One TCP connection's bytes as they arrive, kept in `buffer` until _Lane takes them; `ended` once the server
+    closed its side or the connection broke (`error`: how it broke, None for a clean end). `taken` counts what the
+    reply being read took (head, framing and body), which _MOST_READ_FOR_A_REPLY caps. Reading pauses once
+    _READ_AHEAD bytes wait in `buffer` (a server writing on while nobody reads fills no memory) and resumes when
+    more are asked for. Only the client's event loop touches it."""
 
-    response_class = _Reply
-    body_follows = False
-    _head = b""
+    def __init__(self):
+        self.buffer = bytearray()
+        self.ended, self.error, self.transport, self.taken = False, None, None, 0
+        self._waiter, self._paused = None, False
 
-    def send(self, data) -> None:
-        if self.body_follows:
-            self._head, self.body_follows = data, False
-            return
-        head, self._head = self._head, b""
-        super().send(head + data if head else data)
+    def connection_made(self, transport) -> None:
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        self.buffer += data
+        if len(self.buffer) >= _READ_AHEAD and not self._paused:
+            self.transport.pause_reading()
+            self._paused = True
+        self._wake()
+
+    def eof_received(self) -> None:
+        self.ended = True  # (returning None: the transport then closes itself)
+        self._wake()
+
+    def connection_lost(self, exc) -> None:
+        self.ended, self.error = True, self.error or exc
+        self._wake()
+
+    def _wake(self) -> None:
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
+
+    async def _more(self) -> bool:
+        """Wait for bytes beyond those buffered; False once the connection has ended (no more will come)."""
+        if self.ended:
+            if self.error is not None:  # a reset, not an end: said as the socket said it (httpx's ReadError)
+                import httpx
+
+                raise httpx.ReadError(str(self.error)) from self.error
+            return False
+        if self._paused:
+            self._paused = False
+            self.transport.resume_reading()
+        self._waiter = asyncio.get_running_loop().create_future()
+        try:
+            await self._waiter
+        finally:
+            self._waiter = None
+        return True
+
+    def take(self, size: int) -> bytes:
+        data = bytes(self.buffer[:size])
+        del self.buffer[:size]
+        self.taken += len(data)
+        if self.taken > _MOST_READ_FOR_A_REPLY:  # chunk framing and trailers count here; no other cap bounds them
+            import httpx
+
+            raise httpx.RemoteProtocolError(f"the reply exceeds {_MOST_READ_FOR_A_REPLY:,} bytes with its framing")
+        return data
+
+    async def line(self, most: int) -> bytes | None:
+        """The next line, its b"\\n" included, when it is at most `most` bytes long; None when `most` bytes come
+        without a line end; what is left (b"" when nothing) when the connection ends first."""
+        scanned = 0
+        while True:
+            end = self.buffer.find(b"\n", scanned, most)
+            if end >= 0:
+                return self.take(end + 1)
+            if len(self.buffer) >= most:
+                return None
+            scanned = len(self.buffer)
+            if not await self._more():
+                return self.take(len(self.buffer))
+
+    async def some(self, most: int) -> bytes:
+        """At most `most` bytes, as soon as there are any; b"" when the connection has ended."""
+        while not self.buffer:
+            if not await self._more():
+                return b""
+        return self.take(most)
+
+    async def exactly(self, size: int) -> bytes:
+        """`size` bytes, or fewer when the connection ends first."""
+        while len(self.buffer) < size:
+            if not await self._more():
+                break
+        return self.take(size)
 
 
-class _LeanResponse:
-    """A reply read by _LeanTransport, with what _exchange reads of httpx's: status_code, headers, iter_raw()
-    (the body as it arrives, de-chunked, still compressed) and close()."""
-
-    def __init__(self, transport: "_LeanTransport", reply: _Reply, headers: _Fields):
-        self.status_code, self.headers, self._transport, self._reply = reply.status, headers, transport, reply
-
-    def iter_raw(self):
-        return self._transport._pieces(self._reply)
-
-    def close(self) -> None:
-        self._transport._finished(self._reply)
+def _close(sock: socket.socket | None) -> None:
+    if sock is not None:
+        sock.close()
 
 
-class _LeanTransport:
-    """One kept-alive HTTP/1.1 connection to a plain http:// API base reached without a proxy, for one slot:
-    what httpx's transport does there at a fraction of its CPU (httpcore and h11 build, check and parse each
-    request and reply through layers of objects), on the standard library's http.client, which writes the
-    request and reads the reply's status line and body (by Content-Length, chunked or to the connection's end;
-    100 Continue, HTTP/1.0); its header lines are read by _Reply.begin. It sends the bytes httpx sends, in its
-    order (tests/test_llm_connections.py), and keeps its guarantees: every connect, write and read ends by the
-    request's deadline (_request.deadline), reads ask for an immediate acknowledgement (_QUICKACK), a reply's head
-    is read up to MAX_HEAD_BYTES, one whose body has no telling length (two different Content-Lengths, a
-    Transfer-Encoding other than chunked) or that has a malformed header line is refused, other informational
-    replies (1xx) are skipped as 100 Continue is, and a connection is reused only after a complete HTTP/1.1 reply
-    that keeps it alive, checked before reuse (a server may close an idle one). Failures raise httpx's errors
-    (ConnectError, ReadTimeout, ReadError, RemoteProtocolError...), with the socket's error as their cause, so
-    both transports are handled alike."""
+def _status_line(line: bytes) -> tuple[int, int, str]:
+    """(version: 10 or 11, status, reason) of a reply's status line, read as http.client reads it (its errors:
+    RemoteDisconnected when the connection ended before one, BadStatusLine, UnknownProtocol)."""
+    if not line:
+        raise http.client.RemoteDisconnected("Remote end closed connection without response")
+    text = line.decode("iso-8859-1")
+    parts = text.split(None, 2)
+    if len(parts) < 2 or not parts[0].startswith("HTTP/"):
+        raise http.client.BadStatusLine(text)
+    version, status, reason = parts[0], parts[1], parts[2] if len(parts) == 3 else ""
+    try:
+        status = int(status)
+    except ValueError:
+        raise http.client.BadStatusLine(text) from None
+    if not 100 <= status <= 999:
+        raise http.client.BadStatusLine(text)
+    if version in ("HTTP/1.0", "HTTP/0.9"):
+        return 10, status, reason.strip()
+    if version.startswith("HTTP/1."):
+        return 11, status, reason.strip()
+    raise http.client.UnknownProtocol(version)
+
+
+class _Lane:
+    """One kept-alive HTTP/1.1 connection to a plain http:// API base reached without a proxy, for one slot,
+    written and read on the client's event loop (one thread for every request in flight: a thread per request
+    spends more of the CPU on waking up than on the exchange). What httpx's transport does there at a fraction of
+    its CPU, keeping its guarantees: the same request bytes in its order (tests/test_llm_connections.py), the
+    whole exchange (connect, write, every read) ended by the request's deadline, reads acknowledged at once
+    (_QUICKACK), a reply's head read up to MAX_HEAD_BYTES with http.client's line limits, the body framed as RFC
+    9112 says (_framing: by Content-Length, chunked or to the connection's end; a body with no telling length or a
+    malformed header line refused), informational replies (1xx) skipped, and a connection reused only after a
+    complete HTTP/1.1 reply that keeps it alive and only while nothing came on it since (a server may close an
+    idle one). Failures raise httpx's errors (ConnectError, ReadTimeout, ReadError, RemoteProtocolError...), with
+    the socket's error as their cause, so both transports are handled alike."""
 
     def __init__(self, url: str):
-        (host, port), self.host, _ = _http_parts(url)
-        self._connection = _Connection(host, port)
+        self._address, self.host, _ = _http_parts(url)
+        self._wire: _Wire | None = None
         self._reusable = False  # the last reply was read whole and the connection may carry another
+        self._heads: dict = {}  # (method, url, headers) -> the request's head but its Content-Length
 
-    def handle_request(self, url: str, data: bytes | None, headers: dict) -> _LeanResponse:
-        """Send one request (POST `data`, or GET when None) and read the reply's head; its body is read through
-        the response's iter_raw(). The request's deadline is _request.deadline."""
-        connection = self._connection
-        if connection.sock is not None and not (self._reusable and not _readable(connection.sock)):
-            connection.close()  # what was left of the last reply, or an idle connection the server closed
-        self._reusable = False
-        if connection.sock is None:
-            self._connect()
-        method = "GET" if data is None else "POST"
-        self._send(method, url, data, headers)
-        return self._response(method)
-
-    def _connect(self) -> None:
+    async def exchange(self, url: str, data: bytes | None, headers: dict, timeout: float) -> tuple:
+        """(status, headers, body) of one request (POST `data`, or GET when None), ending within `timeout`
+        seconds in all. A success's body over MAX_REPLY_BYTES is _Rejected; an error's is cut to its first
+        bytes. On any failure the connection is closed."""
         import httpx
 
-        connection = self._connection
-        connection.timeout = _left(httpx.ConnectTimeout)
+        stage = [httpx.ConnectTimeout]  # the timeout error of the step under way when the deadline passes
         try:
-            connection.connect()  # with TCP_NODELAY, as httpcore: the request's head and body go at once
-        except TimeoutError as err:
-            raise httpx.ConnectTimeout(str(err)) from err
+            async with asyncio.timeout(timeout):
+                return await self._exchange(url, data, headers, stage)
+        except TimeoutError as err:  # the deadline, or the system's own connect timeout
+            self.close()
+            failure = stage[0](f"the request's deadline passed ({timeout:g} s)")
+            failure.__cause__ = err
+        except (http.client.HTTPException, ValueError) as err:  # (ValueError: what the checks did not foresee)
+            self.close()
+            failure = _unreadable(err)
+        except BaseException:
+            self.close()
+            raise
+        raise failure  # here, not in the except clause: its message is all there is to say (see _reason)
+
+    async def _exchange(self, url: str, data: bytes | None, headers: dict, stage: list) -> tuple:
+        import httpx
+
+        if self._wire is not None and not self._idle():
+            self.close()  # what was left of the last reply, or an idle connection the server closed or wrote on
+        self._reusable = False
+        if self._wire is None:
+            await self._connect()
+        wire, method = self._wire, "GET" if data is None else "POST"
+        wire.taken = 0
+        wire.transport.write(self._head(method, url, headers, data) + (data or b""))  # one write: one packet
+        if _QUICKACK is not None:
+            wire.transport.get_extra_info("socket").setsockopt(socket.IPPROTO_TCP, _QUICKACK, 1)
+        stage[0] = httpx.ReadTimeout
+        status, fields, body, self._reusable = await self._reply(method)
+        if not self._reusable:
+            self.close()  # what is left of the reply is not read (nor held) any longer
+        return status, fields, body
+
+    def _idle(self) -> bool:
+        """Whether the connection may carry the next request: the last reply was read whole and kept it alive,
+        and nothing came on it since (the server closed it, or wrote what it should not have)."""
+        wire = self._wire
+        return wire is not None and self._reusable and not wire.ended and not wire.buffer
+
+    async def _reply(self, method: str) -> tuple:
+        """(status, headers, body, whether the connection may carry another request) of the reply on the wire."""
+        version, status, fields, (chunked, length) = await self._reply_head(method)
+        success = status < 300
+        body = _Body(fields, MAX_REPLY_BYTES if success else _ERROR_DETAIL, refuse=success)
+        whole = await (self._chunks(body) if chunked else self._until(length, body))
+        # A reply framed both ways is read as chunked, but its connection is not trusted with another (RFC 9112
+        # 6.3: "ought to be handled as an error"); nor one read to its end, or that asks to be closed.
+        closes = ("transfer-encoding" in fields and "content-length" in fields) or (not chunked and length is None)
+        reusable = whole and version == 11 and not closes and "close" not in fields.get("connection", "").lower()
+        return status, fields, bytes(body.data), reusable
+
+    async def _connect(self) -> None:
+        """A new connection, trying each address the host name has, as socket.create_connection does (and with its
+        errors: the last address's), then handed to the event loop (which sets TCP_NODELAY, as httpcore does)."""
+        import httpx
+
+        loop = asyncio.get_running_loop()
+        host, port = self._address
+        failure = None
+        try:
+            try:  # an address needs no lookup (the loop's would go through a thread)
+                addresses = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_NUMERICHOST)
+            except socket.gaierror:
+                addresses = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
         except OSError as err:
             raise httpx.ConnectError(str(err)) from err
+        for family, kind, protocol, _, address in addresses:
+            sock = None
+            try:
+                sock = socket.socket(family, kind, protocol)  # (out of file descriptors: an OSError here too)
+                sock.setblocking(False)
+                await loop.sock_connect(sock, address)
+                _, self._wire = await loop.create_connection(_Wire, sock=sock)
+                return
+            except TimeoutError:
+                _close(sock)
+                raise
+            except OSError as err:
+                _close(sock)
+                failure = err
+            except BaseException:
+                _close(sock)
+                raise
+        raise httpx.ConnectError(str(failure)) from failure
 
-    def _send(self, method: str, url: str, data: bytes | None, headers: dict) -> None:
+    def _head(self, method: str, url: str, headers: dict, data: bytes | None) -> bytes:
+        """The request's head, as http.client writes it after httpx's headers (_request_headers): built once for
+        a URL and headers (their values are checked: ChatClient._headers), then only its Content-Length."""
+        key = (method, url, tuple(headers.items()))
+        head = self._heads.get(key)
+        if head is None:
+            lines = [f"{method} {_http_parts(url)[2]} HTTP/1.1", f"Host: {self.host}"]
+            lines += [f"{name}: {value}" for name, value in _request_headers(headers)]
+            head = self._heads[key] = "\r\n".join(lines).encode("latin-1") + b"\r\n"
+        return head + (b"\r\n" if data is None else b"Content-Length: %d\r\n\r\n" % len(data))
+
+    async def _reply_head(self, method: str) -> tuple:
+        """(version, status, headers, (chunked, length)) of the reply, after any informational ones (1xx: 100
+        Continue and others skipped, 101 refused): MAX_HEAD_BYTES read at most for all their heads."""
         import httpx
 
-        connection = self._connection
-        connection.putrequest(method, _http_parts(url)[2], skip_host=True, skip_accept_encoding=True)
-        connection.putheader("Host", self.host)
-        for name, value in _request_headers(headers):  # their values are checked: ChatClient._headers
-            connection.putheader(name, value)
-        if data is not None:
-            connection.putheader("Content-Length", str(len(data)))
-        try:
-            connection.sock.settimeout(_left(httpx.WriteTimeout))
-            connection.body_follows = bool(data)  # (http.client writes no empty body)
-            connection.endheaders(data)
-        except TimeoutError as err:
-            raise httpx.WriteTimeout(str(err)) from err
-        except OSError as err:
-            raise httpx.WriteError(str(err)) from err
+        left = MAX_HEAD_BYTES
+        for _ in range(_MOST_HEADER_LINES):
+            (version, status, _), lines, taken = await self._next_head(left)
+            left -= taken
+            if status == 100:
+                continue  # 100 Continue: its headers skipped
+            fields = _fields(lines)
+            framing = _framing(fields, status, method)  # a malformed Content-Length is refused on any reply
+            if status == 101:
+                raise httpx.RemoteProtocolError("the server switched protocols (HTTP 101) unasked")
+            if not 100 < status < 200:
+                return version, status, fields, framing
+        raise httpx.RemoteProtocolError("the server sent only informational replies (1xx)")
 
-    def _response(self, method: str) -> _LeanResponse:
-        """The reply, its head read; when it cannot be read, the reply and the connection are closed at once (the
-        reply's reader keeps the socket open until it is closed)."""
+    async def _next_head(self, left: int) -> tuple[tuple, list, int]:
+        """(version, status, reason), header lines without their ends and the bytes taken of the next head on the
+        wire, within `left` bytes: at once when it has arrived whole, every line ended by CRLF (as servers write
+        them); else line by line as it comes (a bare LF ends a line too, as http.client reads it). Its status line
+        is checked as soon as it has come (what is not HTTP fails then, not at the request's deadline)."""
+        wire = self._wire
+        buffer, checked = wire.buffer, False
+        seen = breaks = line_start = 0  # bytes searched already (none searched again: a head trickled a byte at a
+        while True:                     # time is read in linear time), line ends among them, the last line's start
+            end = buffer.find(b"\r\n\r\n", max(0, seen - 3), left)
+            if end >= 0:
+                break
+            if not checked and 0 <= (line_end := buffer.find(b"\n", seen, _MOST_HEADER_LINE)):
+                _status_line(bytes(buffer[:line_end + 1]))
+                checked = True
+            breaks += buffer.count(b"\n", seen)
+            line_start = max(line_start, buffer.rfind(b"\n", seen) + 1)
+            if (len(buffer) >= left or len(buffer) - line_start >= _MOST_HEADER_LINE or breaks > _MOST_HEADER_LINES + 1
+                    or buffer.find(b"\n\n", max(0, seen - 1)) >= 0 or buffer.find(b"\n\r\n", max(0, seen - 2)) >= 0):
+                end = None  # over a cap, or a line ended by a bare LF: line by line, which says which, at once
+                break
+            seen = len(buffer)
+            if not await wire._more():
+                end = None  # the connection's end: line by line, which says what came
+                break
+        if end is not None:
+            raw = bytes(buffer[:end])
+            crlf = raw.count(b"\r\n")
+            if crlf <= _MOST_HEADER_LINES and raw.count(b"\n") == crlf == raw.count(b"\r"):
+                lines = raw.split(b"\r\n")
+                if max(map(len, lines)) <= _MOST_HEADER_LINE - 2:
+                    status = _status_line(lines[0] + b"\r\n")
+                    wire.take(end + 4)
+                    return status, lines[1:], end + 4
+        status_line = await self._line(left, "status line")
+        status, taken, lines = _status_line(status_line), len(status_line), []
+        while True:
+            line = await self._line(left - taken, "header line")
+            taken += len(line)
+            if line in (b"\r\n", b"\n"):
+                return status, lines, taken
+            if not line.endswith(b"\n"):  # the connection's end inside the head: no reply to read
+                raise http.client.RemoteDisconnected("the server closed the connection in the middle of a reply's "
+                                                     "head")
+            if len(lines) == _MOST_HEADER_LINES:
+                raise http.client.HTTPException(f"got more than {_MOST_HEADER_LINES} headers")
+            lines.append(line.rstrip(b"\r\n"))
+
+    async def _line(self, left: int, what: str) -> bytes:
+        """A line of the reply's head: at most http.client's _MAXLINE bytes, within the `left` of MAX_HEAD_BYTES."""
         import httpx
 
-        reply = None
-        try:
-            reply = self._connection.getresponse()  # after any 100 Continue
-            for _ in range(100):  # other informational replies; a server sending only those...
-                if not 100 < reply.status < 200:
-                    break
-                if reply.status == 101:
-                    raise httpx.RemoteProtocolError("the server switched protocols (HTTP 101) unasked")
-                reply = _Reply(None, method=method, after=reply)
-                reply.begin()
-            else:
-                raise httpx.RemoteProtocolError("the server sent only informational replies (1xx)")
-            reply.reads.head_left = None
-            return _LeanResponse(self, reply, reply.headers)
-        except (http.client.HTTPException, ValueError) as err:  # (ValueError: what http.client did not foresee)
-            unreadable = _unreadable(err)
-        except BaseException:
-            self._finished(reply)
-            raise
-        self._finished(reply)
-        raise unreadable  # here, not in the except clause: its message is all there is to say (see _reason)
+        line = await self._wire.line(min(_MOST_HEADER_LINE, left))
+        if line is None:
+            if left <= _MOST_HEADER_LINE:
+                raise httpx.RemoteProtocolError(f"the reply's headers exceed {MAX_HEAD_BYTES:,} bytes")
+            raise http.client.LineTooLong(what)
+        return line
 
-    def _pieces(self, reply: _Reply):
-        """The reply's body as it arrives (never more than _READ_SIZE bytes a piece, whatever a chunk's size
-        line says), marking the connection reusable once it is read whole, when the reply keeps it alive."""
+    async def _until(self, length: int | None, body: "_Body") -> bool:
+        """A body of `length` bytes (None: to the connection's end) fed to `body`; whether it was read whole."""
         import httpx
 
-        try:
-            while piece := reply.read1(_READ_SIZE):
-                yield piece
-        except (http.client.HTTPException, ValueError) as err:
-            unreadable = _unreadable(err)
-        else:
-            unreadable = None
-        if unreadable is not None:
-            raise unreadable  # outside the except clause, as in _response
-        if reply.length:  # http.client leaves a body cut short by the connection's end unsaid
-            raise httpx.RemoteProtocolError(f"the server closed the connection {reply.length:,} bytes before "
-                                            "the end of the reply's body")
-        self._reusable = reply.version == 11 and not reply.will_close and self._connection.sock is not None
+        while length is None or length > 0:
+            piece = await self._wire.some(_READ_SIZE if length is None else min(_READ_SIZE, length))
+            if not piece:
+                if length is None:
+                    return True
+                raise httpx.RemoteProtocolError(f"the server closed the connection {length:,} bytes before the end "
+                                                "of the reply's body")
+            if length is not None:
+                length -= len(piece)
+            if body.feed(piece):
+                return False
+        return True
 
-    def _finished(self, reply: _Reply | None) -> None:
-        """A reply is done with: a connection not left at the end of a reply that keeps it alive is closed."""
-        if reply is not None:
-            reply.close()
-        if not self._reusable:
-            self._connection.close()
+    async def _chunks(self, body: "_Body") -> bool:
+        """A chunked body fed to `body` (sizes as HTTP/1.1 writes them, CRLF after each chunk; trailers read and
+        dropped); whether it was read whole. A malformed or cut one is http.client's IncompleteRead."""
+        wire = self._wire
+        while True:
+            line = await wire.line(_MOST_HEADER_LINE)
+            if line is None:
+                raise http.client.LineTooLong("chunk size")
+            size = _CHUNK_SIZE.fullmatch(line)
+            if size is None:
+                raise http.client.IncompleteRead(line)
+            left = int(size.group(1), 16)
+            if not left:
+                break
+            while left:
+                piece = await wire.some(min(_READ_SIZE, left))
+                if not piece:
+                    raise http.client.IncompleteRead(b"")
+                left -= len(piece)
+                if body.feed(piece):
+                    return False
+            if (end := await wire.exactly(2)) != b"\r\n":
+                raise http.client.IncompleteRead(end)
+        while True:  # trailer lines, up to an empty one (or the connection's end)
+            line = await wire.line(_MOST_HEADER_LINE)
+            if line is None:
+                raise http.client.LineTooLong("trailer line")
+            if line in (b"\r\n", b"\n", b""):
+                return True
 
     def close(self) -> None:
-        self._connection.close()
+        """Close the connection (from the event loop's thread)."""
+        if self._wire is not None:
+            self._wire.transport.abort()
+            self._wire = None
         self._reusable = False
 
 
@@ -790,25 +872,6 @@ def _http_parts(url: str) -> tuple:
     return address, parsed.netloc.decode("ascii"), parsed.raw_path.decode("ascii")
 
 
-def _left(timeout_error) -> float:
-    """What is left of the calling thread's request deadline (_request.deadline), in seconds; the httpx error
-    `timeout_error` once it has passed."""
-    left = _request.deadline - time.monotonic()
-    if left <= 0:
-        raise timeout_error("the request's deadline passed")
-    return left
-
-
-def _readable(sock: socket.socket) -> bool:
-    """Whether a connection with no request on it has something to read: the server closed it (or wrote what it
-    should not have); either way it is not reused."""
-    if not hasattr(select, "poll"):  # Windows
-        return bool(select.select([sock], [], [], 0)[0])
-    poller = select.poll()
-    poller.register(sock, select.POLLIN)
-    return bool(poller.poll(0))
-
-
 def _request_headers(headers: dict) -> list:
     """An exchange's headers: what httpx's client sends by default (compression declined: a server compressing
     anyway is read by _read_body, which caps what the body inflates to; httpx's own decoding would not), then
@@ -823,26 +886,34 @@ _DECODERS = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS,
              "deflate": 32 + zlib.MAX_WBITS}  # zlib window bits: a gzip stream; a zlib (or gzip) stream
 
 
-def _read_body(response, limit: int, refuse: bool) -> bytes:
-    """At most `limit` bytes of a streamed response body, after its Content-Encoding. Over the limit: _Rejected
-    when `refuse` (the length it announces is checked before any byte is read), else the first `limit` bytes (an
-    error's detail). The bytes are read raw (httpx's iter_bytes would inflate each chunk whole: a 64 kB chunk
-    of a gzip bomb is 64 MB) and inflated here INFLATE_STEP at a time; the compressed bytes count too."""
-    declared = response.headers.get("Content-Length", "")
-    if refuse and _LENGTH.fullmatch(declared) and int(declared) > limit:
-        raise _Rejected(f"the reply announces {int(declared):,} bytes, more than the {limit:,} bytes read "
-                        "(MAX_REPLY_BYTES)")
-    encoding = response.headers.get("Content-Encoding", "").strip().lower()
-    decoder = None
-    if encoding in _DECODERS:
-        decoder = zlib.decompressobj(_DECODERS[encoding])
-    elif encoding not in ("", "identity") and refuse:
-        raise _Rejected(f"the reply is sent with Content-Encoding {encoding!r}, which this client does not read "
-                        "(it asks for identity and reads gzip or deflate, within MAX_REPLY_BYTES once inflated)")
-    # (An error's detail in an encoding not read here is quoted as it came: it is only shown.)
-    body, received = bytearray(), 0
-    for chunk in response.iter_raw():
-        received += len(chunk)
+class _Body:
+    """A reply body fed piece by piece as it arrives, still compressed (feed), kept up to `limit` bytes after its
+    Content-Encoding (`data`). Over the limit: _Rejected when `refuse` (the length the reply announces is checked
+    before any byte is read), else the first `limit` bytes (an error's detail). The pieces are inflated here
+    INFLATE_STEP at a time (inflating a 64 kB piece of a gzip bomb whole would make 64 MB); the compressed bytes
+    count too. Both transports' bodies go through it."""
+
+    def __init__(self, headers, limit: int, refuse: bool):
+        declared = headers.get("Content-Length", "")
+        if refuse and _LENGTH.fullmatch(declared) and int(declared) > limit:
+            raise _Rejected(f"the reply announces {int(declared):,} bytes, more than the {limit:,} bytes read "
+                            "(MAX_REPLY_BYTES)")
+        self.encoding = headers.get("Content-Encoding", "").strip().lower()
+        self._decoder = None
+        if self.encoding in _DECODERS:
+            self._decoder = zlib.decompressobj(_DECODERS[self.encoding])
+        elif self.encoding not in ("", "identity") and refuse:
+            raise _Rejected(f"the reply is sent with Content-Encoding {self.encoding!r}, which this client does not "
+                            "read (it asks for identity and reads gzip or deflate, within MAX_REPLY_BYTES once "
+                            "inflated)")
+        # (An error's detail in an encoding not read here is quoted as it came: it is only shown.)
+        self.limit, self.refuse = limit, refuse
+        self.data, self.received = bytearray(), 0
+
+    def feed(self, chunk: bytes) -> bool:
+        """Take the next piece as it came; True once no more is wanted (an error's detail is complete)."""
+        decoder, limit, body = self._decoder, self.limit, self.data
+        self.received += len(chunk)
         data = chunk
         while data:
             if decoder is None:
@@ -851,19 +922,51 @@ def _read_body(response, limit: int, refuse: bool) -> bytes:
                 try:
                     piece = decoder.decompress(data, min(INFLATE_STEP, limit + 1 - len(body)))
                 except zlib.error as err:
-                    if not refuse:
-                        return bytes(body)
-                    raise _Rejected(f"the reply's {encoding} body cannot be decompressed ({err})") from None
+                    if not self.refuse:
+                        return True
+                    raise _Rejected(f"the reply's {self.encoding} body cannot be decompressed ({err})") from None
                 if not piece and decoder.unconsumed_tail == data:
                     break  # nothing more comes out of this input (never expected; no endless loop either way)
                 data = decoder.unconsumed_tail
             body += piece
-            if len(body) > limit or received > limit:
-                if refuse:
+            if len(body) > limit or self.received > limit:
+                if self.refuse:
                     raise _Rejected(f"the reply is larger than {limit:,} bytes, the most read (MAX_REPLY_BYTES)"
-                                    + (f", once its {encoding} content is inflated" if decoder else ""))
-                return bytes(body[:limit])
-    return bytes(body)
+                                    + (f", once its {self.encoding} content is inflated" if decoder else ""))
+                del body[limit:]
+                return True
+        return False
+
+
+def _read_body(response, limit: int, refuse: bool) -> bytes:
+    """At most `limit` bytes of an httpx response's body, streamed raw (iter_raw) through _Body."""
+    body = _Body(response.headers, limit, refuse)
+    for chunk in response.iter_raw():
+        if body.feed(chunk):
+            break
+    return bytes(body.data)
+
+
+def _httpx_exchange(transport, url: str, data: bytes | None, headers: dict, timeout: float) -> tuple:
+    """ChatClient._exchange through httpx's blocking transport, in a thread of the client's pool: every socket
+    operation ends by the request's deadline (_request.deadline, read by _DeadlineStream)."""
+    import httpx
+
+    _request.deadline = time.monotonic() + timeout
+    try:
+        request = httpx.Request("GET" if data is None else "POST", url, content=data,
+                                headers=_request_headers(headers),
+                                extensions={"timeout": httpx.Timeout(timeout).as_dict()})
+        response = transport.handle_request(request)
+        response.request = request
+        try:
+            success = response.status_code < 300
+            body = _read_body(response, MAX_REPLY_BYTES if success else _ERROR_DETAIL, refuse=success)
+            return response.status_code, response.headers, body
+        finally:
+            response.close()
+    finally:
+        _request.deadline = None
 
 
 def _connection_failure(err) -> bool:
@@ -885,6 +988,7 @@ class _Breaker:
         self._lock = threading.Lock()
         self._streaks: list[tuple | None] = [None] * bases  # (failures, first failure time, last error)
         self.tripped = threading.Event()
+        self.woken = asyncio.Event()  # set with `tripped`, on the client's event loop: its waits end at once
         self.dead: tuple | None = None  # (base index, failures, seconds, last error)
 
     def alive(self, base: int) -> None:
@@ -899,6 +1003,7 @@ class _Breaker:
             if failures + 1 >= BREAKER_FAILURES and now - first >= BREAKER_SECONDS and self.dead is None:
                 self.dead = (base, failures + 1, now - first, error)
                 self.tripped.set()
+                self.woken.set()
 
     def down(self) -> tuple | None:
         """`dead`, or else a base still failing BREAKER_FAILURES times in a row (requests that failed faster than
@@ -1075,10 +1180,15 @@ class ChatClient:
         for base, lanes in enumerate(self._lanes):
             lanes[0] = self._new_lane(base)  # now: a proxy setting httpx refuses is an error at once
         self._breaker = _Breaker(len(self.urls))
-        self._slots: queue.SimpleQueue = queue.SimpleQueue()
+        self._slots: asyncio.Queue = asyncio.Queue()
         for lane in range(concurrency):
             for index in range(len(self.urls)):
-                self._slots.put((index, lane))
+                self._slots.put_nowait((index, lane))
+        self._loop: asyncio.AbstractEventLoop | None = None  # made on first use (_run)
+        self._loop_thread: threading.Thread | None = None
+        self._pool = None  # the threads httpx's blocking transports are asked from (_exchange), made on first use
+        self._loop_lock = threading.Lock()
+        self._loop_pid, self._closed = os.getpid(), False
         self._lock = threading.Lock()
         self.calls_sent = 0
         self.sent_per_base = [0] * len(self.urls)
@@ -1096,12 +1206,57 @@ class ChatClient:
         return any(stage["not_asked"] for stage in self._stages.values())
 
     def close(self) -> None:
-        """Close the cache and the connections; the client cannot be used afterwards."""
+        """Close the cache and the connections, and end the client's event loop; the client cannot be used
+        afterwards."""
         self.cache.close()
+        with self._loop_lock:
+            loop, self._loop, self._closed = self._loop, None, True
+            if self._loop_pid != os.getpid():
+                loop = None  # a forked child: the loop (and its thread) is the parent's; nothing of it runs here
+        if loop is not None:
+            asyncio.run_coroutine_threadsafe(self._close_lanes(), loop).result()
+            loop.call_soon_threadsafe(loop.stop)
+            self._loop_thread.join()
+            loop.close()
         for lanes in self._lanes:
             for transport in lanes:
-                if transport is not None:
+                if transport is not None and not isinstance(transport, _Lane):
                     transport.close()
+        if self._pool is not None:
+            self._pool.shutdown()
+
+    def _check_usable(self) -> None:
+        """ChatError when this client can ask nothing: closed, or inherited by a forked process."""
+        if self._closed:
+            raise ChatError("this chat client is closed")
+        if self._loop is not None and self._loop_pid != os.getpid():
+            raise ChatError("this chat client was opened by the process this one was forked from, whose event loop "
+                            "does not run here: open a new client in this process")
+
+    async def _close_lanes(self) -> None:
+        for lanes in self._lanes:
+            for transport in lanes:
+                if isinstance(transport, _Lane):
+                    transport.close()
+        await asyncio.get_running_loop().shutdown_default_executor()  # (the thread names were looked up in)
+
+    def _run(self, coroutine, wait: bool = True):
+        """Run `coroutine` on the client's event loop (started on first use, in its own thread: every request in
+        flight is asked from that one thread) and return its result; with wait=False, its concurrent future."""
+        with self._loop_lock:
+            try:
+                self._check_usable()
+            except ChatError:
+                coroutine.close()
+                raise
+            if self._loop is None:
+                self._loop_pid = os.getpid()
+                self._loop = asyncio.new_event_loop()
+                self._loop_thread = threading.Thread(target=self._loop.run_forever, name="chimdqa-chat",
+                                                     daemon=True)
+                self._loop_thread.start()
+            running = asyncio.run_coroutine_threadsafe(coroutine, self._loop)
+        return running.result() if wait else running
 
     def __enter__(self) -> "ChatClient":
         return self
@@ -1174,63 +1329,80 @@ class ChatClient:
 
     def _ask_all(self, requests: list[ChatRequest], parse, desc: str, stage: str,
                  cached: int) -> dict[str, ChatOutcome]:
+        """The outcomes of `requests`, asked on the client's event loop, which also writes each answer to the
+        cache and reports progress (this thread only waits: a second thread taking turns with the loop's at the
+        interpreter lock would delay the replies it reads). Interrupted (Ctrl-C), no new request is sent and the
+        answers of those in flight (each ends by its deadline) are still cached."""
         results = {}
         progress = _Progress(desc or self.model, len(requests), cached)
-        # One long-lived worker per slot, each taking the next request itself: no future, lock or callback per
-        # request, and no submission loop holding the interpreter lock while the first requests wait to go out.
-        work, finished = collections.deque(requests), queue.SimpleQueue()
         stop = threading.Event()
+        running = self._run(self._work(collections.deque(requests), results, progress, stop, parse, stage),
+                            wait=False)
+        try:
+            error = running.result()
+        finally:
+            stop.set()
+            concurrent.futures.wait([running])
+            progress.close()
+        if error is not None:
+            raise error  # here, in the caller's thread (raised on the loop's, a KeyboardInterrupt would end it)
+        return results
 
-        def worker() -> None:
+    async def _work(self, work: collections.deque, results: dict, progress: "_Progress", stop: threading.Event,
+                    parse, stage: str) -> BaseException | None:
+        """One worker a slot, each asking the next request of `work` until none is left or `stop` is set; their
+        answers are cached _COLLECT_FOR seconds at a time (one transaction for several) and at the end. The first
+        error (a ChatError: a bad key...; a cache that cannot be written; whatever `parse` raised) stops the run
+        once the requests in flight have ended and every answer that can be is cached; it is returned, for the
+        caller to raise."""
+        loop, answered, errors, flushing = asyncio.get_running_loop(), [], [], []
+
+        def flush() -> None:
+            flushing.clear()
+            batch, answered[:] = answered[:], []
+            try:
+                self._keep(batch, results, progress)
+            except Exception as error:  # (a full disk...): no request is sent whose answer could not be kept
+                errors.append(error)
+                stop.set()
+            progress.report()
+
+        async def worker() -> None:
             while not stop.is_set():
                 try:
-                    request = work.popleft()  # (a deque's pops are atomic)
+                    request = work.popleft()
                 except IndexError:
                     return
                 try:
-                    finished.put((request, self._ask_one(request, parse, stage), None))
-                except BaseException as error:  # a ChatError (a bad key...) stops the run: see below
-                    finished.put((request, None, error))
+                    answered.append((request, await self._ask_one(request, parse, stage)))
+                except asyncio.CancelledError:
+                    raise
+                except BaseException as error:  # (a KeyboardInterrupt raised here would end the loop's thread)
+                    errors.append(error)
+                    stop.set()
                     return
+                if not flushing:
+                    flushing.append(loop.call_later(_COLLECT_FOR, flush))
 
-        threads = [threading.Thread(target=worker, name=f"chimdqa-chat-{k}", daemon=True)
-                   for k in range(min(self.concurrency * len(self.urls), len(requests)))]
-        try:
-            for thread in threads:
-                thread.start()
-            left = len(requests)
-            while left:
-                done = [self._next_done(finished, progress)]
-                while not finished.empty():  # whatever else is done already, kept before any error is raised
-                    done.append(finished.get())
-                left -= len(done)
-                self._keep(done, results, progress)
-                for _, _, error in done:
-                    if error is not None:
-                        raise error  # once the answers above are kept
+        async def reporter() -> None:  # progress lines while no answer comes
+            while (wait := progress.wait_time()) is not None:
+                await asyncio.sleep(wait + 0.01)
                 progress.report()
-                if left > len(threads):
-                    # Let a few more answers come before the next write: one transaction and one wake-up of this
-                    # thread for several answers, not a commit and a turn of the interpreter lock per answer (not
-                    # in the last round, whose answers end the run).
-                    stop.wait(_COLLECT_FOR)
-        finally:
-            stop.set()  # no new request; those in flight end (each by its deadline)
-            for thread in threads:
-                if thread.ident is not None:
-                    thread.join()
-            late = []
-            while not finished.empty():  # answers that came while the run was stopping: paid for, so kept
-                late.append(finished.get())
-            self._keep(late, results, progress)
-            progress.close()
-        return results
 
-    def _keep(self, done: list, results: dict, progress: "_Progress") -> None:
-        """Cache the answers of `done` ((request, outcome or None, error) triples) in one transaction, then count
-        them: from the thread that runs _ask_all only, and counted once written, so a killed run loses nothing
-        it was told (at most the last _COLLECT_FOR seconds of answers, never counted, are asked again)."""
-        answered = [(request, outcome) for request, outcome, _ in done if outcome is not None]
+        lines = loop.create_task(reporter())
+        try:
+            await asyncio.gather(*(worker() for _ in range(min(self.concurrency * len(self.urls), len(work)))))
+        finally:
+            lines.cancel()
+            for handle in flushing:
+                handle.cancel()
+            flush()
+        return errors[0] if errors else None
+
+    def _keep(self, answered: list, results: dict, progress: "_Progress") -> None:
+        """Cache the answers of `answered` ((request, outcome) pairs) in one transaction, then count them: counted
+        once written, so a killed run loses nothing it was told (at most the last _COLLECT_FOR seconds of answers,
+        never counted, are asked again)."""
         self.cache.put_many(self.model, self._settings, [
             (request.key, {"text": outcome.raw, "logprobs": outcome.logprobs, "usage": outcome.usage})
             for request, outcome in answered if outcome.ok])
@@ -1238,23 +1410,14 @@ class ChatClient:
             results[request.key] = outcome
             progress.count(outcome.ok)
 
-    @staticmethod
-    def _next_done(finished: queue.SimpleQueue, progress: "_Progress"):
-        """The next finished request, printing the progress line whenever one is due meanwhile."""
-        while True:
-            try:
-                return finished.get(timeout=progress.wait_time())
-            except queue.Empty:
-                progress.report()
-
-    def _ask_one(self, request: ChatRequest, parse, stage: str) -> ChatOutcome:
-        outcome = self._attempts(request, parse, stage)
+    async def _ask_one(self, request: ChatRequest, parse, stage: str) -> ChatOutcome:
+        outcome = await self._attempts(request, parse, stage)
         if not outcome.ok:
             capped = outcome.error == CAP_ERROR.format(cap=self.max_calls)
             self._count(stage, **({"not_asked": 1} if capped else {"failed": 1}))
         return outcome
 
-    def _attempts(self, request: ChatRequest, parse, stage: str) -> ChatOutcome:
+    async def _attempts(self, request: ChatRequest, parse, stage: str) -> ChatOutcome:
         """Ask `request`; an unparseable reply is asked again: once with the request's repair instruction
         appended when it has one (and parse_retries allows a retry), else up to parse_retries times unchanged."""
         reply, problem = None, None
@@ -1262,7 +1425,7 @@ class ChatClient:
         asked = request
         for _ in range(tries):
             try:
-                reply = self._post(asked, stage)
+                reply = await self._post(asked, stage)
             except _CapReached:
                 return ChatOutcome(None, reply and reply["text"], CAP_ERROR.format(cap=self.max_calls))
             except _EndpointDown:
@@ -1303,7 +1466,7 @@ class ChatClient:
             headers["Authorization"] = f"Bearer {key}"
         return headers
 
-    def _post(self, request: ChatRequest, stage: str) -> dict:
+    async def _post(self, request: ChatRequest, stage: str) -> dict:
         """The reply {text, logprobs, usage}, retrying transient failures (tenacity) while attempts are left, the
         request's deadline (`timeout` seconds after it starts) leaves time for the wait and the next attempt, and
         the wait the server asks for is one this client makes; raises _Transient saying why it gave up,
@@ -1321,23 +1484,23 @@ class ChatClient:
                 refused_wait.append(state.upcoming_sleep)
             return late
 
-        try:
-            return self._attempt(data, headers, stage, deadline)  # most requests: one attempt, no retry machinery
+        try:  # most requests: one attempt, no retry machinery
+            return await self._attempt(data, headers, stage, deadline)
         except _Transient as failure:
             first = [failure]
 
-        retrying = tenacity.Retrying(
+        retrying = tenacity.AsyncRetrying(
             retry=tenacity.retry_if_exception_type(_Transient),
             stop=tenacity.stop_after_attempt(self.max_retries + 1) | self._wait_too_long | out_of_time,
-            wait=self._wait, sleep=self._breaker.tripped.wait, reraise=True)
+            wait=self._wait, sleep=self._nap, reraise=True)
 
-        def attempt() -> dict:  # the first attempt's failure again, as tenacity's first attempt; then new ones
+        async def attempt() -> dict:  # the first attempt's failure again, as tenacity's first attempt; then new
             if first:
                 raise first.pop()
-            return self._attempt(data, headers, stage, deadline)
+            return await self._attempt(data, headers, stage, deadline)
 
         try:
-            return retrying(attempt)
+            return await retrying(attempt)
         except _Transient as failure:
             attempts = retrying.statistics.get("attempt_number", 1)
             message = f"gave up after {attempts} attempt{'s' if attempts > 1 else ''}: {failure}"
@@ -1349,6 +1512,13 @@ class ChatClient:
                 message += (f" (no time left for a retry: a wait of {refused_wait[-1]:.2g} s{asked} and another "
                             f"attempt do not fit in the request's {self.timeout:g} s deadline, --timeout)")
             raise _Transient(message) from None
+
+    async def _nap(self, seconds: float) -> None:
+        """The wait before a retry, ended at once when the circuit breaker trips (the retry then is not sent)."""
+        try:
+            await asyncio.wait_for(self._breaker.woken.wait(), seconds)
+        except TimeoutError:
+            pass
 
     def _wait_too_long_for(self, failure: BaseException | None) -> bool:
         return isinstance(failure, _Transient) and failure.wait is not None and failure.wait > self.max_wait
@@ -1362,19 +1532,19 @@ class ChatClient:
         failure = state.outcome.exception()
         return failure.wait if failure.wait is not None else self._backoff(state)
 
-    def _attempt(self, data: bytes, headers: dict, stage: str, deadline: float) -> dict:
+    async def _attempt(self, data: bytes, headers: dict, stage: str, deadline: float) -> dict:
         if self._breaker.tripped.is_set():
             raise _EndpointDown()
-        slot = self._slots.get()
+        slot = await self._slots.get()
         base, lane = slot
         try:
             left = deadline - time.monotonic()
             if left <= 0:  # only when taking a slot took that long: not the server's doing, not counted
                 raise _Transient(self._timed_out(self.timeout), timed_out=True)
             self._reserve_call(base, stage)
-            reply = self._post_once(base, data, headers, left, total=self.timeout, lane=lane)
+            reply = await self._post_once(base, data, headers, left, total=self.timeout, lane=lane)
         finally:
-            self._slots.put(slot)
+            self._slots.put_nowait(slot)
         self._count_reply(stage, reply["usage"])
         return reply
 
@@ -1386,30 +1556,18 @@ class ChatClient:
             self.sent_per_base[base] += 1
             self._stage(stage)["requests"] += 1
 
-    def _exchange(self, transport, url: str, data: bytes | None, headers: dict, timeout: float) -> tuple:
+    async def _exchange(self, transport, url: str, data: bytes | None, headers: dict, timeout: float) -> tuple:
         """(status, headers, body) of one HTTP request (POST `data`, or GET) through `transport` (a slot's) that
         ends within `timeout` seconds in all. A success's body over MAX_REPLY_BYTES is _Rejected; an error's is
-        cut to its first bytes. httpx's errors are raised as httpx raises them."""
-        import httpx
-
-        _request.deadline = time.monotonic() + timeout
-        try:
-            if isinstance(transport, _LeanTransport):
-                response = transport.handle_request(url, data, headers)
-            else:
-                request = httpx.Request("GET" if data is None else "POST", url, content=data,
-                                        headers=_request_headers(headers),
-                                        extensions={"timeout": httpx.Timeout(timeout).as_dict()})
-                response = transport.handle_request(request)
-                response.request = request
-            try:
-                success = response.status_code < 300
-                body = _read_body(response, MAX_REPLY_BYTES if success else _ERROR_DETAIL, refuse=success)
-                return response.status_code, response.headers, body
-            finally:
-                response.close()
-        finally:
-            _request.deadline = None
+        cut to its first bytes. httpx's errors are raised as httpx raises them. A _Lane is asked on the event
+        loop; httpx's blocking transport from a thread of the client's pool (one per slot)."""
+        if isinstance(transport, _Lane):
+            return await transport.exchange(url, data, headers, timeout)
+        if self._pool is None:
+            self._pool = concurrent.futures.ThreadPoolExecutor(self.concurrency * len(self.urls),
+                                                               thread_name_prefix="chimdqa-http")
+        return await asyncio.get_running_loop().run_in_executor(self._pool, _httpx_exchange, transport, url, data,
+                                                                headers, timeout)
 
     def _timed_out(self, total: float) -> str:
         flag = ", --timeout" if total == self.timeout else ""
@@ -1424,12 +1582,12 @@ class ChatClient:
         return transport
 
     def _new_lane(self, base: int):
-        """A one-connection transport to API base `base`: _LeanTransport for plain http:// without a proxy
+        """A one-connection transport to API base `base`: a _Lane for plain http:// without a proxy
         (_lean_allowed), else httpx's through the proxy the environment names."""
         url, proxy = self.urls[base], self._proxies[base]
-        return _LeanTransport(url) if _lean_allowed(url, proxy) else _transport(1, proxy, self._tls)
+        return _Lane(url) if _lean_allowed(url, proxy) else _transport(1, proxy, self._tls)
 
-    def _post_once(self, base: int, data: bytes, headers: dict, timeout: float, total: float | None = None,
+    async def _post_once(self, base: int, data: bytes, headers: dict, timeout: float, total: float | None = None,
                    lane: int = 0) -> dict:
         """One attempt, ending within `timeout` seconds (what is left of a request's deadline of `total`), through
         the base's slot `lane` (the first by default, as a probe asks before any run)."""
@@ -1437,7 +1595,7 @@ class ChatClient:
 
         url, total = self.urls[base], total or timeout
         try:
-            status, reply_headers, body = self._exchange(self._lane(base, lane), url, data, headers, timeout)
+            status, reply_headers, body = await self._exchange(self._lane(base, lane), url, data, headers, timeout)
         except httpx.TimeoutException as err:
             self._breaker.failed(base, f"{type(err).__name__}: {_TIMED_OUT}")
             raise _Transient(self._timed_out(total), timed_out=True) from None
@@ -1511,15 +1669,18 @@ class ChatClient:
         the URL at once (no retries). The one-token request counts as a call."""
         import httpx
 
+        self._check_usable()
         timeout = min(timeout, self.timeout)
         headers = self._headers()
         for index, base in enumerate(self.endpoint.api_bases):
             url = _models_url(base)
             try:
-                status, _, body = self._exchange(self._lane(index, 0), url, None, headers, timeout)
+                status, _, body = self._run(self._exchange(self._lane(index, 0), url, None, headers, timeout))
             except httpx.RequestError as err:
                 raise InputError(f"the LLM endpoint {base} cannot be reached ({_reason(err)}); is the server "
                                  "running and the URL right?") from None
+            except ChatError:
+                raise  # the client itself cannot ask (closed, or inherited by a forked process): said as it is
             except Exception as err:  # _Rejected (a reply over the size cap...), or whatever else the reply causes
                 raise InputError(f"the LLM endpoint {base} sent a reply to GET {url} that cannot be read "
                                  f"({_problem(err)}); is it an OpenAI-compatible server?") from None
@@ -1535,7 +1696,7 @@ class ChatClient:
                 "temperature": 0.0}
         try:
             self._reserve_call(index, "probe")
-            reply = self._post_once(index, json.dumps(body).encode("utf-8"), self._headers(), timeout)
+            reply = self._run(self._post_once(index, json.dumps(body).encode("utf-8"), self._headers(), timeout))
             self._count_reply("probe", reply["usage"])
         except _CapReached:
             pass  # no call left to spend on a probe; the run itself reports the cap

@@ -4,8 +4,8 @@ waiting for the acknowledgement of its head (a delayed ACK: 40 ms a request). Co
 throughput itself is bench/bench_generate.py's."""
 from __future__ import annotations
 
+import asyncio
 import http.client
-import io
 import json
 import socket
 import threading
@@ -242,26 +242,62 @@ def test_header_lines_are_read_as_http_says():
     for line in (b"Content Type: a", b"no colon", b": no name", b"X(A): 1", "X-\u00e9: 1".encode("latin-1")):
         with pytest.raises(httpx.RemoteProtocolError, match="malformed header line"):
             llm._fields([line])
-    assert llm._header_lines(io.BytesIO(b"A: 1\r\nB: 2\n\r\nbody")) == [b"A: 1", b"B: 2"]
+    assert _head(b"HTTP/1.1 200 OK\r\nA: 1\r\nB: 2\n\r\nbody") == (11, 200, {"a": "1", "b": "2"})
+    assert _head(b"HTTP/1.1 200 OK\r\n" + b"A: 1\r\n" * 100 + b"\r\n")[2] == {"a": ", ".join(["1"] * 100)}
     with pytest.raises(http.client.HTTPException, match="more than 100 headers"):
-        llm._header_lines(io.BytesIO(b"A: 1\r\n" * 101 + b"\r\n"))
+        _head(b"HTTP/1.1 200 OK\r\n" + b"A: 1\r\n" * 101 + b"\r\n")
     with pytest.raises(http.client.LineTooLong):
-        llm._header_lines(io.BytesIO(b"A: " + b"a" * 70_000 + b"\r\n\r\n"))
+        _head(b"HTTP/1.1 200 OK\r\nA: " + b"a" * 70_000 + b"\r\n\r\n")
+    with pytest.raises(http.client.RemoteDisconnected):  # the connection's end inside the head
+        _head(b"HTTP/1.1 200 OK\r\nA: 1\r\nB: 2")
+    with pytest.raises(httpx.RemoteProtocolError, match="headers exceed 102,400 bytes"):
+        _head(b"HTTP/1.1 200 OK\r\n" + b"A: %s\r\n" % (b"a" * 60_000) * 2 + b"\r\n")
+    assert _head(b"HTTP/1.1 100 Continue\r\nX: 1\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: a\r\n\r\n"
+                 b"HTTP/1.0 201 Created\r\nB: 2\r\n\r\n") == (10, 201, {"b": "2"})
+    for raw, error in ((b"", http.client.RemoteDisconnected), (b"HTTP/1.1 20x OK\r\n\r\n", http.client.BadStatusLine),
+                       (b"ICY 200 OK\r\n\r\n", http.client.BadStatusLine), (b"\r\n", http.client.BadStatusLine),
+                       (b"HTTP/1.1 99 Low\r\n\r\n", http.client.BadStatusLine),
+                       (b"HTTP/2.0 200 OK\r\n\r\n", http.client.UnknownProtocol)):
+        with pytest.raises(error):
+            _head(raw)
+
+
+def _lane(raw: bytes, ended: bool = True) -> "llm._Lane":
+    """A _Lane whose connection has received `raw` (and then ended, or stays open with nothing more coming)."""
+    lane = llm._Lane("http://127.0.0.1:9/v1/chat/completions")
+    lane._wire = wire = llm._Wire()
+    wire.data_received(raw)
+    if ended:
+        wire.eof_received()
+    return lane
+
+
+def _head(raw: bytes, method: str = "POST") -> tuple:
+    """(version, status, headers) of the reply head a _Lane reads from `raw`."""
+    return asyncio.run(_lane(raw)._reply_head(method))[:3]
+
+
+def _reply(raw: bytes, method: str = "POST", ended: bool = False) -> tuple:
+    """(status, headers, body, reusable) of the reply a _Lane reads from `raw`, on a connection that stays open
+    with nothing more coming unless `ended`: a reader that waited for more would miss the 2 s given."""
+    async def read():
+        return await asyncio.wait_for(_lane(raw, ended)._reply(method), 2)
+
+    return asyncio.run(read())
 
 
 def test_a_bodys_framing_follows_its_headers():
-    """(chunked, chunk_left, length) as http.client's reader takes them: chunked wins over a Content-Length, a
+    """(chunked, length): chunked wins over a Content-Length, a
     length repeated alike counts once, no body after 1xx / 204 / 304 or for HEAD, none given: to the end; no
     telling where the body ends (two lengths, a bad one, another Transfer-Encoding) is refused."""
     import httpx
 
     framing = llm._framing
-    assert framing(llm._Fields({"transfer-encoding": "Chunked", "content-length": "5"}), 200, "POST") == (
-        True, None, None)
-    assert framing(llm._Fields({"content-length": "7, 7"}), 200, "POST") == (False, None, 7)
-    assert framing(llm._Fields({"content-length": "7"}), 204, "POST") == (False, None, 0)
-    assert framing(llm._Fields({"content-length": "7"}), 200, "HEAD") == (False, None, 0)
-    assert framing(llm._Fields(), 200, "POST") == (False, None, None)
+    assert framing(llm._Fields({"transfer-encoding": "Chunked", "content-length": "5"}), 200, "POST") == (True, None)
+    assert framing(llm._Fields({"content-length": "7, 7"}), 200, "POST") == (False, 7)
+    assert framing(llm._Fields({"content-length": "7"}), 204, "POST") == (False, 0)
+    assert framing(llm._Fields({"content-length": "7"}), 200, "HEAD") == (False, 0)
+    assert framing(llm._Fields(), 200, "POST") == (False, None)
     for fields in ({"content-length": "7, 3"}, {"content-length": "-1"}, {"content-length": "７"},
                    {"content-length": ""}, {"transfer-encoding": "gzip, chunked"}):
         with pytest.raises(httpx.RemoteProtocolError, match="Content-Length|Transfer-Encoding"):
@@ -282,36 +318,67 @@ def test_a_content_length_h11_would_refuse_is_a_failed_attempt_never_a_crash(tmp
         assert not outcome.ok and "Content-Length" in outcome.error, outcome.error
 
 
-def _read_head(raw: bytes, method: str = "POST") -> "llm._Reply":
-    """A reply's head read by the lean path's _Reply from `raw` (a socket pair), the rest left unread."""
-    with socket.create_server(("127.0.0.1", 0)) as listener:  # TCP: the reads ask for quick acknowledgement
-        ours = socket.create_connection(listener.getsockname())
-        theirs = listener.accept()[0]
-    theirs.sendall(raw)
-    theirs.close()
-    llm._request.deadline = time.monotonic() + 5
-    reply = llm._Reply(ours, method=method)
-    reply.begin()
-    return reply
-
-
 def test_a_reply_with_no_body_by_its_status_has_none_whatever_its_headers_say():
     """204 and 304 replies (and a HEAD request's) carry no body even with `Transfer-Encoding: chunked`: read at
     once, not waited on until the deadline for a chunk that never comes (RFC 9112 6.3, as h11)."""
     for status in (b"204 No Content", b"304 Not Modified"):
-        reply = _read_head(b"HTTP/1.1 %s\r\nTransfer-Encoding: chunked\r\n\r\n" % status)
-        assert (reply.chunked, reply.length, reply.will_close) == (False, 0, False)
-        assert reply.read() == b""
-    assert _read_head(_ok("7"), method="HEAD").length == 0
+        assert _reply(b"HTTP/1.1 %s\r\nTransfer-Encoding: chunked\r\n\r\n" % status)[2:] == (b"", True)
+    assert _reply(_ok("7"), method="HEAD")[2:] == (b"", True)
 
 
 def test_a_reply_framed_both_ways_is_read_chunked_and_its_connection_not_reused():
-    reply = _read_head(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n" + _CHUNKED_7)
-    assert reply.chunked and reply.will_close
-    assert json.loads(reply.read())["choices"][0]["message"]["content"] == "7"
-    folded = _read_head(b"HTTP/1.1 200 OK\r\nTransfer-Encoding:\r\n chunked\r\n\r\n" + _CHUNKED_7)
-    assert folded.chunked and not folded.will_close and folded.getheader("TRANSFER-ENCODING") == "chunked"
-    assert "Transfer-Encoding" in folded.headers and folded.headers["Transfer-Encoding"] == "chunked"
+    status, _, body, reusable = _reply(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n"
+                                       + _CHUNKED_7)
+    assert json.loads(body)["choices"][0]["message"]["content"] == "7" and not reusable
+    _, fields, body, reusable = _reply(b"HTTP/1.1 200 OK\r\nTransfer-Encoding:\r\n chunked\r\n\r\n" + _CHUNKED_7)
+    assert json.loads(body)["choices"][0]["message"]["content"] == "7" and reusable
+    assert fields.get("TRANSFER-ENCODING") == "chunked" and "Transfer-Encoding" in fields
+    assert fields["Transfer-Encoding"] == "chunked"
+
+
+def test_a_reply_is_read_by_its_framing_and_the_connection_kept_only_when_it_may_be():
+    """Content-Length, chunked (extensions and trailers), to the connection's end; HTTP/1.0 or `Connection: close`
+    not kept; a body cut short, a malformed chunk and a chunk not followed by CRLF refused."""
+    import httpx
+
+    body = completion_body("7").encode("utf-8")
+    assert _reply(_ok("7"))[2:] == (body, True)
+    assert _reply(_ok("7").replace(b"HTTP/1.1", b"HTTP/1.0"))[3] is False
+    assert _reply(_ok("7", b"Connection: Close\r\n"))[3] is False
+    chunked = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+    pieces = b"".join(b"%x;ext=1\r\n%s\r\n" % (len(body[k:k + 9]), body[k:k + 9]) for k in range(0, len(body), 9))
+    assert _reply(chunked + pieces + b"0\r\nX-Trailer: 1\r\n\r\n")[2:] == (body, True)
+    assert _reply(b"HTTP/1.1 200 OK\r\n\r\n" + body, ended=True)[2:] == (body, False)
+    with pytest.raises(httpx.RemoteProtocolError, match="5 bytes before the end"):
+        _reply(_ok("7")[:-5], ended=True)
+    for broken in (b"x\r\n", b"5\r\nabcdeXY0\r\n\r\n", b"0x5\r\nabcde\r\n0\r\n\r\n", b"5\r\nab"):
+        with pytest.raises(http.client.IncompleteRead):
+            _reply(chunked + broken, ended=True)
+
+
+def test_a_head_that_arrives_in_pieces_is_read_when_whole():
+    """A reply's head split across packets (CRLF line ends, or bare LF ones, which are read line by line)."""
+    for first, rest in ((b"HTTP/1.1 200 OK\r\nContent-Le", b"ngth: 2\r\nX: 1\r\n\r\nok"),
+                        (b"HTTP/1.1 200 OK\nContent-Le", b"ngth: 2\nX: 1\n\nok"),
+                        (b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n", b"\r\nok")):
+        async def read():
+            lane = _lane(first, ended=False)
+            asyncio.get_running_loop().call_later(0.05, lane._wire.data_received, rest)
+            return await asyncio.wait_for(lane._reply("POST"), 2)
+
+        status, fields, body, reusable = asyncio.run(read())
+        assert (status, fields["Content-Length"], body, reusable) == (200, "2", b"ok", True)
+
+
+def test_an_idle_connection_is_reused_only_while_nothing_came_on_it():
+    for after in (b"", b"x"):
+        lane = _lane(_ok("7"), ended=False)
+        lane._reusable = asyncio.run(lane._reply("POST"))[3]
+        assert lane._idle()
+        lane._wire.data_received(after)
+        assert lane._idle() is not bool(after)
+        lane._wire.eof_received()  # the server closed it
+        assert not lane._idle()
 
 
 def test_answers_that_arrive_while_a_run_stops_are_kept(tmp_path):
@@ -354,17 +421,6 @@ def test_chunk_framing_and_trailers_count_towards_what_a_reply_may_take(tmp_path
     assert outcome.value == 7, outcome.error
 
 
-@pytest.mark.parametrize("poll", [True, False])
-def test_an_idle_connection_with_something_to_read_is_told_with_or_without_poll(monkeypatch, poll):
-    if not poll:
-        monkeypatch.delattr(llm.select, "poll", raising=False)  # as on Windows
-    ours, theirs = socket.socketpair()
-    with ours, theirs:
-        assert not llm._readable(ours)
-        theirs.close()  # the server closed it
-        assert llm._readable(ours)
-
-
 def test_a_kept_alive_connection_the_server_closed_is_replaced_not_failed(tmp_path):
     """A server that closes idle connections (uvicorn does after 5 s): the next request opens a new one at once,
     with no failed attempt (none retried, none counted by the circuit breaker)."""
@@ -378,29 +434,41 @@ def test_a_kept_alive_connection_the_server_closed_is_replaced_not_failed(tmp_pa
     assert (first.value, second.value, sent, server.connections) == (1, 2, 2, 2)
 
 
+class _Answering:
+    """A stand-in for the event loop's transport of a _Lane: each request written is answered at once with `reply`."""
+
+    def __init__(self, wire, reply: bytes):
+        self.wire, self.reply, self.sock, self.sent = wire, reply, _Socket(), []
+
+    def write(self, data: bytes) -> None:
+        self.sent.append(data)
+        self.wire.data_received(self.reply)
+
+    def get_extra_info(self, name):
+        return self.sock if name == "socket" else None
+
+    def abort(self) -> None:
+        self.wire.connection_lost(None)
+
+    def pause_reading(self) -> None:
+        pass
+
+    def resume_reading(self) -> None:
+        pass
+
+
 @pytest.mark.skipif(not hasattr(socket, "TCP_QUICKACK"), reason="TCP_QUICKACK is Linux's")
-def test_every_lean_read_asks_for_an_immediate_acknowledgement():
-    class Sock(_Socket):
-        def settimeout(self, seconds):
-            assert 0 < seconds <= 10
-
-        def makefile(self, mode, buffering):
-            return self
-
-        def recv_into(self, buffer):
-            buffer[:1] = b"x"
-            return 1
-
-        def close(self):
-            pass
-
-    reads = llm._DeadlineReads(sock := Sock())
-    llm._request.deadline = time.monotonic() + 10
-    try:
-        assert reads.read(10) == b"x" and reads.read(10) == b"x"
-    finally:
-        llm._request.deadline = None
-    assert sock.options == [(socket.IPPROTO_TCP, socket.TCP_QUICKACK, 1)] * 2
+def test_every_lean_request_asks_for_an_immediate_acknowledgement_of_its_reply():
+    lane = _lane(b"", ended=False)
+    lane._wire.transport = transport = _Answering(lane._wire, _ok("7"))
+    lane._reusable = True
+    url, headers = "http://127.0.0.1:9/v1/chat/completions", {"Content-Type": "application/json"}
+    for data in (b'{"a": 1}', b'{"b": 22}'):
+        status, _, body, = asyncio.run(lane.exchange(url, data, headers, 5))
+        assert status == 200 and json.loads(body)["choices"][0]["message"]["content"] == "7"
+    assert transport.sock.options == [(socket.IPPROTO_TCP, socket.TCP_QUICKACK, 1)] * 2
+    assert [sent.split(b"\r\n")[0] for sent in transport.sent] == [b"POST /v1/chat/completions HTTP/1.1"] * 2
+    assert transport.sent[1].endswith(b"Content-Length: 9\r\n\r\n{\"b\": 22}")
 
 
 def test_the_lean_transport_addresses_a_url_as_httpx_does():
@@ -425,6 +493,31 @@ def test_a_hostile_header_line_is_read_in_linear_time(tmp_path):
             cpu = time.process_time() - start
     assert outcome.value == 7, outcome.error
     assert cpu < 2, f"{cpu:.2f} s of CPU"
+
+
+def test_a_head_trickled_a_byte_at_a_time_is_read_in_linear_time():
+    """90 kB of head lines arriving one byte per turn of the event loop: each byte searched once (searching the
+    whole buffer again at every byte took minutes of CPU), in CPU seconds far above what the read takes."""
+    head = (b"HTTP/1.1 200 OK\r\n" + b"".join(b"X-%d: %s\r\n" % (i, b"v" * 900) for i in range(99))
+            + b"Content-Length: 0\r\n\r\n")
+
+    async def read():
+        lane = _lane(b"", ended=False)
+        lane._wire.transport = _Answering(lane._wire, b"")
+
+        async def feed():
+            for i in range(len(head)):
+                lane._wire.data_received(head[i:i + 1])
+                await asyncio.sleep(0)
+
+        feeding = asyncio.ensure_future(feed())
+        status, fields, body, _ = await lane._reply("POST")
+        await feeding
+        return status, len(fields), body
+
+    start = time.process_time()
+    assert asyncio.run(read()) == (200, 100, b"")
+    assert time.process_time() - start < 10
 
 
 def test_the_benchmarks_event_loop_endpoint_answers_by_its_timer_on_kept_alive_connections(tmp_path):
