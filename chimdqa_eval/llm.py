@@ -25,17 +25,17 @@ fails BREAKER_FAILURES attempts in a row (over BREAKER_SECONDS at least) stops t
 naming it and saying how many answers are cached for the re-run. A failure is no connection, a dropped one, no
 complete reply by the deadline, or HTTP 502/503/504 (a gateway whose model server is gone); any other reply,
 2xx or an error the model server itself sends, means the base is alive.
-Every request in flight is asked from one thread, the client's event loop (asyncio; started on first use, ended
-by close()), while the calling thread writes the answers to the cache and reports progress: a thread per request
-spends more of the client's CPU waking up than on the exchange itself. HTTP keeps one connection per request in
-flight: each of the `concurrency` slots of an API base has its own one-connection transport (one shared pool
-would scan all its connections under one lock twice per request), asked directly (cookies are neither kept nor
+Every request in flight is asked from one thread, the client's event loop (asyncio; started on first use, ended by
+close()), which also writes the answers to the cache and reports progress while the calling thread waits: a thread
+per request spends more of the client's CPU waking up than on the exchange itself. HTTP keeps one connection per
+request in flight: each of the `concurrency` slots of an API base has its own one-connection transport (one shared
+pool would scan all its connections under one lock twice per request), asked directly (cookies are neither kept nor
 sent, redirects are not followed). A plain http:// base reached without a proxy (a local vLLM or SGLang server,
 where the client's CPU sets the rate) gets a _Lane, HTTP/1.1 written and read on the event loop by this module,
-with its limits, at a fraction of httpx's CPU a request; https:// and a proxy get httpx's blocking transport,
-asked from a pool of threads (CHIMDQA_HTTP_CLIENT=httpx sends every request through httpx). Both send the same
-bytes and keep every limit above; retries go through tenacity; httpx and tenacity are imported only when a
-client is made, so the commands' option parsing stays fast.
+with its limits, at a fraction of httpx's CPU a request; https:// and a proxy get httpx's blocking transport, asked
+from a pool of threads (CHIMDQA_HTTP_CLIENT=httpx sends every request through httpx). Both send the same bytes and
+keep every limit above; retries go through tenacity; httpx and tenacity are imported only when a client is made, so
+the commands' option parsing stays fast.
 """
 from __future__ import annotations
 
@@ -1063,7 +1063,7 @@ class _Progress:
         self.shown = (self.answered, self.failed)
 
 
-_COLLECT_FOR = 0.01  # seconds the collecting thread lets answers gather between two cache writes
+_COLLECT_FOR = 0.01  # seconds the event loop lets answers gather between two cache writes
 _KEYS_A_QUERY = 500  # keys looked up by one SQL query (SQLite allows 999 parameters at least)
 
 
@@ -1238,7 +1238,7 @@ class ChatClient:
             for transport in lanes:
                 if isinstance(transport, _Lane):
                     transport.close()
-        await asyncio.get_running_loop().shutdown_default_executor()  # (the thread names were looked up in)
+        await asyncio.get_running_loop().shutdown_default_executor()  # (its threads looked host names up)
 
     def _run(self, coroutine, wait: bool = True):
         """Run `coroutine` on the client's event loop (started on first use, in its own thread: every request in
@@ -1574,8 +1574,9 @@ class ChatClient:
         return f"timed out: no complete reply by the request's deadline ({total:g} s in all{flag})"
 
     def _lane(self, base: int, lane: int):
-        """The one-connection transport of the base's slot `lane`, made on first use (by the one thread holding
-        the slot: no lock needed; lane 0, which a probe uses outside the slots, is made with the client)."""
+        """The one-connection transport of the base's slot `lane`, made on first use (by the worker holding the
+        slot, on the event loop: no lock needed; lane 0, which a probe uses outside the slots, is made with the
+        client)."""
         transport = self._lanes[base][lane]
         if transport is None:
             transport = self._lanes[base][lane] = self._new_lane(base)
