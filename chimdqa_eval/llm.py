@@ -739,15 +739,14 @@ class _Lane:
         them); else line by line as it comes (a bare LF ends a line too, as http.client reads it). Its status line
         is checked as soon as it has come (what is not HTTP fails then, not at the request's deadline)."""
         wire = self._wire
-        buffer, checked = wire.buffer, False
+        buffer, status = wire.buffer, None
         seen = breaks = line_start = 0  # bytes searched already (none searched again: a head trickled a byte at a
         while True:                     # time is read in linear time), line ends among them, the last line's start
             end = buffer.find(b"\r\n\r\n", max(0, seen - 3), left)
             if end >= 0:
                 break
-            if not checked and 0 <= (line_end := buffer.find(b"\n", seen, _MOST_HEADER_LINE)):
-                _status_line(bytes(buffer[:line_end + 1]))
-                checked = True
+            if status is None and 0 <= (line_end := buffer.find(b"\n", seen, _MOST_HEADER_LINE)):
+                status = _status_line(bytes(buffer[:line_end + 1]))
             breaks += buffer.count(b"\n", seen)
             line_start = max(line_start, buffer.rfind(b"\n", seen) + 1)
             if (len(buffer) >= left or len(buffer) - line_start >= _MOST_HEADER_LINE or breaks > _MOST_HEADER_LINES + 1
@@ -764,7 +763,7 @@ class _Lane:
             if crlf <= _MOST_HEADER_LINES and raw.count(b"\n") == crlf == raw.count(b"\r"):
                 lines = raw.split(b"\r\n")
                 if max(map(len, lines)) <= _MOST_HEADER_LINE - 2:
-                    status = _status_line(lines[0] + b"\r\n")
+                    status = status or _status_line(lines[0] + b"\r\n")
                     wire.take(end + 4)
                     return status, lines[1:], end + 4
         status_line = await self._line(left, "status line")
@@ -987,8 +986,7 @@ class _Breaker:
     def __init__(self, bases: int):
         self._lock = threading.Lock()
         self._streaks: list[tuple | None] = [None] * bases  # (failures, first failure time, last error)
-        self.tripped = threading.Event()
-        self.woken = asyncio.Event()  # set with `tripped`, on the client's event loop: its waits end at once
+        self.tripped = asyncio.Event()  # set on the client's event loop (every attempt runs there): waits end at once
         self.dead: tuple | None = None  # (base index, failures, seconds, last error)
 
     def alive(self, base: int) -> None:
@@ -1003,7 +1001,6 @@ class _Breaker:
             if failures + 1 >= BREAKER_FAILURES and now - first >= BREAKER_SECONDS and self.dead is None:
                 self.dead = (base, failures + 1, now - first, error)
                 self.tripped.set()
-                self.woken.set()
 
     def down(self) -> tuple | None:
         """`dead`, or else a base still failing BREAKER_FAILURES times in a row (requests that failed faster than
@@ -1516,7 +1513,7 @@ class ChatClient:
     async def _nap(self, seconds: float) -> None:
         """The wait before a retry, ended at once when the circuit breaker trips (the retry then is not sent)."""
         try:
-            await asyncio.wait_for(self._breaker.woken.wait(), seconds)
+            await asyncio.wait_for(self._breaker.tripped.wait(), seconds)
         except TimeoutError:
             pass
 
