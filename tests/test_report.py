@@ -614,6 +614,21 @@ def test_a_model_keeps_its_colour_across_the_boards_groups(two_runs, finance_rag
     assert _colours_by_model(figures) == {"model-b": {svg.COLOURS[0]}, "model-a": {svg.COLOURS[1]}}
 
 
+def test_the_papers_rows_take_no_colour_from_the_measured_results(two_runs, finance_rag_run):
+    """With the papers' reported rows on the board, the measured results still take the palette's first colours
+    (plain bars), the one alone in its finance group too; the papers' rows come after them."""
+    _, a, b = two_runs
+    _, fin = finance_rag_run
+    fin = dict(fin, model=dict(fin["model"], model="model-f", rag=False))
+    results = [a, b, fin]
+    page = leaderboard.to_html(results + leaderboard.matching_paper_rows(results), "board")
+    figures = ["data:," + uri for uri in re.findall(r'src="data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)"', page)]
+    colours = _colours_by_model(figures)
+    assert {m: colours[m] for m in ("model-a", "model-b", "model-f")} == {
+        "model-b": {svg.COLOURS[0]}, "model-a": {svg.COLOURS[1]}, "model-f": {svg.COLOURS[2]}}
+    assert "GPT-4o" in colours and colours["GPT-4o"] == {svg.COLOURS[3]}
+
+
 def test_equal_scores_stay_visible_in_the_length_and_position_plot(two_runs):
     """A second run with the same scores as model-a: its markers sit beside model-a's, at the same heights and
     with the same values in their tooltips, never on top of them."""

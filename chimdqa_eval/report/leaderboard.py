@@ -260,7 +260,11 @@ def _count(results_list) -> str:
 
 def to_html(results_list, title: str, settings_note: str | None = None) -> str:
     groups = leaderboard_groups(results_list)
-    styles = H.run_styles([r for _, group in groups for r in group])  # a model's colour is the page's, not a group's
+    # A model's colour is the page's, not a group's; the measured results are numbered before the papers' rows
+    # (16 a dataset), which would push a result measured after them into the palette's second or third cycle
+    # (dashed lines, patterned bars) even where it is alone in its plot.
+    measured_first = sorted(groups, key=lambda item: is_paper_group(item[0]))
+    styles = H.run_styles([r for _, group in measured_first for r in group])
     figures = [H.plots(group, styles) for _, group in groups]
     sections = [{"paper": is_paper_group(key), "heading": group_heading(key), "note": _group_note(key, group),
                  "table": _board_table(key, group, "leaderboard" if k == 1 else f"leaderboard-{k}"),
