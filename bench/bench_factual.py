@@ -4,7 +4,8 @@
 
 - rule judge: grades/s through compute_factual on Chinese SimpleQA answers (the shared file when present, else
   synthetic short answers), against a baseline measured in the same run: NFKC + exact string comparison, the
-  least any judge must do; goal >= 10,000 grades/s.
+  least any judge must do; goal >= 10,000 grades/s. In one process, and as compute_factual grades by default (one
+  forked process a CPU, factual/processes.py).
 - LLM judge: grades/s against tests/chat_server.py on 127.0.0.1 with injected latency, against the ideal
   concurrency / latency; goal >= 30 grades/s at concurrency 16 and 50 ms.
 - cached re-run of the same LLM grading: grades/s, against the first run; goal >= 5,000 grades/s.
@@ -22,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from chimdqa_eval.factual import compute_factual  # noqa: E402
+from chimdqa_eval.factual import compute_factual, processes  # noqa: E402
 from chimdqa_eval.factual.judge_rule import clear_answer_caches, clear_caches  # noqa: E402
 from tests.chat_server import ChatServer  # noqa: E402
 
@@ -82,14 +83,19 @@ def main(argv=None) -> int:
     predictions, references, questions = load_items(args.items)
     baseline = best_of(3, lambda: [unicodedata.normalize("NFKC", p) == unicodedata.normalize("NFKC", r)
                                    for p, r in zip(predictions, references)])
-    rule = best_of(3, lambda: compute_factual(predictions, references, questions))
-    print(f"rule judge:       {rate(args.items, rule):>10,.0f} grades/s  ({args.items} items, nothing cached; "
-          f"goal 10,000; {rate(args.items, rule) / 10_000:.1f}x goal; NFKC exact-match baseline "
+    rule = best_of(3, lambda: compute_factual(predictions, references, questions, workers=1))
+    print(f"rule judge:       {rate(args.items, rule):>10,.0f} grades/s  ({args.items} items, nothing cached, one "
+          f"process; goal 10,000; {rate(args.items, rule) / 10_000:.1f}x goal; NFKC exact-match baseline "
           f"{rate(args.items, baseline):,.0f}/s, {rule / baseline:.0f}x slower than it)")
     # a leaderboard grades each new submission against the same references: their readings stay cached
-    again = best_of(3, lambda: compute_factual(predictions, references, questions), clear=clear_answer_caches)
+    again = best_of(3, lambda: compute_factual(predictions, references, questions, workers=1),
+                    clear=clear_answer_caches)
     print(f"  known references: {rate(args.items, again):>8,.0f} grades/s  (new answers to references read "
           f"before; goal 10,000; {rate(args.items, again) / 10_000:.1f}x goal)")
+    count = processes.plan(args.items, None)  # what compute_factual does by default: one process a CPU
+    spread = best_of(3, lambda: compute_factual(predictions, references, questions))
+    print(f"  {count} processes:    {rate(args.items, spread):>8,.0f} grades/s  (nothing cached; as compute_factual "
+          f"grades by default here; {rule / spread:.2f}x one process; goal 10,000)")
 
     predictions, references, questions = load_items(args.llm_items, seed=1)
     verdicts = ["结论：正确", "结论：未作答", "结论：错误"]

@@ -14,7 +14,9 @@ Speed and size, each in a new process (python's own start counted, nothing cache
 - seconds from starting a new process to the first grade (a transliterated name against a Latin-script
   reference, which loads the name tables; and a number);
 - grades per second warm: after a warm-up on validation.jsonl, one pass over every held-out answer (never seen
-  by that process), then the same pass again; and cold (the first pass right after import);
+  by that process), then the same pass again; and cold (the first pass right after import); and the warm first
+  pass in one forked worker process a CPU (judge_answers(workers=0), factual/processes.py), its CPU clock counting
+  the workers' CPU time;
 - the judge's tables in memory: resident set (VmRSS) after import and the first grade, minus that of a bare
   interpreter (python -c 'pass' under the same venv); and after grading every held-out answer. Each also without
   what chimdqa_eval.factual imports besides the rule judge (NOT_THE_JUDGE: numpy, the HTTP client), measured in
@@ -172,6 +174,12 @@ def _rss_mb() -> float:
     return kb / 1024
 
 
+def _cpu_seconds() -> float:
+    """CPU time of this process and of its ended child processes (a grading's worker processes, once reaped)."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
 def _child(mode: str, payload_path: str | None) -> None:
     """Runs in a fresh interpreter; prints one JSON line."""
     if mode == "bare":
@@ -195,14 +203,20 @@ def _child(mode: str, payload_path: str | None) -> None:
     payload = json.loads(Path(payload_path).read_text(encoding="utf-8"))
     from chimdqa_eval.factual import judge_answers
 
-    def run(items):  # grades per second of wall-clock time and of this process's CPU time
-        start, cpu = time.perf_counter(), time.process_time()
-        judge_answers([a for a, _, _ in items], [r for _, r, _ in items], [q for _, _, q in items])
-        return [len(items) / (time.perf_counter() - start), len(items) / (time.process_time() - cpu)]
+    def run(items, workers=1):  # grades per second of wall-clock time and of CPU time (its worker processes' too)
+        start, cpu = time.perf_counter(), _cpu_seconds()
+        judge_answers([a for a, _, _ in items], [r for _, r, _ in items], [q for _, _, q in items], workers=workers)
+        return [len(items) / (time.perf_counter() - start), len(items) / (_cpu_seconds() - cpu)]
 
     out = {}
     if mode == "speed-cold":
         out["cold"] = run(payload["measured"])
+    elif mode == "speed-processes":  # warm, then the first pass in one forked process a CPU
+        from chimdqa_eval.factual import processes
+
+        run(payload["warmup"])
+        out["processes"] = processes.plan(len(payload["measured"]), 0)
+        out["warm_first_pass_processes"] = run(payload["measured"], workers=0)
     else:
         run(payload["warmup"])
         out["warm_first_pass"] = run(payload["measured"])
@@ -242,13 +256,16 @@ def speed_and_memory(sets: dict, warmup: list, measured: list, repeats: int) -> 
                            "grade": runs[0]["grade"]}
         warm = [_spawn("speed-warm", f.name) for _ in range(repeats)]
         cold = [_spawn("speed-cold", f.name) for _ in range(repeats)]
+        spread = [_spawn("speed-processes", f.name) for _ in range(repeats)]
     finally:
         os.unlink(f.name)
     return {"bare_rss_mb": bare, "not_the_judge_mb": deps, "first_grade": first, "measured_items": len(measured),
             "warmup_items": len(warmup),
             **{f"{key}{suffix}": statistics.median(run[key][k] for run in runs)
-               for key, runs in (("warm_first_pass", warm), ("warm_repeat", warm), ("cold", cold))
+               for key, runs in (("warm_first_pass", warm), ("warm_repeat", warm), ("cold", cold),
+                                 ("warm_first_pass_processes", spread))
                for k, suffix in ((0, ""), (1, "_cpu"))},
+            "processes": spread[0]["processes"],
             "tables_after_all_mb": statistics.median(w["rss_after_all_mb"] for w in warm) - bare}
 
 
@@ -297,7 +314,8 @@ def print_table(report: dict) -> None:
     if s:
         per = f"{s['measured_items']:,} held-out answers"
         for key, what in (("warm_first_pass", "warm, first pass"), ("warm_repeat", "warm, same answers again"),
-                          ("cold", "cold (first pass after import)")):
+                          ("cold", "cold (first pass after import)"),
+                          ("warm_first_pass_processes", f"warm, first pass, {s['processes']} processes")):
             for suffix, clock in (("", "wall"), ("_cpu", "CPU")):
                 rows.append((f"grades/s {what}, {clock} clock", per, _cell(s[key + suffix], "/s"),
                              f"≥{TARGETS['grades_per_s']:,}/s" if key != "cold" else "",

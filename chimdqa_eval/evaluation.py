@@ -387,7 +387,7 @@ def llm_calls_planned(items, wanted, client, *, simpleqa: bool = False, judge: s
     if "factual" in wanted and factual_items:
         if judge == "cascade":  # only what the rules are unsure of goes to the LLM
             verdicts = judge_answers([i["prediction"] for i in factual_items], [i["answer"] for i in factual_items],
-                                     [i["question"] for i in factual_items])
+                                     [i["question"] for i in factual_items], workers=None)
             factual_items = [i for i, v in zip(factual_items, verdicts) if not v.certain]
         template = load_template(judge_prompt)
         plan["judge"] = {"calls": client.pending(judge_requests(

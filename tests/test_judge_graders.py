@@ -148,8 +148,8 @@ def test_a_repair_request_is_one_more_request_and_parse_retries_still_bound_it(t
     request = ChatRequest(({"role": "user", "content": "how many?"},), "q1", repair="Only the number, please.")
     with ChatServer(lambda body: "3" if body["messages"][-1]["content"] == "Only the number, please." else "three") \
             as server:
-        [outcome] = ChatClient("m", server.api_base, cache_path=tmp_path / "c.sqlite").complete_all([request],
-                                                                                                   strict_int)
+        with ChatClient("m", server.api_base, cache_path=tmp_path / "c.sqlite") as client:
+            [outcome] = client.complete_all([request], strict_int)
         assert outcome.value == 3 and len(server.requests) == 2
         assert server.requests[1]["messages"] == [{"role": "user", "content": "how many?"},
                                                   {"role": "assistant", "content": "three"},
@@ -157,14 +157,14 @@ def test_a_repair_request_is_one_more_request_and_parse_retries_still_bound_it(t
         server.handler = lambda body: "many"
         for retries, sent in ((2, 2), (0, 1)):  # at most one repair whatever parse_retries allows beyond it
             before = len(server.requests)
-            [outcome] = ChatClient("m", server.api_base, cache_path=tmp_path / f"r{retries}.sqlite",
-                                   parse_retries=retries).complete_all([ChatRequest(request.messages, "q2",
-                                                                                    repair="Only the number.")],
-                                                                       strict_int)
+            with ChatClient("m", server.api_base, cache_path=tmp_path / f"r{retries}.sqlite",
+                            parse_retries=retries) as client:
+                [outcome] = client.complete_all([ChatRequest(request.messages, "q2", repair="Only the number.")],
+                                                strict_int)
             assert not outcome.ok and len(server.requests) - before == sent and outcome.raw == "many"
         server.queue(Reply(text="four"), Reply(text="4"))  # a request without repair text: re-asked unchanged
-        [outcome] = ChatClient("m", server.api_base, cache_path=tmp_path / "plain.sqlite").complete_all(
-            [ChatRequest(request.messages, "q3")], strict_int)
+        with ChatClient("m", server.api_base, cache_path=tmp_path / "plain.sqlite") as client:
+            [outcome] = client.complete_all([ChatRequest(request.messages, "q3")], strict_int)
         assert outcome.value == 4 and server.requests[-1]["messages"] == [{"role": "user", "content": "how many?"}]
 
 

@@ -12,6 +12,7 @@ import sys
 import warnings
 
 from chimdqa_eval.aggregate import breakdown_values, factual_confidence_intervals, paired_factual_test, summarize
+from chimdqa_eval.factual import processes
 from chimdqa_eval.factual.judge_llm import grade_answers_llm, load_template
 from chimdqa_eval.factual.judge_rule import (
     Verdict,
@@ -41,7 +42,7 @@ __all__ = ["compute_factual", "scores_from_grades", "factual_confidence_interval
            "clear_judge_caches"]
 
 JUDGES = ("rule", "llm", "cascade")
-RULE_BLOCK = 5000  # answers the rule judge reads between two emptyings of its caches (see _traced)
+RULE_BLOCK = processes.MAX_SHARE  # answers the rule judge reads between two emptyings of its caches (see _traced)
 LLM_JUDGES = ("llm", "cascade")  # the judges that ask an LLM endpoint
 
 def _check_groups(groups, n: int) -> dict:
@@ -76,10 +77,14 @@ def clear_judge_caches() -> None:
                 value.cache_clear()
 
 
-def _traced(predictions, references, questions) -> list:
-    """trace_answers over every answer; beyond RULE_BLOCK answers, block by block with the judge's memo caches
-    emptied between blocks, so that they hold at most one block's readings (15,010 answers: peak RSS 435 ->
-    261 MB at the same CPU time; grades the same, the caches being memos)."""
+def _traced(predictions, references, questions, workers=None) -> list:
+    """trace_answers over every answer: in forked processes where that is allowed and pays (factual.processes),
+    each emptying its memo caches after every share; else here, beyond RULE_BLOCK answers block by block with
+    the judge's memo caches emptied between blocks, so that they hold at most one block's readings (15,010
+    answers: peak RSS 435 -> 261 MB at the same CPU time; grades the same, the caches being memos)."""
+    count = processes.plan(len(predictions), workers)
+    if count > 1:
+        return processes.graded_in_processes(_share, predictions, references, questions, count)
     if len(predictions) <= RULE_BLOCK:
         return trace_answers(predictions, references, questions)
     verdicts = []
@@ -87,6 +92,13 @@ def _traced(predictions, references, questions) -> list:
         block = slice(start, start + RULE_BLOCK)
         verdicts += trace_answers(predictions[block], references[block], questions[block])
         clear_judge_caches()
+    return verdicts
+
+
+def _share(predictions, references, questions) -> list:
+    """One worker's share (at most RULE_BLOCK answers), its memos emptied after it."""
+    verdicts = trace_answers(predictions, references, questions)
+    clear_judge_caches()
     return verdicts
 
 
@@ -103,7 +115,7 @@ def _signature(judge: str, client, template) -> str:
 def compute_factual(predictions, references, questions=None, *, domains=None, question_types=None, levels=None,
                     categories=None, groups=None, judge="rule", judge_model=None, api_base=None,
                     api_key_env="OPENAI_API_KEY", concurrency=16, cache_path=None, endpoint=None,
-                    judge_prompt=None) -> dict:
+                    judge_prompt=None, workers=None) -> dict:
     """Grade each prediction against its reference and aggregate.
 
     Returns {"CO", "NA", "IN", "CGA", "F1"} (floats, 0-100), "grades" (one of CO / NA / IN per item, or
@@ -124,6 +136,10 @@ def compute_factual(predictions, references, questions=None, *, domains=None, qu
     system, user, verdict_regex, verdicts, parse, repair; see factual/templates/zh-judge-1.yaml, the default) or
     the name of a shipped one ("chinese-simpleqa-official", "simpleqa-official", with ":strict" to read replies
     our way; see factual.judge_llm); the signature names its version and sha256 (and prompt_parse:official).
+
+    workers= is how many processes the rule judge grades in (None, the default: as $CHIMDQA_JUDGE_WORKERS says,
+    else one a CPU; 1: this process only): forked copies of this one, each with at least 1,000 answers, where
+    forking is safe (factual.processes). Grades are the same whatever the number.
     """
     predictions, references = check_answer_pairs(predictions, references)
     questions = check_texts("questions", questions) if questions is not None else None
@@ -143,7 +159,7 @@ def compute_factual(predictions, references, questions=None, *, domains=None, qu
                              f"would be ignored with judge={judge!r}: use judge='llm' or judge='cascade'")
     client, template, verdicts, errors = None, None, None, []
     if judge in ("rule", "cascade"):
-        verdicts = _traced(predictions, references, questions)  # each with the registered rule that decided
+        verdicts = _traced(predictions, references, questions, workers)  # each with the registered rule that decided
         grades = [v.grade for v in verdicts]
     if judge in LLM_JUDGES:
         template = load_template(judge_prompt)

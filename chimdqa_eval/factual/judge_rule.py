@@ -67,7 +67,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from chimdqa_eval.factual import names, rules
+from chimdqa_eval.factual import names, processes, rules
 from chimdqa_eval.factual.case import CASES
 from chimdqa_eval.factual.decision import GRADE_ORDER, Decision, Verdict, step
 from chimdqa_eval.factual.reading_answer import _read_answer, _refusal
@@ -168,17 +168,28 @@ def grade_answer(prediction: str, reference: str, question: str = "") -> str:
     return trace_answer(prediction, reference, question).grade
 
 
-def trace_answers(predictions, references, questions=None) -> list[Decision]:
-    questions = questions if questions is not None else [""] * len(predictions)
+def _trace_here(predictions, references, questions) -> list[Decision]:
     return [trace_answer(p, r, q) for p, r, q in zip(predictions, references, questions)]
 
 
-def judge_answers(predictions, references, questions=None) -> list[Verdict]:
-    return [d.verdict for d in trace_answers(predictions, references, questions)]
+def trace_answers(predictions, references, questions=None, *, workers=1) -> list[Decision]:
+    """trace_answer over every answer, in order. workers: processes to grade in (1, the default: this one; 0 or a
+    number: forked processes where that is safe and there are enough answers, see processes.py; None: as
+    $CHIMDQA_JUDGE_WORKERS says). The decisions are the same whatever the number."""
+    questions = questions if questions is not None else [""] * len(predictions)
+    count = processes.plan(len(predictions), workers)
+    if count > 1:
+        return processes.graded_in_processes(_trace_here, list(predictions), list(references), list(questions),
+                                             count)
+    return _trace_here(predictions, references, questions)
 
 
-def grade_answers(predictions, references, questions=None) -> list[str]:
-    return [d.grade for d in trace_answers(predictions, references, questions)]
+def judge_answers(predictions, references, questions=None, *, workers=1) -> list[Verdict]:
+    return [d.verdict for d in trace_answers(predictions, references, questions, workers=workers)]
+
+
+def grade_answers(predictions, references, questions=None, *, workers=1) -> list[str]:
+    return [d.grade for d in trace_answers(predictions, references, questions, workers=workers)]
 
 
 def clear_answer_caches() -> None:
