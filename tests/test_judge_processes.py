@@ -31,7 +31,11 @@ def validation():
     return ([r["answer"] for r in records], [r["reference"] for r in records], [r["question"] for r in records])
 
 
+_BOTH = None  # a barrier of the two workers, made before the fork
+
+
 def _pids(predictions, references, questions):  # a share's work: which process graded it
+    _BOTH.wait(timeout=30)  # each share waits for one of the other worker: neither can take them all
     return [os.getpid()] * len(predictions)
 
 
@@ -45,7 +49,7 @@ def _dies(predictions, references, questions):
     os._exit(3)  # as a worker killed for memory would
 
 
-def test_decisions_in_processes_are_those_of_one_process(small_shares, validation):
+def test_decisions_in_processes_are_those_of_one_process(small_shares, validation, prebuilt_dictionary):
     here = trace_answers(*validation)
     assert processes.plan(len(here), 2) == 2, (processes.why_not_forked(), threading.enumerate())
     assert trace_answers(*validation, workers=2) == here  # every field, in order (700 answers, 8 shares)
@@ -59,6 +63,10 @@ def test_compute_factual_gives_the_same_result_in_processes(small_shares, valida
 
 
 def test_shares_are_graded_by_other_processes_and_joined_in_order(small_shares):
+    global _BOTH
+    import multiprocessing
+
+    _BOTH = multiprocessing.get_context("fork").Barrier(2)
     n = 430
     pids = processes.graded_in_processes(_pids, list(range(n)), [""] * n, [""] * n, 2)
     assert len(pids) == n and os.getpid() not in pids and len(set(pids)) == 2
@@ -104,22 +112,152 @@ def test_how_many_processes(small_shares, monkeypatch):
             processes.plan(1000, bad)
 
 
-def test_no_fork_while_another_thread_runs_or_from_a_daemonic_worker(small_shares, monkeypatch, validation):
+def test_no_fork_while_another_thread_runs(small_shares, validation):
     stop = threading.Event()
-    thread = threading.Thread(target=stop.wait)
+    thread = threading.Thread(target=stop.wait, name="waiting")
     thread.start()
     try:
-        assert "other thread" in processes.why_not_forked()
+        assert "1 other thread(s) running (waiting)" == processes.why_not_forked()
         assert processes.plan(1000, 2) == 1
         assert trace_answers(*validation, workers=2) == trace_answers(*validation)  # graded here instead
     finally:
         stop.set()
         thread.join()
     assert processes.plan(1000, 2) == 2
-    import multiprocessing
 
-    monkeypatch.setattr(multiprocessing.current_process(), "_config", {"daemon": True})
-    assert "daemonic" in processes.why_not_forked() and processes.plan(1000, 2) == 1
+
+def test_a_native_thread_python_heard_of_counts_only_while_it_runs(small_shares):
+    import _thread
+
+    done = threading.Event()
+    _thread.start_new_thread(lambda: (threading.current_thread(), done.set()), ())  # leaves a dummy Thread behind
+    done.wait(5)
+    for _ in range(500):  # until the OS thread has ended
+        if processes.why_not_forked() == "":
+            break
+        threading.Event().wait(0.01)
+    assert any(isinstance(t, threading._DummyThread) for t in threading.enumerate())
+    assert processes.why_not_forked() == "" and processes.plan(1000, 2) == 2
+
+
+def _plan_inside(_):
+    return processes.plan(1000, 2), processes.why_not_forked()
+
+
+def test_no_pool_inside_a_pool(small_shares):
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    context = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(1, mp_context=context) as pool:  # its workers are not daemonic
+        count, why = pool.submit(_plan_inside, 0).result()
+    assert count == 1 and "worker of a multiprocessing pool" in why
+    with context.Pool(1) as pool:  # daemonic workers
+        count, why = pool.apply(_plan_inside, (0,))
+    assert count == 1 and "worker of a multiprocessing pool" in why
+
+
+def test_any_iterables_in_one_process_and_numpy_counts():
+    import numpy as np
+
+    assert [d.grade for d in trace_answers(iter(["3518", "不知道"]), (r for r in ["3518.17"] * 2))] == ["CO", "NA"]
+    assert processes.requested_workers(np.int64(3)) == 3
+    assert processes.requested_workers(np.int64(0)) == 0
+
+
+def test_a_frozen_program_stays_frozen(small_shares):
+    import gc
+
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        processes.graded_in_processes(_fails_on, ["a"] * 200, ["a"] * 200, ["a"] * 200, 2)
+        assert gc.get_freeze_count() >= frozen > 0
+    finally:
+        gc.unfreeze()
+    processes.graded_in_processes(_fails_on, ["a"] * 200, ["a"] * 200, ["a"] * 200, 2)
+    assert gc.get_freeze_count() == 0  # frozen over the fork only
+
+
+GRADER = """
+import sys, time
+from chimdqa_eval.factual import judge_answers
+n = 40000
+answers = [f"据我所知，答案是{i}年。" for i in range(n)]
+print("ready", flush=True)
+judge_answers(answers, [str(1000 + i % 900) for i in range(n)], ["哪一年？"] * n, workers=2)
+print("finished", flush=True)
+"""
+
+
+def _children(pid: int) -> set:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children", encoding="ascii") as f:
+            return {int(c) for c in f.read().split()}
+    except OSError:
+        return set()
+
+
+def _gone(pids, seconds: float) -> bool:
+    end = __import__("time").monotonic() + seconds
+    while __import__("time").monotonic() < end:
+        if not any(os.path.exists(f"/proc/{p}") and "Z" not in _state(p) for p in pids):
+            return True
+        threading.Event().wait(0.05)
+    return False
+
+
+def _state(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "gone"
+
+
+def _grader_with_workers():
+    import subprocess
+
+    proc = subprocess.Popen([sys.executable, "-c", GRADER], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env={**os.environ, processes.ENV: ""})
+    assert proc.stdout.readline().strip() == "ready"
+    for _ in range(600):  # until both workers run
+        workers = _children(proc.pid)
+        if len(workers) == 2:
+            return proc, workers
+        threading.Event().wait(0.05)
+    proc.kill()
+    raise AssertionError("the grader started no workers")
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="reads /proc")
+def test_ctrl_c_twice_stops_the_grading_and_its_workers_at_once(prebuilt_dictionary):
+    import signal
+    import subprocess
+
+    proc, workers = _grader_with_workers()
+    proc.send_signal(signal.SIGINT)
+    threading.Event().wait(0.3)
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+    try:
+        _, err = proc.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        raise AssertionError("the grader hung after Ctrl-C") from None
+    assert proc.returncode != 0 and "KeyboardInterrupt" in err
+    assert err.count("Traceback") == 1, err  # the parent's; the workers ignore Ctrl-C and are killed
+    assert _gone(workers, 10)
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="reads /proc")
+def test_workers_die_with_a_killed_parent(prebuilt_dictionary):
+    import signal
+
+    proc, workers = _grader_with_workers()
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(10)
+    assert _gone(workers, 10), [(_state(p), p) for p in workers]
 
 
 def test_a_progress_bars_monitor_thread_is_stopped_rather_than_keeping_the_judge_in_one_process(small_shares):

@@ -79,7 +79,7 @@ def clear_judge_caches() -> None:
 
 def _traced(predictions, references, questions, workers=None) -> list:
     """trace_answers over every answer: in forked processes where that is allowed and pays (factual.processes),
-    each emptying its memo caches after every share; else here, beyond RULE_BLOCK answers block by block with
+    each emptying its memo caches every RULE_BLOCK answers; else here, beyond RULE_BLOCK answers block by block with
     the judge's memo caches emptied between blocks, so that they hold at most one block's readings (15,010
     answers: peak RSS 435 -> 261 MB at the same CPU time; grades the same, the caches being memos)."""
     count = processes.plan(len(predictions), workers)
@@ -95,10 +95,18 @@ def _traced(predictions, references, questions, workers=None) -> list:
     return verdicts
 
 
+_graded_since_clearing = 0  # in a worker process: answers graded since its memo caches were last emptied
+
+
 def _share(predictions, references, questions) -> list:
-    """One worker's share (at most RULE_BLOCK answers), its memos emptied after it."""
+    """One worker's share; the worker empties its memos once it has graded RULE_BLOCK answers since it last did,
+    as one process does between blocks."""
+    global _graded_since_clearing
     verdicts = trace_answers(predictions, references, questions)
-    clear_judge_caches()
+    _graded_since_clearing += len(verdicts)
+    if _graded_since_clearing >= RULE_BLOCK:
+        clear_judge_caches()
+        _graded_since_clearing = 0
     return verdicts
 
 

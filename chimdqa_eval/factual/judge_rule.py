@@ -65,6 +65,7 @@ with how often each rule fires and is right on labelled answers.
 """
 from __future__ import annotations
 
+import itertools
 from functools import lru_cache
 
 from chimdqa_eval.factual import names, processes, rules
@@ -173,14 +174,17 @@ def _trace_here(predictions, references, questions) -> list[Decision]:
 
 
 def trace_answers(predictions, references, questions=None, *, workers=1) -> list[Decision]:
-    """trace_answer over every answer, in order. workers: processes to grade in (1, the default: this one; 0 or a
-    number: forked processes where that is safe and there are enough answers, see processes.py; None: as
-    $CHIMDQA_JUDGE_WORKERS says). The decisions are the same whatever the number."""
-    questions = questions if questions is not None else [""] * len(predictions)
+    """trace_answer over every answer, in order. workers: processes to grade in (1, the default: this one, the
+    inputs any iterables; 0 (one a CPU) or a number: forked processes where that is safe and there are enough
+    answers, see processes.py; None: as $CHIMDQA_JUDGE_WORKERS says). The decisions are the same whatever the
+    number."""
+    if workers == 1:  # any iterables, as zip takes them
+        return _trace_here(predictions, references, questions if questions is not None else itertools.repeat(""))
+    predictions, references = list(predictions), list(references)
+    questions = list(questions) if questions is not None else [""] * len(predictions)
     count = processes.plan(len(predictions), workers)
     if count > 1:
-        return processes.graded_in_processes(_trace_here, list(predictions), list(references), list(questions),
-                                             count)
+        return processes.graded_in_processes(_trace_here, predictions, references, questions, count)
     return _trace_here(predictions, references, questions)
 
 

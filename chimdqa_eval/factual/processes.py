@@ -1,22 +1,31 @@
 """The rule judge over many answers in several processes: each grades a contiguous share, forked from this one so
-that it starts with the tables and the readings this process already holds (no import, no second warm-up).
+that it starts with the tables (loaded here once, before the fork) and the readings this process already holds.
 
 Verdicts are pure functions of (answer, reference, question): the same in any number of processes, in the same
 order. Processes are used only where forking is safe and pays: on a system with fork (Linux; macOS and Windows
-start a fresh interpreter instead, which would load the tables again), from a process that runs no other thread
-(a thread holding a lock at the fork would leave the child's copy locked forever) and is not itself a daemonic
-worker (tqdm's monitor thread is stopped first, see stop_progress_monitor), and for at least MIN_SHARE answers a
-process. Anything else grades here, in this process.
+start a fresh interpreter instead, which would load the tables again), from a process that runs no other Python
+thread (a thread holding a lock at the fork would leave the child's copy locked forever; tqdm's monitor thread is
+stopped first, see stop_progress_monitor) and is not itself a worker of another multiprocessing pool, and for at
+least MIN_SHARE answers a process. Anything else grades here, in this process: Jupyter's kernel, the queue (its
+heartbeat thread) and a process with a chat client's event loop running grade in one process.
 
-How many: `workers` (a number; 0 or None: one a CPU this process may use), else the CHIMDQA_JUDGE_WORKERS
-environment variable (how `chimdqa evaluate`, the evaluate modules and the queue are told), capped so that each
-process has MIN_SHARE answers.
+Workers ignore Ctrl-C (the parent stops them: they are killed when the grading fails or is interrupted) and die with
+the parent (Linux's parent-death signal), so none is left behind.
+
+How many: `workers` (a number; 0: one a CPU this process may use, at most MAX_DEFAULT), else (workers=None) the
+CHIMDQA_JUDGE_WORKERS environment variable (how `chimdqa evaluate` and the evaluate modules are told), else one a
+CPU; in every case at most one a MIN_SHARE answers.
 """
 from __future__ import annotations
 
+import ctypes
 import gc
+import inspect
+import math
 import multiprocessing
+import operator
 import os
+import signal
 import sys
 import threading
 from concurrent.futures import ProcessPoolExecutor
@@ -27,7 +36,8 @@ from chimdqa_eval.schema import InputError
 ENV = "CHIMDQA_JUDGE_WORKERS"
 MIN_SHARE = 1000       # answers a process grades at least (~0.3 s of work against a fork's few ms)
 SHARES_PER_WORKER = 4  # a slow share (long answers, new references) does not hold the others back
-MAX_SHARE = 5000       # and no share is longer than this: a worker empties its memos between shares (RULE_BLOCK)
+MAX_SHARE = 5000       # and no share is longer than this (a worker empties its memos every RULE_BLOCK answers)
+MAX_DEFAULT = 8        # processes when the number is left to the judge (each holds ~40-60 MB of its own)
 
 
 def requested_workers(workers=None) -> int:
@@ -36,29 +46,56 @@ def requested_workers(workers=None) -> int:
         text = os.environ.get(ENV, "").strip()
         if not text:
             return 0
-        if not text.isdigit():
+        if not (text.isascii() and text.isdigit()):
             raise InputError(f"{ENV}: expected a whole number of processes (0: one a CPU), got {text!r}")
-        workers = int(text)
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
+        return int(text)
+    try:
+        number = operator.index(workers)  # an int, numpy's integers too; not 1.5 or "2"
+    except TypeError:
+        number = -1
+    if isinstance(workers, bool) or number < 0:
         raise InputError(f"workers: expected a whole number of processes from 0 (0: one a CPU), got {workers!r}")
-    return workers
+    return number
 
 
 def available_cpus() -> int:
+    """The CPUs this process may run on (its affinity, a container's cpuset) and, under a cgroup CPU quota
+    (docker --cpus=2), no more than the quota."""
     try:
-        return len(os.sched_getaffinity(0))  # the CPUs this process may run on (a container's cpuset)
+        cpus = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
+        cpus = os.cpu_count() or 1
+    try:
+        with open("/sys/fs/cgroup/cpu.max", encoding="ascii") as f:
+            quota, period = f.read().split()[:2]
+        if quota != "max":
+            cpus = min(cpus, max(1, math.ceil(int(quota) / int(period))))
+    except (OSError, ValueError):
+        pass  # no cgroup v2 quota to read
+    return cpus
+
+
+def _other_threads() -> list:
+    """Python threads besides this one that are running; a thread Python only heard of (a native thread that
+    once called into Python, kept by threading as a dummy forever) counts while it exists in /proc/self/task."""
+    try:
+        alive = set(os.listdir("/proc/self/task"))
+    except OSError:
+        alive = None
+    this = threading.current_thread()
+    return [t for t in threading.enumerate() if t is not this and not (
+        alive is not None and isinstance(t, threading._DummyThread) and str(t.native_id) not in alive)]
 
 
 def why_not_forked() -> str:
     """Why the judge would grade in this process only ('' when it may fork)."""
     if not hasattr(os, "fork") or sys.platform in ("darwin", "win32"):  # macOS: fork is unsafe with its libraries
         return "this system cannot fork"
-    if multiprocessing.current_process().daemon:
-        return "this process is a daemonic worker, which may not start processes"
-    if threading.active_count() > 1:
-        return f"{threading.active_count() - 1} other thread(s) running"
+    if multiprocessing.parent_process() is not None or multiprocessing.current_process().daemon:
+        return "this process is a worker of a multiprocessing pool (no pools inside pools)"
+    others = _other_threads()
+    if others:
+        return f"{len(others)} other thread(s) running ({', '.join(t.name for t in others[:3])})"
     return ""
 
 
@@ -76,7 +113,7 @@ def stop_progress_monitor() -> None:
 
 def plan(n: int, workers=None) -> int:
     """Processes to grade n answers with (1: here, in this process)."""
-    wanted = requested_workers(workers) or available_cpus()
+    wanted = requested_workers(workers) or min(available_cpus(), MAX_DEFAULT)
     wanted = min(wanted, n // MIN_SHARE)
     if wanted <= 1:
         return 1
@@ -91,27 +128,72 @@ def shares(n: int, workers: int) -> list[range]:
     return [range(start, min(start + size, n)) for start in range(0, n, size)]
 
 
+def load_tables() -> None:
+    """Loads every table of the judge's modules (each function without parameters whose lru_cache holds one
+    entry: names, places, aliases, CC-CEDICT), so that the workers share this process's copy instead of each
+    loading its own (~0.2 s and ~20-40 MB each)."""
+    for name, module in list(sys.modules.items()):
+        if module is None or not name.startswith(__package__ + "."):
+            continue
+        for value in list(vars(module).values()):
+            info = getattr(value, "cache_info", None)
+            if info is None or getattr(value, "__module__", None) != name or info().maxsize != 1:
+                continue
+            if all(p.default is not p.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+                   for p in inspect.signature(value.__wrapped__).parameters.values()):
+                value()
+
+
+def _worker_start(parent: int) -> None:
+    """In each worker first: Ctrl-C is the parent's to handle (it kills the workers), and the worker dies with
+    the parent (else a killed parent would leave workers blocked on their pipes forever, holding its output)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass  # not Linux's libc: the check below still catches a parent already gone
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+def _stop(pool) -> None:
+    """Kills the workers, then waits for the pool's own thread to see them gone (at once, none being alive)."""
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        process.kill()
+    pool.shutdown(wait=True, cancel_futures=True)
+
+
 def graded_in_processes(grade, predictions, references, questions, workers: int) -> list:
     """grade(predictions, references, questions) -> list, run share by share in `workers` forked processes, the
     lists joined in order. An exception raised by a share is raised here (with the worker's traceback as its
-    cause); a worker that dies (killed, out of memory) is a RuntimeError saying how to grade in one process."""
-    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
+    cause) once the workers are stopped; a worker that dies (killed, out of memory) is a RuntimeError saying how
+    to grade in one process; Ctrl-C stops the workers at once."""
+    load_tables()
+    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"), initializer=_worker_start,
+                               initargs=(os.getpid(),))
     out = []
     try:
         # the first submit forks every worker (with fork they start at once). What this process holds is frozen
         # out of the garbage collector's sight meanwhile: a worker's collections would otherwise walk (and so copy
-        # page by page) every object it inherited, a submission's items included
-        gc.freeze()
+        # page by page) every object it inherited, a submission's items included. (Not when the program froze
+        # its own objects already: unfreeze would undo that too.)
+        freeze = gc.get_freeze_count() == 0
+        if freeze:
+            gc.freeze()
         try:
             jobs = [pool.submit(grade, predictions[s.start:s.stop], references[s.start:s.stop],
                                 questions[s.start:s.stop]) for s in shares(len(predictions), workers)]
         finally:
-            gc.unfreeze()
+            if freeze:
+                gc.unfreeze()
         for job in jobs:
             out += job.result()
     except BrokenProcessPool as err:
+        _stop(pool)
         raise RuntimeError(f"a process grading factual answers ended abruptly ({err}); {ENV}=1 grades them in "
                            "this process only") from None
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)  # a failed share: the rest are not started
+    except BaseException:
+        _stop(pool)  # a failed share or Ctrl-C: the other workers are killed, not waited for
+        raise
+    pool.shutdown(wait=True)
     return out
