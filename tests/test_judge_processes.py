@@ -163,20 +163,64 @@ def test_any_iterables_in_one_process_and_numpy_counts():
     assert [d.grade for d in trace_answers(iter(["3518", "不知道"]), (r for r in ["3518.17"] * 2))] == ["CO", "NA"]
     assert processes.requested_workers(np.int64(3)) == 3
     assert processes.requested_workers(np.int64(0)) == 0
+    for bad in (True, 1.0):  # equal to 1, yet not a number of processes
+        with pytest.raises(InputError, match="workers: expected a whole number"):
+            trace_answers(["3518"], ["3518.17"], workers=bad)
 
 
-def test_a_frozen_program_stays_frozen(small_shares):
+def _frozen(predictions, references, questions):
     import gc
 
-    gc.freeze()
+    return [gc.get_freeze_count()] * len(predictions)
+
+
+def test_a_worker_freezes_what_it_inherited_and_the_program_is_left_as_it_was(small_shares):
+    import gc
+
+    objects = [object() for _ in range(1000)]  # the parent's, inherited by every worker
+    counts = processes.graded_in_processes(_frozen, ["a"] * 200, ["a"] * 200, ["a"] * 200, 2)
+    assert min(counts) >= len(objects) and gc.get_freeze_count() == 0  # frozen in the workers only
+    gc.freeze()  # a program that froze its own objects
     try:
         frozen = gc.get_freeze_count()
         processes.graded_in_processes(_fails_on, ["a"] * 200, ["a"] * 200, ["a"] * 200, 2)
-        assert gc.get_freeze_count() >= frozen > 0
+        assert gc.get_freeze_count() == frozen
     finally:
         gc.unfreeze()
-    processes.graded_in_processes(_fails_on, ["a"] * 200, ["a"] * 200, ["a"] * 200, 2)
-    assert gc.get_freeze_count() == 0  # frozen over the fork only
+
+
+def test_where_no_process_can_be_forked_the_answers_are_graded_here(small_shares, monkeypatch):
+    tried = []
+
+    def no_fork():
+        tried.append(1)
+        raise BlockingIOError(11, "Resource temporarily unavailable")  # as fork says with no process slot left
+
+    monkeypatch.setattr(os, "fork", no_fork)
+    answers = [f"a{i}" for i in range(200)]
+    assert processes.graded_in_processes(_frozen, answers, answers, answers, 2) == [0] * 200  # here: not frozen
+    assert tried and not _children(os.getpid())
+    assert processes.graded_in_processes(_fails_on, answers, answers, answers, 2) == answers
+
+
+@pytest.mark.parametrize(("files", "cpus"), [
+    ({"cpu.max": "200000 100000\n"}, 2),
+    ({"cpu.max": "150000 100000\n"}, 2),      # 1.5 CPUs: two processes, one of them half the time
+    ({"cpu.max": "50000 100000\n"}, 1),
+    ({"cpu.max": "max 100000\n"}, 16),
+    ({"cpu.max": "100000 0\n"}, 16),          # unreadable: no quota
+    ({"cpu.max": "garbled"}, 16),
+    ({"q": "300000\n", "p": "100000\n"}, 3),  # cgroup v1
+    ({"q": "-1\n", "p": "100000\n"}, 16),
+    ({}, 16),
+])
+def test_a_cgroup_cpu_quota_caps_the_default(tmp_path, monkeypatch, files, cpus):
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    where = [(str(tmp_path / "cpu.max"), None)] if "q" not in files else [(str(tmp_path / "q"), str(tmp_path / "p"))]
+    monkeypatch.setattr(processes, "_cgroup_files", lambda: where)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _: set(range(16)))
+    assert processes.available_cpus() == cpus
 
 
 GRADER = """
@@ -237,7 +281,7 @@ def test_ctrl_c_twice_stops_the_grading_and_its_workers_at_once(prebuilt_diction
 
     proc, workers = _grader_with_workers()
     proc.send_signal(signal.SIGINT)
-    threading.Event().wait(0.3)
+    threading.Event().wait(0.005)  # the second while the first is being handled (the workers being stopped)
     if proc.poll() is None:
         proc.send_signal(signal.SIGINT)
     try:
@@ -246,8 +290,39 @@ def test_ctrl_c_twice_stops_the_grading_and_its_workers_at_once(prebuilt_diction
         proc.kill()
         raise AssertionError("the grader hung after Ctrl-C") from None
     assert proc.returncode != 0 and "KeyboardInterrupt" in err
-    assert err.count("Traceback") == 1, err  # the parent's; the workers ignore Ctrl-C and are killed
+    assert "Process ForkProcess" not in err, err  # the workers ignore Ctrl-C and are killed
     assert _gone(workers, 10)
+
+
+FORK_INTERRUPTED = """
+import os, signal, time
+from chimdqa_eval.factual import processes
+real = os.fork
+def fork():  # Ctrl-C that arrives while the first worker is being forked
+    pid = real()
+    if pid and not getattr(fork, "done", False):
+        fork.done = True
+        os.kill(os.getpid(), signal.SIGINT)
+    return pid
+os.fork = fork
+processes.load_tables = lambda: None  # not what this is about (and seconds without a prebuilt cache)
+try:
+    processes.graded_in_processes(processes.shares, [1] * 8000, [1] * 8000, [1] * 8000, 2)
+    print("not interrupted")
+except KeyboardInterrupt:
+    print("interrupted")
+me = os.getpid()
+print("children:", open(f"/proc/{me}/task/{me}/children").read().split())
+"""
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="reads /proc")
+def test_ctrl_c_while_the_workers_are_forked_leaves_none_behind():
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-c", FORK_INTERRUPTED], capture_output=True, text=True, timeout=60)
+    assert done.stdout.splitlines() == ["interrupted", "children: []"], done.stdout + done.stderr
+    assert "Process ForkProcess" not in done.stderr, done.stderr
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="reads /proc")

@@ -178,7 +178,7 @@ def trace_answers(predictions, references, questions=None, *, workers=1) -> list
     inputs any iterables; 0 (one a CPU) or a number: forked processes where that is safe and there are enough
     answers, see processes.py; None: as $CHIMDQA_JUDGE_WORKERS says). The decisions are the same whatever the
     number."""
-    if workers == 1:  # any iterables, as zip takes them
+    if processes.requested_workers(workers) == 1:  # any iterables, as zip takes them
         return _trace_here(predictions, references, questions if questions is not None else itertools.repeat(""))
     predictions, references = list(predictions), list(references)
     questions = list(questions) if questions is not None else [""] * len(predictions)

@@ -10,7 +10,8 @@ least MIN_SHARE answers a process. Anything else grades here, in this process: J
 heartbeat thread) and a process with a chat client's event loop running grade in one process.
 
 Workers ignore Ctrl-C (the parent stops them: they are killed when the grading fails or is interrupted) and die with
-the parent (Linux's parent-death signal), so none is left behind.
+the parent (Linux's parent-death signal), so none is left behind. Where no process can be forked (no memory or
+process slots left) the answers are graded here.
 
 How many: `workers` (a number; 0: one a CPU this process may use, at most MAX_DEFAULT), else (workers=None) the
 CHIMDQA_JUDGE_WORKERS environment variable (how `chimdqa evaluate` and the evaluate modules are told), else one a
@@ -58,20 +59,57 @@ def requested_workers(workers=None) -> int:
     return number
 
 
+def _cgroup_files() -> list[tuple[str, str | None]]:
+    """Where this process's CPU quota may be written: cgroup v2's cpu.max (one file: "quota period") and v1's
+    cpu.cfs_quota_us with cpu.cfs_period_us, under this process's own cgroup (from /proc/self/cgroup) and at the
+    mount's root (a container sees its own cgroup there)."""
+    paths = {}
+    try:
+        with open("/proc/self/cgroup", encoding="utf-8") as f:
+            for line in f:
+                _, controllers, path = line.rstrip("\n").split(":", 2)
+                if not controllers:
+                    paths["v2"] = path
+                elif "cpu" in controllers.split(","):
+                    paths["v1"] = path
+    except (OSError, ValueError):
+        pass
+    files = []
+    for path in dict.fromkeys((paths.get("v2", "").rstrip("/"), "")):
+        files.append((f"/sys/fs/cgroup{path}/cpu.max", None))
+    for path in dict.fromkeys((paths.get("v1", "").rstrip("/"), "")):
+        for mount in ("/sys/fs/cgroup/cpu,cpuacct", "/sys/fs/cgroup/cpu"):
+            files.append((f"{mount}{path}/cpu.cfs_quota_us", f"{mount}{path}/cpu.cfs_period_us"))
+    return files
+
+
+def _read_quota(quota_file: str, period_file: str | None) -> float | None:
+    """CPUs a quota allows (None: no quota there, or none readable)."""
+    try:
+        with open(quota_file, encoding="ascii") as f:
+            fields = f.read().split()
+        if period_file is not None:
+            with open(period_file, encoding="ascii") as f:
+                fields = fields[:1] + f.read().split()[:1]
+        quota, period = fields[:2]
+        if quota in ("max", "-1"):
+            return None
+        return int(quota) / int(period)
+    except (OSError, ValueError, ArithmeticError):  # absent, unreadable, "100000 0"
+        return None
+
+
 def available_cpus() -> int:
     """The CPUs this process may run on (its affinity, a container's cpuset) and, under a cgroup CPU quota
-    (docker --cpus=2), no more than the quota."""
+    (docker --cpus=2; cgroup v2 or v1), no more than the quota."""
     try:
         cpus = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
         cpus = os.cpu_count() or 1
-    try:
-        with open("/sys/fs/cgroup/cpu.max", encoding="ascii") as f:
-            quota, period = f.read().split()[:2]
-        if quota != "max":
-            cpus = min(cpus, max(1, math.ceil(int(quota) / int(period))))
-    except (OSError, ValueError):
-        pass  # no cgroup v2 quota to read
+    for files in _cgroup_files():
+        quota = _read_quota(*files)
+        if quota is not None and quota > 0:
+            return min(cpus, max(1, math.ceil(quota)))
     return cpus
 
 
@@ -145,9 +183,14 @@ def load_tables() -> None:
 
 
 def _worker_start(parent: int) -> None:
-    """In each worker first: Ctrl-C is the parent's to handle (it kills the workers), and the worker dies with
-    the parent (else a killed parent would leave workers blocked on their pipes forever, holding its output)."""
+    """In each worker first: Ctrl-C is the parent's to handle (it kills the workers; the worker was forked with
+    SIGINT blocked, so one that arrived meanwhile is dropped here), the worker dies with the parent (else a
+    killed parent would leave workers blocked on their pipes forever, holding its output), and what it inherited
+    is frozen out of the garbage collector's sight: its collections would otherwise walk (and so copy page by
+    page) every object of the parent's, a submission's items included."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    gc.freeze()
     try:
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
@@ -156,36 +199,56 @@ def _worker_start(parent: int) -> None:
         os._exit(1)
 
 
+class _NoCtrlC:
+    """SIGINT held back in this thread (it is delivered when the block ends): while workers are forked a Ctrl-C
+    would leave one forked but not yet known to the pool, and while they are stopped it would leave them running."""
+
+    def __enter__(self):
+        self.mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+
+    def __exit__(self, *exc):
+        signal.pthread_sigmask(signal.SIG_SETMASK, self.mask)
+
+
 def _stop(pool) -> None:
-    """Kills the workers, then waits for the pool's own thread to see them gone (at once, none being alive)."""
-    for process in list((getattr(pool, "_processes", None) or {}).values()):
-        process.kill()
-    pool.shutdown(wait=True, cancel_futures=True)
+    """Kills the workers and waits for them (the pool's own thread too, when it was started)."""
+    with _NoCtrlC():
+        workers = list((getattr(pool, "_processes", None) or {}).values())
+        for process in workers:
+            process.kill()
+        pool.shutdown(wait=True, cancel_futures=True)
+        for process in workers:
+            process.join()
+
+
+def _submitted(pool, grade, predictions, references, questions, workers: int):
+    """The jobs, one a share (the first submit forks every worker); None when no process could be forked (no
+    memory or process slots left): the caller grades here instead."""
+    try:
+        with _NoCtrlC():  # a Ctrl-C meanwhile is raised as the block ends, with every worker known to the pool
+            return [pool.submit(grade, predictions[s.start:s.stop], references[s.start:s.stop],
+                                questions[s.start:s.stop]) for s in shares(len(predictions), workers)]
+    except OSError:
+        _stop(pool)
+        return None
 
 
 def graded_in_processes(grade, predictions, references, questions, workers: int) -> list:
     """grade(predictions, references, questions) -> list, run share by share in `workers` forked processes, the
-    lists joined in order. An exception raised by a share is raised here (with the worker's traceback as its
-    cause) once the workers are stopped; a worker that dies (killed, out of memory) is a RuntimeError saying how
-    to grade in one process; Ctrl-C stops the workers at once."""
+    lists joined in order (in this process when none can be forked). An exception raised by a share is raised
+    here (with the worker's traceback as its cause) once the workers are stopped; a worker that dies (killed, out
+    of memory) is a RuntimeError saying how to grade in one process; Ctrl-C stops the workers at once."""
     load_tables()
-    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"), initializer=_worker_start,
-                               initargs=(os.getpid(),))
+    try:
+        pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"),
+                                   initializer=_worker_start, initargs=(os.getpid(),))
+    except OSError:  # no /dev/shm for its locks
+        return grade(predictions, references, questions)
     out = []
     try:
-        # the first submit forks every worker (with fork they start at once). What this process holds is frozen
-        # out of the garbage collector's sight meanwhile: a worker's collections would otherwise walk (and so copy
-        # page by page) every object it inherited, a submission's items included. (Not when the program froze
-        # its own objects already: unfreeze would undo that too.)
-        freeze = gc.get_freeze_count() == 0
-        if freeze:
-            gc.freeze()
-        try:
-            jobs = [pool.submit(grade, predictions[s.start:s.stop], references[s.start:s.stop],
-                                questions[s.start:s.stop]) for s in shares(len(predictions), workers)]
-        finally:
-            if freeze:
-                gc.unfreeze()
+        jobs = _submitted(pool, grade, predictions, references, questions, workers)
+        if jobs is None:
+            return grade(predictions, references, questions)
         for job in jobs:
             out += job.result()
     except BrokenProcessPool as err:
