@@ -330,3 +330,66 @@ def _long_segment(self, n):  # _ClauseScores.segment and reach as they were writ
     previous = max((b for b in clauses if b < own), default=0)
     start = min(max(max(b for b in self.sentences if b <= n.start), after_previous, previous), own)
     return key(text[start:reach(n)])
+
+
+# -- judge-speed5 -------------------------------------------------------------------------------------------------
+
+def _generated_texts(source: str, count: int, seed: int) -> list[str]:
+    """Random texts of the words written in a pattern's source (its Chinese runs and Latin words), pieces of them,
+    punctuation, spaces, digits and other characters, cleaned and not: what a cue list may or may not find."""
+    import random
+
+    rnd = random.Random(seed)
+    words = re.findall(r"[\u4e00-\u9fff]+|[a-z']+", source) or ["x"]
+    extra = list("，。,.;!?？！ \n不没我是的了吗呢a1２（）()、：:") + ["2000年", "也", "请问", "您", "**"]
+    out = []
+    for _ in range(count):
+        parts = []
+        for _ in range(rnd.randint(0, 7)):
+            word = rnd.choice(words)
+            if rnd.random() < 0.3 and len(word) > 1:  # a piece of a word: it begins a cue and breaks off
+                cut = rnd.randint(1, len(word) - 1)
+                word = word[:cut] if rnd.random() < 0.5 else word[cut:]
+            parts.append(word if rnd.random() < 0.7 else rnd.choice(extra))
+        text = "".join(parts)
+        out.append(clean(text) if rnd.random() < 0.5 else text)
+    return out
+
+
+def test_a_pattern_is_split_into_its_top_level_alternatives():
+    from chimdqa_eval.factual.gate import alternatives
+
+    assert alternatives(r"a|b(c|d)|[|]|\||[]|]x|[^]|]|(?:e|f)g") == ["a", "b(c|d)", "[|]", r"\|", "[]|]x", "[^]|]",
+                                                                       "(?:e|f)g"]
+    assert alternatives(r"(?<=[,。])等等(?=[,!])|x") == [r"(?<=[,。])等等(?=[,!])", "x"]
+    assert alternatives(r"(?i)a|b") is None and alternatives(r"(?P<x>a)|b") is None
+    source = rules_module().REFUSAL.whole.pattern[5 + rules_module().REFUSAL.whole.pattern.index("])(?:"):-1]
+    assert "|".join(alternatives(source)) == source and len(alternatives(source)) > 100
+
+
+def rules_module():
+    from chimdqa_eval.factual import rules
+    return rules
+
+
+def test_the_scanned_refusal_list_finds_what_the_whole_pattern_finds():
+    """REFUSAL tries each place that can begin a cue with the cues that can begin there: the same matches (spans
+    and groups) from search and finditer as the gated pattern itself, on every validation answer, question and
+    reference and on 30,000 generated texts; the other methods are the pattern's."""
+    from chimdqa_eval.factual.gate import Scanned
+
+    refusal = rules_module().REFUSAL
+    assert isinstance(refusal, Scanned)
+    whole = refusal.whole
+    texts = [t for row in _validation_texts() for t in row]
+    texts += _generated_texts(whole.pattern, 30_000, seed=5) + ["", "n/a", "N/A", "抱歉", "不", "i don't know"]
+    found = 0
+    for text in texts:
+        got = [(m.span(), m.groups()) for m in refusal.finditer(text)]
+        assert got == [(m.span(), m.groups()) for m in whole.finditer(text)], text
+        for pos in (0, 1, len(text) // 2):
+            m, w = refusal.search(text, pos), whole.search(text, pos)
+            assert (m and (m.span(), m.groups())) == (w and (w.span(), w.groups())), (text, pos)
+        found += bool(got)
+    assert found > 3_000  # the generated texts hold cues, not only near misses
+    assert refusal.sub("#", "我不知道，抱歉") == whole.sub("#", "我不知道，抱歉") == "我#，#"

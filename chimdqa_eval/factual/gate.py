@@ -95,3 +95,78 @@ def _class(items) -> set | None:
         else:
             return None
     return chars
+
+
+def alternatives(pattern: str) -> list[str] | None:
+    """The top-level alternatives of a pattern, as written (a|b(c|d) -> [a, b(c|d)]); None for a pattern with
+    inline flags, whose pieces would not mean alone what they mean together."""
+    if "(?" in pattern.replace("(?:", "").replace("(?=", "").replace("(?!", "").replace("(?<", ""):
+        return None  # (?i), (?P…): kept whole
+    pieces, start, depth, i, in_class = [], 0, 0, 0, False
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = ch != "]"
+        elif ch == "[":
+            in_class = True
+            i += 2 if pattern[i + 1:i + 2] == "^" else 1  # a ] right after [ or [^ is a member, not the end
+            i += 1 if pattern[i:i + 1] == "]" else 0
+            continue
+        elif ch in "()":
+            depth += 1 if ch == "(" else -1
+        elif ch == "|" and depth == 0:
+            pieces.append(pattern[start:i])
+            start = i + 1
+        i += 1
+    return pieces + [pattern[start:]]
+
+
+class Scanned:
+    """A gated cue list (REFUSAL: some 150 alternatives) searched only from the places where one of its
+    alternatives can begin, each place tried with just the alternatives that can begin with its character: `re`
+    tries every alternative at every place whose character passes the gate (about one in six of an answer's). A
+    place matches the whole pattern exactly when it matches one of those alternatives (the others cannot begin
+    there), and the match returned is the whole pattern's own at that place: the same span and groups as
+    search / finditer give. Every match is non-empty (each begins with a first character), so finditer goes on
+    from each match's end, as re's does. The other methods are the pattern's own."""
+
+    def __init__(self, pattern: str, flags: int = 0):
+        self.whole = gated(pattern, flags)
+        pieces = alternatives(pattern) if not flags else None
+        firsts = [first_characters(p) for p in pieces] if pieces else None
+        if firsts is None or None in firsts:
+            raise ValueError("not a list of alternatives with first characters")
+        self._pieces = tuple(zip(pieces, firsts))
+        self._starts = re.compile("[" + "".join(re.escape(ch) for ch in sorted(set().union(*firsts))) + "]")
+        self._tests: dict[str, re.Pattern] = {}
+        self.pattern, self.flags = self.whole.pattern, self.whole.flags
+
+    def _test(self, ch: str) -> re.Pattern:
+        """The alternatives that can begin with ch, in their order (compiled on first need)."""
+        test = self._tests.get(ch)
+        if test is None:
+            test = self._tests[ch] = re.compile("|".join(p for p, first in self._pieces if ch in first))
+        return test
+
+    def search(self, text: str, pos: int = 0):
+        find, tests = self._starts.search, self._tests
+        at = find(text, pos)
+        while at is not None:
+            start = at.start()
+            test = tests.get(text[start]) or self._test(text[start])
+            if test.match(text, start) is not None:
+                return self.whole.match(text, start)
+            at = find(text, start + 1)
+        return None
+
+    def finditer(self, text: str, pos: int = 0):
+        m = self.search(text, pos)
+        while m is not None:
+            yield m
+            m = self.search(text, m.end())
+
+    def __getattr__(self, name):  # sub, match, fullmatch, findall, split: the whole pattern's
+        return getattr(self.whole, name)

@@ -17,7 +17,7 @@ from operator import attrgetter
 import opencc
 
 from chimdqa_eval.factual import vocabulary  # the rule judge's word lists, data/*.txt and units.tsv
-from chimdqa_eval.factual.gate import gated  # long cue lists: tried only where a cue can begin
+from chimdqa_eval.factual.gate import Scanned, gated  # long cue lists: tried only where a cue can begin
 
 # Traditional -> simplified by OpenCC's maintained phrase tables (t2s), on answers and references alike.
 _T2S = opencc.OpenCC("t2s")
@@ -116,7 +116,7 @@ _DECADE_PART = {"初": (0, 4), "初期": (0, 4), "前期": (0, 4), "中期": (2,
 _CENTURY_PART = {"头10年": (0, 10), "最初10年": (0, 10), "头十年": (0, 10), "最初十年": (0, 10), "初": (0, 30), "初期": (0, 30), "前期": (0, 40), "上半叶": (0, 50), "中叶": (30, 70),
                  "中期": (30, 70), "下半叶": (50, 100), "后期": (60, 100), "末": (70, 100), "末期": (70, 100)}
 
-REFUSAL = gated(
+REFUSAL = Scanned(  # (gate.py: tried only where one of its alternatives can begin, each place with those alone)
     r"不知道|不(太|很|大|是很|能)?(清楚|确定(?!性)|了解|熟悉|记得|肯定)|不得而知|找不到|查不到|记不(清|得|住|太清|起来)|想不起"
     r"|答不(上|出)|回答不了|说不(准|好|清)|拿不准|没(有)?(能)?(查到|找到|检索到|搜到)"
     r"|超出(了)?(我的)?(知识|能力|所知|了解)|超出[^,.;!?，。；！？]{0,8}范围|知识(库|范围)[^,.;!?，。；！？]{0,6}(没有|不包含|未|不足)"
