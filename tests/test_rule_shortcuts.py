@@ -334,13 +334,13 @@ def _long_segment(self, n):  # _ClauseScores.segment and reach as they were writ
 
 # -- judge-speed5 -------------------------------------------------------------------------------------------------
 
-def _generated_texts(source: str, count: int, seed: int) -> list[str]:
+def _generated_texts(source: str, count: int, seed: int, more=()) -> list[str]:
     """Random texts of the words written in a pattern's source (its Chinese runs and Latin words), pieces of them,
     punctuation, spaces, digits and other characters, cleaned and not: what a cue list may or may not find."""
     import random
 
     rnd = random.Random(seed)
-    words = re.findall(r"[\u4e00-\u9fff]+|[a-z']+", source) or ["x"]
+    words = re.findall(r"[\u4e00-\u9fff]+|[a-z']+", source) + list(more) or ["x"]
     extra = list("，。,.;!?？！ \n不没我是的了吗呢a1２（）()、：:") + ["2000年", "也", "请问", "您", "**"]
     out = []
     for _ in range(count):
@@ -393,3 +393,28 @@ def test_the_scanned_refusal_list_finds_what_the_whole_pattern_finds():
         found += bool(got)
     assert found > 3_000  # the generated texts hold cues, not only near misses
     assert refusal.sub("#", "我不知道，抱歉") == whole.sub("#", "我不知道，抱歉") == "我#，#"
+
+
+@pytest.mark.parametrize("name", ["_ARABIC", "_DECADE", "_VAGUE_COUNT"])
+def test_a_pattern_tried_from_its_starts_finds_what_it_finds(name):
+    """The number patterns that open with a lookbehind are tried only where their first character stands: the same
+    matches (spans and groups) from search and finditer, at several start positions, on every validation text
+    and 30,000 generated ones with digits, minus signs and the patterns' words."""
+    from chimdqa_eval.factual.gate import FromStarts
+
+    pattern = getattr(rules_module(), name)
+    assert isinstance(pattern, FromStarts)
+    whole = pattern.whole
+    texts = [t for row in _validation_texts() for t in row] + ["", "-", "-5", "a-5", "1,000,000", "√2", "x1.5万"]
+    generated = _generated_texts(whole.pattern, 30_000, seed=7, more="0 1 2 3 5 9 10 90 300 1850 12,345 3.5 - -4 2万3000 "
+                                 "19世纪 公元前3世纪 20世纪80年代 1890年代 90年代 上个世纪 好几 十几 几千 有多次 20几".split() * 3)
+    found = 0
+    for text in texts + generated:
+        got = [(m.span(), m.groups()) for m in pattern.finditer(text)]
+        assert got == [(m.span(), m.groups()) for m in whole.finditer(text)], text
+        for pos in (1, len(text) // 2):
+            assert [m.span() for m in pattern.finditer(text, pos)] == [m.span() for m in whole.finditer(text, pos)]
+            m, w = pattern.search(text, pos), whole.search(text, pos)
+            assert (m and (m.span(), m.groups())) == (w and (w.span(), w.groups())), (text, pos)
+        found += bool(got)
+    assert found > 2_000

@@ -17,7 +17,7 @@ from operator import attrgetter
 import opencc
 
 from chimdqa_eval.factual import vocabulary  # the rule judge's word lists, data/*.txt and units.tsv
-from chimdqa_eval.factual.gate import Scanned, gated  # long cue lists: tried only where a cue can begin
+from chimdqa_eval.factual.gate import FromStarts, Scanned, gated  # long cue lists: tried only where a cue can begin
 
 # Traditional -> simplified by OpenCC's maintained phrase tables (t2s), on answers and references alike.
 _T2S = opencc.OpenCC("t2s")
@@ -59,9 +59,10 @@ _UNIT_WORDS = "|".join(sorted(map(re.escape, _UNITS), key=len, reverse=True))
 # Arabic numbers (not in a code after a hyphen: GPT-3.5, F-16): thousands separators, decimals, a Chinese
 # multiplier (1.2千, 3千万; not 5百分点), a percent sign. Digits glued to Latin letters (V08AA04, H2O, 5G) are codes, not quantities, unless the letters are a
 # unit (see _LATIN_UNITS). 10亿1000万 is one number.
-_ARABIC = re.compile(r"(?<![a-z0-9.√])(?<![a-z]-)(-)?(\d{1,3}(?:,\d{3})+(?!\d)|\d+)(\.\d+)?\s*"
+# (FromStarts: a match begins with its minus or a digit, which re cannot skip ahead to past the lookbehinds)
+_ARABIC = FromStarts(re.compile(r"(?<![a-z0-9.√])(?<![a-z]-)(-)?(\d{1,3}(?:,\d{3})+(?!\d)|\d+)(\.\d+)?\s*"
                      r"(?:(万亿|千万|百万|亿|万|千(?![瓦赫焦卡])|百(?!分))(?:(?<=[亿万])(\d+)(千万|百万|万|千|百)?"
-                     r"(?:(?<=亿\d\d\d\d万)(\d{1,4}(?:千|百)?)(?![\d.千百万亿]))?)?)?\s*(%)?")
+                     r"(?:(?<=亿\d\d\d\d万)(\d{1,4}(?:千|百)?)(?![\d.千百万亿]))?)?)?\s*(%)?"), r"[-\d]")
 _MULTIPLIERS = {"万": 10 ** 4, "亿": 10 ** 8, "万亿": 10 ** 12, "千万": 10 ** 7, "百万": 10 ** 6, "千": 1000,
                 "百": 100}
 # Latin unit symbols after a number, rewritten in Chinese so that 10kg and 10公斤 read alike.
@@ -108,8 +109,8 @@ _ANY_AFTER = re.compile("|".join(f"(?:{p.pattern})" for p in (_APPROX_AFTER, _LO
 # 1850年到1860年之间, 1850-1860年: a range. 19世纪90年代, 1890年代, 19世纪末: ranges of years.
 _RANGE_JOIN = re.compile(r"\s*(到|至|~|～|-|—|–)\s*")
 _RANGE_BETWEEN = re.compile(r"-?[\d.,]+\s*(?:万亿|千万|百万|亿|万|千|百)?\s*(?:%|" + _UNIT_WORDS + r")?\s*[到至~～\-—–]\s*")
-_DECADE = re.compile(r"(?<!\d)(?:(公元前)?(\d{1,2})世纪(?:(\d)0年代|(头10年|最初10年|头十年|最初十年|初期|初|前期|上半叶|中叶|中期|下半叶|后期|末期|末))?"
-                     r"|(\d{2,3}0)年代|(上个?世纪)?(\d)0年代)(初期|初|前期|中期|中叶|后期|末期|末)?")
+_DECADE = FromStarts(re.compile(r"(?<!\d)(?:(公元前)?(\d{1,2})世纪(?:(\d)0年代|(头10年|最初10年|头十年|最初十年|初期|初|前期|上半叶|中叶|中期|下半叶|后期|末期|末))?"
+                     r"|(\d{2,3}0)年代|(上个?世纪)?(\d)0年代)(初期|初|前期|中期|中叶|后期|末期|末)?"), r"[公上\d]")
 # Parts of a decade, generous at their edges (readers differ on whether 1954 is 50年代初): 50年代初 = 1950..1954.
 _DECADE_PART = {"初": (0, 4), "初期": (0, 4), "前期": (0, 4), "中期": (2, 7), "中叶": (2, 7), "后期": (5, 9),
                 "末期": (5, 9), "末": (5, 9)}
@@ -661,8 +662,8 @@ _BEFORE_YEAR = re.compile(r"以?前(?![后往进来夕身任期半者面方线�
 _PLACE_VALUES = {"十": 10, "百": 100, "千": 1000, "万": 10 ** 4, "亿": 10 ** 8}
 # Counts said vaguely: 几千 / 数百 / 好几百 (1000..9999, 100..999), 十几 (11..19), 20几 (21..29), 上万 (10000 or more);
 # clean() has already written some numerals as digits (几10, 20几, 几100000).
-_VAGUE_COUNT = re.compile(r"(?:好)?(?:几|数)((?:[十百千万亿]|10+)+)|(十|(?<![\d.])[1-9]0)几(?![十百千万亿\d])|上([百千万亿])"
-                          r"|(?:(?<=[曾有过了获很是,;。\s])|^)(好几|多|数)(?=[次位个名届部座项种家本条首篇](?!式|数))")
+_VAGUE_COUNT = FromStarts(re.compile(r"(?:好)?(?:几|数)((?:[十百千万亿]|10+)+)|(十|(?<![\d.])[1-9]0)几(?![十百千万亿\d])|上([百千万亿])"
+                          r"|(?:(?<=[曾有过了获很是,;。\s])|^)(好几|多|数)(?=[次位个名届部座项种家本条首篇](?!式|数))"))
 # (曾多次, 有好几位: at least 2; not 斐多篇, a name)
 
 
