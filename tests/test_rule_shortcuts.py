@@ -418,3 +418,25 @@ def test_a_pattern_tried_from_its_starts_finds_what_it_finds(name):
             assert (m and (m.span(), m.groups())) == (w and (w.span(), w.groups())), (text, pos)
         found += bool(got)
     assert found > 2_000
+
+
+def test_an_answer_without_the_hint_words_has_no_true_claim_nor_denial():
+    """_read_answer searches for _TRUE_CLAIM only in a text with 真正 and for DENIAL only where _DENIAL_HINT finds
+    one of its words: on every validation text and 30,000 generated ones, a text the hint passes over is one the
+    pattern finds nothing in (the long way), and the hint finds a word in every match."""
+    from chimdqa_eval.factual import reading_answer
+    from chimdqa_eval.factual.rules import DENIAL
+
+    texts = [t for row in _validation_texts() for t in row]
+    for pattern, hint, more in ((reading_answer._TRUE_CLAIM, lambda t: "真正" in t, ["真正", "真", "正"]),
+                                (DENIAL, reading_answer._DENIAL_HINT.search,
+                                 "不是 并非 而非 不在 不属于 not isn't wasn't isnt wasnt no t 不 是 而是 但".split())):
+        generated = _generated_texts(pattern.pattern, 30_000, seed=3, more=more * 3)
+        found = 0
+        for text in texts + generated:
+            matches = list(pattern.finditer(text))
+            assert all(hint(m.group(0)) for m in matches), text
+            if not hint(text):
+                assert not matches, text
+            found += bool(matches)
+        assert found > 500
