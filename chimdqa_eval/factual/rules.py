@@ -360,6 +360,18 @@ def _spaced_digits(m: re.Match) -> str:
 # replaced by its own NFKC form leaves the text's NFKC as it was (both decompose alike), and a Chinese text
 # without other such characters then passes NFKC's quick check instead of being decomposed and composed again.
 _FULL_WIDTH = {code: unicodedata.normalize("NFKC", chr(code)) for code in (0x3000, *range(0xFF01, 0xFF5F))}
+_FULL_WIDTH_CHAR = re.compile("[\u3000\uff01-\uff5e]")
+
+
+def _half_width(text: str) -> str:
+    """text.translate(_FULL_WIDTH), one str.replace per full-width character the text holds: translate looks each
+    character of a Chinese text up in the table (an int made and hashed for each), a plain class scan finds the
+    few there are. (No replacement is itself a full-width character: the order of the replacements is free.)"""
+    for ch in set(_FULL_WIDTH_CHAR.findall(text)):
+        text = text.replace(ch, _FULL_WIDTH[ord(ch)])
+    return text
+
+
 _CLEAN_RE1 = re.compile(r"(?<=\d)\s*°(?![cf])")
 _CLEAN_RE2 = re.compile(r"(?<=[\d度%年月日])\s*~\s*(?=\d)")
 
@@ -372,7 +384,7 @@ def clean(text: str) -> str:
     are."""
     if "0" in text or "０" in text:  # 3×10⁸, 10⁻³⁴: the exponent as written with ^ (NFKC would read 10⁸ as 108)
         text = _SUPERSCRIPT_POWER.sub(lambda m: "^" + m.group(1).translate(_SUPERSCRIPTS), text)
-    text = _T2S.convert(unicodedata.normalize("NFKC", text.translate(_FULL_WIDTH)).lower()).replace("−", "-") \
+    text = _T2S.convert(unicodedata.normalize("NFKC", _half_width(text)).lower()).replace("−", "-") \
         .replace("﹣", "-")
     if " " in text:  # 149 597 870 700: digits grouped by spaces (SI style) are one number
         text = _SPACED_DIGITS.sub(_spaced_digits, text)
