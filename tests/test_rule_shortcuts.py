@@ -462,3 +462,28 @@ def test_full_width_forms_are_replaced_as_translate_replaces_them():
     texts += ["".join(rnd.choice(pool) for _ in range(rnd.randint(0, 30))) for _ in range(30_000)]
     for text in texts:
         assert _half_width(text) == text.translate(_FULL_WIDTH), text
+
+
+def test_the_question_bigrams_besides_a_form_are_those_the_set_test_keeps():
+    """_closer_clause's bigrams of the question that share no character with the form, kept per (question, form):
+    what {b for b in _word_bigrams(...) if ((form not in b) if b.startswith("<") else not set(b) & set(form))}
+    keeps, on every validation question with every key of 2-4 characters of its reference and answer, and with
+    Latin words, numbers and '<' in the question; the memo is emptied with the question caches."""
+    from chimdqa_eval.factual.judge_rule import clear_caches
+    from chimdqa_eval.factual.reading_claims import _asked_besides
+    from chimdqa_eval.factual.reading_text import _word_bigrams
+
+    def long_way(question, form):
+        return {b for b in _word_bigrams(key(question))
+                if ((form not in b) if b.startswith("<") else not set(b) & set(form))}
+
+    rows = _validation_texts() + [("woff20格式", "woff20", "哪种格式用 woff20 压缩？"), ("a<b", "<b", "a<b 是什么 <b>？"),
+                                  ("HD 19789", "hd19789", "HD 19789 是哪颗星？")]
+    for answer, reference, question in rows:
+        forms = {key(reference), key(answer)[:2], key(answer)[:4], key(reference)[-2:], "<", "a", "19789"}
+        for form in forms:
+            assert _asked_besides(question, form) == long_way(question, form), (question, form)
+    for b in _word_bigrams(key("李白是唐代诗人, woff20 and 3.5 <x>")):  # the premise: a bigram of two characters
+        assert b.startswith("<") or len(b) == 2
+    clear_caches()
+    assert _asked_besides.cache_info().currsize == 0

@@ -67,7 +67,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from chimdqa_eval.factual import names, rules
+from chimdqa_eval.factual import names, reading_claims, rules
 from chimdqa_eval.factual.case import CASES
 from chimdqa_eval.factual.decision import GRADE_ORDER, Decision, Verdict, step
 from chimdqa_eval.factual.reading_answer import _read_answer, _refusal
@@ -193,5 +193,5 @@ def clear_caches() -> None:
     """Forget what was worked out for earlier answers and references (a benchmark measures a cold run)."""
     clear_answer_caches()
     for cached in (parse_reference, reference_readings, _unreadable, _read_question, _question_unit,
-                   names._could_be_pinyin):
+                   names._could_be_pinyin, reading_claims._asked_besides):
         cached.cache_clear()
