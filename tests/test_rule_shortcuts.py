@@ -487,3 +487,35 @@ def test_the_question_bigrams_besides_a_form_are_those_the_set_test_keeps():
         assert b.startswith("<") or len(b) == 2
     clear_caches()
     assert _asked_besides.cache_info().currsize == 0
+
+
+def test_a_clause_without_a_year_is_dated_without_reading_its_numbers():
+    """_ClauseScores.dated returns 0 without reading the clause's numbers when the question names no year or the
+    clause has no 年 (every exact number in years is written with 年): what the long way (read the clause's years,
+    then compare) gives for every value of every validation answer, against its own question and against
+    questions that name years; _events is kept per text (a frozenset) and emptied with the answer caches."""
+    from chimdqa_eval.factual import reading_numbers
+    from chimdqa_eval.factual.judge_rule import clear_answer_caches
+    from chimdqa_eval.factual.reading_numbers import _ClauseScores
+
+    def long_way(scores, n):  # dated as it was written
+        found = {m.value for m in find_numbers(scores.clause(n)) if m.unit == "年" and m.kind == "exact"}
+        found -= {n.value} if n.unit == "年" else set()
+        return 0 if not scores.years or not found else 1 if found & scores.years else -1
+
+    questions = ["2022年的近视率是多少？", "1949年至1956年间建成了多少座？", "哪一年？", "周年庆是在2001年吗？"]
+    answers = [a for a, _, _ in _validation_texts()] + ["2022年是55.9%，2023年是54.1%", "建国10周年（1959年）时有3座",
+                                                       "洪武8年（1375年）建成，共5座", "明朝2001年，约1950年前后"]
+    checked = 0
+    for answer in answers:
+        numbers = find_numbers(answer)
+        for question in questions + [answer[:12]]:
+            scores = _ClauseScores(numbers, answer, clean(question))
+            for n in numbers:
+                assert scores.dated(n) == long_way(scores, n), (answer, question, n)
+                checked += 1
+    assert checked > 1_000
+    for text in ("成立于1898年", "", "他于1955年去世，1950年出生"):
+        assert reading_numbers._events(text) == {i for i, p in reading_numbers._EVENTS if p.search(text)}
+    clear_answer_caches()
+    assert reading_numbers._events.cache_info().currsize == 0

@@ -67,7 +67,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from chimdqa_eval.factual import names, reading_claims, rules
+from chimdqa_eval.factual import names, reading_claims, reading_numbers, rules
 from chimdqa_eval.factual.case import CASES
 from chimdqa_eval.factual.decision import GRADE_ORDER, Decision, Verdict, step
 from chimdqa_eval.factual.reading_answer import _read_answer, _refusal
@@ -185,7 +185,7 @@ def clear_answer_caches() -> None:
     """Forget what was worked out for earlier answers only; what the references and questions say stays known (a
     leaderboard grades every submission against the same references and questions)."""
     for cached in (_refusal, rules._find_numbers, _word_bigrams, rules.clean, rules.key, names._pinyin_options,
-                   names._latin_word_skeleton):
+                   names._latin_word_skeleton, reading_numbers._events):
         cached.cache_clear()
 
 
