@@ -519,3 +519,35 @@ def test_a_clause_without_a_year_is_dated_without_reading_its_numbers():
         assert reading_numbers._events(text) == {i for i, p in reading_numbers._EVENTS if p.search(text)}
     clear_answer_caches()
     assert reading_numbers._events.cache_info().currsize == 0
+
+
+def test_a_question_without_a_cue_reads_numbers_as_no_framing_does():
+    """find_numbers reads a text framed by a question that holds no cue _qualifier could find in it from the memo of
+    the text without framing. Every cue of two characters or more the qualifier patterns find begins with one of
+    _FRAMING_CUES (generated texts of their words); the numbers read with each validation question (the long way)
+    equal those read without one whenever _framing drops the question, and a question with a cue is kept."""
+    from chimdqa_eval.factual import rules
+
+    patterns = (rules._APPROX_BEFORE, rules._LOWER_BEFORE, rules._UPPER_BEFORE, rules._APPROX_AFTER,
+                rules._LOWER_AFTER, rules._UPPER_AFTER)
+    for pattern in patterns:
+        seen = 0
+        for text in _generated_texts(pattern.pattern, 5_000, seed=17, more=[" ", "个", "+", "3"] * 5):
+            for m in (pattern.search(text), pattern.match(text)):
+                if m is not None and len(m.group(1)) > 1:
+                    assert m.group(1)[:2] in rules._FRAMING_CUES, (pattern.pattern, m.group(1))
+                    seen += 1
+        assert seen or pattern in (rules._LOWER_AFTER,), pattern.pattern
+    rows = _validation_texts()
+    questions = sorted({q for _, _, q in rows}) + ["至少需要多少人？", "大约多少年前？", "超过多少米？"]
+    answers = [a for a, _, _ in rows] + ["至少5人，大约3000年前，超过100米，不到20岁，3000多人，50岁左右"]
+    dropped = 0
+    for question in questions:
+        if rules._framing(question):
+            assert rules._framing(question) == question and any(c in question for c in rules._FRAMING_CUES)
+            continue
+        dropped += 1
+        for answer in answers[:: max(1, len(answers) // 60)] + answers[-1:]:
+            assert rules._find_numbers.__wrapped__(answer, question, True) == \
+                rules._find_numbers.__wrapped__(answer, "", True), (answer, question)
+    assert dropped > 50 and rules._framing("至少需要多少人？") == "至少需要多少人？"

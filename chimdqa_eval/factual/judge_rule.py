@@ -193,5 +193,5 @@ def clear_caches() -> None:
     """Forget what was worked out for earlier answers and references (a benchmark measures a cold run)."""
     clear_answer_caches()
     for cached in (parse_reference, reference_readings, _unreadable, _read_question, _question_unit,
-                   names._could_be_pinyin, reading_claims._asked_besides):
+                   names._could_be_pinyin, reading_claims._asked_besides, rules._framing):
         cached.cache_clear()

@@ -740,8 +740,23 @@ def _durations(cleaned: str) -> list[tuple[Number, int]]:
 
 
 def find_numbers(cleaned: str, framing: str = "", periods: bool = True) -> list[Number]:
-    """See _find_numbers; a fresh list each call (the rules ask for the same text's numbers many times)."""
-    return list(_find_numbers(cleaned, framing, periods))
+    """See _find_numbers; a fresh list each call (the rules ask for the same text's numbers many times). A question
+    that frames no number is no framing: the text's numbers come from the same memo with and without it."""
+    return list(_find_numbers(cleaned, _framing(framing) if framing else "", periods))
+
+
+# The first two characters of every cue of two characters or more that _qualifier's patterns find (group 1 of
+# _APPROX_BEFORE … _UPPER_AFTER): a framing reads only such a cue (`cue.group(1) in framing`, longer than one
+# character), and one that holds none of these holds none of them.
+_FRAMING_CUES = ("大约", "大概", "差不", "估计", "估算", "约为", "约有", "将近", "接近", "左右", "超过", "多于", "大于",
+                 "高于", "至少", "不少", "不低", "不止", "不小", "以上", "不超", "不到", "不足", "少于", "小于", "低于",
+                 "至多", "最多", "不多", "不大", "不高", "上下", "前后", "出头", "以下", "以内")
+
+
+@lru_cache(maxsize=4096)  # a question frames every number of its answers
+def _framing(framing: str) -> str:
+    """framing, or '' when it holds no cue _qualifier could read in it (then the numbers are the same without it)."""
+    return framing if any(cue in framing for cue in _FRAMING_CUES) else ""
 
 
 def _written_numbers(cleaned: str, periods: bool) -> list[tuple[Number, int]]:
