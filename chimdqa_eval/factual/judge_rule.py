@@ -67,7 +67,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from chimdqa_eval.factual import names, reading_claims, reading_numbers, rules
+from chimdqa_eval.factual import names, rules
 from chimdqa_eval.factual.case import CASES
 from chimdqa_eval.factual.decision import GRADE_ORDER, Decision, Verdict, step
 from chimdqa_eval.factual.reading_answer import _read_answer, _refusal
@@ -76,6 +76,7 @@ from chimdqa_eval.factual.reading_question import _question_unit
 from chimdqa_eval.factual.reading_reference import (LONG_REFERENCE, Reference, _SHORT_YEAR, _unreadable,
                                                     parse_reference, reference_readings)
 from chimdqa_eval.factual.reading_text import _word_bigrams
+from chimdqa_eval.factual import reading_claims, reading_numbers  # (their memos, emptied below)
 from chimdqa_eval.factual.stages_long import LONG
 from chimdqa_eval.factual.stages_numeric import NUMERIC
 from chimdqa_eval.factual.stages_text import TEXT
