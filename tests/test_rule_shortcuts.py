@@ -330,3 +330,224 @@ def _long_segment(self, n):  # _ClauseScores.segment and reach as they were writ
     previous = max((b for b in clauses if b < own), default=0)
     start = min(max(max(b for b in self.sentences if b <= n.start), after_previous, previous), own)
     return key(text[start:reach(n)])
+
+
+# -- judge-speed5 -------------------------------------------------------------------------------------------------
+
+def _generated_texts(source: str, count: int, seed: int, more=()) -> list[str]:
+    """Random texts of the words written in a pattern's source (its Chinese runs and Latin words), pieces of them,
+    punctuation, spaces, digits and other characters, cleaned and not: what a cue list may or may not find."""
+    import random
+
+    rnd = random.Random(seed)
+    words = re.findall(r"[\u4e00-\u9fff]+|[a-z']+", source) + list(more) or ["x"]
+    extra = list("，。,.;!?？！ \n不没我是的了吗呢a1２（）()、：:") + ["2000年", "也", "请问", "您", "**"]
+    out = []
+    for _ in range(count):
+        parts = []
+        for _ in range(rnd.randint(0, 7)):
+            word = rnd.choice(words)
+            if rnd.random() < 0.3 and len(word) > 1:  # a piece of a word: it begins a cue and breaks off
+                cut = rnd.randint(1, len(word) - 1)
+                word = word[:cut] if rnd.random() < 0.5 else word[cut:]
+            parts.append(word if rnd.random() < 0.7 else rnd.choice(extra))
+        text = "".join(parts)
+        out.append(clean(text) if rnd.random() < 0.5 else text)
+    return out
+
+
+def test_a_pattern_is_split_into_its_top_level_alternatives():
+    from chimdqa_eval.factual.gate import alternatives
+
+    assert alternatives(r"a|b(c|d)|[|]|\||[]|]x|[^]|]|(?:e|f)g") == ["a", "b(c|d)", "[|]", r"\|", "[]|]x", "[^]|]",
+                                                                       "(?:e|f)g"]
+    assert alternatives(r"(?<=[,。])等等(?=[,!])|x") == [r"(?<=[,。])等等(?=[,!])", "x"]
+    assert alternatives(r"(?i)a|b") is None and alternatives(r"(?P<x>a)|b") is None
+    source = rules_module().REFUSAL.whole.pattern[5 + rules_module().REFUSAL.whole.pattern.index("])(?:"):-1]
+    assert "|".join(alternatives(source)) == source and len(alternatives(source)) > 100
+
+
+def rules_module():
+    from chimdqa_eval.factual import rules
+    return rules
+
+
+def test_the_scanned_refusal_list_finds_what_the_whole_pattern_finds():
+    """REFUSAL tries each place that can begin a cue with the cues that can begin there: the same matches (spans
+    and groups) from search and finditer as the gated pattern itself, on every validation answer, question and
+    reference and on 30,000 generated texts; the other methods are the pattern's."""
+    from chimdqa_eval.factual.gate import Scanned
+
+    refusal = rules_module().REFUSAL
+    assert isinstance(refusal, Scanned)
+    whole = refusal.whole
+    texts = [t for row in _validation_texts() for t in row]
+    texts += _generated_texts(whole.pattern, 30_000, seed=5) + ["", "n/a", "N/A", "抱歉", "不", "i don't know"]
+    found = 0
+    for text in texts:
+        got = [(m.span(), m.groups()) for m in refusal.finditer(text)]
+        assert got == [(m.span(), m.groups()) for m in whole.finditer(text)], text
+        for pos in (0, 1, len(text) // 2):
+            m, w = refusal.search(text, pos), whole.search(text, pos)
+            assert (m and (m.span(), m.groups())) == (w and (w.span(), w.groups())), (text, pos)
+        found += bool(got)
+    assert found > 3_000  # the generated texts hold cues, not only near misses
+    assert refusal.sub("#", "我不知道，抱歉") == whole.sub("#", "我不知道，抱歉") == "我#，#"
+
+
+@pytest.mark.parametrize("name", ["_ARABIC", "_DECADE", "_VAGUE_COUNT"])
+def test_a_pattern_tried_from_its_starts_finds_what_it_finds(name):
+    """The number patterns that open with a lookbehind are tried only where their first character stands: the same
+    matches (spans and groups) from search and finditer, at several start positions, on every validation text
+    and 30,000 generated ones with digits, minus signs and the patterns' words."""
+    from chimdqa_eval.factual.gate import FromStarts
+
+    pattern = getattr(rules_module(), name)
+    assert isinstance(pattern, FromStarts)
+    whole = pattern.whole
+    texts = [t for row in _validation_texts() for t in row] + ["", "-", "-5", "a-5", "1,000,000", "√2", "x1.5万"]
+    generated = _generated_texts(whole.pattern, 30_000, seed=7, more="0 1 2 3 5 9 10 90 300 1850 12,345 3.5 - -4 2万3000 "
+                                 "19世纪 公元前3世纪 20世纪80年代 1890年代 90年代 上个世纪 好几 十几 几千 有多次 20几".split() * 3)
+    found = 0
+    for text in texts + generated:
+        got = [(m.span(), m.groups()) for m in pattern.finditer(text)]
+        assert got == [(m.span(), m.groups()) for m in whole.finditer(text)], text
+        for pos in (1, len(text) // 2):
+            assert [m.span() for m in pattern.finditer(text, pos)] == [m.span() for m in whole.finditer(text, pos)]
+            m, w = pattern.search(text, pos), whole.search(text, pos)
+            assert (m and (m.span(), m.groups())) == (w and (w.span(), w.groups())), (text, pos)
+        found += bool(got)
+    assert found > 2_000
+
+
+def test_an_answer_without_the_hint_words_has_no_true_claim_nor_denial():
+    """_read_answer searches for _TRUE_CLAIM only in a text with 真正 and for DENIAL only where _DENIAL_HINT finds
+    one of its words: on every validation text and 30,000 generated ones, a text the hint passes over is one the
+    pattern finds nothing in (the long way), and the hint finds a word in every match."""
+    from chimdqa_eval.factual import reading_answer
+    from chimdqa_eval.factual.rules import DENIAL
+
+    texts = [t for row in _validation_texts() for t in row]
+    for pattern, hint, more in ((reading_answer._TRUE_CLAIM, lambda t: "真正" in t, ["真正", "真", "正"]),
+                                (DENIAL, reading_answer._DENIAL_HINT.search,
+                                 "不是 并非 而非 不在 不属于 not isn't wasn't isnt wasnt no t 不 是 而是 但".split())):
+        generated = _generated_texts(pattern.pattern, 30_000, seed=3, more=more * 3)
+        found = 0
+        for text in texts + generated:
+            matches = list(pattern.finditer(text))
+            assert all(hint(m.group(0)) for m in matches), text
+            if not hint(text):
+                assert not matches, text
+            found += bool(matches)
+        assert found > 500
+
+
+def test_full_width_forms_are_replaced_as_translate_replaces_them():
+    """clean() replaces the full-width forms one str.replace per form present (_half_width): the same text as
+    str.translate with the table, on every code point of the forms' range and around it, every raw validation
+    text and 30,000 generated texts of full-width, half-width and Chinese characters."""
+    import json
+    import random
+    from pathlib import Path
+
+    from chimdqa_eval.factual.rules import _FULL_WIDTH, _half_width
+
+    assert all(len(v) == 1 and not ("\u3000" == v or "\uff01" <= v <= "\uff5e") for v in _FULL_WIDTH.values())
+    texts = [chr(code) for code in range(0x2ff0, 0x3010)] + [chr(code) for code in range(0xff00, 0xff70)]
+    path = Path(__file__).resolve().parents[1] / "data" / "judge_validation" / "validation.jsonl"
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    texts += [r[k] for r in rows for k in ("answer", "reference", "question")]
+    rnd = random.Random(13)
+    pool = [chr(c) for c in (0x3000, *range(0xff01, 0xff5f))] + list("李白，。！? 1ａＡ（）\u3001\uff60\uff00")
+    texts += ["".join(rnd.choice(pool) for _ in range(rnd.randint(0, 30))) for _ in range(30_000)]
+    for text in texts:
+        assert _half_width(text) == text.translate(_FULL_WIDTH), text
+
+
+def test_the_question_bigrams_besides_a_form_are_those_the_set_test_keeps():
+    """_closer_clause's bigrams of the question that share no character with the form, kept per (question, form):
+    what {b for b in _word_bigrams(...) if ((form not in b) if b.startswith("<") else not set(b) & set(form))}
+    keeps, on every validation question with every key of 2-4 characters of its reference and answer, and with
+    Latin words, numbers and '<' in the question; the memo is emptied with the question caches."""
+    from chimdqa_eval.factual.judge_rule import clear_caches
+    from chimdqa_eval.factual.reading_claims import _asked_besides
+    from chimdqa_eval.factual.reading_text import _word_bigrams
+
+    def long_way(question, form):
+        return {b for b in _word_bigrams(key(question))
+                if ((form not in b) if b.startswith("<") else not set(b) & set(form))}
+
+    rows = _validation_texts() + [("woff20格式", "woff20", "哪种格式用 woff20 压缩？"), ("a<b", "<b", "a<b 是什么 <b>？"),
+                                  ("HD 19789", "hd19789", "HD 19789 是哪颗星？")]
+    for answer, reference, question in rows:
+        forms = {key(reference), key(answer)[:2], key(answer)[:4], key(reference)[-2:], "<", "a", "19789"}
+        for form in forms:
+            assert _asked_besides(question, form) == long_way(question, form), (question, form)
+    for b in _word_bigrams(key("李白是唐代诗人, woff20 and 3.5 <x>")):  # the premise: a bigram of two characters
+        assert b.startswith("<") or len(b) == 2
+    clear_caches()
+    assert _asked_besides.cache_info().currsize == 0
+
+
+def test_a_clause_without_a_year_is_dated_without_reading_its_numbers():
+    """_ClauseScores.dated returns 0 without reading the clause's numbers when the question names no year or the
+    clause has no 年 (every exact number in years is written with 年): what the long way (read the clause's years,
+    then compare) gives for every value of every validation answer, against its own question and against
+    questions that name years; _events is kept per text (a frozenset) and emptied with the answer caches."""
+    from chimdqa_eval.factual import reading_numbers
+    from chimdqa_eval.factual.judge_rule import clear_answer_caches
+    from chimdqa_eval.factual.reading_numbers import _ClauseScores
+
+    def long_way(scores, n):  # dated as it was written
+        found = {m.value for m in find_numbers(scores.clause(n)) if m.unit == "年" and m.kind == "exact"}
+        found -= {n.value} if n.unit == "年" else set()
+        return 0 if not scores.years or not found else 1 if found & scores.years else -1
+
+    questions = ["2022年的近视率是多少？", "1949年至1956年间建成了多少座？", "哪一年？", "周年庆是在2001年吗？"]
+    answers = [a for a, _, _ in _validation_texts()] + ["2022年是55.9%，2023年是54.1%", "建国10周年（1959年）时有3座",
+                                                       "洪武8年（1375年）建成，共5座", "明朝2001年，约1950年前后"]
+    checked = 0
+    for answer in answers:
+        numbers = find_numbers(answer)
+        for question in questions + [answer[:12]]:
+            scores = _ClauseScores(numbers, answer, clean(question))
+            for n in numbers:
+                assert scores.dated(n) == long_way(scores, n), (answer, question, n)
+                checked += 1
+    assert checked > 1_000
+    for text in ("成立于1898年", "", "他于1955年去世，1950年出生"):
+        assert reading_numbers._events(text) == {i for i, p in reading_numbers._EVENTS if p.search(text)}
+    clear_answer_caches()
+    assert reading_numbers._events.cache_info().currsize == 0
+
+
+def test_a_question_without_a_cue_reads_numbers_as_no_framing_does():
+    """find_numbers reads a text framed by a question that holds no cue _qualifier could find in it from the memo of
+    the text without framing. Every cue of two characters or more the qualifier patterns find begins with one of
+    _FRAMING_CUES (generated texts of their words); the numbers read with each validation question (the long way)
+    equal those read without one whenever _framing drops the question, and a question with a cue is kept."""
+    from chimdqa_eval.factual import rules
+
+    patterns = (rules._APPROX_BEFORE, rules._LOWER_BEFORE, rules._UPPER_BEFORE, rules._APPROX_AFTER,
+                rules._LOWER_AFTER, rules._UPPER_AFTER)
+    for pattern in patterns:
+        seen = 0
+        for text in _generated_texts(pattern.pattern, 5_000, seed=17, more=[" ", "个", "+", "3"] * 5):
+            for m in (pattern.search(text), pattern.match(text)):
+                if m is not None and len(m.group(1)) > 1:
+                    assert m.group(1)[:2] in rules._FRAMING_CUES, (pattern.pattern, m.group(1))
+                    seen += 1
+        assert seen or pattern in (rules._LOWER_AFTER,), pattern.pattern
+    rows = _validation_texts()
+    questions = sorted({q for _, _, q in rows}) + ["至少需要多少人？", "大约多少年前？", "超过多少米？"]
+    answers = [a for a, _, _ in rows] + ["至少5人，大约3000年前，超过100米，不到20岁，3000多人，50岁左右"]
+    dropped = 0
+    for question in questions:
+        if rules._framing(question):
+            assert rules._framing(question) == question and any(c in question for c in rules._FRAMING_CUES)
+            continue
+        dropped += 1
+        for answer in answers[:: max(1, len(answers) // 60)] + answers[-1:]:
+            assert rules._find_numbers.__wrapped__(answer, question, True) == \
+                rules._find_numbers.__wrapped__(answer, "", True), (answer, question)
+    assert dropped > 50 and rules._framing("至少需要多少人？") == "至少需要多少人？"

@@ -95,3 +95,104 @@ def _class(items) -> set | None:
         else:
             return None
     return chars
+
+
+def alternatives(pattern: str) -> list[str] | None:
+    """The top-level alternatives of a pattern, as written (a|b(c|d) -> [a, b(c|d)]); None for a pattern with
+    inline flags, whose pieces would not mean alone what they mean together."""
+    if "(?" in pattern.replace("(?:", "").replace("(?=", "").replace("(?!", "").replace("(?<", ""):
+        return None  # (?i), (?P…): kept whole
+    pieces, start, depth, i, in_class = [], 0, 0, 0, False
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = ch != "]"
+        elif ch == "[":
+            in_class = True
+            i += 2 if pattern[i + 1:i + 2] == "^" else 1  # a ] right after [ or [^ is a member, not the end
+            i += 1 if pattern[i:i + 1] == "]" else 0
+            continue
+        elif ch in "()":
+            depth += 1 if ch == "(" else -1
+        elif ch == "|" and depth == 0:
+            pieces.append(pattern[start:i])
+            start = i + 1
+        i += 1
+    return pieces + [pattern[start:]]
+
+
+class FromStarts:
+    """A pattern searched only from the places whose character can begin a match: a plain class (`starts`, else
+    the pattern's first characters), which re scans for fast, finds each such place, and the pattern is tried there
+    alone. A pattern that opens with a lookbehind (_ARABIC, _DECADE) gives re no first character to skip ahead
+    to, so re tries it at every place of a text. Only for a pattern whose every match begins with a character of
+    `starts` (so none is empty): then the match at the first such place that matches is the one search finds, the
+    same span and groups, and finditer goes on from each match's end, as re's does. The other methods (sub, match,
+    fullmatch, findall) are the pattern's own."""
+
+    def __init__(self, pattern: re.Pattern, starts: str | None = None):
+        if starts is None:
+            first = first_characters(pattern.pattern, pattern.flags)
+            if not first:
+                raise ValueError("no first characters to start from")
+            starts = "[" + "".join(re.escape(ch) for ch in sorted(first)) + "]"
+        self.whole, self._starts = pattern, re.compile(starts)
+        self.pattern, self.flags = pattern.pattern, pattern.flags
+
+    def search(self, text: str, pos: int = 0):
+        find, match = self._starts.search, self.whole.match
+        at = find(text, pos)
+        while at is not None:
+            m = match(text, at.start())
+            if m is not None:
+                return m
+            at = find(text, at.start() + 1)
+        return None
+
+    def finditer(self, text: str, pos: int = 0):
+        m = self.search(text, pos)
+        while m is not None:
+            yield m
+            m = self.search(text, m.end())
+
+    def __getattr__(self, name):  # sub, match, fullmatch, findall, split: the whole pattern's
+        return getattr(self.whole, name)
+
+
+class Scanned(FromStarts):
+    """A gated cue list (REFUSAL: some 150 alternatives) searched only from the places where one of its
+    alternatives can begin (FromStarts), each place tried first with just the alternatives that can begin with its
+    character: `re` tries every alternative at every place whose character passes the gate (about one in six of an
+    answer's). A place matches the whole pattern exactly when it matches one of those alternatives (the others
+    cannot begin there), and the match returned is the whole pattern's own at that place: the same span and groups
+    as search / finditer give."""
+
+    def __init__(self, pattern: str, flags: int = 0):
+        pieces = alternatives(pattern) if not flags else None
+        firsts = [first_characters(p) for p in pieces] if pieces else None
+        if firsts is None or None in firsts:
+            raise ValueError("not a list of alternatives with first characters")
+        super().__init__(gated(pattern, flags))
+        self._pieces = tuple(zip(pieces, firsts))
+        self._tests: dict[str, re.Pattern] = {}
+
+    def _test(self, ch: str) -> re.Pattern:
+        """The alternatives that can begin with ch, in their order (compiled on first need)."""
+        test = self._tests.get(ch)
+        if test is None:
+            test = self._tests[ch] = re.compile("|".join(p for p, first in self._pieces if ch in first))
+        return test
+
+    def search(self, text: str, pos: int = 0):  # FromStarts.search, each place tested first (inline: per place)
+        find, tests = self._starts.search, self._tests
+        at = find(text, pos)
+        while at is not None:
+            start = at.start()
+            test = tests.get(text[start]) or self._test(text[start])
+            if test.match(text, start) is not None:
+                return self.whole.match(text, start)
+            at = find(text, start + 1)
+        return None

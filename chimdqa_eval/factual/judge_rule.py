@@ -77,6 +77,7 @@ from chimdqa_eval.factual.reading_question import _question_unit
 from chimdqa_eval.factual.reading_reference import (LONG_REFERENCE, Reference, _SHORT_YEAR, _unreadable,
                                                     parse_reference, reference_readings)
 from chimdqa_eval.factual.reading_text import _word_bigrams
+from chimdqa_eval.factual import reading_claims, reading_numbers  # (their memos, emptied below)
 from chimdqa_eval.factual.stages_long import LONG
 from chimdqa_eval.factual.stages_numeric import NUMERIC
 from chimdqa_eval.factual.stages_text import TEXT
@@ -200,7 +201,7 @@ def clear_answer_caches() -> None:
     """Forget what was worked out for earlier answers only; what the references and questions say stays known (a
     leaderboard grades every submission against the same references and questions)."""
     for cached in (_refusal, rules._find_numbers, _word_bigrams, rules.clean, rules.key, names._pinyin_options,
-                   names._latin_word_skeleton):
+                   names._latin_word_skeleton, reading_numbers._events):
         cached.cache_clear()
 
 
@@ -208,5 +209,5 @@ def clear_caches() -> None:
     """Forget what was worked out for earlier answers and references (a benchmark measures a cold run)."""
     clear_answer_caches()
     for cached in (parse_reference, reference_readings, _unreadable, _read_question, _question_unit,
-                   names._could_be_pinyin):
+                   names._could_be_pinyin, reading_claims._asked_besides, rules._framing):
         cached.cache_clear()

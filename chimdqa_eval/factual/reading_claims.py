@@ -7,6 +7,7 @@ _split_roles); and a short claim before a refusal (_claim_before_refusal)."""
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from chimdqa_eval.factual import places, rules
 from chimdqa_eval.factual import vocabulary as vocab
@@ -205,6 +206,14 @@ _ROLL = frozenset("、和与及")
 _CLOSER_CLAUSE_RE1 = re.compile(r"^(?:种|类|个|些)")
 
 
+@lru_cache(maxsize=4096)  # one question's answers find the same forms
+def _asked_besides(question: str, form: str) -> frozenset:
+    """The question's word bigrams that share no character with the form (a Latin word is one token, <woff20>: it
+    shares the form when it holds it). A bigram of characters has two: b[0] and b[1] are all of set(b)."""
+    return frozenset(b for b in _word_bigrams(rules.key(question))
+                     if ((form not in b) if b.startswith("<") else b[0] not in form and b[1] not in form))
+
+
 def _closer_clause(answer: _Answer, form: str, question: str) -> str:
     """'closer_clause' when a clause without the reference shares at least two more character bigrams with the
     question than the reference's own clause, and the answer turns to that clause or sets the reference aside
@@ -212,8 +221,7 @@ def _closer_clause(answer: _Answer, form: str, question: str) -> str:
     'competing_clause' when one shares as many, two or more, or when the closer clause only leads up to the
     reference (释迦牟尼出家前是…太子悉达多，他娶了表妹耶输陀罗: the question's subject introduced first); '' else.
     Negated clauses and clauses that restate the question only (它是…) do not compete."""
-    asked = {b for b in _word_bigrams(rules.key(question))  # a Latin word is one token (<woff20>), not letters
-             if ((form not in b) if b.startswith("<") else not set(b) & set(form))}
+    asked = _asked_besides(question, form)
     said = _CLAUSE_END.split(_PARENS.sub("", answer.affirmed))
     clauses = [rules.key(c) for c in said]
     if clauses and form in clauses[0] and len(clauses[0]) <= len(form) + 4:

@@ -102,8 +102,9 @@ _EVENT_WORDS = tuple(" ".join(group) for group in vocab.groups("event_words"))
 _EVENTS = [(i, re.compile("|".join(words.split()))) for i, words in enumerate(_EVENT_WORDS)]
 
 
-def _events(text: str) -> set[int]:
-    return {i for i, pattern in _EVENTS if pattern.search(text)}
+@lru_cache(maxsize=1024)  # a value's clause is asked for by score and segment alike, the question for every answer
+def _events(text: str) -> frozenset[int]:
+    return frozenset(i for i, pattern in _EVENTS if pattern.search(text))
 
 
 _TURN_INSIDE = re.compile(rf"则是|才是|{_TRUTH}")  # a turn inside a value's own clause, before it
@@ -178,10 +179,12 @@ class _ClauseScores:
     def dated(self, n: Number) -> int:
         """+1 when n's clause names a year the question names (2022年是55.9% for 2022年的近视率), -1 when it
         names only other years (2023年的近视率是54.1%), 0 when the question names none or the clause has none."""
-        found = {m.value for m in rules.find_numbers(self.clause(n))
-                 if m.unit == "年" and m.kind == "exact"}
+        clause = self.clause(n)
+        if not self.years or "年" not in clause:  # an exact year is always written with 年 (年, 周年, 洪武8年):
+            return 0                               # its clause is not read for numbers
+        found = {m.value for m in rules.find_numbers(clause) if m.unit == "年" and m.kind == "exact"}
         found -= {n.value} if n.unit == "年" else set()
-        return 0 if not self.years or not found else 1 if found & self.years else -1
+        return 0 if not found else 1 if found & self.years else -1
 
     def turned(self, n: Number) -> int:
         """1 when a clause between n's sentence start and n opens with a turn (，但它的设计其实是在2004年; ，不过…，

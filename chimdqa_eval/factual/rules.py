@@ -17,7 +17,7 @@ from operator import attrgetter
 import opencc
 
 from chimdqa_eval.factual import vocabulary  # the rule judge's word lists, data/*.txt and units.tsv
-from chimdqa_eval.factual.gate import gated  # long cue lists: tried only where a cue can begin
+from chimdqa_eval.factual.gate import FromStarts, Scanned, gated  # long cue lists: tried only where a cue can begin
 
 # Traditional -> simplified by OpenCC's maintained phrase tables (t2s), on answers and references alike.
 _T2S = opencc.OpenCC("t2s")
@@ -59,9 +59,10 @@ _UNIT_WORDS = "|".join(sorted(map(re.escape, _UNITS), key=len, reverse=True))
 # Arabic numbers (not in a code after a hyphen: GPT-3.5, F-16): thousands separators, decimals, a Chinese
 # multiplier (1.2千, 3千万; not 5百分点), a percent sign. Digits glued to Latin letters (V08AA04, H2O, 5G) are codes, not quantities, unless the letters are a
 # unit (see _LATIN_UNITS). 10亿1000万 is one number.
-_ARABIC = re.compile(r"(?<![a-z0-9.√])(?<![a-z]-)(-)?(\d{1,3}(?:,\d{3})+(?!\d)|\d+)(\.\d+)?\s*"
+# (FromStarts: a match begins with its minus or a digit, which re cannot skip ahead to past the lookbehinds)
+_ARABIC = FromStarts(re.compile(r"(?<![a-z0-9.√])(?<![a-z]-)(-)?(\d{1,3}(?:,\d{3})+(?!\d)|\d+)(\.\d+)?\s*"
                      r"(?:(万亿|千万|百万|亿|万|千(?![瓦赫焦卡])|百(?!分))(?:(?<=[亿万])(\d+)(千万|百万|万|千|百)?"
-                     r"(?:(?<=亿\d\d\d\d万)(\d{1,4}(?:千|百)?)(?![\d.千百万亿]))?)?)?\s*(%)?")
+                     r"(?:(?<=亿\d\d\d\d万)(\d{1,4}(?:千|百)?)(?![\d.千百万亿]))?)?)?\s*(%)?"), r"[-\d]")
 _MULTIPLIERS = {"万": 10 ** 4, "亿": 10 ** 8, "万亿": 10 ** 12, "千万": 10 ** 7, "百万": 10 ** 6, "千": 1000,
                 "百": 100}
 # Latin unit symbols after a number, rewritten in Chinese so that 10kg and 10公斤 read alike.
@@ -108,15 +109,15 @@ _ANY_AFTER = re.compile("|".join(f"(?:{p.pattern})" for p in (_APPROX_AFTER, _LO
 # 1850年到1860年之间, 1850-1860年: a range. 19世纪90年代, 1890年代, 19世纪末: ranges of years.
 _RANGE_JOIN = re.compile(r"\s*(到|至|~|～|-|—|–)\s*")
 _RANGE_BETWEEN = re.compile(r"-?[\d.,]+\s*(?:万亿|千万|百万|亿|万|千|百)?\s*(?:%|" + _UNIT_WORDS + r")?\s*[到至~～\-—–]\s*")
-_DECADE = re.compile(r"(?<!\d)(?:(公元前)?(\d{1,2})世纪(?:(\d)0年代|(头10年|最初10年|头十年|最初十年|初期|初|前期|上半叶|中叶|中期|下半叶|后期|末期|末))?"
-                     r"|(\d{2,3}0)年代|(上个?世纪)?(\d)0年代)(初期|初|前期|中期|中叶|后期|末期|末)?")
+_DECADE = FromStarts(re.compile(r"(?<!\d)(?:(公元前)?(\d{1,2})世纪(?:(\d)0年代|(头10年|最初10年|头十年|最初十年|初期|初|前期|上半叶|中叶|中期|下半叶|后期|末期|末))?"
+                     r"|(\d{2,3}0)年代|(上个?世纪)?(\d)0年代)(初期|初|前期|中期|中叶|后期|末期|末)?"), r"[公上\d]")
 # Parts of a decade, generous at their edges (readers differ on whether 1954 is 50年代初): 50年代初 = 1950..1954.
 _DECADE_PART = {"初": (0, 4), "初期": (0, 4), "前期": (0, 4), "中期": (2, 7), "中叶": (2, 7), "后期": (5, 9),
                 "末期": (5, 9), "末": (5, 9)}
 _CENTURY_PART = {"头10年": (0, 10), "最初10年": (0, 10), "头十年": (0, 10), "最初十年": (0, 10), "初": (0, 30), "初期": (0, 30), "前期": (0, 40), "上半叶": (0, 50), "中叶": (30, 70),
                  "中期": (30, 70), "下半叶": (50, 100), "后期": (60, 100), "末": (70, 100), "末期": (70, 100)}
 
-REFUSAL = gated(
+REFUSAL = Scanned(  # (gate.py: tried only where one of its alternatives can begin, each place with those alone)
     r"不知道|不(太|很|大|是很|能)?(清楚|确定(?!性)|了解|熟悉|记得|肯定)|不得而知|找不到|查不到|记不(清|得|住|太清|起来)|想不起"
     r"|答不(上|出)|回答不了|说不(准|好|清)|拿不准|没(有)?(能)?(查到|找到|检索到|搜到)"
     r"|超出(了)?(我的)?(知识|能力|所知|了解)|超出[^,.;!?，。；！？]{0,8}范围|知识(库|范围)[^,.;!?，。；！？]{0,6}(没有|不包含|未|不足)"
@@ -359,6 +360,18 @@ def _spaced_digits(m: re.Match) -> str:
 # replaced by its own NFKC form leaves the text's NFKC as it was (both decompose alike), and a Chinese text
 # without other such characters then passes NFKC's quick check instead of being decomposed and composed again.
 _FULL_WIDTH = {code: unicodedata.normalize("NFKC", chr(code)) for code in (0x3000, *range(0xFF01, 0xFF5F))}
+_FULL_WIDTH_CHAR = re.compile("[\u3000\uff01-\uff5e]")
+
+
+def _half_width(text: str) -> str:
+    """text.translate(_FULL_WIDTH), one str.replace per full-width character the text holds: translate looks each
+    character of a Chinese text up in the table (an int made and hashed for each), a plain class scan finds the
+    few there are. (No replacement is itself a full-width character: the order of the replacements is free.)"""
+    for ch in set(_FULL_WIDTH_CHAR.findall(text)):
+        text = text.replace(ch, _FULL_WIDTH[ord(ch)])
+    return text
+
+
 _CLEAN_RE1 = re.compile(r"(?<=\d)\s*°(?![cf])")
 _CLEAN_RE2 = re.compile(r"(?<=[\d度%年月日])\s*~\s*(?=\d)")
 
@@ -371,7 +384,7 @@ def clean(text: str) -> str:
     are."""
     if "0" in text or "０" in text:  # 3×10⁸, 10⁻³⁴: the exponent as written with ^ (NFKC would read 10⁸ as 108)
         text = _SUPERSCRIPT_POWER.sub(lambda m: "^" + m.group(1).translate(_SUPERSCRIPTS), text)
-    text = _T2S.convert(unicodedata.normalize("NFKC", text.translate(_FULL_WIDTH)).lower()).replace("−", "-") \
+    text = _T2S.convert(unicodedata.normalize("NFKC", _half_width(text)).lower()).replace("−", "-") \
         .replace("﹣", "-")
     if " " in text:  # 149 597 870 700: digits grouped by spaces (SI style) are one number
         text = _SPACED_DIGITS.sub(_spaced_digits, text)
@@ -661,8 +674,8 @@ _BEFORE_YEAR = re.compile(r"以?前(?![后往进来夕身任期半者面方线�
 _PLACE_VALUES = {"十": 10, "百": 100, "千": 1000, "万": 10 ** 4, "亿": 10 ** 8}
 # Counts said vaguely: 几千 / 数百 / 好几百 (1000..9999, 100..999), 十几 (11..19), 20几 (21..29), 上万 (10000 or more);
 # clean() has already written some numerals as digits (几10, 20几, 几100000).
-_VAGUE_COUNT = re.compile(r"(?:好)?(?:几|数)((?:[十百千万亿]|10+)+)|(十|(?<![\d.])[1-9]0)几(?![十百千万亿\d])|上([百千万亿])"
-                          r"|(?:(?<=[曾有过了获很是,;。\s])|^)(好几|多|数)(?=[次位个名届部座项种家本条首篇](?!式|数))")
+_VAGUE_COUNT = FromStarts(re.compile(r"(?:好)?(?:几|数)((?:[十百千万亿]|10+)+)|(十|(?<![\d.])[1-9]0)几(?![十百千万亿\d])|上([百千万亿])"
+                          r"|(?:(?<=[曾有过了获很是,;。\s])|^)(好几|多|数)(?=[次位个名届部座项种家本条首篇](?!式|数))"))
 # (曾多次, 有好几位: at least 2; not 斐多篇, a name)
 
 
@@ -727,8 +740,23 @@ def _durations(cleaned: str) -> list[tuple[Number, int]]:
 
 
 def find_numbers(cleaned: str, framing: str = "", periods: bool = True) -> list[Number]:
-    """See _find_numbers; a fresh list each call (the rules ask for the same text's numbers many times)."""
-    return list(_find_numbers(cleaned, framing, periods))
+    """See _find_numbers; a fresh list each call (the rules ask for the same text's numbers many times). A question
+    that frames no number is no framing: the text's numbers come from the same memo with and without it."""
+    return list(_find_numbers(cleaned, _framing(framing) if framing else "", periods))
+
+
+# The first two characters of every cue of two characters or more that _qualifier's patterns find (group 1 of
+# _APPROX_BEFORE … _UPPER_AFTER): a framing reads only such a cue (`cue.group(1) in framing`, longer than one
+# character), and one that holds none of these holds none of them.
+_FRAMING_CUES = ("大约", "大概", "差不", "估计", "估算", "约为", "约有", "将近", "接近", "左右", "超过", "多于", "大于",
+                 "高于", "至少", "不少", "不低", "不止", "不小", "以上", "不超", "不到", "不足", "少于", "小于", "低于",
+                 "至多", "最多", "不多", "不大", "不高", "上下", "前后", "出头", "以下", "以内")
+
+
+@lru_cache(maxsize=4096)  # a question frames every number of its answers
+def _framing(framing: str) -> str:
+    """framing, or '' when it holds no cue _qualifier could read in it (then the numbers are the same without it)."""
+    return framing if any(cue in framing for cue in _FRAMING_CUES) else ""
 
 
 def _written_numbers(cleaned: str, periods: bool) -> list[tuple[Number, int]]:
