@@ -110,6 +110,7 @@ def test_the_answer_memos_are_emptied_with_the_answer_caches():
     from chimdqa_eval.factual.judge_rule import clear_answer_caches, judge_answer
     judge_answer("作者是李白，写于公元750年。", "Li Bai", "这首诗的作者是谁？")
     assert clean.cache_info().currsize and key.cache_info().currsize
+    names._latin_word_skeleton("dalton")  # whether the answer above asks it depends on the memos before it
     assert names._latin_word_skeleton.cache_info().currsize
     clear_answer_caches()
     assert clean.cache_info().currsize == key.cache_info().currsize == names._pinyin_options.cache_info().currsize == 0
