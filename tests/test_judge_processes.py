@@ -72,6 +72,23 @@ def test_shares_are_graded_by_other_processes_and_joined_in_order(small_shares):
     assert len(pids) == n and os.getpid() not in pids and len(set(pids)) == 2
     echoed = processes.graded_in_processes(_fails_on, [str(i) for i in range(n)], [""] * n, [""] * n, 2)
     assert echoed == [str(i) for i in range(n)]
+    cycling = [f"r{i % 7}" for i in range(n)]  # the answers of a reference graded together, put back in order
+    assert processes.graded_in_processes(_fails_on, [str(i) for i in range(n)], cycling, [""] * n, 2) == echoed
+
+
+def _references(predictions, references, questions):
+    return [(os.getpid(), tuple(sorted(set(references))))] * len(predictions)
+
+
+def test_a_reference_is_read_in_one_share(small_shares):
+    n = 800
+    references = [f"r{i % 8}" for i in range(n)]  # interleaved: contiguous shares would each hold all eight
+    graded = processes.graded_in_processes(_references, list(range(n)), references, [""] * n, 2)
+    share_of = {}
+    for reference, (_, share) in zip(references, graded):
+        share_of.setdefault(reference, set()).add(share)
+    assert all(len(shares) == 1 for shares in share_of.values()), share_of
+    assert processes.by_reference(["b", "a", "b", None, "a", None]) == [0, 2, 1, 4, 3, 5]  # any other: alone
 
 
 @pytest.mark.parametrize("n, workers", [(1, 1), (7, 2), (999, 2), (1000, 2), (20001, 2), (12345, 16), (4, 16)])

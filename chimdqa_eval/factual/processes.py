@@ -19,20 +19,18 @@ CPU; in every case at most one a MIN_SHARE answers.
 """
 from __future__ import annotations
 
-import ctypes
 import gc
-import inspect
 import math
-import multiprocessing
 import operator
 import os
 import signal
 import sys
 import threading
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 
 from chimdqa_eval.schema import InputError
+
+# multiprocessing, concurrent.futures, ctypes and inspect (~5 MB resident) are imported where processes are made:
+# a program that grades in one process never loads them.
 
 ENV = "CHIMDQA_JUDGE_WORKERS"
 MIN_SHARE = 1000       # answers a process grades at least (~0.3 s of work against a fork's few ms)
@@ -129,6 +127,8 @@ def why_not_forked() -> str:
     """Why the judge would grade in this process only ('' when it may fork)."""
     if not hasattr(os, "fork") or sys.platform in ("darwin", "win32"):  # macOS: fork is unsafe with its libraries
         return "this system cannot fork"
+    import multiprocessing
+
     if multiprocessing.parent_process() is not None or multiprocessing.current_process().daemon:
         return "this process is a worker of a multiprocessing pool (no pools inside pools)"
     others = _other_threads()
@@ -166,10 +166,22 @@ def shares(n: int, workers: int) -> list[range]:
     return [range(start, min(start + size, n)) for start in range(0, n, size)]
 
 
+def by_reference(references) -> list[int]:
+    """The answers' indices with those of one reference together (references in the order they first appear): cut
+    into shares, each reference is then read in one process, not again in every process that grades one of its
+    answers (reading the references is about half of a first grading)."""
+    groups: dict = {}
+    for i, reference in enumerate(references):
+        groups.setdefault(reference if isinstance(reference, str) else (i,), []).append(i)
+    return [i for indices in groups.values() for i in indices]
+
+
 def load_tables() -> None:
     """Loads every table of the judge's modules (each function without parameters whose lru_cache holds one
     entry: names, places, aliases, CC-CEDICT), so that the workers share this process's copy instead of each
     loading its own (~0.2 s and ~20-40 MB each)."""
+    import inspect
+
     for name, module in list(sys.modules.items()):
         if module is None or not name.startswith(__package__ + "."):
             continue
@@ -188,6 +200,8 @@ def _worker_start(parent: int) -> None:
     killed parent would leave workers blocked on their pipes forever, holding its output), and what it inherited
     is frozen out of the garbage collector's sight: its collections would otherwise walk (and so copy page by
     page) every object of the parent's, a submission's items included."""
+    import ctypes
+
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     gc.freeze()
@@ -234,19 +248,26 @@ def _submitted(pool, grade, predictions, references, questions, workers: int):
 
 
 def graded_in_processes(grade, predictions, references, questions, workers: int) -> list:
-    """grade(predictions, references, questions) -> list, run share by share in `workers` forked processes, the
-    lists joined in order (in this process when none can be forked). An exception raised by a share is raised
+    """grade(predictions, references, questions) -> list, run share by share in `workers` forked processes (the
+    answers of one reference in one share, see by_reference), the results put back in the answers' order (in this
+    process when none can be forked). An exception raised by a share is raised
     here (with the worker's traceback as its cause) once the workers are stopped; a worker that dies (killed, out
     of memory) is a RuntimeError saying how to grade in one process; Ctrl-C stops the workers at once."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
     load_tables()
     try:
         pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"),
                                    initializer=_worker_start, initargs=(os.getpid(),))
     except OSError:  # no /dev/shm for its locks
         return grade(predictions, references, questions)
+    order = by_reference(references)
+    grouped = [[values[i] for i in order] for values in (predictions, references, questions)]
     out = []
     try:
-        jobs = _submitted(pool, grade, predictions, references, questions, workers)
+        jobs = _submitted(pool, grade, *grouped, workers)
         if jobs is None:
             return grade(predictions, references, questions)
         for job in jobs:
@@ -259,4 +280,7 @@ def graded_in_processes(grade, predictions, references, questions, workers: int)
         _stop(pool)  # a failed share or Ctrl-C: the other workers are killed, not waited for
         raise
     pool.shutdown(wait=True)
-    return out
+    joined = [None] * len(order)
+    for value, i in zip(out, order):
+        joined[i] = value
+    return joined
