@@ -1,5 +1,6 @@
-"""The rule judge over many answers in several processes: each grades a contiguous share, forked from this one so
-that it starts with the tables (loaded here once, before the fork) and the readings this process already holds.
+"""The rule judge over many answers in several processes: each grades shares of them (the answers of one reference
+in one share), forked from this one so that it starts with the tables (loaded here once, before the fork) and the
+readings this process already holds.
 
 Verdicts are pure functions of (answer, reference, question): the same in any number of processes, in the same
 order. Processes are used only where forking is safe and pays: on a system with fork (Linux; macOS and Windows
