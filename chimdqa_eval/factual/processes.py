@@ -20,18 +20,20 @@ CPU; in every case at most one a MIN_SHARE answers.
 """
 from __future__ import annotations
 
+import ctypes
 import gc
+import inspect
 import math
+import multiprocessing
 import operator
 import os
 import signal
 import sys
 import threading
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 
 from chimdqa_eval.schema import InputError
-
-# multiprocessing, concurrent.futures, ctypes and inspect (~5 MB resident) are imported where processes are made:
-# a program that grades in one process never loads them.
 
 ENV = "CHIMDQA_JUDGE_WORKERS"
 MIN_SHARE = 1000       # answers a process grades at least (~0.3 s of work against a fork's few ms)
@@ -128,8 +130,6 @@ def why_not_forked() -> str:
     """Why the judge would grade in this process only ('' when it may fork)."""
     if not hasattr(os, "fork") or sys.platform in ("darwin", "win32"):  # macOS: fork is unsafe with its libraries
         return "this system cannot fork"
-    import multiprocessing
-
     if multiprocessing.parent_process() is not None or multiprocessing.current_process().daemon:
         return "this process is a worker of a multiprocessing pool (no pools inside pools)"
     others = _other_threads()
@@ -181,8 +181,6 @@ def load_tables() -> None:
     """Loads every table of the judge's modules (each function without parameters whose lru_cache holds one
     entry: names, places, aliases, CC-CEDICT), so that the workers share this process's copy instead of each
     loading its own (~0.2 s and ~20-40 MB each)."""
-    import inspect
-
     for name, module in list(sys.modules.items()):
         if module is None or not name.startswith(__package__ + "."):
             continue
@@ -201,8 +199,6 @@ def _worker_start(parent: int) -> None:
     killed parent would leave workers blocked on their pipes forever, holding its output), and what it inherited
     is frozen out of the garbage collector's sight: its collections would otherwise walk (and so copy page by
     page) every object of the parent's, a submission's items included."""
-    import ctypes
-
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     gc.freeze()
@@ -254,10 +250,6 @@ def graded_in_processes(grade, predictions, references, questions, workers: int)
     process when none can be forked). An exception raised by a share is raised
     here (with the worker's traceback as its cause) once the workers are stopped; a worker that dies (killed, out
     of memory) is a RuntimeError saying how to grade in one process; Ctrl-C stops the workers at once."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-    from concurrent.futures.process import BrokenProcessPool
-
     load_tables()
     try:
         pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"),
