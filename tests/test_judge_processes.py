@@ -214,10 +214,27 @@ def test_where_no_process_can_be_forked_the_answers_are_graded_here(small_shares
         raise BlockingIOError(11, "Resource temporarily unavailable")  # as fork says with no process slot left
 
     monkeypatch.setattr(os, "fork", no_fork)
+    monkeypatch.setattr(processes, "_fork_failed", "")  # restored after the test: the next ones fork again
     answers = [f"a{i}" for i in range(200)]
     assert processes.graded_in_processes(_frozen, answers, answers, answers, 2) == [0] * 200  # here: not frozen
     assert tried and not _children(os.getpid())
+    assert "forking failed earlier in this process" in processes.why_not_forked()  # not tried again
+    assert processes.plan(1000, 2) == 1
     assert processes.graded_in_processes(_fails_on, answers, answers, answers, 2) == answers
+
+
+def _sizes(predictions, references, questions):
+    return [len(predictions)] * len(predictions)
+
+
+def test_graded_here_the_shares_are_blocks_a_grading_can_empty_its_memos_between(monkeypatch):
+    monkeypatch.setattr(processes, "MAX_SHARE", 300)
+    answers = ["a"] * 1000
+    sizes = processes._here(_sizes, answers, answers, answers)
+    assert len(sizes) == 1000 and max(sizes) <= 300
+    assert processes._here(_sizes, [], [], []) == [] and processes.shares(0, 2) == []
+    with pytest.raises(ValueError, match="3 answers, 2 references, 3 questions"):
+        processes.graded_in_processes(_sizes, ["a"] * 3, ["a"] * 2, ["a"] * 3, 2)
 
 
 @pytest.mark.parametrize(("files", "cpus"), [
@@ -361,3 +378,53 @@ def test_a_progress_bars_monitor_thread_is_stopped_rather_than_keeping_the_judge
     assert "other thread" in processes.why_not_forked()
     assert processes.plan(1000, 2) == 2
     assert not tqdm.monitor.is_alive() and processes.why_not_forked() == ""
+
+
+SECOND_CTRL_C = """
+import os, signal, sys, threading, time
+from chimdqa_eval.factual import processes
+processes.load_tables = lambda: None
+def slow(p, r, q):
+    time.sleep(0.4)
+    return list(p)
+n = 8000
+refs = [str(i % 50) for i in range(n)]
+if sys.argv[1] == "handler":  # the program's own handler, which does not stop it: the grading goes on
+    seen = []
+    signal.signal(signal.SIGINT, lambda *_: seen.append(1))
+    threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+    out = processes.graded_in_processes(slow, list(range(n)), refs, [""] * n, 2)
+    print("handled", len(seen), out == list(range(n)))
+else:
+    real_stop = processes._stop
+    def stop(pool):  # a second Ctrl-C as the workers are about to be stopped
+        os.kill(os.getpid(), signal.SIGINT)
+        real_stop(pool)
+    processes._stop = stop
+    threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+    start = time.monotonic()
+    try:
+        processes.graded_in_processes(slow, list(range(n)), refs, [""] * n, 2)
+    except KeyboardInterrupt:
+        print("interrupted", time.monotonic() - start < 1.5)
+me = os.getpid()
+print("children:", open(f"/proc/{me}/task/{me}/children").read().split())
+"""
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="reads /proc")
+@pytest.mark.parametrize(("how", "expected"), [("second", ["interrupted True", "children: []"]),
+                                                ("handler", ["handled 1 True", "children: []"])])
+def test_ctrl_c_reaches_the_programs_handler_and_a_second_one_cannot_stop_the_stopping(how, expected):
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-c", SECOND_CTRL_C, how], capture_output=True, text=True, timeout=60)
+    assert done.stdout.splitlines() == expected, done.stdout + done.stderr
+
+
+def test_answers_references_and_questions_of_different_numbers_are_an_error():
+    for lists in ((["1", "2"], ["1"], None), (["1"], ["1"], ["q", "q"])):
+        with pytest.raises(InputError, match="differ in number"):
+            trace_answers(*lists)
+    with pytest.raises(ValueError, match="shorter|longer"):  # iterables: found as they are read
+        trace_answers(iter(["1", "2"]), iter(["1"]))

@@ -65,7 +65,6 @@ with how often each rule fires and is right on labelled answers.
 """
 from __future__ import annotations
 
-import itertools
 from functools import lru_cache
 
 from chimdqa_eval.factual import names, processes, rules
@@ -81,6 +80,7 @@ from chimdqa_eval.factual import reading_claims, reading_numbers  # (their memos
 from chimdqa_eval.factual.stages_long import LONG
 from chimdqa_eval.factual.stages_numeric import NUMERIC
 from chimdqa_eval.factual.stages_text import TEXT
+from chimdqa_eval.schema import InputError
 
 __all__ = ["Verdict", "Decision", "judge_answer", "judge_answers", "grade_answer", "grade_answers", "trace_answer",
            "trace_answers", "parse_reference", "reference_readings", "Reference", "FAMILIES", "GUARDS",
@@ -171,7 +171,15 @@ def grade_answer(prediction: str, reference: str, question: str = "") -> str:
 
 
 def _trace_here(predictions, references, questions) -> list[Decision]:
-    return [trace_answer(p, r, q) for p, r, q in zip(predictions, references, questions)]
+    return [trace_answer(p, r, q) for p, r, q in zip(predictions, references, questions, strict=True)]
+
+
+def _same_lengths(predictions, references, questions) -> None:
+    """Lists of different lengths are an error, not a grading of the shortest (iterables without a length: zip's
+    strict check, as they are read)."""
+    lengths = [len(x) for x in (predictions, references, questions) if hasattr(x, "__len__")]
+    if len(set(lengths)) > 1:
+        raise InputError(f"answers, references and questions differ in number: {lengths} (one of each an answer)")
 
 
 def trace_answers(predictions, references, questions=None, *, workers=1) -> list[Decision]:
@@ -179,8 +187,11 @@ def trace_answers(predictions, references, questions=None, *, workers=1) -> list
     inputs any iterables; 0 (one a CPU) or a number: forked processes where that is safe and there are enough
     answers, see processes.py; None: as $CHIMDQA_JUDGE_WORKERS says). The decisions are the same whatever the
     number."""
+    _same_lengths(predictions, references, questions if questions is not None else predictions)
     if processes.requested_workers(workers) == 1:  # any iterables, as zip takes them
-        return _trace_here(predictions, references, questions if questions is not None else itertools.repeat(""))
+        if questions is None:
+            return [trace_answer(p, r, "") for p, r in zip(predictions, references, strict=True)]
+        return _trace_here(predictions, references, questions)
     predictions, references = list(predictions), list(references)
     questions = list(questions) if questions is not None else [""] * len(predictions)
     count = processes.plan(len(predictions), workers)

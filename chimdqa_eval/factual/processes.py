@@ -30,7 +30,7 @@ import os
 import signal
 import sys
 import threading
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 
 from chimdqa_eval.schema import InputError
@@ -40,6 +40,8 @@ MIN_SHARE = 1000       # answers a process grades at least (~0.3 s of work again
 SHARES_PER_WORKER = 4  # a slow share (long answers, new references) does not hold the others back
 MAX_SHARE = 5000       # and no share is longer than this (a worker empties its memos every RULE_BLOCK answers)
 MAX_DEFAULT = 8        # processes when the number is left to the judge (each holds ~40-60 MB of its own)
+
+_fork_failed = ""      # why this process grades here from now on (a fork failed once), see _submitted
 
 
 def requested_workers(workers=None) -> int:
@@ -132,6 +134,8 @@ def why_not_forked() -> str:
         return "this system cannot fork"
     if multiprocessing.parent_process() is not None or multiprocessing.current_process().daemon:
         return "this process is a worker of a multiprocessing pool (no pools inside pools)"
+    if _fork_failed:
+        return _fork_failed
     others = _other_threads()
     if others:
         return f"{len(others)} other thread(s) running ({', '.join(t.name for t in others[:3])})"
@@ -162,6 +166,8 @@ def plan(n: int, workers=None) -> int:
 
 def shares(n: int, workers: int) -> list[range]:
     """Contiguous ranges covering 0..n: about SHARES_PER_WORKER a worker, none longer than MAX_SHARE."""
+    if n == 0:
+        return []
     count = max(workers * SHARES_PER_WORKER, -(-n // MAX_SHARE))
     size = -(-n // count)
     return [range(start, min(start + size, n)) for start in range(0, n, size)]
@@ -169,8 +175,8 @@ def shares(n: int, workers: int) -> list[range]:
 
 def by_reference(references) -> list[int]:
     """The answers' indices with those of one reference together (references in the order they first appear): cut
-    into shares, each reference is then read in one process, not again in every process that grades one of its
-    answers (reading the references is about half of a first grading)."""
+    into shares, a reference is then read in one process (two where its answers straddle two shares), not again
+    in every process that grades one of its answers (reading the references is about half of a first grading)."""
     groups: dict = {}
     for i, reference in enumerate(references):
         groups.setdefault(reference if isinstance(reference, str) else (i,), []).append(i)
@@ -211,60 +217,86 @@ def _worker_start(parent: int) -> None:
 
 
 class _NoCtrlC:
-    """SIGINT held back in this thread (it is delivered when the block ends): while workers are forked a Ctrl-C
-    would leave one forked but not yet known to the pool, and while they are stopped it would leave them running."""
+    """SIGINT held back in this thread for the whole grading: a Ctrl-C while workers are forked would leave one the
+    pool does not know yet, and one while they are stopped would leave them running. let_through() hands a Ctrl-C
+    that arrived meanwhile to the program's handler (KeyboardInterrupt by default) at a point where the workers
+    can be stopped; one that arrives while they are stopped is raised when the block ends. (A native thread that
+    does not block SIGINT, such as a BLAS pool, may still take it and interrupt anywhere.)"""
 
     def __enter__(self):
-        self.mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        self.mask = signal.pthread_sigmask(signal.SIG_BLOCK, ())  # as it is: a Ctrl-C here changes nothing yet
+        try:
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        except BaseException:  # a Ctrl-C handled just as the mask changed
+            signal.pthread_sigmask(signal.SIG_SETMASK, self.mask)
+            raise
+        return self
+
+    def let_through(self) -> None:
+        if signal.SIGINT in signal.sigpending():
+            try:
+                signal.pthread_sigmask(signal.SIG_SETMASK, self.mask)  # the handler runs here
+            finally:
+                signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
 
     def __exit__(self, *exc):
         signal.pthread_sigmask(signal.SIG_SETMASK, self.mask)
 
 
 def _stop(pool) -> None:
-    """Kills the workers and waits for them (the pool's own thread too, when it was started)."""
-    with _NoCtrlC():
-        workers = list((getattr(pool, "_processes", None) or {}).values())
-        for process in workers:
-            process.kill()
-        pool.shutdown(wait=True, cancel_futures=True)
-        for process in workers:
-            process.join()
+    """Kills the workers and waits for them, and for the pool's own thread when it was started."""
+    workers = list((getattr(pool, "_processes", None) or {}).values())
+    for process in workers:
+        process.kill()
+    thread = getattr(pool, "_executor_manager_thread", None)
+    pool.shutdown(wait=thread is None or thread.ident is not None, cancel_futures=True)
+    for process in workers:
+        process.join()
 
 
 def _submitted(pool, grade, predictions, references, questions, workers: int):
-    """The jobs, one a share (the first submit forks every worker); None when no process could be forked (no
-    memory or process slots left): the caller grades here instead."""
+    """The jobs, one a share (the first submit forks every worker); None when no process or thread could be
+    started (no memory or process slots left): the caller grades here instead, and this process does not try
+    again (each failed fork leaves the standard library's pipes open)."""
+    global _fork_failed
     try:
-        with _NoCtrlC():  # a Ctrl-C meanwhile is raised as the block ends, with every worker known to the pool
-            return [pool.submit(grade, predictions[s.start:s.stop], references[s.start:s.stop],
-                                questions[s.start:s.stop]) for s in shares(len(predictions), workers)]
-    except OSError:
+        return [pool.submit(grade, predictions[s.start:s.stop], references[s.start:s.stop],
+                            questions[s.start:s.stop]) for s in shares(len(predictions), workers)]
+    except (OSError, RuntimeError) as err:  # fork's EAGAIN / ENOMEM; "can't start new thread"
+        _fork_failed = f"forking failed earlier in this process ({err})"
         _stop(pool)
         return None
 
 
-def graded_in_processes(grade, predictions, references, questions, workers: int) -> list:
-    """grade(predictions, references, questions) -> list, run share by share in `workers` forked processes (the
-    answers of one reference in one share, see by_reference), the results put back in the answers' order (in this
-    process when none can be forked). An exception raised by a share is raised
-    here (with the worker's traceback as its cause) once the workers are stopped; a worker that dies (killed, out
-    of memory) is a RuntimeError saying how to grade in one process; Ctrl-C stops the workers at once."""
-    load_tables()
+def _waited(jobs, ctrl_c: _NoCtrlC) -> None:
+    """Until every job is done or one has failed, letting a Ctrl-C through every tenth of a second."""
+    pending = set(jobs)
+    while pending:
+        done, pending = wait(pending, timeout=0.1, return_when=FIRST_EXCEPTION)
+        if any(job.exception() is not None for job in done):
+            return
+        ctrl_c.let_through()
+
+
+def _here(grade, predictions, references, questions) -> list:
+    """The shares graded one after another in this process (a grading function that empties its memos between
+    blocks, as compute_factual's does, gets blocks of at most MAX_SHARE answers)."""
+    return [value for s in shares(len(predictions), 1)
+            for value in grade(predictions[s.start:s.stop], references[s.start:s.stop], questions[s.start:s.stop])]
+
+
+def _graded(grade, grouped, workers: int, ctrl_c: _NoCtrlC) -> list:
     try:
         pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"),
                                    initializer=_worker_start, initargs=(os.getpid(),))
     except OSError:  # no /dev/shm for its locks
-        return grade(predictions, references, questions)
-    order = by_reference(references)
-    grouped = [[values[i] for i in order] for values in (predictions, references, questions)]
-    out = []
+        return _here(grade, *grouped)
     try:
         jobs = _submitted(pool, grade, *grouped, workers)
         if jobs is None:
-            return grade(predictions, references, questions)
-        for job in jobs:
-            out += job.result()
+            return _here(grade, *grouped)
+        _waited(jobs, ctrl_c)
+        out = [value for job in jobs for value in job.result()]
     except BrokenProcessPool as err:
         _stop(pool)
         raise RuntimeError(f"a process grading factual answers ended abruptly ({err}); {ENV}=1 grades them in "
@@ -273,7 +305,23 @@ def graded_in_processes(grade, predictions, references, questions, workers: int)
         _stop(pool)  # a failed share or Ctrl-C: the other workers are killed, not waited for
         raise
     pool.shutdown(wait=True)
+    return out
+
+
+def graded_in_processes(grade, predictions, references, questions, workers: int) -> list:
+    """grade(predictions, references, questions) -> list, run share by share in `workers` forked processes (the
+    answers of one reference together, see by_reference), the results put back in the answers' order (graded
+    here when no process can be forked). An exception raised by a share is raised here (with the worker's
+    traceback as its cause) once the workers are stopped; a worker that dies (killed, out of memory) is a
+    RuntimeError saying how to grade in one process; Ctrl-C stops the workers, then is raised."""
+    if not len(predictions) == len(references) == len(questions):
+        raise ValueError(f"{len(predictions)} answers, {len(references)} references, {len(questions)} questions")
+    load_tables()
+    order = by_reference(references)
+    grouped = [[values[i] for i in order] for values in (predictions, references, questions)]
+    with _NoCtrlC() as ctrl_c:
+        out = _graded(grade, grouped, workers, ctrl_c)
     joined = [None] * len(order)
-    for value, i in zip(out, order):
+    for value, i in zip(out, order, strict=True):
         joined[i] = value
     return joined
