@@ -344,6 +344,11 @@ def _scale_word(m: re.Match) -> str:
 _SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
 _SUPERSCRIPT_POWER = re.compile(r"(?<=[1１][0０])([⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+)")
 _SPACED_DIGITS = re.compile(r"(?<![\d.,])\d{1,3}(?: \d{3})++(?:\.\d+)?(?: ?\d)?")  # one pass, no backtracking
+# What every match of the two above holds: a superscript digit; a digit, a space and a digit. Both open with a
+# lookbehind, which re tries at every place of a text; these plain classes it skips ahead to (the same texts are
+# rewritten: a text without them has no match).
+_SUPERSCRIPT_DIGIT = re.compile("[⁰¹²³⁴⁵⁶⁷⁸⁹]")
+_SPACED_HINT = re.compile(r"\d \d")
 
 
 _SPACED_DIGITS_RE1 = re.compile(r"(?: \d{3}|\.\d+)$")
@@ -382,11 +387,12 @@ def clean(text: str) -> str:
     a degree sign without C or F after a number is 度; shares (十分之一 -> 0.1, 5‰ -> 0.005, 七成 -> 70%), English
     scales (1.5 million), English dates (November 30, 2022) and number words (two) are written as the numbers they
     are."""
-    if "0" in text or "０" in text:  # 3×10⁸, 10⁻³⁴: the exponent as written with ^ (NFKC would read 10⁸ as 108)
+    if ("0" in text or "０" in text) and _SUPERSCRIPT_DIGIT.search(text):  # 3×10⁸, 10⁻³⁴: the exponent as written
+        # with ^ (NFKC would read 10⁸ as 108)
         text = _SUPERSCRIPT_POWER.sub(lambda m: "^" + m.group(1).translate(_SUPERSCRIPTS), text)
     text = _T2S.convert(unicodedata.normalize("NFKC", _half_width(text)).lower()).replace("−", "-") \
         .replace("﹣", "-")
-    if " " in text:  # 149 597 870 700: digits grouped by spaces (SI style) are one number
+    if " " in text and _SPACED_HINT.search(text):  # 149 597 870 700: digits grouped by spaces (SI style) are one number
         text = _SPACED_DIGITS.sub(_spaced_digits, text)
     for variant, canonical in _UNIT_SYNONYMS:
         text = text.replace(variant, canonical)
