@@ -584,3 +584,20 @@ def test_clean_skips_the_superscript_and_spaced_digit_patterns_only_where_they_f
             found += bool(matches)
         assert found > 200, pattern.pattern
     assert clean("3×10⁸米") == "3亿米" and clean("149 597 870 700 km") == "149597870700公里"
+
+
+def test_a_key_drops_one_character_a_match_as_the_run_pattern_drops_runs():
+    """key() removes [\\W_] one character a match (re skips ahead to the class) where the definition removes runs
+    ([\\W_]+): the same text on every validation text (raw and cleaned) and 30,000 generated texts with runs of
+    punctuation, spaces, underscores and symbols between words."""
+    import random
+
+    from chimdqa_eval.factual import rules
+
+    assert rules._NOT_KEY.pattern == r"[\W_]"
+    rnd = random.Random(23)
+    pool = list("李白，。, .;!?？！ \n_－-—·•《》()（）*%1２٣aé\u3000\u200b\U0001f600") + ["  ", "__", "...", "——"]
+    texts = _raw_validation_texts() + [t for row in _validation_texts() for t in row]
+    texts += ["".join(rnd.choice(pool) for _ in range(rnd.randint(0, 25))) for _ in range(30_000)]
+    for text in texts:
+        assert key.__wrapped__(text) == _NOT_KEY.sub("", text), text
