@@ -601,3 +601,34 @@ def test_a_key_drops_one_character_a_match_as_the_run_pattern_drops_runs():
     texts += ["".join(rnd.choice(pool) for _ in range(rnd.randint(0, 25))) for _ in range(30_000)]
     for text in texts:
         assert key.__wrapped__(text) == _NOT_KEY.sub("", text), text
+
+
+@pytest.mark.parametrize("module, name", [("rules", "GUESS"), ("rules", "HEDGE"), ("rules", "ALTERNATIVES"),
+                                          ("reading_answer", "_CORRECTION"), ("reading_answer", "_ATTRIBUTED")])
+def test_a_hinted_cue_list_finds_nothing_where_its_hint_finds_nothing(module, name):
+    """The gated cue lists are tried only in a text where their hint finds a word (gate.Hinted): on every validation
+    text (raw and cleaned) and 30,000 generated texts of the pattern's words, pieces of them and the hint's words,
+    the hint finds a word within every match (with the character before and after it: a lookaround's), a text
+    it passes over has no match, and search, finditer and sub give what the pattern's own give."""
+    import importlib
+
+    from chimdqa_eval.factual.gate import Hinted
+
+    pattern = getattr(importlib.import_module(f"chimdqa_eval.factual.{module}"), name)
+    assert isinstance(pattern, Hinted)
+    whole, hint = pattern.whole, pattern.hint
+    texts = _raw_validation_texts() + [t for row in _validation_texts() for t in row] + ["", ",不,", "等等!", "a/b"]
+    more = re.findall(r"[\u4e00-\u9fff]+|[a-z:/ ]+|,", hint.pattern) + list("或/,不!等") + ["1999/2000", "李白/杜甫"]
+    found = 0
+    for text in texts + _generated_texts(whole.pattern, 30_000, seed=29, more=more * 3):
+        matches = list(whole.finditer(text))
+        for m in matches:
+            assert hint.search(text, max(0, m.start() - 1), m.end() + 1), (name, text, m.group(0))
+        if hint.search(text) is None:
+            assert not matches, (name, text)
+        assert [m.span() for m in pattern.finditer(text)] == [m.span() for m in matches], text
+        got, want = pattern.search(text, 1), whole.search(text, 1)
+        assert (got and (got.span(), got.groups())) == (want and (want.span(), want.groups())), text
+        assert pattern.sub("#", text) == whole.sub("#", text), text
+        found += bool(matches)
+    assert found > 1_000, name

@@ -17,7 +17,7 @@ from operator import attrgetter
 import opencc
 
 from chimdqa_eval.factual import vocabulary  # the rule judge's word lists, data/*.txt and units.tsv
-from chimdqa_eval.factual.gate import FromStarts, Scanned, gated  # long cue lists: tried only where a cue can begin
+from chimdqa_eval.factual.gate import FromStarts, Hinted, Scanned, gated  # long cue lists: tried only where a cue can begin
 
 # Traditional -> simplified by OpenCC's maintained phrase tables (t2s), on answers and references alike.
 _T2S = opencc.OpenCC("t2s")
@@ -181,19 +181,24 @@ _NOT_GUESSING = r"(?<![不别])(?<![不别没].)(?<![不别没]..)"  # 不乱猜
 _GUESS = (r"(可能|也许|或许|大概|应该|估计|似乎|好像|印象中|(?<![不没只])(?<![不没].)记得|" + _NOT_GUESSING
           + r"猜测?|疑似)"
           r"(是|为|在|于|叫|属于|位于)|" + _NOT_GUESSING + r"猜|倾向于|i think|i believe|probably|maybe|perhaps|likely")
-GUESS = gated(_GUESS)
+# (Hinted, gate.py: what every match of GUESS, HEDGE and ALTERNATIVES holds, which re skips ahead to; most texts
+# hold none, and the gated patterns were tried at every place of them.)
+_GUESS_WORDS = r"可能|也许|或许|大概|应该|估计|似乎|好像|印象中|记得|猜|疑似|倾向于|i think|i believe|probably|maybe|perhaps|likely"
+GUESS = Hinted(gated(_GUESS), _GUESS_WORDS)
 # A hedge around an answer, even a right one.
-HEDGE = gated(_GUESS + r"|不(太|很|大)?(确定(?!性)|肯定)|据我所知|如果我没记错|not sure|not certain")
+HEDGE = Hinted(gated(_GUESS + r"|不(太|很|大)?(确定(?!性)|肯定)|据我所知|如果我没记错|not sure|not certain"),
+               _GUESS_WORDS + r"|确定|肯定|据我所知|如果我没记错|not sure|not certain")
 # 或 starting an alias (或称, 或译), meaning "perhaps" (或许) or opening a bound (或以上, 或更早) does not offer a
 # second candidate.
 # Two named candidates (A和B二者之一, A和B两家之一, 不是2001年就是2006年, 两个都有可能), not one of a role (创办人之一).
 NAMED_PAIR = (r"[、和与或][^,;。]{1,12}(?<![家员士手师])(?<![^二两2]者)(?<![^二两2]人)之一"
               r"|[、和与或][^,;。]{1,12}(?:两|二|2)[家个位者人种所座国支部本首条门]?(?:之一|中的?一[家个位种所座国支部本首条门者人])"
               r"|不是[^,;。]{1,12}就是|(?:两|二|2)(?:个|者)?都有可能")  # A和B两家之一, A和B两家中的一家
-ALTERNATIVES = gated(r"或是|抑或|亦或|还是|也可能|或(?!(?:[称译作名叫许]|者[称译名叫许]|者?以上|者?以下|者?更))|\bor\b"
+ALTERNATIVES = Hinted(gated(r"或是|抑或|亦或|还是|也可能|或(?!(?:[称译作名叫许]|者[称译名叫许]|者?以上|者?以下|者?更))|\bor\b"
                           r"|(?<=[\u4e00-\u9fff]{2})/(?=[\u4e00-\u9fff]{2})(?!小时|分钟|公里|千克|公斤|立方|平方|摩尔)"  # 千卡/千克: a rate
                           r"|(?<=\d{4})/(?=\d{4}(?![\d/]))"
-                          r"|" + NAMED_PAIR + r"|(?:都|皆)有可能")
+                          r"|" + NAMED_PAIR + r"|(?:都|皆)有可能"),
+                      r"或|还是|也可能|or|/|之一|中的?一|就是|有可能")
 # A denial: 不是 / 并非 / 而非 / 不在 / 不属于 up to the end of its clause or the 而是 / 但 / 是 that turns it
 # (他并不是北京人，而是上海人). 是不是 asks, it does not deny.
 DENIAL = gated(r"(?<!是)(不是(?![^,;!?:、。\n]*就是)|并非|而非|不在|不属于)(?:(?!而|但|是)[^,;!?:、。\n])+"
