@@ -604,7 +604,8 @@ def test_a_key_drops_one_character_a_match_as_the_run_pattern_drops_runs():
 
 
 @pytest.mark.parametrize("module, name", [("rules", "GUESS"), ("rules", "HEDGE"), ("rules", "ALTERNATIVES"),
-                                          ("reading_answer", "_CORRECTION"), ("reading_answer", "_ATTRIBUTED")])
+                                          ("reading_answer", "_CORRECTION"), ("reading_answer", "_ATTRIBUTED"),
+                                          ("reading_kinds", "_KIND_WORDS"), ("reading_match", "_FOREIGN_NAME")])
 def test_a_hinted_cue_list_finds_nothing_where_its_hint_finds_nothing(module, name):
     """The gated cue lists are tried only in a text where their hint finds a word (gate.Hinted): on every validation
     text (raw and cleaned) and 30,000 generated texts of the pattern's words, pieces of them and the hint's words,
@@ -618,7 +619,8 @@ def test_a_hinted_cue_list_finds_nothing_where_its_hint_finds_nothing(module, na
     assert isinstance(pattern, Hinted)
     whole, hint = pattern.whole, pattern.hint
     texts = _raw_validation_texts() + [t for row in _validation_texts() for t in row] + ["", ",不,", "等等!", "a/b"]
-    more = re.findall(r"[\u4e00-\u9fff]+|[a-z:/ ]+|,", hint.pattern) + list("或/,不!等") + ["1999/2000", "李白/杜甫"]
+    more = re.findall(r"[\u4e00-\u9fff]+|[a-z:/ ]+|,", hint.pattern) + list("或/,不!等·•") + ["1999/2000", "李白/杜甫",
+                                                                                            "约翰 · 道尔顿", "乔治•华盛顿"]
     found = 0
     for text in texts + _generated_texts(whole.pattern, 30_000, seed=29, more=more * 3):
         matches = list(whole.finditer(text))
@@ -629,6 +631,6 @@ def test_a_hinted_cue_list_finds_nothing_where_its_hint_finds_nothing(module, na
         assert [m.span() for m in pattern.finditer(text)] == [m.span() for m in matches], text
         got, want = pattern.search(text, 1), whole.search(text, 1)
         assert (got and (got.span(), got.groups())) == (want and (want.span(), want.groups())), text
-        assert pattern.sub("#", text) == whole.sub("#", text), text
+        assert pattern.sub("#", text) == whole.sub("#", text) and pattern.findall(text) == whole.findall(text), text
         found += bool(matches)
     assert found > 1_000, name

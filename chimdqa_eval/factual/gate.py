@@ -167,7 +167,8 @@ class Hinted:
     words, which re skips ahead to; a lookaround's characters count, as they are in the text too). A gated cue list
     opens with a lookahead, which gives re no first character to skip ahead to: re tried it at every place of every
     text, and most texts hold no cue. In a text without a hint word the pattern finds nothing from any position, so
-    search gives None, finditer nothing and sub the text as it is; the other methods are the pattern's own."""
+    search gives None, finditer and findall nothing and sub the text as it is; the other methods are the
+    pattern's own."""
 
     def __init__(self, pattern: re.Pattern, hint: str):
         self.whole, self.hint = pattern, re.compile(hint)
@@ -182,7 +183,10 @@ class Hinted:
     def sub(self, repl, text: str, count: int = 0) -> str:
         return self.whole.sub(repl, text, count) if self.hint.search(text) else text
 
-    def __getattr__(self, name):  # match, fullmatch, findall, split: the whole pattern's
+    def findall(self, text: str, *where) -> list:
+        return self.whole.findall(text, *where) if self.hint.search(text) else []
+
+    def __getattr__(self, name):  # match, fullmatch, split: the whole pattern's
         return getattr(self.whole, name)
 
 

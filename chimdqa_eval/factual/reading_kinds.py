@@ -10,7 +10,7 @@ from functools import lru_cache
 
 from chimdqa_eval.factual import places, rules
 from chimdqa_eval.factual import vocabulary as vocab
-from chimdqa_eval.factual.gate import gated
+from chimdqa_eval.factual.gate import Hinted, gated
 from chimdqa_eval.factual.reading_answer import _Answer
 from chimdqa_eval.factual.reading_question import _asked_kind, _PERSON_QUESTION
 from chimdqa_eval.factual.reading_reference import Reference
@@ -152,7 +152,10 @@ def _less_specific_dynasty(ref: Reference, answer: _Answer) -> bool:
 
 
 # Words that name a kind of person or thing, not one of them (作家, 化学家, 哺乳动物, 自然灾害).
-_KIND_WORDS = re.compile(rf"[\u4e00-\u9fff]{{0,3}}(?:{vocab.pattern('kind_words')})|{vocab.pattern('thing_kinds')}")
+# (Hinted, gate.py: every match holds one of the words; the pattern, opening with a repeat, was tried at every place
+# of a text, each place with up to four starts of the word list)
+_KIND_WORDS = Hinted(re.compile(rf"[\u4e00-\u9fff]{{0,3}}(?:{vocab.pattern('kind_words')})|{vocab.pattern('thing_kinds')}"),
+                     f"{vocab.pattern('kind_words')}|{vocab.pattern('thing_kinds')}")
 _NATIONALITY = re.compile(r"[\u4e00-\u9fff]{1,4}(?:国|洲)(?:的)?|[东西南北中]部|古代|现代|当代|近代|著名的?|知名的?|一位|某位|某个|一种|某种")
 
 
