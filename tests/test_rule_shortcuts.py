@@ -634,3 +634,35 @@ def test_a_hinted_cue_list_finds_nothing_where_its_hint_finds_nothing(module, na
         assert pattern.sub("#", text) == whole.sub("#", text) and pattern.findall(text) == whole.findall(text), text
         found += bool(matches)
     assert found > 1_000, name
+
+
+def test_clauses_split_once_per_text_give_the_verdicts_the_split_gives(monkeypatch):
+    """reading_text._split_clauses keeps each text's clauses (a tuple: no caller may change them) and is emptied
+    with the answer caches: every validation answer is graded as with _CLAUSE_END.split called afresh each time
+    (a list, the long way), and a second split of a text is the kept one."""
+    import json
+    from pathlib import Path
+
+    from chimdqa_eval.factual import reading_claims, reading_kinds, reading_text
+    from chimdqa_eval.factual.judge_rule import clear_answer_caches, clear_caches, trace_answer
+
+    path = Path(__file__).resolve().parents[1] / "data" / "judge_validation" / "validation.jsonl"
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+    def grade_all():
+        clear_caches()
+        return [trace_answer(r["answer"], r["reference"], r["question"]) for r in rows]
+
+    kept = grade_all()
+    assert reading_text._split_clauses.cache_info().hits > 1_000  # answers' texts are split again and again
+    text = "可能是关羽,也可能是岳飞。"
+    assert reading_text._split_clauses(text) is reading_text._split_clauses(text) == ("可能是关羽", "也可能是岳飞", "")
+    clear_answer_caches()
+    assert reading_text._split_clauses.cache_info().currsize == 0
+    def long_way(text):
+        return reading_text._CLAUSE_END.split(text)
+
+    long_way.cache_clear = lambda: None  # (the caches' clearing asks it of every memo)
+    for module in (reading_claims, reading_kinds, reading_text):
+        monkeypatch.setattr(module, "_split_clauses", long_way)
+    assert grade_all() == kept
