@@ -257,9 +257,25 @@ def _replace_numeral(match: re.Match) -> str:
     return out + ("%" if percent else "")
 
 
+_NUMERAL_CHAR = re.compile("[零〇一二两三四五六七八九十百千万亿]")  # (百分之 begins with one too)
+
+
 def chinese_numerals_to_arabic(text: str) -> str:
-    """Rewrite Chinese numerals as Arabic ones: 三千五百 -> 3500, 百分之五 -> 5%, 三点五 -> 3.5, 第七届 -> 第7届."""
-    return _CN_NUMERAL.sub(_replace_numeral, text)
+    """Rewrite Chinese numerals as Arabic ones: 三千五百 -> 3500, 百分之五 -> 5%, 三点五 -> 3.5, 第七届 -> 第7届.
+    (_CN_NUMERAL.sub(_replace_numeral, text), each match found from the next numeral character, which re skips
+    ahead to: a match begins at every numeral character and only there, and the gated pattern, opening with a
+    lookahead, was tried at every place of the text. Most texts hold no numeral character at all.)"""
+    at = _NUMERAL_CHAR.search(text)
+    if at is None:
+        return text
+    pieces, done = [], 0
+    while at is not None:
+        m = _CN_NUMERAL.match(text, at.start())
+        pieces += (text[done:m.start()], _replace_numeral(m))
+        done = m.end()
+        at = _NUMERAL_CHAR.search(text, done)
+    pieces.append(text[done:])
+    return "".join(pieces)
 
 
 # (?<!\d): a match only starts where a digit run does (the same matches; a long run of digits is not rescanned
