@@ -552,3 +552,133 @@ def test_a_question_without_a_cue_reads_numbers_as_no_framing_does():
             assert rules._find_numbers.__wrapped__(answer, question, True) == \
                 rules._find_numbers.__wrapped__(answer, "", True), (answer, question)
     assert dropped > 50 and rules._framing("至少需要多少人？") == "至少需要多少人？"
+
+
+# -- judge-speed6 -------------------------------------------------------------------------------------------------
+
+def _raw_validation_texts() -> list[str]:
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "data" / "judge_validation" / "validation.jsonl"
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [r[k] for r in rows for k in ("answer", "reference", "question")]
+
+
+def test_clean_skips_the_superscript_and_spaced_digit_patterns_only_where_they_find_nothing():
+    """clean() runs _SUPERSCRIPT_POWER only where _SUPERSCRIPT_DIGIT finds a superscript digit and _SPACED_DIGITS
+    only where _SPACED_HINT finds a digit, a space and a digit: on every validation text (raw and cleaned) and
+    30,000 generated ones, the hint finds something in every match, and a text it passes over is one the
+    pattern finds nothing in (so sub would return it as it is)."""
+    from chimdqa_eval.factual import rules
+
+    texts = _raw_validation_texts() + [t for row in _validation_texts() for t in row]
+    more = "10 １０ 1０ ⁰ ¹ ² ³ ⁴ ⁹ ⁻ ⁺ 10⁸ 10⁻³⁴ １０⁻² 3×10⁸ 149 597 870 700 12 345 6 1 2 345 1.5 000 .5 ,3 000 ٣ ٣٣٣ 7 ".split()
+    for pattern, hint in ((rules._SUPERSCRIPT_POWER, rules._SUPERSCRIPT_DIGIT), (rules._SPACED_DIGITS, rules._SPACED_HINT)):
+        found = 0
+        for text in texts + _generated_texts(pattern.pattern, 30_000, seed=19, more=more * 3 + [" "] * 20):
+            matches = list(pattern.finditer(text))
+            assert all(hint.search(m.group(0)) for m in matches), (pattern.pattern, text)
+            if hint.search(text) is None:
+                assert not matches, (pattern.pattern, text)
+            found += bool(matches)
+        assert found > 200, pattern.pattern
+    assert clean("3×10⁸米") == "3亿米" and clean("149 597 870 700 km") == "149597870700公里"
+
+
+def test_a_key_drops_one_character_a_match_as_the_run_pattern_drops_runs():
+    """key() removes [\\W_] one character a match (re skips ahead to the class) where the definition removes runs
+    ([\\W_]+): the same text on every validation text (raw and cleaned) and 30,000 generated texts with runs of
+    punctuation, spaces, underscores and symbols between words."""
+    import random
+
+    from chimdqa_eval.factual import rules
+
+    assert rules._NOT_KEY.pattern == r"[\W_]"
+    rnd = random.Random(23)
+    pool = list("李白，。, .;!?？！ \n_－-—·•《》()（）*%1２٣aé\u3000\u200b\U0001f600") + ["  ", "__", "...", "——"]
+    texts = _raw_validation_texts() + [t for row in _validation_texts() for t in row]
+    texts += ["".join(rnd.choice(pool) for _ in range(rnd.randint(0, 25))) for _ in range(30_000)]
+    for text in texts:
+        assert key.__wrapped__(text) == _NOT_KEY.sub("", text), text
+
+
+@pytest.mark.parametrize("module, name", [("rules", "GUESS"), ("rules", "HEDGE"), ("rules", "ALTERNATIVES"),
+                                          ("reading_answer", "_CORRECTION"), ("reading_answer", "_ATTRIBUTED"),
+                                          ("reading_kinds", "_KIND_WORDS"), ("reading_match", "_FOREIGN_NAME")])
+def test_a_hinted_cue_list_finds_nothing_where_its_hint_finds_nothing(module, name):
+    """The gated cue lists are tried only in a text where their hint finds a word (gate.Hinted): on every validation
+    text (raw and cleaned) and 30,000 generated texts of the pattern's words, pieces of them and the hint's words,
+    the hint finds a word within every match (with the character before and after it: a lookaround's), a text
+    it passes over has no match, and search, finditer and sub give what the pattern's own give."""
+    import importlib
+
+    from chimdqa_eval.factual.gate import Hinted
+
+    pattern = getattr(importlib.import_module(f"chimdqa_eval.factual.{module}"), name)
+    assert isinstance(pattern, Hinted)
+    whole, hint = pattern.whole, pattern.hint
+    texts = _raw_validation_texts() + [t for row in _validation_texts() for t in row] + ["", ",不,", "等等!", "a/b"]
+    more = re.findall(r"[\u4e00-\u9fff]+|[a-z:/ ]+|,", hint.pattern) + list("或/,不!等·•") + ["1999/2000", "李白/杜甫",
+                                                                                            "约翰 · 道尔顿", "乔治•华盛顿"]
+    found = 0
+    for text in texts + _generated_texts(whole.pattern, 30_000, seed=29, more=more * 3):
+        matches = list(whole.finditer(text))
+        for m in matches:
+            assert hint.search(text, max(0, m.start() - 1), m.end() + 1), (name, text, m.group(0))
+        if hint.search(text) is None:
+            assert not matches, (name, text)
+        assert [m.span() for m in pattern.finditer(text)] == [m.span() for m in matches], text
+        got, want = pattern.search(text, 1), whole.search(text, 1)
+        assert (got and (got.span(), got.groups())) == (want and (want.span(), want.groups())), text
+        assert pattern.sub("#", text) == whole.sub("#", text) and pattern.findall(text) == whole.findall(text), text
+        found += bool(matches)
+    assert found > 1_000, name
+
+
+def test_clauses_split_once_per_text_give_the_verdicts_the_split_gives(monkeypatch):
+    """reading_text._split_clauses keeps each text's clauses (a tuple: no caller may change them) and is emptied
+    with the answer caches: every validation answer is graded as with _CLAUSE_END.split called afresh each time
+    (a list, the long way), and a second split of a text is the kept one."""
+    import json
+    from pathlib import Path
+
+    from chimdqa_eval.factual import reading_claims, reading_kinds, reading_text
+    from chimdqa_eval.factual.judge_rule import clear_answer_caches, clear_caches, trace_answer
+
+    path = Path(__file__).resolve().parents[1] / "data" / "judge_validation" / "validation.jsonl"
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+    def grade_all():
+        clear_caches()
+        return [trace_answer(r["answer"], r["reference"], r["question"]) for r in rows]
+
+    kept = grade_all()
+    assert reading_text._split_clauses.cache_info().hits > 1_000  # answers' texts are split again and again
+    text = "可能是关羽,也可能是岳飞。"
+    assert reading_text._split_clauses(text) is reading_text._split_clauses(text) == ("可能是关羽", "也可能是岳飞", "")
+    clear_answer_caches()
+    assert reading_text._split_clauses.cache_info().currsize == 0
+    def long_way(text):
+        return reading_text._CLAUSE_END.split(text)
+
+    long_way.cache_clear = lambda: None  # (the caches' clearing asks it of every memo)
+    for module in (reading_claims, reading_kinds, reading_text):
+        monkeypatch.setattr(module, "_split_clauses", long_way)
+    assert grade_all() == kept
+
+
+def test_chinese_numerals_are_rewritten_as_the_patterns_sub_rewrites_them():
+    """chinese_numerals_to_arabic matches _CN_NUMERAL from each numeral character in turn: the same text as
+    _CN_NUMERAL.sub(_replace_numeral, text) on every validation text (raw and cleaned) and 30,000 generated texts
+    of numerals, 百分之, 点, counters, units and digits."""
+    from chimdqa_eval.factual import rules
+
+    more = list("零〇一二两三四五六七八九十百千万亿点第个年分钟米是为哪同") + ["百分之", "百分之五", "三点五", "一九四九", "万一", "1.2", "十分"]
+    texts = _raw_validation_texts() + [t for row in _validation_texts() for t in row] + ["", "一", "百分之", "百分之百"]
+    changed = 0
+    for text in texts + _generated_texts("", 30_000, seed=41, more=more * 3):
+        want = rules._CN_NUMERAL.sub(rules._replace_numeral, text)
+        assert rules.chinese_numerals_to_arabic(text) == want, text
+        changed += want != text
+    assert changed > 3_000

@@ -162,6 +162,34 @@ class FromStarts:
         return getattr(self.whole, name)
 
 
+class Hinted:
+    """A pattern tried only in a text where `hint` finds one of the words every match of it holds (a plain list of
+    words, which re skips ahead to; a lookaround's characters count, as they are in the text too). A gated cue list
+    opens with a lookahead, which gives re no first character to skip ahead to: re tried it at every place of every
+    text, and most texts hold no cue. In a text without a hint word the pattern finds nothing from any position, so
+    search gives None, finditer and findall nothing and sub the text as it is; the other methods are the
+    pattern's own."""
+
+    def __init__(self, pattern: re.Pattern, hint: str):
+        self.whole, self.hint = pattern, re.compile(hint)
+        self.pattern, self.flags = pattern.pattern, pattern.flags
+
+    def search(self, text: str, *where):
+        return self.whole.search(text, *where) if self.hint.search(text) else None
+
+    def finditer(self, text: str, *where):
+        return self.whole.finditer(text, *where) if self.hint.search(text) else iter(())
+
+    def sub(self, repl, text: str, count: int = 0) -> str:
+        return self.whole.sub(repl, text, count) if self.hint.search(text) else text
+
+    def findall(self, text: str, *where) -> list:
+        return self.whole.findall(text, *where) if self.hint.search(text) else []
+
+    def __getattr__(self, name):  # match, fullmatch, split: the whole pattern's
+        return getattr(self.whole, name)
+
+
 class Scanned(FromStarts):
     """A gated cue list (REFUSAL: some 150 alternatives) searched only from the places where one of its
     alternatives can begin (FromStarts), each place tried first with just the alternatives that can begin with its

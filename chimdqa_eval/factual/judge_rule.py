@@ -76,7 +76,7 @@ from chimdqa_eval.factual.reading_question import _question_unit
 from chimdqa_eval.factual.reading_reference import (LONG_REFERENCE, Reference, _SHORT_YEAR, _unreadable,
                                                     parse_reference, reference_readings)
 from chimdqa_eval.factual.reading_text import _word_bigrams
-from chimdqa_eval.factual import reading_claims, reading_numbers  # (their memos, emptied below)
+from chimdqa_eval.factual import reading_claims, reading_numbers, reading_text  # (their memos, emptied below)
 from chimdqa_eval.factual.stages_long import LONG
 from chimdqa_eval.factual.stages_numeric import NUMERIC
 from chimdqa_eval.factual.stages_text import TEXT
@@ -212,7 +212,7 @@ def clear_answer_caches() -> None:
     """Forget what was worked out for earlier answers only; what the references and questions say stays known (a
     leaderboard grades every submission against the same references and questions)."""
     for cached in (_refusal, rules._find_numbers, _word_bigrams, rules.clean, rules.key, names._pinyin_options,
-                   names._latin_word_skeleton, reading_numbers._events):
+                   names._latin_word_skeleton, reading_numbers._events, reading_text._split_clauses):
         cached.cache_clear()
 
 

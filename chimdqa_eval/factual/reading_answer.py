@@ -10,20 +10,23 @@ from functools import lru_cache
 
 from chimdqa_eval.factual import rules
 from chimdqa_eval.factual import vocabulary as vocab
-from chimdqa_eval.factual.gate import gated
+from chimdqa_eval.factual.gate import Hinted, gated
 from chimdqa_eval.factual.reading_text import _FILLER, _has_content, _LATIN_WORDS, _PARENS, _TRUTH, _word_bigrams
 from chimdqa_eval.factual.rules import DENIAL, GUESS, REFUSAL
 
 
 # A strong self-correction: what precedes the last one is superseded.
 _REMARK_WORDS = vocab.pattern("remarks")
-_CORRECTION = gated(r"不对|(?<=,)不(?=,)|更正|纠正一下|说错了|口误|我记错了|(?<=[,。!?—\s])等等(?=[,!])|重算|重新算|"
+_CORRECTION = Hinted(gated(r"不对|(?<=,)不(?=,)|更正|纠正一下|说错了|口误|我记错了|(?<=[,。!?—\s])等等(?=[,!])|重算|重新算|"
                          + _REMARK_WORDS +  # data/cues.txt [remarks]: 准确地说, 严格来说…
                          r"|\bno,? wait\b|\bwait,? no\b|\bsorry,? i mean\b|\bscratch that\b|\bcorrection:"
                          # a final or true answer after what came first (但最终当选的是…, 真正的导演是…, 所以最早出处应该是…)
                          r"|(?:但|而|可|不过)(?:是)?最终[^,;。!?]{0,8}的(?:是|为)"
                          r"|(?:所以|因此|因而|故)(?:最早|最终|正确|真正)[^,;。!?]{0,6}(?:应该|应)?(?:是|为)"
-                         r"|(?:所以|因此|因而|故)(?:最终|正确)?(?:的)?答案(?:应该)?(?:是|为)")  # an explicit final answer
+                         r"|(?:所以|因此|因而|故)(?:最终|正确)?(?:的)?答案(?:应该)?(?:是|为)"),  # an explicit final answer
+                         # (Hinted, gate.py: what every match holds, which re skips ahead to)
+                         r"不对|,不,|更正|纠正一下|说错了|口误|我记错了|等等|重算|重新算|" + _REMARK_WORDS
+                         + r"|wait|sorry|scratch that|correction:|最终|最早|正确|真正|答案")
 # The true one, said of what the question asks (真正把社会学分为一般社会学和特殊社会学的是…, 真正的导演是…,
 # 但真正面世是1967年): a correction; not 真正出名是在… nor 他本人真正的偶像是… when the question asks neither.
 _TRUE_CLAIM = re.compile(r"真正的([^,;。!?]{1,12}?)(?:是|为)|真正([^,;。!?]{1,20}?)的[^,;。!?]{0,4}?(?:是|为)"
@@ -35,7 +38,8 @@ _ATTRIBUTION_CUES = (
     r"(?:会|都|也|常|往往)?(?:说|认为|称|以为|觉得|误认为|误以为|流传|传说|提出|提到|提及|记载|写)|也有(?:说法|观点|资料)|一说"
     r"|常见的?说法|通常的说法|流行的说法|另一?种?说法|另有一说|另有[^,;。!?\n]{0,8}(?:给|说|称|认为|记载|写)|据说|据传"
     r"|误认为|误以为|误传|讹传|常被误|被误认为)")
-_ATTRIBUTED = gated(_ATTRIBUTION_CUES + r"[^,;。!?\n)]*")
+_ATTRIBUTED = Hinted(gated(_ATTRIBUTION_CUES + r"[^,;。!?\n)]*"),  # (the words every match holds: its verb or lead)
+                     r"说|认为|称|以为|觉得|流传|提出|提到|提及|记载|写|也有|另有|据传|误传|讹传|被误")
 # What every match holds: 真正 (_TRUE_CLAIM), one of these words (DENIAL). A text without them is not searched with
 # the patterns, which re tries at every place (a plain list of words: re skips ahead to where one can begin).
 _DENIAL_HINT = re.compile(r"不是|并非|而非|不在|不属于|not|isn|wasn")

@@ -18,7 +18,7 @@ from chimdqa_eval.factual.reading_match import _FOREIGN_NAME, _text_match
 from chimdqa_eval.factual.reading_question import _PLACE_QUESTION
 from chimdqa_eval.factual.reading_reference import Reference
 from chimdqa_eval.factual.reading_text import (_bigrams, _CLAUSE_END, _FILLER, _has_content, _LATIN_WORDS,
-                                               _NEGATION, _PARENS, _positions, _SENTENCE_END, _starts, _TITLE_IN,
+                                               _NEGATION, _PARENS, _positions, _SENTENCE_END, _split_clauses, _starts, _TITLE_IN,
                                                _TRUTH, _TURN_CLAUSE, _TURN_WORDS, _word_bigrams)
 from chimdqa_eval.factual.rules import ALTERNATIVES, REFUSAL
 
@@ -50,7 +50,7 @@ def _only_some_items(items, answer_key: str) -> bool:
 def _clauses_with(text: str, needle) -> list[str]:
     """The clauses of text (between , ; 。 ! ? :) for which needle(clause) holds, each with the next one when
     that offers an alternative (可能是关羽，也可能是岳飞)."""
-    clauses = _CLAUSE_END.split(text)
+    clauses = _split_clauses(text)
     out = []
     for i, clause in enumerate(clauses):
         if needle(clause):
@@ -127,7 +127,7 @@ def _only_in_lists(text: str, form: str, question: str) -> bool:
     关云长)."""
     question_key = rules.key(question)
     mentions = 0
-    for clause in _CLAUSE_END.split(_PARENS.sub("", _ONLY_IN_LISTS_RE1.sub("和", text))):
+    for clause in _split_clauses(_PARENS.sub("", _ONLY_IN_LISTS_RE1.sub("和", text))):
         key = rules.key(clause)
         for i in _starts(key, form):
             mentions += 1
@@ -178,7 +178,7 @@ _PARALLEL_RE1 = re.compile(r"不|没|未|非|虽")
 def _parallel(answer: _Answer, form: str, question: str) -> str:
     """'' unless another clause makes a claim of the same shape as the one naming the reference (two shared
     character bigrams besides it); then 'CO' or 'IN' by which of the two is more like the question."""
-    clauses = [rules.key(c) for c in _CLAUSE_END.split(_PARENS.sub("", answer.affirmed))]  # not (Capella，御夫座α)
+    clauses = [rules.key(c) for c in _split_clauses(_PARENS.sub("", answer.affirmed))]  # not (Capella，御夫座α)
     own = next((c for c in clauses if form in c), "")
     frame = _bigrams(own.replace(form, "|"))
     others = [c for c in clauses if c and form not in c and len(frame & _bigrams(c)) >= 2
@@ -222,7 +222,7 @@ def _closer_clause(answer: _Answer, form: str, question: str) -> str:
     reference (释迦牟尼出家前是…太子悉达多，他娶了表妹耶输陀罗: the question's subject introduced first); '' else.
     Negated clauses and clauses that restate the question only (它是…) do not compete."""
     asked = _asked_besides(question, form)
-    said = _CLAUSE_END.split(_PARENS.sub("", answer.affirmed))
+    said = _split_clauses(_PARENS.sub("", answer.affirmed))
     clauses = [rules.key(c) for c in said]
     if clauses and form in clauses[0] and len(clauses[0]) <= len(form) + 4:
         return ""  # 杜甫，字子美…: a bare answer first; what follows is about it or about others
@@ -272,7 +272,7 @@ def _other_lead_claim(ref: Reference, answer: _Answer, form: str, question: str)
     new = "".join(ch for ch in lead_key if ch not in question and ch not in _FILLER)
     if not 2 <= len(new) <= 12 or _DESCRIPTION.search(lead) or _KIND_WORDS.search(lead) or REFUSAL.search(lead):
         return False
-    rest = [rules.key(c) for c in _CLAUSE_END.split(text[len(lead):])]
+    rest = [rules.key(c) for c in _split_clauses(text[len(lead):])]
     # …，钱钟书。 alone, or 具体在深圳: the reference names what the claim described
     return not any(form in c and (_RESTATES.match(c) or len(c) <= len(form) + 1 or c.startswith("具体"))
                    for c in rest) and form in "".join(rest)
@@ -292,7 +292,7 @@ def _set_aside(text: str, form: str, question: str) -> bool:
     when the question does not ask for that (后来才以卡内基的名字命名), or is only where things went later
     (后来才转入大英博物馆) when the question does not ask what came later: it is not the answer."""
     question_key = rules.key(question)
-    mentions = [c.partition(form) for c in map(rules.key, _CLAUSE_END.split(text)) if form in c]
+    mentions = [c.partition(form) for c in map(rules.key, _split_clauses(text)) if form in c]
     said = [(before, rest) for before, _, rest in mentions
             if form + rest[:1] not in question_key]  # not in the question's own words: 卡内基自然史博物馆
     named = "命名" not in question
@@ -343,7 +343,7 @@ def _split_roles(text: str, form: str, question: str) -> bool:
     (作曲是顾嘉辉，填词是黄霑 or 黄霑负责的是填词，作曲则是顾嘉辉 for 作曲及填词者是谁): the question asked for one
     person in both."""
     roles = []
-    for m in filter(None, (_ROLE_CLAIM.match(rules.key(c)) for c in _CLAUSE_END.split(text))):
+    for m in filter(None, (_ROLE_CLAIM.match(rules.key(c)) for c in _split_clauses(text))):
         role, said = _SPLIT_ROLES_RE1.sub("", m.group(1)), m.group(2)
         if role not in question and said in question:  # 黄霑负责的是填词: the name first, then its role
             role, said = said, _SPLIT_ROLES_RE2.sub("", m.group(1))
@@ -385,7 +385,7 @@ def _doubt(text: str, form: str, holds, question: str, years: bool) -> str:
     sentence says something has not happened (截至1998年，该公司尚未成立), or, with `years`, its clause dates it to
     another year than the question's (北京是2022年冬奥会的主办城市 for 2008)."""
     sentences = [s for s in _SENTENCE_END.split(text) if holds(s)]
-    clauses = [c for s in sentences for c in _CLAUSE_END.split(s) if holds(c)]
+    clauses = [c for s in sentences for c in _split_clauses(s) if holds(c)]
 
     question_key = rules.key(question)
 
@@ -406,7 +406,7 @@ def _doubt(text: str, form: str, holds, question: str, years: bool) -> str:
     if form and clauses and all(_anchored(form, rules.key(c)) for c in clauses):
         return "compared_to"  # 仅次于俄罗斯, 比俄罗斯还大: the reference as a point of comparison
     if sentences and all(any(negated(c, _NOT_HAPPENED) and _word_bigrams(rules.key(c)) & _word_bigrams(question_key)
-                             for c in _CLAUSE_END.split(s)) for s in sentences):
+                             for c in _split_clauses(s)) for s in sentences):
         return "negated_sentence"  # 截至1998年，该公司尚未成立; not …，他们此前从未接触过现代社会
     asked = {n.value for n in rules.find_numbers(_TITLE_IN.sub("", question)) if n.unit == "年"}  # 《二十一世纪…》
     def other_year(clause: str) -> bool:
@@ -448,7 +448,7 @@ def _framed(answer: _Answer, form: str, question: str) -> tuple[str, str]:
             and all(_RELATIVE.match(cleaned_key, i + len(form)) or _RELATIVE_BEFORE.search(cleaned_key, 0, i)
                     for i in starts):
         return "relative_of", ""
-    clauses = _CLAUSE_END.split(text)
+    clauses = _split_clauses(text)
     last = max((i for i, c in enumerate(clauses) if form in rules.key(c)), default=None)
     if last is None:
         return "", ""

@@ -10,12 +10,12 @@ from functools import lru_cache
 
 from chimdqa_eval.factual import places, rules
 from chimdqa_eval.factual import vocabulary as vocab
-from chimdqa_eval.factual.gate import gated
+from chimdqa_eval.factual.gate import Hinted, gated
 from chimdqa_eval.factual.reading_answer import _Answer
 from chimdqa_eval.factual.reading_question import _asked_kind, _PERSON_QUESTION
 from chimdqa_eval.factual.reading_reference import Reference
-from chimdqa_eval.factual.reading_text import (_CJK, _clause_at, _CLAUSE_END, _compiled, _FILLER, _has_content,
-                                               _positions, _starts)
+from chimdqa_eval.factual.reading_text import (_CJK, _clause_at, _compiled, _FILLER, _has_content,
+                                               _positions, _split_clauses, _starts)
 from chimdqa_eval.factual.rules import REFUSAL
 
 
@@ -53,7 +53,7 @@ def _apposed_name(before: str, question: str) -> bool:
     name."""
     if not _APPOSED_NAME_RE1.search(before):
         return False
-    clauses = [c for c in _CLAUSE_END.split(before) if rules.key(c)]
+    clauses = [c for c in _split_clauses(before) if rules.key(c)]
     named = "".join(ch for ch in rules.key(clauses[-1]) if ch not in _FILLER and ch not in question) if clauses else ""
     return 2 <= len(named) <= 4
 
@@ -152,7 +152,10 @@ def _less_specific_dynasty(ref: Reference, answer: _Answer) -> bool:
 
 
 # Words that name a kind of person or thing, not one of them (作家, 化学家, 哺乳动物, 自然灾害).
-_KIND_WORDS = re.compile(rf"[\u4e00-\u9fff]{{0,3}}(?:{vocab.pattern('kind_words')})|{vocab.pattern('thing_kinds')}")
+# (Hinted, gate.py: every match holds one of the words; the pattern, opening with a repeat, was tried at every place
+# of a text, each place with up to four starts of the word list)
+_KIND_WORDS = Hinted(re.compile(rf"[\u4e00-\u9fff]{{0,3}}(?:{vocab.pattern('kind_words')})|{vocab.pattern('thing_kinds')}"),
+                     f"{vocab.pattern('kind_words')}|{vocab.pattern('thing_kinds')}")
 _NATIONALITY = re.compile(r"[\u4e00-\u9fff]{1,4}(?:国|洲)(?:的)?|[东西南北中]部|古代|现代|当代|近代|著名的?|知名的?|一位|某位|某个|一种|某种")
 
 
@@ -220,7 +223,7 @@ def _nothing_else(answer: _Answer, question: str) -> bool:
         return 0 < len(key) <= 4 or bool(latin) or bool(_NOTHING_ELSE_RE3.search(clause)) \
             or bool(_NOTHING_ELSE_RE4.match(clause))  # …，叫民族阵线
 
-    return not any(names_one(c) for c in _CLAUSE_END.split(answer.affirmed)
+    return not any(names_one(c) for c in _split_clauses(answer.affirmed)
                    if not _DESCRIPTION.search(c) and not REFUSAL.search(c) and not _asked_kind_described(c, question))
 
 

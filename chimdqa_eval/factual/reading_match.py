@@ -14,6 +14,7 @@ from functools import lru_cache
 from chimdqa_eval.factual import aliases, dictionary, names, places, rules
 from chimdqa_eval.factual import vocabulary as vocab
 from chimdqa_eval.factual.decision import Verdict
+from chimdqa_eval.factual.gate import Hinted
 from chimdqa_eval.factual.reading_answer import _Answer, _refusal
 from chimdqa_eval.factual.reading_question import _PERSON_QUESTION, _PLACE_QUESTION
 from chimdqa_eval.factual.reading_reference import Reference, _FORMS_RE2, _PARSE_REFERENCE_RE4
@@ -41,7 +42,9 @@ _FILLER_OPENING = re.compile(r"(?:^|(?<=[,;。:!?\n\s*]))(?:\s*(?:" + "|".join(s
 _LATIN_WORD = re.compile(r"[a-z][a-z0-9]+")  # a name, an abbreviation or a formula: un, co2, jupiter
 _LATIN_FORM = re.compile(r"(?=.*[a-z])[a-z0-9]+")
 
-_FOREIGN_NAME = re.compile(r"[\u4e00-\u9fff]+(?:\s?[·•]\s?[\u4e00-\u9fff]+)+")
+# (Hinted, gate.py: every match holds a · or •; re tried the pattern at every place of a text, each run of
+# characters taken whole and given back one by one)
+_FOREIGN_NAME = Hinted(re.compile(r"[\u4e00-\u9fff]+(?:\s?[·•]\s?[\u4e00-\u9fff]+)+"), "[·•]")
 
 _HYDRATE = re.compile(r"[·•][0-9a-z]")
 

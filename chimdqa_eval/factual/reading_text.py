@@ -26,6 +26,12 @@ _LATIN_WORDS = re.compile(r"[a-z0-9]+")
 _PARENS = re.compile(r"\(([^()]*)\)")
 _TRUTH = vocab.pattern("truth_words")  # 其实|实际上|事实上
 _CLAUSE_END = re.compile(r"[,;。!?\n:]")
+
+
+@lru_cache(maxsize=1024)  # the rules split one answer's texts into clauses many times (6,273 splits of 2,458 texts)
+def _split_clauses(text: str) -> tuple[str, ...]:
+    """_CLAUSE_END.split(text), kept per text (emptied with the answer caches); a tuple, which no caller changes."""
+    return tuple(_CLAUSE_END.split(text))
 # Words that turn from what came before to another claim (not 而: a contrast, no correction); at a clause's start
 # they mark the value after them (_likeliest) or a claim that may supersede the reference (_frame).
 _TURN_WORDS = vocab.pattern("turn_words")

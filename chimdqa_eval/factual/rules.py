@@ -17,7 +17,7 @@ from operator import attrgetter
 import opencc
 
 from chimdqa_eval.factual import vocabulary  # the rule judge's word lists, data/*.txt and units.tsv
-from chimdqa_eval.factual.gate import FromStarts, Scanned, gated  # long cue lists: tried only where a cue can begin
+from chimdqa_eval.factual.gate import FromStarts, Hinted, Scanned, gated  # long cue lists: tried only where a cue can begin
 
 # Traditional -> simplified by OpenCC's maintained phrase tables (t2s), on answers and references alike.
 _T2S = opencc.OpenCC("t2s")
@@ -181,19 +181,24 @@ _NOT_GUESSING = r"(?<![不别])(?<![不别没].)(?<![不别没]..)"  # 不乱猜
 _GUESS = (r"(可能|也许|或许|大概|应该|估计|似乎|好像|印象中|(?<![不没只])(?<![不没].)记得|" + _NOT_GUESSING
           + r"猜测?|疑似)"
           r"(是|为|在|于|叫|属于|位于)|" + _NOT_GUESSING + r"猜|倾向于|i think|i believe|probably|maybe|perhaps|likely")
-GUESS = gated(_GUESS)
+# (Hinted, gate.py: what every match of GUESS, HEDGE and ALTERNATIVES holds, which re skips ahead to; most texts
+# hold none, and the gated patterns were tried at every place of them.)
+_GUESS_WORDS = r"可能|也许|或许|大概|应该|估计|似乎|好像|印象中|记得|猜|疑似|倾向于|i think|i believe|probably|maybe|perhaps|likely"
+GUESS = Hinted(gated(_GUESS), _GUESS_WORDS)
 # A hedge around an answer, even a right one.
-HEDGE = gated(_GUESS + r"|不(太|很|大)?(确定(?!性)|肯定)|据我所知|如果我没记错|not sure|not certain")
+HEDGE = Hinted(gated(_GUESS + r"|不(太|很|大)?(确定(?!性)|肯定)|据我所知|如果我没记错|not sure|not certain"),
+               _GUESS_WORDS + r"|确定|肯定|据我所知|如果我没记错|not sure|not certain")
 # 或 starting an alias (或称, 或译), meaning "perhaps" (或许) or opening a bound (或以上, 或更早) does not offer a
 # second candidate.
 # Two named candidates (A和B二者之一, A和B两家之一, 不是2001年就是2006年, 两个都有可能), not one of a role (创办人之一).
 NAMED_PAIR = (r"[、和与或][^,;。]{1,12}(?<![家员士手师])(?<![^二两2]者)(?<![^二两2]人)之一"
               r"|[、和与或][^,;。]{1,12}(?:两|二|2)[家个位者人种所座国支部本首条门]?(?:之一|中的?一[家个位种所座国支部本首条门者人])"
               r"|不是[^,;。]{1,12}就是|(?:两|二|2)(?:个|者)?都有可能")  # A和B两家之一, A和B两家中的一家
-ALTERNATIVES = gated(r"或是|抑或|亦或|还是|也可能|或(?!(?:[称译作名叫许]|者[称译名叫许]|者?以上|者?以下|者?更))|\bor\b"
+ALTERNATIVES = Hinted(gated(r"或是|抑或|亦或|还是|也可能|或(?!(?:[称译作名叫许]|者[称译名叫许]|者?以上|者?以下|者?更))|\bor\b"
                           r"|(?<=[\u4e00-\u9fff]{2})/(?=[\u4e00-\u9fff]{2})(?!小时|分钟|公里|千克|公斤|立方|平方|摩尔)"  # 千卡/千克: a rate
                           r"|(?<=\d{4})/(?=\d{4}(?![\d/]))"
-                          r"|" + NAMED_PAIR + r"|(?:都|皆)有可能")
+                          r"|" + NAMED_PAIR + r"|(?:都|皆)有可能"),
+                      r"或|还是|也可能|or|/|之一|中的?一|就是|有可能")
 # A denial: 不是 / 并非 / 而非 / 不在 / 不属于 up to the end of its clause or the 而是 / 但 / 是 that turns it
 # (他并不是北京人，而是上海人). 是不是 asks, it does not deny.
 DENIAL = gated(r"(?<!是)(不是(?![^,;!?:、。\n]*就是)|并非|而非|不在|不属于)(?:(?!而|但|是)[^,;!?:、。\n])+"
@@ -252,9 +257,25 @@ def _replace_numeral(match: re.Match) -> str:
     return out + ("%" if percent else "")
 
 
+_NUMERAL_CHAR = re.compile("[零〇一二两三四五六七八九十百千万亿]")  # (百分之 begins with one too)
+
+
 def chinese_numerals_to_arabic(text: str) -> str:
-    """Rewrite Chinese numerals as Arabic ones: 三千五百 -> 3500, 百分之五 -> 5%, 三点五 -> 3.5, 第七届 -> 第7届."""
-    return _CN_NUMERAL.sub(_replace_numeral, text)
+    """Rewrite Chinese numerals as Arabic ones: 三千五百 -> 3500, 百分之五 -> 5%, 三点五 -> 3.5, 第七届 -> 第7届.
+    (_CN_NUMERAL.sub(_replace_numeral, text), each match found from the next numeral character, which re skips
+    ahead to: a match begins at every numeral character and only there, and the gated pattern, opening with a
+    lookahead, was tried at every place of the text. Most texts hold no numeral character at all.)"""
+    at = _NUMERAL_CHAR.search(text)
+    if at is None:
+        return text
+    pieces, done = [], 0
+    while at is not None:
+        m = _CN_NUMERAL.match(text, at.start())
+        pieces += (text[done:m.start()], _replace_numeral(m))
+        done = m.end()
+        at = _NUMERAL_CHAR.search(text, done)
+    pieces.append(text[done:])
+    return "".join(pieces)
 
 
 # (?<!\d): a match only starts where a digit run does (the same matches; a long run of digits is not rescanned
@@ -344,6 +365,11 @@ def _scale_word(m: re.Match) -> str:
 _SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
 _SUPERSCRIPT_POWER = re.compile(r"(?<=[1１][0０])([⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+)")
 _SPACED_DIGITS = re.compile(r"(?<![\d.,])\d{1,3}(?: \d{3})++(?:\.\d+)?(?: ?\d)?")  # one pass, no backtracking
+# What every match of the two above holds: a superscript digit; a digit, a space and a digit. Both open with a
+# lookbehind, which re tries at every place of a text; these plain classes it skips ahead to (the same texts are
+# rewritten: a text without them has no match).
+_SUPERSCRIPT_DIGIT = re.compile("[⁰¹²³⁴⁵⁶⁷⁸⁹]")
+_SPACED_HINT = re.compile(r"\d \d")
 
 
 _SPACED_DIGITS_RE1 = re.compile(r"(?: \d{3}|\.\d+)$")
@@ -382,11 +408,12 @@ def clean(text: str) -> str:
     a degree sign without C or F after a number is 度; shares (十分之一 -> 0.1, 5‰ -> 0.005, 七成 -> 70%), English
     scales (1.5 million), English dates (November 30, 2022) and number words (two) are written as the numbers they
     are."""
-    if "0" in text or "０" in text:  # 3×10⁸, 10⁻³⁴: the exponent as written with ^ (NFKC would read 10⁸ as 108)
+    if ("0" in text or "０" in text) and _SUPERSCRIPT_DIGIT.search(text):  # 3×10⁸, 10⁻³⁴: the exponent as written
+        # with ^ (NFKC would read 10⁸ as 108)
         text = _SUPERSCRIPT_POWER.sub(lambda m: "^" + m.group(1).translate(_SUPERSCRIPTS), text)
     text = _T2S.convert(unicodedata.normalize("NFKC", _half_width(text)).lower()).replace("−", "-") \
         .replace("﹣", "-")
-    if " " in text:  # 149 597 870 700: digits grouped by spaces (SI style) are one number
+    if " " in text and _SPACED_HINT.search(text):  # 149 597 870 700: digits grouped by spaces (SI style) are one number
         text = _SPACED_DIGITS.sub(_spaced_digits, text)
     for variant, canonical in _UNIT_SYNONYMS:
         text = text.replace(variant, canonical)
@@ -439,7 +466,9 @@ _LATIN_UNIT_HINT = re.compile(r"\d\s*[a-z°]")
 _ASCII_LETTER = re.compile(r"[a-z]")
 _NAMED_MONTHS = {"正月": "1月", "冬月": "11月", "腊月": "12月"}
 _NAMED_MONTH = re.compile(r"(?<![真修改纠公端方刚严])(正月|冬月|腊月)(?=初|[一二三四五六七八九十廿]|\d)")
-_NOT_KEY = re.compile(r"[\W_]+")
+# One character a match, not a run ([\W_]+): a pattern that opens with a class gives re that class to skip ahead
+# to (a repeat gives it none: re tried the pattern at every place of the text); sub drops the same characters.
+_NOT_KEY = re.compile(r"[\W_]")
 
 
 @lru_cache(maxsize=8192)  # the rules take the key of one answer's texts about 16 times; 1 call in 4 is new

@@ -125,7 +125,7 @@ def role_to_other(case):
     asked = reading_claims._ASKED_ROLE.search(case.question)
     if not asked:
         return None
-    form, clauses = case.form, [rules.key(c) for c in reading_text._CLAUSE_END.split(case.affirmed)]
+    form, clauses = case.form, [rules.key(c) for c in reading_text._split_clauses(case.affirmed)]
     own = [k for k in clauses if form in k]
     if not own or any(asked.group(0) in k for k in own):
         return None
@@ -478,7 +478,7 @@ def partial_transliteration(case):
 @rule("text.kind_of", "NA", "kind_of", "no", ("属于锥体的一种", "圆锥", ""), when="missing", unless="refusal")
 def kind_of(case):
     """What the reference is a kind of (…的一种, a broader taxon, a code's prefix)."""
-    said = [c for c in reading_text._CLAUSE_END.split(case.affirmed) if rules.key(c)]
+    said = [c for c in reading_text._split_clauses(case.affirmed) if rules.key(c)]
     one_of = len(said) == 1 and reading_kinds._ONE_OF.search(said[0]) and len(case.key) <= 12 and "《" not in said[0]
     if reading_kinds._KIND_OF.search(case.affirmed) or one_of \
             or reading_kinds._broader_rank(case.ref.main, case.affirmed) \
