@@ -317,9 +317,11 @@ def print_table(report: dict) -> None:
                           ("cold", "cold (first pass after import)"),
                           ("warm_first_pass_processes", f"warm, first pass, {s['processes']} processes")):
             for suffix, clock in (("", "wall"), ("_cpu", "CPU")):
+                # cold has no target; with several processes the target is of the wall clock (CPU time is spread)
+                targeted = key != "cold" and not (suffix and key.endswith("_processes"))
                 rows.append((f"grades/s {what}, {clock} clock", per, _cell(s[key + suffix], "/s"),
-                             f"≥{TARGETS['grades_per_s']:,}/s" if key != "cold" else "",
-                             _met(s[key + suffix], TARGETS["grades_per_s"]) if key != "cold" else ""))
+                             f"≥{TARGETS['grades_per_s']:,}/s" if targeted else "",
+                             _met(s[key + suffix], TARGETS["grades_per_s"]) if targeted else ""))
         for item, f in s["first_grade"].items():
             rows.append((f"new process to first grade ({item})", "one answer, wall clock", _cell(f["seconds"], "s"),
                          f"≤{TARGETS['first_grade_s']:.0f} s", _met(f["seconds"], TARGETS["first_grade_s"], False)))
