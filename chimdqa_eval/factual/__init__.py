@@ -155,17 +155,9 @@ def compute_factual(predictions, references, questions=None, *, domains=None, qu
     n = check_same_length(predictions=predictions, references=references, questions=questions, **labels)
     groups = _check_groups(groups, n)
     questions = questions if questions is not None else [""] * n
-
-    if judge not in JUDGES:
-        raise InputError(f"judge: unknown judge {judge!r}; expected one of {', '.join(JUDGES)}")
-    if judge not in LLM_JUDGES:
-        unused = [f"{name}=" for name, value in (("judge_prompt", judge_prompt), ("judge_model", judge_model),
-                                                 ("api_base", api_base), ("endpoint", endpoint),
-                                                 ("cache_path", cache_path)) if value is not None]
-        if unused:
-            raise InputError(f"{', '.join(unused)} {'is' if len(unused) == 1 else 'are'} for the LLM judge and "
-                             f"would be ignored with judge={judge!r}: use judge='llm' or judge='cascade'")
-    client, template, verdicts, errors = None, None, None, []
+    _check_judge(judge, judge_prompt=judge_prompt, judge_model=judge_model, api_base=api_base, endpoint=endpoint,
+                 cache_path=cache_path)
+    client, template, verdicts, errors, asked = None, None, None, [], []
     if judge in ("rule", "cascade"):
         verdicts = _traced(predictions, references, questions, workers)  # each with the registered rule that decided
         grades = [v.grade for v in verdicts]
@@ -176,39 +168,64 @@ def compute_factual(predictions, references, questions=None, *, domains=None, qu
             endpoint = endpoint_from_keywords(judge_model, api_base, api_key_env=api_key_env,
                                               concurrency=concurrency, cache_path=cache_path,
                                               needed_for=f"judge={judge!r}")
-        client, owned = open_client(endpoint)
-        try:
-            llm_grades, llm_errors = grade_answers_llm([predictions[i] for i in asked], [references[i] for i in asked],
-                                                       [questions[i] for i in asked], client, template)
-        finally:
-            if owned:
-                client.close()
+        llm_grades, errors, client = _asked_llm(asked, predictions, references, questions, endpoint, template)
         if judge == "llm":
             grades = [None] * n
         for i, grade in zip(asked, llm_grades):
             grades[i] = grade
-        errors = [{**e, "index": asked[e["index"]]} for e in llm_errors]
+    result = _scored(grades, breakdown_columns(labels) | groups)
+    result.update(_judge_fields(judge, n, verdicts, asked, errors))
+    result["signature"] = _signature(judge, client, template)
+    return result
 
+
+def _check_judge(judge, **llm_only) -> None:
+    if judge not in JUDGES:
+        raise InputError(f"judge: unknown judge {judge!r}; expected one of {', '.join(JUDGES)}")
+    if judge not in LLM_JUDGES:
+        unused = [f"{name}=" for name, value in llm_only.items() if value is not None]
+        if unused:
+            raise InputError(f"{', '.join(unused)} {'is' if len(unused) == 1 else 'are'} for the LLM judge and "
+                             f"would be ignored with judge={judge!r}: use judge='llm' or judge='cascade'")
+
+
+def _asked_llm(asked, predictions, references, questions, endpoint, template):
+    """The LLM judge's grades of the items `asked` (indices), its errors indexed like the items, and the client."""
+    client, owned = open_client(endpoint)
+    try:
+        grades, errors = grade_answers_llm([predictions[i] for i in asked], [references[i] for i in asked],
+                                           [questions[i] for i in asked], client, template)
+    finally:
+        if owned:
+            client.close()
+    return grades, [{**e, "index": asked[e["index"]]} for e in errors], client
+
+
+def _scored(grades, columns) -> dict:
     result = scores_from_grades(grades)
     result["grades"] = grades
-    columns = breakdown_columns(labels) | groups
     summary = summarize({"grade": grades}, columns, statistic="grades", label_order=LABEL_ORDER)
     for column, values in columns.items():
         result[f"by_{column}"] = breakdown_values(summary, column, values)
+    return result
+
+
+def _judge_fields(judge, n, verdicts, asked, errors) -> dict:
+    """What the judge adds: the rules' certainty, reasons and rules; the cascade's split; the LLM judge's errors."""
+    out = {}
     if verdicts is not None:
-        result["certain"] = [v.certain for v in verdicts]
-        result["reasons"] = [v.reason for v in verdicts]
-        result["rules"] = [v.rule for v in verdicts]
+        out["certain"] = [v.certain for v in verdicts]
+        out["reasons"] = [v.reason for v in verdicts]
+        out["rules"] = [v.rule for v in verdicts]
     if judge == "cascade":
         sent = set(asked)
-        result["judged_by"] = ["llm" if i in sent else "rule" for i in range(n)]
-        result["cascade"] = {"rule": n - len(sent), "llm": len(sent), "llm_calls_saved": n - len(sent)}
+        out["judged_by"] = ["llm" if i in sent else "rule" for i in range(n)]
+        out["cascade"] = {"rule": n - len(sent), "llm": len(sent), "llm_calls_saved": n - len(sent)}
     if judge in LLM_JUDGES:
-        result["ungraded"] = len(errors)
-        result["judge_errors"] = errors
+        out["ungraded"] = len(errors)
+        out["judge_errors"] = errors
         if errors:
             warnings.warn(f"chimdqa_factual: the judge gave no verdict for {len(errors)} of {n} items (graded "
                           f"{UNGRADED}, left out of CO/NA/IN); first: item {errors[0]['index']}: "
-                          f"{errors[0]['error']}", stacklevel=2)
-    result["signature"] = _signature(judge, client, template)
-    return result
+                          f"{errors[0]['error']}", stacklevel=3)
+    return out
