@@ -8,7 +8,6 @@ overall and per domain, question type, level, category or any other grouping.
 """
 from __future__ import annotations
 
-import sys
 import warnings
 
 from chimdqa_eval.aggregate import breakdown_values, factual_confidence_intervals, paired_factual_test, summarize
@@ -68,13 +67,9 @@ def clear_judge_caches() -> None:
     vocabulary tables (caches of one entry, or unbounded ones of a function without arguments) stay loaded.
     `chimdqa evaluate` calls it once its factual answers are graded: on a 50,000-answer run the caches held
     ~600 MB that the open-ended metrics could not use otherwise. Grades do not change; the next run re-reads what it needs (a leaderboard: its references, once per submission)."""
-    for name, module in list(sys.modules.items()):
-        if module is None or not (name == __name__ or name.startswith(__name__ + ".")):
-            continue
-        for value in list(vars(module).values()):
-            info = getattr(value, "cache_info", None)
-            if info is not None and getattr(value, "__module__", None) == name and (info().maxsize or 1) > 1:
-                value.cache_clear()
+    for cached in processes.judge_caches():
+        if (cached.cache_info().maxsize or 1) > 1:
+            cached.cache_clear()
 
 
 def _traced(predictions, references, questions, workers=None) -> list:

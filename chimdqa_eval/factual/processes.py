@@ -183,20 +183,27 @@ def by_reference(references) -> list[int]:
     return [i for indices in groups.values() for i in indices]
 
 
+def judge_caches():
+    """Every lru_cache-wrapped function defined in this package's loaded modules (the package included): the
+    judge's tables (caches of one entry, or unbounded) and its memos (bounded to more than one)."""
+    package = __package__
+    for name, module in list(sys.modules.items()):
+        if module is None or not (name == package or name.startswith(package + ".")):
+            continue
+        for value in list(vars(module).values()):
+            if getattr(value, "cache_info", None) is not None and getattr(value, "__module__", None) == name:
+                yield value
+
+
 def load_tables() -> None:
     """Loads every table of the judge's modules (each function without parameters whose lru_cache holds one
     entry: names, places, aliases, CC-CEDICT), so that the workers share this process's copy instead of each
     loading its own (~0.2 s and ~20-40 MB each)."""
-    for name, module in list(sys.modules.items()):
-        if module is None or not name.startswith(__package__ + "."):
-            continue
-        for value in list(vars(module).values()):
-            info = getattr(value, "cache_info", None)
-            if info is None or getattr(value, "__module__", None) != name or info().maxsize != 1:
-                continue
-            if all(p.default is not p.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
-                   for p in inspect.signature(value.__wrapped__).parameters.values()):
-                value()
+    for cached in judge_caches():
+        if cached.cache_info().maxsize == 1 and all(
+                p.default is not p.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+                for p in inspect.signature(cached.__wrapped__).parameters.values()):
+            cached()
 
 
 def _worker_start(parent: int) -> None:
